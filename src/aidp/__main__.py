@@ -1,0 +1,3 @@
+from aidp.cli import main
+
+main()

@@ -1,0 +1,66 @@
+"""What every command shares: the resolved project, session, and output helpers."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import typer
+
+from aidp.log import Fold, TaskLog
+from aidp.paths import find_root, resolve_session
+
+
+@dataclass
+class Env:
+    directory: str | None = None
+    session: str | None = None
+    warned: bool = field(default=False, repr=False)
+
+    @cached_property
+    def root(self) -> Path:
+        return find_root(self.directory)
+
+    @cached_property
+    def log(self) -> TaskLog:
+        return TaskLog(self.root)
+
+    def session_name(self, override: str | None = None) -> str:
+        return resolve_session(override or self.session, self.root)
+
+    def read(self) -> Fold:
+        """The folded state, with the one damage warning a command may print."""
+        fold = self.log.read()
+        self.warn_damage(fold)
+        return fold
+
+    def warn_damage(self, fold: Fold) -> None:
+        if fold.damaged and not self.warned:
+            self.warned = True
+            lines = "line" if fold.damaged == 1 else "lines"
+            sys.stderr.write(
+                f"Warning: skipped {fold.damaged} damaged {lines} in {self.log.path}; "
+                "run 'aidp tasks repair' to remove them\n"
+            )
+
+
+def env(ctx: typer.Context) -> Env:
+    found = ctx.find_object(Env)
+    if found is None:  # a sub-app invoked on its own (tests)
+        found = Env()
+        ctx.obj = found
+    return found
+
+
+def info(message: str) -> None:
+    """A diagnostic or confirmation for people: stderr when data goes to stdout."""
+    sys.stderr.write(message + "\n")
+
+
+def fail(code: int) -> typer.Exit:
+    return typer.Exit(code)
+
+
+JSON_HELP = "Print JSON instead of text."

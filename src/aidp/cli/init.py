@@ -1,0 +1,52 @@
+"""`aidp init`: set a project up for aidp and for git."""
+
+from __future__ import annotations
+
+import subprocess
+
+import typer
+
+from aidp.cli.common import env, info
+from aidp.errors import StorageError
+
+ATTRIBUTE = ".aidp/tasklist.jsonl merge=union"
+
+
+def init(ctx: typer.Context) -> None:
+    """Create .aidp/, the tasklist, .aidp/.gitignore and the union-merge rule in .gitattributes."""
+    e = env(ctx)
+    log = e.log
+    with log.locked():  # creates .aidp/ and .aidp/.gitignore
+        try:
+            log.path.touch(exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"Cannot create {log.path}: {exc.strerror}") from exc
+    attributes = e.root / ".gitattributes"
+    try:
+        existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+        if not any(line.split() == ATTRIBUTE.split() for line in existing.splitlines()):
+            prefix = "" if not existing or existing.endswith("\n") else "\n"
+            with open(attributes, "a", encoding="utf-8") as handle:
+                handle.write(f"{prefix}{ATTRIBUTE}\n")
+    except OSError as exc:
+        raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
+    typer.echo(f"Initialised {log.path}")
+    if _git_ignored(e.root, log.path):
+        info(
+            "Warning: .aidp/tasklist.jsonl is ignored by git; it is meant to be committed. "
+            "Remove the rule that ignores it (see 'git check-ignore -v .aidp/tasklist.jsonl')."
+        )
+
+
+def _git_ignored(root, path) -> bool:  # noqa: ANN001 - paths
+    try:
+        result = subprocess.run(
+            ["git", "check-ignore", "-q", str(path)],
+            cwd=root,
+            capture_output=True,
+            check=False,
+            timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False  # no git here: nothing can ignore it
+    return result.returncode == 0

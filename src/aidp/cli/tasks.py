@@ -1,0 +1,351 @@
+"""`aidp tasks …`: the persistent backlog."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from aidp import render
+from aidp import tasks as core
+from aidp.cli.common import JSON_HELP, env
+from aidp.errors import ExitCode, InvalidInput
+from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority, validate_status
+
+app = typer.Typer(
+    help="The persistent backlog: tasks filed by people or agents.",
+    no_args_is_help=True,
+)
+
+STATUS_WORDS = (*STATUSES, "open", "all")
+
+
+def _paint() -> render.Painter:
+    return render.Painter(render.color_enabled())
+
+
+def _emit_tasks(changes: list[core.Change], *, as_json: bool, verb: str) -> None:
+    if as_json:
+        records = [c.task for c in changes]
+        render.write_bytes(render.json_bytes(records[0] if len(records) == 1 else records))
+        return
+    paint = _paint()
+    lines = []
+    for change in changes:
+        task = change.task
+        label = f"[{render.inert(task['id'])}] {render.inert(task.get('description', ''))}"
+        if change.changed:
+            lines.append(f"{paint('✓', 'green')} {verb}: {label}")
+        else:
+            lines.append(f"Already {render.inert(task.get('status'))}, nothing changed: {label}")
+    render.write_text("\n".join(lines))
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    description: list[str] = typer.Argument(..., help="What needs doing (1–200 characters)."),
+    priority: str = typer.Option("medium", "--priority", "-p", help="high, medium or low."),
+    tag: list[str] = typer.Option([], "--tag", "-t", help="A tag; repeat for several."),
+    discovered_during: Optional[str] = typer.Option(
+        None, "--discovered-during", help="What you were doing when you found it."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the new id."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """File a task in the backlog (session = the current session)."""
+    e = env(ctx)
+    task = core.add(
+        e.log,
+        " ".join(description),
+        priority=priority,
+        tags=tag,
+        session=e.session_name(),
+        discovered_during=discovered_during,
+    )
+    if as_json:
+        render.write_bytes(render.json_bytes(task))
+    elif quiet:
+        render.write_text(task["id"])
+    else:
+        marker = render.PRIORITY_MARKERS[task["priority"]]
+        render.write_text(
+            f"{_paint()('✓', 'green')} Added {marker} [{task['id']}] "
+            f"{render.inert(task['description'])}"
+        )
+
+
+def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...]:
+    if include_all:
+        return STATUSES
+    chosen: list[str] = []
+    for word in words:
+        normal = word.strip().lower().replace("-", "_")
+        if normal == "all":
+            return STATUSES
+        if normal == "open":
+            chosen.extend(OPEN_STATUSES)
+        elif normal in STATUSES:
+            chosen.append(normal)
+        else:
+            raise InvalidInput(f"Invalid status {word!r}: use one of {', '.join(STATUS_WORDS)}")
+    return tuple(dict.fromkeys(chosen)) or OPEN_STATUSES
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    status_arg: Optional[str] = typer.Argument(
+        None, metavar="[STATUS]", help="pending, in_progress, done, abandoned, open or all."
+    ),
+    status: list[str] = typer.Option([], "--status", "-s", help="A status; repeat for several."),
+    include_all: bool = typer.Option(False, "--all", "-a", help="Every status."),
+    priority: list[str] = typer.Option([], "--priority", "-p", help="high, medium or low; repeatable."),
+    tag: list[str] = typer.Option([], "--tag", "-t", help="Has this tag; repeat for any of several."),
+    session: Optional[str] = typer.Option(None, "--session", help="Filed in this session."),
+    since: Optional[str] = typer.Option(
+        None, "--since", metavar="WHEN", help="Created at or after WHEN (2026-11-01, 7d, today)."
+    ),
+    older_than: Optional[str] = typer.Option(
+        None, "--older-than", metavar="AGE", help="Created before now − AGE (30m, 12h, 7d, 2w)."
+    ),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="At most N tasks."),
+    sort: str = typer.Option("created", "--sort", help="created (newest first), updated or priority."),
+    exit_code: bool = typer.Option(
+        False, "--exit-code", help="Exit 1 when any task matches (for CI checks)."
+    ),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", "-f", help="table, json, jsonl, ids, markdown or csv."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+) -> None:
+    """List tasks: open ones (pending, in_progress) unless told otherwise."""
+    from aidp.when import parse_age, parse_when
+
+    fmt = "json" if as_json else (fmt or "table").lower()
+    if fmt not in render.FORMATS:
+        raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
+    now = now_micros()
+    words = ([status_arg] if status_arg else []) + status
+    query = core.Query(
+        statuses=_statuses(words, include_all=include_all),
+        priorities=tuple(validate_priority(p) for p in priority),
+        tags=tuple(t.strip() for t in tag),
+        session=session,
+        created_from=parse_when(since, now) if since is not None else None,
+        created_before=now - parse_age(older_than) if older_than is not None else None,
+        sort=sort.strip().lower(),
+        limit=limit,
+    )
+    core.sort_key(query.sort)  # reject a bad --sort before reading anything
+    e = env(ctx)
+    found = core.query(e.read().tasks.values(), query)
+    _print_list(found, fmt, now=now, default_view=not words and not include_all)
+    if exit_code and found:
+        raise typer.Exit(ExitCode.FAILURE)
+
+
+def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool) -> None:
+    if fmt == "json":
+        render.write_bytes(render.json_bytes(found))
+    elif fmt == "jsonl":
+        render.write_bytes(render.jsonl_bytes(found))
+    elif fmt == "ids":
+        render.write_bytes("".join(t["id"] + "\n" for t in found).encode())
+    elif fmt == "markdown":
+        render.write_text(render.task_markdown(found))
+    elif fmt == "csv":
+        render.write_text(render.task_csv(found))
+    else:
+        empty = "No open tasks" if default_view else "No matching tasks"
+        render.write_text(render.task_table(found, now, paint=_paint(), empty=empty))
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Every field of one task."""
+    tasks = env(ctx).read().tasks
+    task = tasks[core.resolve_id(tasks, task_id)]
+    if as_json:
+        render.write_bytes(render.json_bytes(task))
+    else:
+        render.write_text(render.task_detail(task, now_micros(), paint=_paint()))
+
+
+def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, as_json: bool,
+                reason: str | None = None) -> None:
+    e = env(ctx)
+    changes = core.set_status(e.log, ids, status, reason=reason)
+    _emit_tasks(changes, as_json=as_json, verb=verb)
+
+
+IDS_HELP = "Task ids: full, or ≥4 leading hex characters."
+
+
+@app.command()
+def start(
+    ctx: typer.Context,
+    ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Mark tasks in_progress."""
+    _transition(ctx, ids, "in_progress", "Started", as_json=as_json)
+
+
+@app.command()
+def done(
+    ctx: typer.Context,
+    ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Mark tasks done."""
+    _transition(ctx, ids, "done", "Done", as_json=as_json)
+
+
+@app.command()
+def abandon(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
+    reason: list[str] = typer.Argument(None, metavar="[REASON]", help="Why it is dropped."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Mark a task abandoned, with the reason."""
+    text = " ".join(reason or []) or None
+    _transition(ctx, [task_id], "abandoned", "Abandoned", as_json=as_json, reason=text)
+
+
+@app.command()
+def reopen(
+    ctx: typer.Context,
+    ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Move tasks back to pending."""
+    _transition(ctx, ids, "pending", "Reopened", as_json=as_json)
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Counts: total, pending, in_progress, done, abandoned, open by priority."""
+    counts = core.stats(env(ctx).read().tasks.values())
+    if as_json:
+        render.write_bytes(render.json_bytes(counts))
+    else:
+        render.write_text(render.stats_text(counts, paint=_paint()))
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Every recorded state of a task, oldest first, with what changed."""
+    e = env(ctx)
+    e.read()  # the damage warning, once
+    entries = core.history(e.log, task_id)
+    if as_json:
+        render.write_bytes(render.json_bytes([entry.record for entry in entries]))
+        return
+    paint = _paint()
+    blocks = []
+    for number, entry in enumerate(entries, start=1):
+        stamp = render.inert(entry.record.get("updated_at", "?"))
+        head = paint(f"#{number} {stamp}", "bold") + paint(f"  (line {entry.line})", "dim")
+        if number == 1:
+            body = [f"  created: {render.inert(entry.record.get('description', ''))}",
+                    f"  status: {render.inert(entry.record.get('status'))}, "
+                    f"priority: {render.inert(entry.record.get('priority'))}"]
+        else:
+            body = [
+                f"  {render.inert(key)}: {_shown(before)} → {_shown(after)}"
+                for key, (before, after) in entry.changes.items()
+            ] or ["  (no change but the time)"]
+        blocks.append("\n".join([head, *body]))
+    render.write_text("\n".join(blocks))
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return "[" + ", ".join(render.inert(v) for v in value) + "]"
+    return render.inert(value)
+
+
+@app.command()
+def repair(
+    ctx: typer.Context,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Report what would go; change nothing."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Rewrite the tasklist without damaged lines, keeping a backup."""
+    e = env(ctx)
+    report = e.log.repair(dry_run=dry_run)
+    if as_json:
+        render.write_bytes(render.json_bytes({
+            "dry_run": dry_run,
+            "lines": report.lines_before,
+            "kept": report.lines_after,
+            "damaged": len(report.damaged_lines),
+            "damaged_lines": report.damaged_lines,
+            "blank": report.blank,
+            "rewritten": report.rewritten,
+            "backup": str(report.backup) if report.backup else None,
+        }))
+        return
+    damaged = len(report.damaged_lines)
+    if not damaged and not report.blank:
+        render.write_text(f"Nothing to repair: {report.lines_before} lines, all valid")
+        return
+    where = ", ".join(map(str, report.damaged_lines[:20]))
+    if damaged > 20:
+        where += ", …"
+    found = f"{damaged} damaged line(s)" + (f" (line {where})" if damaged else "")
+    found += f" and {report.blank} blank line(s)" if report.blank else ""
+    if dry_run:
+        render.write_text(f"Would remove {found}; {report.lines_after} lines would stay")
+    else:
+        render.write_text(
+            f"Removed {found}; {report.lines_after} lines kept. Backup: {report.backup}"
+        )
+
+
+@app.command()
+def compact(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Keep only the current record of each task (history stays in git and a backup)."""
+    e = env(ctx)
+    report = e.log.compact()
+    if as_json:
+        render.write_bytes(render.json_bytes({
+            "lines": report.lines_before,
+            "kept": report.lines_after,
+            "damaged": report.damaged,
+            "rewritten": report.rewritten,
+            "backup": str(report.backup) if report.backup else None,
+        }))
+        return
+    if not report.rewritten:
+        render.write_text(f"Already compact: {report.lines_after} records")
+        return
+    dropped = f", {report.damaged} damaged dropped" if report.damaged else ""
+    render.write_text(
+        f"Compacted {report.lines_before} lines to {report.lines_after}{dropped}. "
+        f"Backup: {report.backup}"
+    )
+
+
+def parse_status(value: str) -> str:
+    return validate_status(value)

@@ -1,0 +1,363 @@
+"""The event log: `.aidp/tasklist.jsonl`, read and folded, appended under a lock.
+
+Every line is a full snapshot of one record. The state is a pure function of the
+lines: per id, the record with the greatest (updated_at, line number) wins. Lines
+that are not JSON objects are damage: skipped and counted, never fatal.
+
+Tasks and typed records (those with a "type" key, like todo lists) fold into two
+separate namespaces, so a typed record can never show up as a task.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from aidp.errors import StorageError
+from aidp.model import Record, ts_of
+from aidp.paths import DATA_DIR
+
+LOG_NAME = "tasklist.jsonl"
+LOCK_NAME = "tasklist.jsonl.lock"
+
+# Local-only state under .aidp/ that must never be committed.
+GITIGNORE = """\
+# Local state of aidp: caches, locks, backups and run transcripts.
+# Only tasklist.jsonl (and config.toml) are meant to be committed.
+*.lock
+cache/
+backups/
+runs/
+*.tmp
+"""
+
+# (updated_at in µs, line number): the fold's order.
+FoldKey = tuple[int, int]
+
+
+@dataclass
+class Fold:
+    """The folded state of a log, plus what it takes to extend it with later lines."""
+
+    tasks: dict[str, Record] = field(default_factory=dict)
+    typed: dict[str, Record] = field(default_factory=dict)
+    task_keys: dict[str, FoldKey] = field(default_factory=dict)
+    typed_keys: dict[str, FoldKey] = field(default_factory=dict)
+    damaged: int = 0
+    lines: int = 0  # lines consumed, so line numbers continue across appends
+    ends_with_newline: bool = True
+
+    def add_line(self, raw: bytes) -> None:
+        """Fold one more line (without its newline) into the state."""
+        self.lines += 1
+        record = parse_line(raw)
+        if record is None:
+            if raw.strip():
+                self.damaged += 1
+            return
+        self.add_record(record, self.lines)
+
+    def add_record(self, record: Record, line: int) -> None:
+        rid = record.get("id")
+        if "type" in record:
+            if not isinstance(rid, str):
+                return  # a typed record of a kind we cannot fold: ignored, not damage
+            records, keys = self.typed, self.typed_keys
+        else:
+            if not isinstance(rid, str) or not rid:
+                self.damaged += 1
+                return
+            records, keys = self.tasks, self.task_keys
+        key = (ts_of(record), line)
+        previous = keys.get(rid)
+        if previous is None or key > previous:
+            keys[rid] = key
+            records[rid] = record
+
+    def feed(self, data: bytes) -> None:
+        """Fold a chunk of the file that starts at a line boundary."""
+        if not data:
+            return
+        parts = data.split(b"\n")
+        tail = parts.pop()  # after the last newline: b"" or a torn last line
+        for raw in parts:
+            self.add_line(raw)
+        if tail:
+            self.add_line(tail)
+            self.ends_with_newline = False
+        else:
+            self.ends_with_newline = True
+
+
+def parse_line(raw: bytes) -> Record | None:
+    """The JSON object on this line, or None for blank lines and damage."""
+    if not raw or raw.isspace():
+        return None
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def fold_bytes(data: bytes) -> Fold:
+    fold = Fold()
+    fold.feed(data)
+    return fold
+
+
+def encode(records: list[Record]) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+def _storage_error(action: str, path: Path, exc: OSError) -> StorageError:
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.ENOSPC:
+        reason = "no space left on device"
+    return StorageError(f"Cannot {action} {path}: {reason}; the tasklist was not changed")
+
+
+class TaskLog:
+    """One project's `.aidp/tasklist.jsonl`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.dir = root / DATA_DIR
+        self.path = self.dir / LOG_NAME
+        self.lock_path = self.dir / LOCK_NAME
+
+    # --- reading ------------------------------------------------------------------
+
+    def read_bytes(self) -> bytes:
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return b""
+        except IsADirectoryError as exc:
+            raise _storage_error("read", self.path, exc) from exc
+        except OSError as exc:
+            raise _storage_error("read", self.path, exc) from exc
+
+    def read(self) -> Fold:
+        """The folded state. Never creates anything."""
+        with self._shared_lock():
+            return self._fold_current()
+
+    def _fold_current(self) -> Fold:
+        from aidp import index  # the incremental snapshot; same answers as a full fold
+
+        return index.load(self)
+
+    def full_fold(self) -> Fold:
+        return fold_bytes(self.read_bytes())
+
+    def scan(self) -> Iterator[tuple[int, bytes, Record | None]]:
+        """Every line: (line number, raw bytes, record or None)."""
+        for number, raw in enumerate(_lines(self.read_bytes()), start=1):
+            yield number, raw, parse_line(raw)
+
+    # --- locking ------------------------------------------------------------------
+
+    @contextmanager
+    def _shared_lock(self) -> Iterator[None]:
+        """Readers wait for a writer's single write to finish, so they never see half a
+        line. Without a lock file nobody has written yet, and a read creates nothing."""
+        try:
+            fd = os.open(self.lock_path, os.O_RDONLY)
+        except OSError:
+            yield
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            yield
+        finally:
+            os.close(fd)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """The exclusive write lock; creates .aidp/ on first use."""
+        self.ensure_dir()
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _storage_error("lock", self.lock_path, exc) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock; a killed holder releases it too
+
+    def ensure_dir(self) -> None:
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            ignore = self.dir / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text(GITIGNORE, encoding="utf-8")
+        except OSError as exc:
+            raise _storage_error("create", self.dir, exc) from exc
+
+    # --- writing ------------------------------------------------------------------
+
+    def _append_locked(self, records: list[Record]) -> None:
+        """One write() of whole lines; the caller holds the lock. On failure the file
+        is cut back to its old length, so it is left exactly as it was."""
+        if not records:
+            return
+        data = encode(records)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _storage_error("write", self.path, exc) from exc
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a torn last line stays its own (damaged) line
+            try:
+                written = 0
+                view = memoryview(data)
+                while written < len(data):
+                    written += os.write(fd, view[written:])
+            except OSError as exc:
+                os.ftruncate(fd, size)
+                raise _storage_error("write", self.path, exc) from exc
+        finally:
+            os.close(fd)
+
+    def append(self, records: list[Record]) -> None:
+        with self.locked():
+            self._append_locked(records)
+
+    def update(self, change: Callable[[Fold], list[Record]]) -> list[Record]:
+        """Read-modify-append under the lock: `change` sees the current state and returns
+        the records to append; concurrent processes lose no update."""
+        with self.locked():
+            fold = self._fold_current()
+            records = change(fold)
+            self._append_locked(records)
+            return records
+
+    def replace_locked(self, data: bytes) -> None:
+        """Atomically replace the file (temp file, fsync, rename); the caller holds the lock."""
+        try:
+            fd, temp = tempfile.mkstemp(prefix=LOG_NAME + ".", suffix=".tmp", dir=self.dir)
+        except OSError as exc:
+            raise _storage_error("write", self.path, exc) from exc
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.chmod(temp, os.stat(self.path).st_mode & 0o777)
+            except OSError:
+                pass  # no old file to copy the mode from: the default stays
+            os.replace(temp, self.path)
+        except OSError as exc:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+            raise _storage_error("write", self.path, exc) from exc
+        dir_fd = os.open(self.dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    # --- maintenance ----------------------------------------------------------------
+
+    def _backup_locked(self, data: bytes) -> Path:
+        from aidp.model import format_ts, now_micros
+
+        folder = self.dir / "backups"
+        stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
+        target = folder / f"{LOG_NAME}.{stamp}.bak"
+        try:
+            folder.mkdir(exist_ok=True)
+            target.write_bytes(data)
+        except OSError as exc:
+            raise _storage_error("write the backup", target, exc) from exc
+        return target
+
+    def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
+        """Rewrite the file without its damaged lines, keeping a backup of the old one."""
+        with self.locked() if not dry_run else self._shared_lock():
+            data = self.read_bytes()
+            kept: list[bytes] = []
+            report = MaintenanceReport()
+            for number, raw in enumerate(_lines(data), start=1):
+                report.lines_before += 1
+                record = parse_line(raw)
+                if record is None and not raw.strip():
+                    report.blank += 1
+                elif record is None or ("type" not in record and not _has_id(record)):
+                    report.damaged_lines.append(number)
+                else:
+                    kept.append(raw + b"\n")
+            report.lines_after = len(kept)
+            if dry_run or (not report.damaged_lines and not report.blank):
+                return report
+            report.backup = self._backup_locked(data)
+            self.replace_locked(b"".join(kept))
+            report.rewritten = True
+            return report
+
+    def compact(self) -> MaintenanceReport:
+        """Keep only the winning record per id (history stays in git and the backup)."""
+        with self.locked():
+            data = self.read_bytes()
+            fold = fold_bytes(data)
+            report = MaintenanceReport(lines_before=fold.lines)
+            winners = sorted(
+                [
+                    *((key[1], fold.tasks[tid]) for tid, key in fold.task_keys.items()),
+                    *((key[1], fold.typed[rid]) for rid, key in fold.typed_keys.items()),
+                ],
+                key=lambda pair: pair[0],
+            )
+            out = encode([record for _line, record in winners])
+            report.lines_after = len(winners)
+            report.damaged = fold.damaged
+            if out == data:
+                return report
+            report.backup = self._backup_locked(data)
+            self.replace_locked(out)
+            report.rewritten = True
+            return report
+
+
+@dataclass
+class MaintenanceReport:
+    lines_before: int = 0
+    lines_after: int = 0
+    blank: int = 0
+    damaged: int = 0
+    damaged_lines: list[int] = field(default_factory=list)
+    backup: Path | None = None
+    rewritten: bool = False
+
+
+def _lines(data: bytes) -> list[bytes]:
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def _has_id(record: Record) -> bool:
+    rid = record.get("id")
+    return isinstance(rid, str) and bool(rid)
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)

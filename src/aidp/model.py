@@ -1,0 +1,227 @@
+"""Tasks, statuses, priorities, ids, timestamps and validation. Pure: no I/O.
+
+A task is kept as the plain dict it is stored as (see docs/file-format.md), so keys
+written by other versions survive a round trip untouched.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from aidp.errors import InvalidInput
+
+Record = dict[str, Any]
+
+STATUSES = ("pending", "in_progress", "done", "abandoned")
+OPEN_STATUSES = ("pending", "in_progress")
+PRIORITIES = ("high", "medium", "low")
+PRIORITY_RANK = {"high": 0, "medium": 1, "low": 2}
+
+MAX_DESCRIPTION = 200
+MAX_TAG = 64
+MAX_REASON = 1000
+
+# Key order of the original Ruby implementation; unknown keys follow in their own order.
+TASK_KEY_ORDER = (
+    "id",
+    "description",
+    "status",
+    "priority",
+    "created_at",
+    "updated_at",
+    "session",
+    "discovered_during",
+    "started_at",
+    "completed_at",
+    "abandoned_at",
+    "abandoned_reason",
+    "tags",
+)
+
+TASK_ID_RE = re.compile(r"task_\d+_[0-9a-f]{8}")
+# C0 controls, DEL and C1 controls: never allowed inside stored text.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MICRO = timedelta(microseconds=1)
+
+
+# --- time -------------------------------------------------------------------------
+
+
+def now_micros() -> int:
+    return time.time_ns() // 1000
+
+
+def format_ts(micros: int) -> str:
+    """UTC with microseconds, e.g. 2026-11-22T02:25:33.123456Z."""
+    seconds, fraction = divmod(micros, 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
+
+
+@lru_cache(maxsize=65536)
+def parse_ts(value: str) -> int | None:
+    """Microseconds since the epoch for any ISO-8601 timestamp; None if unreadable.
+
+    Timestamps without an offset are taken as UTC.
+    """
+    try:
+        parsed = datetime.fromisoformat(value)
+    except (TypeError, ValueError):
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return (parsed - _EPOCH) // _ONE_MICRO
+
+
+def ts_of(record: Record, key: str = "updated_at") -> int:
+    """The record's timestamp in microseconds; unreadable or missing sorts first."""
+    value = record.get(key)
+    if isinstance(value, str):
+        parsed = parse_ts(value)
+        if parsed is not None:
+            return parsed
+    return -(1 << 62)
+
+
+def next_updated_at(previous: Record | None, now: int | None = None) -> int:
+    """max(now, previous updated_at + 1 µs): a change wins even against a lagging clock."""
+    current = now_micros() if now is None else now
+    if previous is None:
+        return current
+    return max(current, ts_of(previous) + 1)
+
+
+def new_task_id(now: int | None = None) -> str:
+    seconds = (now_micros() if now is None else now) // 1_000_000
+    return f"task_{seconds}_{secrets.token_hex(4)}"
+
+
+# --- validation -------------------------------------------------------------------
+
+
+def clean_text(value: str, *, what: str, limit: int) -> str:
+    text = value.strip()
+    if not text:
+        raise InvalidInput(f"Invalid {what}: it is empty; give 1–{limit} characters")
+    if len(text) > limit:
+        raise InvalidInput(
+            f"Invalid {what}: {len(text)} characters; at most {limit} are accepted"
+        )
+    if _CONTROL_RE.search(text):
+        raise InvalidInput(
+            f"Invalid {what}: it contains control characters (newlines, escapes, …); "
+            "plain text only"
+        )
+    return text
+
+
+def validate_description(value: str) -> str:
+    return clean_text(value, what="description", limit=MAX_DESCRIPTION)
+
+
+def validate_reason(value: str) -> str:
+    return clean_text(value, what="reason", limit=MAX_REASON)
+
+
+def _choice(value: str, choices: tuple[str, ...], what: str) -> str:
+    normal = value.strip().lower().replace("-", "_")
+    if normal not in choices:
+        raise InvalidInput(f"Invalid {what} {value!r}: use one of {', '.join(choices)}")
+    return normal
+
+
+def validate_priority(value: str) -> str:
+    return _choice(value, PRIORITIES, "priority")
+
+
+def validate_status(value: str) -> str:
+    return _choice(value, STATUSES, "status")
+
+
+_TAG_RE = re.compile(r"[^\s,\x00-\x1f\x7f-\x9f]+")
+
+
+def validate_tag(value: str) -> str:
+    tag = value.strip()
+    if not tag or len(tag) > MAX_TAG or not _TAG_RE.fullmatch(tag):
+        raise InvalidInput(
+            f"Invalid tag {value!r}: use 1–{MAX_TAG} characters without spaces, commas "
+            "or control characters"
+        )
+    return tag
+
+
+# --- records ----------------------------------------------------------------------
+
+
+def is_task(record: Record) -> bool:
+    return "type" not in record
+
+
+def canonical(record: Record) -> Record:
+    """The record with known keys in the original order, nulls left out, unknown keys kept."""
+    out: Record = {}
+    for key in TASK_KEY_ORDER:
+        value = record.get(key)
+        if value is not None:
+            out[key] = value
+    if "tags" not in out:
+        out["tags"] = []
+    for key, value in record.items():
+        if key not in out and value is not None:
+            out[key] = value
+    return out
+
+
+def new_task(
+    description: str,
+    *,
+    priority: str = "medium",
+    tags: list[str] | None = None,
+    session: str | None = None,
+    discovered_during: str | None = None,
+    now: int | None = None,
+) -> Record:
+    at = now_micros() if now is None else now
+    stamp = format_ts(at)
+    return canonical(
+        {
+            "id": new_task_id(at),
+            "description": validate_description(description),
+            "status": "pending",
+            "priority": validate_priority(priority),
+            "created_at": stamp,
+            "updated_at": stamp,
+            "session": session or None,
+            "discovered_during": discovered_during or None,
+            "tags": list(dict.fromkeys(validate_tag(t) for t in tags or [])),
+        }
+    )
+
+
+def transition(task: Record, status: str, *, reason: str | None = None, now: int | None = None) -> Record:
+    """The next snapshot of `task` in `status`; the caller checks it differs."""
+    at = next_updated_at(task, now)
+    stamp = format_ts(at)
+    updated = dict(task)
+    updated["status"] = status
+    updated["updated_at"] = stamp
+    if status == "in_progress" and not updated.get("started_at"):
+        updated["started_at"] = stamp
+    if status in OPEN_STATUSES:
+        for key in ("completed_at", "abandoned_at", "abandoned_reason"):
+            updated.pop(key, None)
+    elif status == "done":
+        updated["completed_at"] = stamp
+        updated.pop("abandoned_at", None)
+        updated.pop("abandoned_reason", None)
+    elif status == "abandoned":
+        updated["abandoned_at"] = stamp
+        updated["abandoned_reason"] = reason
+    return canonical(updated)

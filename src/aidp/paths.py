@@ -1,0 +1,75 @@
+"""Where the data lives: the project root and the current session.
+
+Both are found without starting a subprocess: a command runs many times a minute.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DATA_DIR = ".aidp"
+DEFAULT_SESSION = "default"
+
+
+def _git_dir(start: Path) -> tuple[Path, Path] | None:
+    """(work tree top, git dir) of the repository holding `start`, if any."""
+    for folder in (start, *start.parents):
+        dot_git = folder / ".git"
+        if dot_git.is_dir():
+            return folder, dot_git
+        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
+            try:
+                text = dot_git.read_text(encoding="utf-8").strip()
+            except OSError:
+                return None
+            if text.startswith("gitdir:"):
+                target = Path(text.partition(":")[2].strip())
+                return folder, (folder / target if not target.is_absolute() else target)
+            return None
+    return None
+
+
+def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
+    """The project root: --dir, else AIDP_DIR, else the nearest ancestor holding .aidp/,
+    else the git work tree's top, else the working directory."""
+    chosen = explicit if explicit not in (None, "") else os.environ.get("AIDP_DIR") or None
+    if chosen is not None:
+        path = Path(chosen).expanduser()
+        # Pointing at the .aidp folder itself means its project.
+        if path.name == DATA_DIR and not (path / DATA_DIR).is_dir():
+            path = path.parent
+        return path.absolute()
+    here = (cwd or Path.cwd()).absolute()
+    for folder in (here, *here.parents):
+        if (folder / DATA_DIR).is_dir():
+            return folder
+    found = _git_dir(here)
+    if found is not None:
+        return found[0]
+    return here
+
+
+def git_branch(root: Path) -> str | None:
+    """The checked-out branch (also on a branch with no commits yet); None when detached."""
+    found = _git_dir(root)
+    if found is None:
+        return None
+    try:
+        head = (found[1] / "HEAD").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    prefix = "ref: refs/heads/"
+    if head.startswith(prefix):
+        return head[len(prefix) :] or None
+    return None
+
+
+def resolve_session(explicit: str | None, root: Path) -> str:
+    """--session, else AIDP_SESSION (empty counts as unset), else the git branch, else default."""
+    if explicit:
+        return explicit
+    from_env = os.environ.get("AIDP_SESSION")
+    if from_env:
+        return from_env
+    return git_branch(root) or DEFAULT_SESSION

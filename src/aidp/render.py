@@ -1,0 +1,201 @@
+"""Output: human text for terminals and pipes, and json/jsonl/ids/markdown/csv.
+
+Everything shown comes from data that anyone (or any agent) may have written, so text
+is always made inert first: control characters are shown escaped, never sent to the
+terminal, and nothing here interprets markup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any, TextIO
+
+import orjson
+
+from aidp.model import PRIORITIES, STATUSES, Record, ts_of
+from aidp.when import age
+
+FORMATS = ("table", "json", "jsonl", "ids", "markdown", "csv")
+STATUS_TITLES = {
+    "pending": "PENDING",
+    "in_progress": "IN PROGRESS",
+    "done": "DONE",
+    "abandoned": "ABANDONED",
+}
+PRIORITY_MARKERS = {"high": "🔴", "medium": "🟡", "low": "🟢"}
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+
+def inert(text: object) -> str:
+    """Text safe to print: control characters (escape sequences included) are shown as
+    \\xNN instead of being sent to the terminal."""
+    value = text if isinstance(text, str) else str(text)
+    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+
+
+def color_enabled(stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stdout
+    if "NO_COLOR" in os.environ:
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class Painter:
+    """ANSI styling that does nothing unless colour is on."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.enabled or not styles:
+            return text
+        codes = ";".join(_ANSI[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+
+# --- writing ------------------------------------------------------------------------
+
+
+def write_text(text: str) -> None:
+    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+
+
+def write_bytes(data: bytes) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def json_bytes(value: Any) -> bytes:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def jsonl_bytes(records: Iterable[Record]) -> bytes:
+    return b"".join(orjson.dumps(r) + b"\n" for r in records)
+
+
+# --- tasks --------------------------------------------------------------------------
+
+
+def _task_line(task: Record, now: int, paint: Painter) -> str:
+    marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+    tid = paint(f"[{inert(task.get('id', '?'))}]", "dim")
+    description = inert(task.get("description", ""))
+    if task.get("status") == "done":
+        description = paint(description, "dim")
+    when = paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
+    line = f"  {marker} {tid} {description} {when}"
+    tags = task.get("tags") or []
+    if tags:
+        line += " " + paint(" ".join(f"#{inert(t)}" for t in tags), "cyan")
+    if task.get("status") == "abandoned" and task.get("abandoned_reason"):
+        line += paint(f" — {inert(task['abandoned_reason'])}", "dim")
+    return line
+
+
+def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str) -> str:
+    """Grouped by status like the original `/tasks list`."""
+    if not tasks:
+        return empty
+    groups: dict[str, list[Record]] = {s: [] for s in STATUSES}
+    other: list[Record] = []
+    for task in tasks:
+        groups.get(task.get("status"), other).append(task)
+    blocks = []
+    for status, members in [*groups.items(), ("other", other)]:
+        if not members:
+            continue
+        title = STATUS_TITLES.get(status, "OTHER")
+        lines = [paint(f"{title} ({len(members)})", "bold")]
+        lines.extend(_task_line(t, now, paint) for t in members)
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def task_detail(task: Record, now: int, *, paint: Painter) -> str:
+    lines = [paint(inert(task.get("description", "")), "bold")]
+    width = max(len(k) for k in task)
+    for key, value in task.items():
+        if key == "description":
+            continue
+        if isinstance(value, list):
+            shown = ", ".join(inert(v) for v in value) or "-"
+        elif isinstance(value, (dict, bool, int, float)) or value is None:
+            shown = inert(orjson.dumps(value).decode())
+        else:
+            shown = inert(value)
+        if key == "created_at":
+            shown += f" ({age(ts_of(task, 'created_at'), now)})"
+        lines.append(f"  {paint(key.ljust(width), 'dim')}  {shown}")
+    return "\n".join(lines)
+
+
+def _md_cell(value: object) -> str:
+    return inert(value).replace("|", "\\|")
+
+
+def task_markdown(tasks: Sequence[Record]) -> str:
+    rows = ["| id | status | priority | description | tags | created_at |", "|---|---|---|---|---|---|"]
+    for t in tasks:
+        rows.append(
+            "| "
+            + " | ".join(
+                _md_cell(x)
+                for x in (
+                    t.get("id", ""),
+                    t.get("status", ""),
+                    t.get("priority", ""),
+                    t.get("description", ""),
+                    ", ".join(t.get("tags") or []),
+                    t.get("created_at", ""),
+                )
+            )
+            + " |"
+        )
+    return "\n".join(rows)
+
+
+CSV_FIELDS = (
+    "id",
+    "status",
+    "priority",
+    "description",
+    "tags",
+    "session",
+    "discovered_during",
+    "created_at",
+    "updated_at",
+)
+
+
+def task_csv(tasks: Sequence[Record]) -> str:
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for t in tasks:
+        writer.writerow(
+            [",".join(t.get("tags") or []) if f == "tags" else t.get(f, "") for f in CSV_FIELDS]
+        )
+    return out.getvalue()
+
+
+def stats_text(counts: dict[str, Any], *, paint: Painter) -> str:
+    lines = [f"{paint('Total', 'bold')}        {counts['total']}"]
+    for status in STATUSES:
+        lines.append(f"  {STATUS_TITLES[status].lower():<11} {counts[status]}")
+    by_priority = counts.get("open_by_priority") or {}
+    if counts.get("open"):
+        shown = ", ".join(f"{by_priority.get(p, 0)} {p}" for p in PRIORITIES)
+        lines.append(f"Open by priority: {shown}")
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""Backlog operations on top of the event log: create, transition, query, history."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
+from aidp.log import Fold, TaskLog
+from aidp.model import (
+    OPEN_STATUSES,
+    PRIORITY_RANK,
+    STATUSES,
+    TASK_ID_RE,
+    Record,
+    new_task,
+    now_micros,
+    transition,
+    ts_of,
+    validate_reason,
+    validate_status,
+)
+
+MIN_ID_PREFIX = 4
+SORTS = ("created", "updated", "priority")
+
+
+# --- ids ----------------------------------------------------------------------------
+
+
+def resolve_id(tasks: dict[str, Record], ref: str) -> str:
+    """The id `ref` names: a full id, or ≥4 leading characters of its hex part."""
+    ref = ref.strip()
+    if ref in tasks:
+        return ref
+    needle = ref.lower()
+    if needle.startswith("task_"):
+        matches = [tid for tid in tasks if tid.startswith(needle)]
+    elif len(needle) >= MIN_ID_PREFIX:
+        matches = [tid for tid in tasks if tid.rpartition("_")[2].startswith(needle)]
+    else:
+        matches = []
+    if not matches:
+        raise TaskNotFound(ref)
+    if len(matches) > 1:
+        raise AmbiguousId(ref, sorted(matches))
+    return matches[0]
+
+
+# --- writes -------------------------------------------------------------------------
+
+
+def add(
+    log: TaskLog,
+    description: str,
+    *,
+    priority: str = "medium",
+    tags: Sequence[str] = (),
+    session: str | None = None,
+    discovered_during: str | None = None,
+) -> Record:
+    """File a new task. A new id needs no read of the log: just one append."""
+    task = new_task(
+        description,
+        priority=priority,
+        tags=list(tags),
+        session=session,
+        discovered_during=discovered_during,
+    )
+    log.append([task])
+    return task
+
+
+@dataclass
+class Change:
+    task: Record
+    changed: bool
+
+
+def set_status(
+    log: TaskLog, refs: Iterable[str], status: str, *, reason: str | None = None
+) -> list[Change]:
+    """Move tasks to `status` in one locked read-modify-append. Every id is resolved
+    before anything is written, so one bad id leaves the file as it was."""
+    status = validate_status(status)
+    if reason is not None:
+        reason = validate_reason(reason)
+    wanted = list(refs)
+    results: list[Change] = []
+
+    def change(fold: Fold) -> list[Record]:
+        ids = [resolve_id(fold.tasks, ref) for ref in wanted]
+        written: list[Record] = []
+        latest: dict[str, Record] = {}
+        for tid in ids:
+            current = latest.get(tid, fold.tasks[tid])
+            if current.get("status") == status and (
+                status != "abandoned" or reason is None or current.get("abandoned_reason") == reason
+            ):
+                results.append(Change(current, changed=False))
+                continue
+            updated = transition(current, status, reason=reason)
+            latest[tid] = updated
+            written.append(updated)
+            results.append(Change(updated, changed=True))
+        return written
+
+    log.update(change)
+    return results
+
+
+# --- queries ------------------------------------------------------------------------
+
+
+@dataclass
+class Query:
+    statuses: tuple[str, ...] = OPEN_STATUSES
+    priorities: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    session: str | None = None
+    created_from: int | None = None  # µs, inclusive
+    created_before: int | None = None  # µs, exclusive
+    sort: str = "created"
+    limit: int | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def sort_key(sort: str):  # noqa: ANN201 - a key function for sorted()
+    if sort == "updated":
+        return lambda t: (-ts_of(t, "updated_at"), t["id"])
+    if sort == "priority":
+        return lambda t: (PRIORITY_RANK.get(t.get("priority"), 1), -ts_of(t, "created_at"), t["id"])
+    if sort == "created":
+        return lambda t: (-ts_of(t, "created_at"), t["id"])
+    raise InvalidInput(f"Invalid --sort {sort!r}: use one of {', '.join(SORTS)}")
+
+
+def query(tasks: Iterable[Record], q: Query) -> list[Record]:
+    key = sort_key(q.sort)
+    statuses = set(q.statuses)
+    priorities = set(q.priorities)
+    tags = set(q.tags)
+    found = []
+    for task in tasks:
+        if task.get("status") not in statuses:
+            continue
+        if priorities and task.get("priority") not in priorities:
+            continue
+        if tags and not tags.intersection(task.get("tags") or ()):
+            continue
+        if q.session is not None and task.get("session") != q.session:
+            continue
+        if q.created_from is not None or q.created_before is not None:
+            created = ts_of(task, "created_at")
+            if q.created_from is not None and created < q.created_from:
+                continue
+            if q.created_before is not None and created >= q.created_before:
+                continue
+        found.append(task)
+    found.sort(key=key)
+    return found[: q.limit] if q.limit is not None else found
+
+
+def stats(tasks: Iterable[Record], *, now: int | None = None) -> dict[str, object]:
+    """Counts by status, plus by priority among open tasks and the oldest open task."""
+    counts = dict.fromkeys(STATUSES, 0)
+    open_by_priority = {"high": 0, "medium": 0, "low": 0}
+    total = 0
+    oldest_open: Record | None = None
+    for task in tasks:
+        total += 1
+        status = task.get("status")
+        if status in counts:
+            counts[status] += 1
+        if status in OPEN_STATUSES:
+            priority = task.get("priority")
+            if priority in open_by_priority:
+                open_by_priority[priority] += 1
+            if oldest_open is None or ts_of(task, "created_at") < ts_of(oldest_open, "created_at"):
+                oldest_open = task
+    return {
+        "total": total,
+        **counts,
+        "open": counts["pending"] + counts["in_progress"],
+        "open_by_priority": open_by_priority,
+        "oldest_open": oldest_open["id"] if oldest_open else None,
+    }
+
+
+# --- history ------------------------------------------------------------------------
+
+
+@dataclass
+class HistoryEntry:
+    record: Record
+    line: int
+    changes: dict[str, tuple[object, object]]  # key -> (before, after); all keys for the first
+
+
+def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
+    """Every recorded state of one task, in fold order (oldest first), equal states once."""
+    fold = log.read()
+    tid = resolve_id(fold.tasks, ref)
+    states: list[tuple[tuple[int, int], Record]] = []
+    seen: set[bytes] = set()
+    from aidp.log import dumps
+
+    for number, _raw, record in log.scan():
+        if record is None or "type" in record or record.get("id") != tid:
+            continue
+        fingerprint = dumps(dict(sorted(record.items())))
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        states.append(((ts_of(record), number), record))
+    states.sort(key=lambda pair: pair[0])
+    entries: list[HistoryEntry] = []
+    previous: Record = {}
+    for (_ts, line), record in states:
+        changes = {
+            key: (previous.get(key), record.get(key))
+            for key in dict.fromkeys([*previous, *record])
+            if previous.get(key) != record.get(key) and key != "updated_at"
+        }
+        entries.append(HistoryEntry(record, line, changes))
+        previous = record
+    return entries
+
+
+def looks_like_id(text: str) -> bool:
+    return bool(TASK_ID_RE.fullmatch(text))
+
+
+def now() -> int:
+    return now_micros()

@@ -1,0 +1,110 @@
+"""Every test runs in its own temporary project and home: nothing touches the real
+repository's .aidp/ or the user's home directory."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from aidp.log import TaskLog
+
+ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "NO_COLOR", "GIT_DIR", "GIT_WORK_TREE")
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh project folder as the working directory, with AIDP_DIR pointing at it."""
+    project = tmp_path / "project"
+    home = tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    for name in ENV_VARS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("AIDP_DIR", str(project))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "aidp tests")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tests@example.invalid")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "aidp tests")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tests@example.invalid")
+    monkeypatch.chdir(project)
+    return project
+
+
+@pytest.fixture
+def project(isolated: Path) -> Path:
+    return isolated
+
+
+@pytest.fixture
+def log(project: Path) -> TaskLog:
+    return TaskLog(project)
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def __repr__(self) -> str:  # shown by pytest when an assert fails
+        return f"Result(code={self.code}, out={self.out!r}, err={self.err!r})"
+
+
+class _Capture(io.TextIOWrapper):
+    def __init__(self) -> None:
+        super().__init__(io.BytesIO(), encoding="utf-8", write_through=True)
+
+    def isatty(self) -> bool:
+        return False
+
+    def text(self) -> str:
+        self.flush()
+        return self.buffer.getvalue().decode("utf-8")
+
+
+def run_in_process(*args: str, stdin: str = "") -> Result:
+    """Run `aidp ARGS` in this process, as the console script would."""
+    from aidp.cli import run
+
+    out, err = _Capture(), _Capture()
+    saved = sys.stdout, sys.stderr, sys.stdin
+    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
+    try:
+        code = run(list(args))
+    finally:
+        sys.stdout, sys.stderr, sys.stdin = saved
+    return Result(int(code), out.text(), err.text())
+
+
+@pytest.fixture
+def cli():
+    """cli("tasks", "add", "x") -> Result(code, out, err), in process."""
+    return run_in_process
+
+
+def run_subprocess(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+                   stdin: str | None = None, timeout: float = 60) -> Result:
+    """Run `python -m aidp ARGS` as a separate process (for locking, signals, start-up)."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "aidp", *args],
+        cwd=cwd,
+        env=full_env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def aidp_proc():
+    return run_subprocess
