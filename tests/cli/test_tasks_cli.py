@@ -1,0 +1,415 @@
+"""`aidp tasks …` and `aidp init` through the command line: exit codes and output together."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+from pathlib import Path
+
+import orjson
+import pytest
+
+from aidp.log import encode
+from aidp.model import format_ts, now_micros
+
+
+def add(cli, *args: str) -> str:  # noqa: ANN001
+    result = cli("tasks", "add", *args, "-q")
+    assert result.code == 0, result
+    return result.out.strip()
+
+
+def tasklist(project: Path) -> Path:
+    return project / ".aidp" / "tasklist.jsonl"
+
+
+# --- add ----------------------------------------------------------------------------
+
+
+def test_add_stores_every_field(cli, project: Path) -> None:
+    result = cli("--session", "s1", "tasks", "add", "Fix", "the", "login", "-p", "high",
+                 "-t", "api", "-t", "auth", "--discovered-during", "s1 iteration 2", "--json")
+    assert result.code == 0, result
+    task = json.loads(result.out)
+    assert task["description"] == "Fix the login"
+    assert task["priority"] == "high" and task["status"] == "pending"
+    assert task["tags"] == ["api", "auth"]
+    assert task["session"] == "s1" and task["discovered_during"] == "s1 iteration 2"
+    assert task["created_at"] == task["updated_at"] and task["created_at"].endswith("Z")
+    stored = [orjson.loads(line) for line in tasklist(project).read_bytes().splitlines()]
+    assert stored == [task]
+
+
+def test_add_quiet_prints_only_the_id(cli) -> None:
+    result = cli("tasks", "add", "Something", "-q")
+    assert result.code == 0
+    assert result.out.startswith("task_") and len(result.out.split()) == 1
+
+
+def test_add_human_output_names_task(cli) -> None:
+    result = cli("tasks", "add", "Write docs")
+    assert result.code == 0
+    assert "Added" in result.out and "Write docs" in result.out and "[task_" in result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["   "], "Invalid description: it is empty"),
+        (["x" * 201], "Invalid description: 201 characters; at most 200"),
+        (["bad\x1b[31mred"], "Invalid description: it contains control characters"),
+        (["line\nbreak"], "control characters"),
+        (["ok", "-p", "urgent"], "Invalid priority 'urgent': use one of high, medium, low"),
+        (["ok", "-t", "two words"], "Invalid tag 'two words'"),
+        (["ok", "-t", ""], "Invalid tag ''"),
+    ],
+)
+def test_add_rejects_bad_input_and_leaves_file(cli, project: Path, args, message) -> None:  # noqa: ANN001
+    add(cli, "existing")
+    before = tasklist(project).read_bytes()
+    result = cli("tasks", "add", *args)
+    assert result.code == 2, result
+    assert message in result.err
+    assert result.err.count("\n") == 1 and result.err.startswith("Error: ")
+    assert result.out == ""
+    assert tasklist(project).read_bytes() == before
+
+
+def test_description_is_stripped_and_200_chars_allowed(cli) -> None:
+    result = cli("tasks", "add", "  " + "y" * 200 + "  ", "--json")
+    assert result.code == 0
+    assert json.loads(result.out)["description"] == "y" * 200
+
+
+# --- list ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def populated(cli):  # noqa: ANN001, ANN201
+    ids = {
+        "a": add(cli, "Alpha", "-p", "high", "-t", "api"),
+        "b": add(cli, "Beta", "-p", "low", "-t", "docs"),
+        "c": add(cli, "Gamma", "-t", "api", "-t", "docs"),
+        "d": add(cli, "Delta"),
+    }
+    assert cli("tasks", "start", ids["b"]).code == 0
+    assert cli("tasks", "done", ids["c"]).code == 0
+    assert cli("tasks", "abandon", ids["d"], "not", "needed").code == 0
+    return ids
+
+
+def listed(cli, *args: str) -> list[str]:  # noqa: ANN001
+    result = cli("tasks", "list", *args, "--json")
+    assert result.code == 0, result
+    return [t["description"] for t in json.loads(result.out)]
+
+
+def test_list_defaults_to_open_newest_first(cli, populated) -> None:  # noqa: ANN001
+    assert listed(cli) == ["Beta", "Alpha"]
+
+
+def test_list_status_argument_option_and_all(cli, populated) -> None:  # noqa: ANN001
+    assert listed(cli, "done") == ["Gamma"]
+    assert listed(cli, "--status", "abandoned", "--status", "done") == ["Delta", "Gamma"]
+    assert listed(cli, "--all") == ["Delta", "Gamma", "Beta", "Alpha"]
+    assert listed(cli, "all") == ["Delta", "Gamma", "Beta", "Alpha"]
+    assert listed(cli, "in-progress") == ["Beta"]
+
+
+def test_list_filters(cli, populated) -> None:  # noqa: ANN001
+    assert listed(cli, "--all", "-p", "high", "-p", "low") == ["Beta", "Alpha"]
+    assert listed(cli, "--all", "-t", "docs") == ["Gamma", "Beta"]
+    assert listed(cli, "--all", "--limit", "1") == ["Delta"]
+    assert listed(cli, "--all", "--session", "nobody") == []
+    assert listed(cli, "--all", "--since", "1d") == ["Delta", "Gamma", "Beta", "Alpha"]
+    assert listed(cli, "--all", "--since", "2999-01-01") == []
+    assert listed(cli, "--all", "--older-than", "1d") == []
+    assert listed(cli, "--sort", "priority") == ["Alpha", "Beta"]
+    assert listed(cli, "--all", "--sort", "updated")[0] == "Delta"
+
+
+def test_since_and_older_than_use_created_at(cli, project: Path) -> None:
+    now = now_micros()
+    old = {"id": "task_1_aaaaaaaa", "description": "old", "status": "pending", "priority": "medium",
+           "created_at": format_ts(now - 10 * 86400 * 10**6), "updated_at": format_ts(now), "tags": []}
+    tasklist(project).parent.mkdir()
+    tasklist(project).write_bytes(encode([old]))
+    add(cli, "new")
+    assert listed(cli, "--older-than", "7d") == ["old"]
+    assert listed(cli, "--since", "7d") == ["new"]
+    assert listed(cli, "--since", format_ts(now - 11 * 86400 * 10**6)) == ["new", "old"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--status", "finished"], "Invalid status 'finished': use one of pending, in_progress"),
+        (["--priority", "top"], "Invalid priority 'top'"),
+        (["--since", "last tuesday"], "Invalid --since 'last tuesday'"),
+        (["--older-than", "7 days"], "Invalid --older-than '7 days': use a number with a unit"),
+        (["--sort", "name"], "Invalid --sort 'name': use one of created, updated, priority"),
+        (["--format", "xml"], "Invalid --format 'xml': use one of table, json, jsonl"),
+        (["--limit", "-1"], "Invalid --limit -1"),
+        (["--limit", "ten"], "Invalid value for '--limit' / '-n': 'ten' is not a valid int"),
+    ],
+)
+def test_list_rejects_bad_options(cli, args, message) -> None:  # noqa: ANN001
+    result = cli("tasks", "list", *args)
+    assert result.code == 2, result
+    assert message in result.err
+    assert result.out == ""
+
+
+def test_list_formats(cli, populated) -> None:  # noqa: ANN001
+    jsonl = cli("tasks", "list", "--format", "jsonl")
+    assert [json.loads(line)["description"] for line in jsonl.out.splitlines()] == ["Beta", "Alpha"]
+    ids = cli("tasks", "list", "--format", "ids").out.split()
+    assert ids == [populated["b"], populated["a"]]
+    rows = list(csv.DictReader(io.StringIO(cli("tasks", "list", "--format", "csv").out)))
+    assert [r["description"] for r in rows] == ["Beta", "Alpha"]
+    assert rows[1]["tags"] == "api" and rows[1]["priority"] == "high"
+    markdown = cli("tasks", "list", "--format", "markdown").out.splitlines()
+    assert markdown[0].startswith("| id | status |") and len(markdown) == 4
+    assert "Alpha" in markdown[3]
+
+
+def test_list_table_groups_by_status(cli, populated) -> None:  # noqa: ANN001
+    out = cli("tasks", "list", "--all").out
+    headers = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    assert headers == ["PENDING (1)", "IN PROGRESS (1)", "DONE (1)", "ABANDONED (1)"]
+    assert f"🔴 [{populated['a']}] Alpha (today) #api" in out
+    assert "\x1b" not in out  # not a terminal: no colour
+
+
+def test_list_empty_messages(cli) -> None:  # noqa: ANN001
+    assert cli("tasks", "list").out == "No open tasks\n"
+    assert cli("tasks", "list", "done").out == "No matching tasks\n"
+    assert cli("tasks", "list", "--json").out == "[]\n"
+
+
+def test_exit_code_option(cli) -> None:  # noqa: ANN001
+    assert cli("tasks", "list", "--exit-code").code == 0
+    add(cli, "open work")
+    result = cli("tasks", "list", "--exit-code", "--format", "ids")
+    assert result.code == 1 and result.out.startswith("task_")
+    assert cli("tasks", "list", "done", "--exit-code").code == 0
+
+
+def test_markup_and_escapes_are_shown_literally(cli, project: Path) -> None:
+    add(cli, "[bold red]not markup[/] [link=http://x]y[/link]")
+    evil = {"id": "task_2_bbbbbbbb", "description": "evil \x1b[2J\x1b]0;title\x07", "status": "pending",
+            "priority": "high", "created_at": format_ts(1), "updated_at": format_ts(1),
+            "tags": ["\x1b[31m"]}
+    with open(tasklist(project), "ab") as handle:
+        handle.write(encode([evil]))
+    for args in (["tasks", "list"], ["tasks", "show", "bbbb"], ["tasks", "list", "--format", "markdown"]):
+        result = cli(*args)
+        assert result.code == 0
+        assert "\x1b" not in result.out and "\x07" not in result.out
+    out = cli("tasks", "list").out
+    assert "[bold red]not markup[/] [link=http://x]y[/link]" in out
+    assert "evil \\x1b[2J\\x1b]0;title\\x07" in out
+
+
+# --- ids and transitions ------------------------------------------------------------
+
+
+def test_transitions_set_timestamps(cli) -> None:  # noqa: ANN001
+    tid = add(cli, "Work")
+    started = json.loads(cli("tasks", "start", tid, "--json").out)
+    assert started["status"] == "in_progress" and started["started_at"] == started["updated_at"]
+    done = json.loads(cli("tasks", "done", tid[-8:-2], "--json").out)
+    assert done["status"] == "done" and done["completed_at"] == done["updated_at"]
+    assert done["started_at"] == started["started_at"]
+    reopened = json.loads(cli("tasks", "reopen", tid, "--json").out)
+    assert reopened["status"] == "pending" and "completed_at" not in reopened
+    assert reopened["started_at"] == started["started_at"]
+    abandoned = json.loads(cli("tasks", "abandon", tid, "duplicate of #12", "--json").out)
+    assert abandoned["status"] == "abandoned"
+    assert abandoned["abandoned_reason"] == "duplicate of #12"
+    assert abandoned["abandoned_at"] == abandoned["updated_at"]
+    stamps = [started["updated_at"], done["updated_at"], reopened["updated_at"], abandoned["updated_at"]]
+    assert stamps == sorted(stamps) and len(set(stamps)) == 4
+
+
+def test_done_several_ids_prints_an_array(cli) -> None:  # noqa: ANN001
+    one, two = add(cli, "One"), add(cli, "Two")
+    result = cli("tasks", "done", one, two, "--json")
+    assert result.code == 0
+    assert [t["status"] for t in json.loads(result.out)] == ["done", "done"]
+    human = cli("tasks", "reopen", one, two)
+    assert human.out.count("Reopened") == 2
+
+
+def test_same_status_writes_nothing(cli, project: Path) -> None:  # noqa: ANN001
+    tid = add(cli, "Work")
+    cli("tasks", "done", tid)
+    before = tasklist(project).read_bytes()
+    result = cli("tasks", "done", tid)
+    assert result.code == 0
+    assert "Already done, nothing changed" in result.out
+    assert tasklist(project).read_bytes() == before
+
+
+def test_unknown_short_and_ambiguous_ids(cli, project: Path) -> None:  # noqa: ANN001
+    records = [
+        {"id": f"task_1_abcd{suffix}", "description": f"t{suffix}", "status": "pending",
+         "priority": "medium", "created_at": format_ts(1), "updated_at": format_ts(1), "tags": []}
+        for suffix in ("1111", "2222")
+    ]
+    tasklist(project).parent.mkdir()
+    tasklist(project).write_bytes(encode(records))
+    before = tasklist(project).read_bytes()
+    missing = cli("tasks", "done", "ffff")
+    assert missing.code == 1 and missing.err == "Error: Task not found: ffff\n"
+    short = cli("tasks", "show", "abc")
+    assert short.code == 1 and "Task not found: abc" in short.err
+    ambiguous = cli("tasks", "done", "abcd")
+    assert ambiguous.code == 1
+    assert "Ambiguous task id 'abcd'" in ambiguous.err
+    assert "task_1_abcd1111" in ambiguous.err and "task_1_abcd2222" in ambiguous.err
+    assert cli("tasks", "done", "abcd1").code == 0
+    # one bad id among several: nothing is written
+    after_one = tasklist(project).read_bytes()
+    assert after_one != before
+    result = cli("tasks", "done", "abcd2", "9999")
+    assert result.code == 1
+    assert tasklist(project).read_bytes() == after_one
+
+
+def test_abandon_reason_must_be_plain_text(cli, project: Path) -> None:  # noqa: ANN001
+    tid = add(cli, "Work")
+    before = tasklist(project).read_bytes()
+    result = cli("tasks", "abandon", tid, "bad\x07reason")
+    assert result.code == 2 and "Invalid reason" in result.err
+    assert tasklist(project).read_bytes() == before
+
+
+def test_show_prints_every_field(cli) -> None:  # noqa: ANN001
+    tid = add(cli, "Look", "-t", "x")
+    out = cli("tasks", "show", tid).out
+    for key in ("id", "status", "priority", "created_at", "updated_at", "tags"):
+        assert key in out
+    assert out.splitlines()[0] == "Look"
+    shown = json.loads(cli("tasks", "show", tid, "--json").out)
+    assert shown["id"] == tid and shown["tags"] == ["x"]
+
+
+# --- stats, history, repair, compact --------------------------------------------
+
+
+def test_stats(cli, populated) -> None:  # noqa: ANN001
+    result = cli("tasks", "stats", "--json")
+    counts = json.loads(result.out)
+    assert {k: counts[k] for k in ("total", "pending", "in_progress", "done", "abandoned")} == {
+        "total": 4, "pending": 1, "in_progress": 1, "done": 1, "abandoned": 1,
+    }
+    human = cli("tasks", "stats").out
+    assert "Total" in human and "4" in human and "in progress" in human
+
+
+def test_history_lists_states_oldest_first(cli) -> None:  # noqa: ANN001
+    tid = add(cli, "Track me")
+    cli("tasks", "start", tid)
+    cli("tasks", "done", tid)
+    states = json.loads(cli("tasks", "history", tid, "--json").out)
+    assert [s["status"] for s in states] == ["pending", "in_progress", "done"]
+    out = cli("tasks", "history", tid).out
+    assert "status: pending → in_progress" in out and "status: in_progress → done" in out
+
+
+def test_damage_warns_once_and_repair_fixes(cli, project: Path) -> None:  # noqa: ANN001
+    tid = add(cli, "Survivor")
+    with open(tasklist(project), "ab") as handle:
+        handle.write(b"<<<<<<< HEAD\n{broken\n")
+    result = cli("tasks", "list")
+    assert result.code == 0 and "Survivor" in result.out
+    assert result.err.count("Warning") == 1
+    assert "2 damaged lines" in result.err and "aidp tasks repair" in result.err
+    # writes keep working on a damaged file
+    assert cli("tasks", "done", tid).code == 0
+    dry = cli("tasks", "repair", "--dry-run")
+    assert dry.code == 0 and "Would remove 2 damaged line(s) (line 2, 3)" in dry.out
+    fixed = cli("tasks", "repair")
+    assert fixed.code == 0 and "Backup:" in fixed.out
+    clean = cli("tasks", "list", "--all")
+    assert clean.err == "" and "Survivor" in clean.out
+    assert cli("tasks", "repair").out.startswith("Nothing to repair")
+
+
+def test_compact(cli, project: Path) -> None:  # noqa: ANN001
+    tid = add(cli, "Busy")
+    cli("tasks", "start", tid)
+    cli("tasks", "done", tid)
+    other = add(cli, "Other")
+    before = json.loads(cli("tasks", "list", "--all", "--json").out)
+    report = json.loads(cli("tasks", "compact", "--json").out)
+    assert report["lines"] == 4 and report["kept"] == 2 and report["rewritten"]
+    assert Path(report["backup"]).is_file()
+    assert json.loads(cli("tasks", "list", "--all", "--json").out) == before
+    assert cli("tasks", "compact").out.startswith("Already compact")
+    assert other in tasklist(project).read_text()
+
+
+# --- where the data lives -----------------------------------------------------------
+
+
+def test_reads_create_nothing(cli, project: Path) -> None:  # noqa: ANN001
+    for args in (["tasks", "list"], ["tasks", "stats"], ["tasks", "list", "--json"]):
+        assert cli(*args).code == 0
+    assert not (project / ".aidp").exists()
+
+
+def test_dir_option_and_nearest_aidp_ancestor(cli, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.delenv("AIDP_DIR")
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli("--dir", str(other), "tasks", "add", "elsewhere").code == 0
+    assert (other / ".aidp" / "tasklist.jsonl").is_file()
+    nested = other / "src" / "deep"
+    nested.mkdir(parents=True)
+    monkeypatch.chdir(nested)
+    assert listed(cli) == ["elsewhere"]
+
+
+def test_git_top_is_the_root_without_aidp(cli, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.delenv("AIDP_DIR")
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    monkeypatch.chdir(repo / "sub")
+    assert cli("tasks", "add", "at the top").code == 0
+    assert (repo / ".aidp" / "tasklist.jsonl").is_file()
+    assert not (repo / "sub" / ".aidp").exists()
+
+
+def test_init_is_idempotent_and_sets_union_merge(cli, project: Path) -> None:  # noqa: ANN001
+    (project / ".gitattributes").write_text("*.png binary")  # no final newline
+    assert cli("init").code == 0
+    assert cli("init").code == 0
+    attributes = (project / ".gitattributes").read_text()
+    assert attributes == "*.png binary\n.aidp/tasklist.jsonl merge=union\n"
+    assert tasklist(project).is_file() and tasklist(project).read_bytes() == b""
+    assert (project / ".aidp" / ".gitignore").is_file()
+
+
+def test_init_warns_when_tasklist_is_ignored(cli, project: Path) -> None:  # noqa: ANN001
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".aidp/\n")
+    result = cli("init")
+    assert result.code == 0
+    assert "Warning: .aidp/tasklist.jsonl is ignored by git" in result.err
+
+
+def test_unknown_command_is_usage_error(cli) -> None:  # noqa: ANN001
+    result = cli("tasks", "frobnicate")
+    assert result.code == 2 and result.err.startswith("Error: No such command 'frobnicate'")
+
+
+def test_version(cli) -> None:  # noqa: ANN001
+    from aidp import __version__
+
+    result = cli("--version")
+    assert result.code == 0 and result.out == f"aidp {__version__}\n"

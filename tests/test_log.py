@@ -1,0 +1,264 @@
+"""The event log: fold rule, damage tolerance, appends under the lock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from aidp.log import Fold, TaskLog, encode, fold_bytes
+from aidp.model import format_ts, new_task, transition
+
+
+def task(tid: str, status: str, updated: int, **extra: object) -> dict:
+    return {
+        "id": tid,
+        "description": f"task {tid}",
+        "status": status,
+        "priority": "medium",
+        "created_at": format_ts(0),
+        "updated_at": format_ts(updated),
+        "tags": [],
+        **extra,
+    }
+
+
+def fold_of(records: list[dict]) -> Fold:
+    return fold_bytes(encode(records))
+
+
+def test_greatest_updated_at_wins_regardless_of_line_order() -> None:
+    newer = task("a", "done", 2_000_000)
+    older = task("a", "pending", 1_000_000)
+    assert fold_of([newer, older]).tasks["a"]["status"] == "done"
+    assert fold_of([older, newer]).tasks["a"]["status"] == "done"
+
+
+def test_equal_updated_at_later_line_wins() -> None:
+    first = task("a", "pending", 5)
+    second = task("a", "in_progress", 5)
+    assert fold_of([first, second]).tasks["a"]["status"] == "in_progress"
+    assert fold_of([second, first]).tasks["a"]["status"] == "pending"
+
+
+def test_offsets_are_compared_as_instants_not_strings() -> None:
+    # 12:00+09:00 is 03:00Z: earlier than 04:00Z although the string sorts later.
+    tokyo = {**task("a", "done", 0), "updated_at": "2026-11-22T12:00:00+09:00"}
+    utc = {**task("a", "pending", 0), "updated_at": "2026-11-22T04:00:00.000000Z"}
+    assert fold_of([utc, tokyo]).tasks["a"]["status"] == "pending"
+
+
+def test_typed_records_fold_apart_from_tasks() -> None:
+    todo = {"type": "todo_list", "id": "todo_list:main", "session": "main", "items": [],
+            "active": True, "paused": False, "updated_at": format_ts(1)}
+    fold = fold_of([task("a", "pending", 1), todo])
+    assert list(fold.tasks) == ["a"]
+    assert fold.typed["todo_list:main"]["session"] == "main"
+
+
+def test_unknown_keys_survive_a_transition() -> None:
+    original = {**new_task("x"), "estimate": {"hours": 3}, "assignee": "ana"}
+    updated = transition(original, "done")
+    assert updated["estimate"] == {"hours": 3}
+    assert updated["assignee"] == "ana"
+    assert updated["completed_at"] == updated["updated_at"]
+
+
+def test_writer_beats_a_lagging_clock() -> None:
+    future = {**new_task("x"), "updated_at": "2999-01-01T00:00:00.000000Z"}
+    updated = transition(future, "done")
+    assert updated["updated_at"] == "2999-01-01T00:00:00.000001Z"
+    assert fold_of([future, updated]).tasks[future["id"]]["status"] == "done"
+
+
+DAMAGE = [
+    b"{not json",
+    b'{"id": "task_1_abcdabcd", "description": "torn',
+    b"<<<<<<< HEAD",
+    b"=======",
+    b"||||||| base",
+    b">>>>>>> feature",
+    b"[1, 2, 3]",
+    b'"a string"',
+    b"\xff\xfe\x00garbage",
+    b"[" * 5000 + b"]" * 5000,
+]
+
+
+@pytest.mark.parametrize("bad", DAMAGE)
+def test_damaged_lines_are_counted_and_skipped(bad: bytes) -> None:
+    good = encode([task("a", "pending", 1), task("b", "done", 2)])
+    first, second = good.splitlines(keepends=True)
+    fold = fold_bytes(first + bad + b"\n" + b"\n   \n" + second)
+    assert set(fold.tasks) == {"a", "b"}
+    assert fold.damaged == 1  # blank lines are not damage
+
+
+def test_conflict_keeps_both_sides() -> None:
+    ours = task("a", "done", 3)
+    theirs = task("b", "pending", 2)
+    base = task("a", "pending", 1)
+    data = (
+        encode([base])
+        + b"<<<<<<< HEAD\n"
+        + encode([ours])
+        + b"=======\n"
+        + encode([theirs])
+        + b">>>>>>> other\n"
+    )
+    fold = fold_bytes(data)
+    assert fold.tasks["a"]["status"] == "done"
+    assert fold.tasks["b"]["status"] == "pending"
+    assert fold.damaged == 3
+
+
+def test_torn_last_line_gets_a_newline_before_the_next_append(log: TaskLog) -> None:
+    log.dir.mkdir()
+    log.path.write_bytes(encode([task("a", "pending", 1)]) + b'{"id": "task_9_dead')
+    log.append([task("b", "pending", 2)])
+    lines = log.path.read_bytes().split(b"\n")
+    assert lines[1] == b'{"id": "task_9_dead'
+    assert orjson.loads(lines[2])["id"] == "b"
+    fold = log.read()
+    assert set(fold.tasks) == {"a", "b"}
+    assert fold.damaged == 1
+
+
+def test_reading_creates_nothing(project: Path) -> None:
+    assert TaskLog(project).read().tasks == {}
+    assert not (project / ".aidp").exists()
+
+
+def test_first_write_creates_dir_file_and_gitignore(log: TaskLog) -> None:
+    log.append([task("a", "pending", 1)])
+    assert log.path.is_file()
+    ignore = (log.dir / ".gitignore").read_text()
+    patterns = [line for line in ignore.splitlines() if line and not line.startswith("#")]
+    assert "*.lock" in patterns and "cache/" in patterns
+    assert not any("tasklist.jsonl" in p and not p.endswith(".lock") for p in patterns)
+
+
+def test_failed_write_leaves_file_exactly_as_it_was(log: TaskLog, monkeypatch: pytest.MonkeyPatch) -> None:
+    log.append([task("a", "pending", 1)])
+    before = log.path.read_bytes()
+    real_write = os.write
+
+    def full_disk(fd: int, data: bytes) -> int:
+        real_write(fd, bytes(data)[:10])  # a partial write, then the disk is full
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full_disk)
+    from aidp.errors import StorageError
+
+    with pytest.raises(StorageError, match="no space left"):
+        log.append([task("b", "pending", 2)])
+    monkeypatch.undo()
+    assert log.path.read_bytes() == before
+
+
+def test_repair_drops_damage_keeps_backup_and_state(log: TaskLog) -> None:
+    good = encode([task("a", "pending", 1), task("a", "done", 2)])
+    original = b"garbage\n" + good + b"\n<<<<<<< HEAD\n"
+    log.dir.mkdir()
+    log.path.write_bytes(original)
+    dry = log.repair(dry_run=True)
+    assert dry.damaged_lines == [1, 5] and not dry.rewritten
+    assert log.path.read_bytes() == original
+    report = log.repair()
+    assert report.rewritten and report.backup is not None
+    assert report.backup.read_bytes() == original
+    assert log.path.read_bytes() == good
+    assert log.read().tasks["a"]["status"] == "done"
+    assert log.read().damaged == 0
+
+
+def test_compact_keeps_winners_only(log: TaskLog) -> None:
+    records = [task("a", "pending", 1), task("b", "pending", 2), task("a", "done", 3)]
+    log.append(records)
+    before = log.read()
+    report = log.compact()
+    assert report.lines_before == 3 and report.lines_after == 2
+    after = log.read()
+    assert after.tasks == before.tasks
+    assert len(log.path.read_bytes().splitlines()) == 2
+
+
+# --- properties ---------------------------------------------------------------------
+
+ids = st.sampled_from(["a", "b", "c"])
+records = st.builds(
+    lambda tid, status, ts: task(tid, status, ts),
+    ids,
+    st.sampled_from(["pending", "in_progress", "done", "abandoned"]),
+    st.integers(min_value=0, max_value=5),  # few values: many ties
+)
+
+
+def _distinct_per_key(recs: list[dict]) -> bool:
+    seen: dict[tuple[str, str], bytes] = {}
+    for r in recs:
+        key = (r["id"], r["updated_at"])
+        body = orjson.dumps(r, option=orjson.OPT_SORT_KEYS)
+        if seen.setdefault(key, body) != body:
+            return False
+    return True
+
+
+@given(st.lists(records, max_size=12), st.randoms())
+def test_fold_is_independent_of_interleaving(recs: list[dict], rnd) -> None:  # noqa: ANN001
+    """With distinct (id, updated_at) — what writers guarantee — any order folds the same."""
+    if not _distinct_per_key(recs):
+        return
+    shuffled = recs[:]
+    rnd.shuffle(shuffled)
+    assert fold_of(recs).tasks == fold_of(shuffled).tasks
+
+
+@given(st.lists(records, max_size=12))
+def test_duplicated_lines_fold_to_the_same_state(recs: list[dict]) -> None:
+    """A union merge may repeat lines: equal content folds to one."""
+    assert fold_of(recs + recs).tasks == fold_of(recs).tasks
+
+
+text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=10).filter(lambda k: k != "type"),
+                       st.recursive(st.none() | st.booleans() | st.integers(-2**53, 2**53) | text,
+                                    lambda inner: st.lists(inner, max_size=3)
+                                    | st.dictionaries(text, inner, max_size=3), max_leaves=8),
+                       max_size=6),
+       st.text(min_size=1, max_size=30))
+def test_serialise_parse_round_trip(extra: dict, tid: str) -> None:
+    record = {**extra, "id": tid, "updated_at": format_ts(7)}
+    fold = fold_bytes(encode([record]))
+    assert fold.tasks[tid] == record
+
+
+def test_eight_processes_lose_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "concurrent"
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from aidp.log import TaskLog\n"
+        "from aidp import tasks\n"
+        "log = TaskLog(Path(sys.argv[1]))\n"
+        "for i in range(15):\n"
+        "    t = tasks.add(log, f'worker {sys.argv[2]} task {i}')\n"
+        "    tasks.set_status(log, [t['id']], 'in_progress')\n"
+        "    tasks.set_status(log, [t['id']], 'done')\n"
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(root), str(n)]) for n in range(8)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    log = TaskLog(root)
+    fold = log.read()
+    assert fold.damaged == 0
+    assert len(fold.tasks) == 8 * 15
+    assert {t["status"] for t in fold.tasks.values()} == {"done"}
+    assert len(log.path.read_bytes().splitlines()) == 8 * 15 * 3
