@@ -1,0 +1,85 @@
+"""The tasklist under real git merges: conflict markers and union merges."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(repo), *args], check=check, capture_output=True, text=True)
+
+
+@pytest.fixture
+def repo(project: Path, cli) -> Path:  # noqa: ANN001
+    git(project, "init", "-q", "-b", "main")
+    git(project, "config", "user.name", "t")
+    git(project, "config", "user.email", "t@example.invalid")
+    return project
+
+
+def tasks_of(cli) -> dict[str, dict]:  # noqa: ANN001
+    result = cli("tasks", "list", "--all", "--json")
+    assert result.code == 0, result
+    return {t["id"]: t for t in json.loads(result.out)}
+
+
+def diverge(repo: Path, cli, *, union: bool) -> tuple[str, str, str]:  # noqa: ANN001
+    """Two branches that both add a task and change a shared one."""
+    if union:
+        assert cli("init").code == 0
+    shared = cli("tasks", "add", "Shared", "-q").out.strip()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    git(repo, "checkout", "-qb", "feature")
+    theirs = cli("tasks", "add", "From feature", "-q").out.strip()
+    assert cli("tasks", "done", shared).code == 0
+    git(repo, "commit", "-qam", "feature")
+    git(repo, "checkout", "-q", "main")
+    ours = cli("tasks", "add", "From main", "-q").out.strip()
+    assert cli("tasks", "start", shared).code == 0
+    git(repo, "commit", "-qam", "main")
+    return shared, ours, theirs
+
+
+def test_conflict_markers_from_a_real_merge_lose_nothing(repo: Path, cli) -> None:  # noqa: ANN001
+    shared, ours, theirs = diverge(repo, cli, union=False)
+    merged = git(repo, "merge", "feature", check=False)
+    assert merged.returncode != 0  # a real conflict, markers in the file
+    text = (repo / ".aidp" / "tasklist.jsonl").read_text()
+    assert "<<<<<<<" in text and ">>>>>>>" in text
+    result = cli("tasks", "list", "--all", "--json")
+    assert result.code == 0
+    assert "damaged lines" in result.err and "aidp tasks repair" in result.err
+    state = tasks_of(cli)
+    assert set(state) == {shared, ours, theirs}
+    # main's "start" was written after feature's "done": the later change wins the fold.
+    assert state[shared]["status"] == "in_progress"
+    # writes keep working, and repair leaves the same state without damage
+    assert cli("tasks", "done", ours).code == 0
+    assert cli("tasks", "repair").code == 0
+    after = cli("tasks", "list", "--all", "--json")
+    assert after.err == "" and len(json.loads(after.out)) == 3
+
+
+def test_union_merge_has_no_conflict_and_every_clone_agrees(repo: Path, cli, tmp_path: Path,
+                                                            monkeypatch) -> None:  # noqa: ANN001
+    shared, ours, theirs = diverge(repo, cli, union=True)
+    assert git(repo, "merge", "-q", "--no-edit", "feature").returncode == 0
+    text = (repo / ".aidp" / "tasklist.jsonl").read_text()
+    assert "<<<<<<<" not in text
+    merged_here = tasks_of(cli)
+    assert set(merged_here) == {shared, ours, theirs}
+    assert merged_here[shared]["status"] == "in_progress"  # main's start came last
+
+    # The other direction: a clone on feature merging main agrees on every task.
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "-b", "feature", str(repo), str(clone)], check=True)
+    git(clone, "config", "user.name", "t")
+    git(clone, "config", "user.email", "t@example.invalid")
+    git(clone, "merge", "-q", "--no-edit", "origin/main~1")  # main before the merge commit
+    monkeypatch.setenv("AIDP_DIR", str(clone))
+    assert tasks_of(cli) == merged_here
