@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
-from aidp.log import Fold, TaskLog
+from aidp.log import Fold, TaskLog, dumps
 from aidp.model import (
     OPEN_STATUSES,
     PRIORITY_RANK,
     STATUSES,
-    TASK_ID_RE,
     Record,
     new_task,
-    now_micros,
     transition,
     ts_of,
     validate_reason,
@@ -122,7 +120,6 @@ class Query:
     created_before: int | None = None  # µs, exclusive
     sort: str = "created"
     limit: int | None = None
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 def sort_key(sort: str):  # noqa: ANN201 - a key function for sorted()
@@ -161,7 +158,7 @@ def query(tasks: Iterable[Record], q: Query) -> list[Record]:
     return found[: q.limit] if q.limit is not None else found
 
 
-def stats(tasks: Iterable[Record], *, now: int | None = None) -> dict[str, object]:
+def stats(tasks: Iterable[Record]) -> dict[str, object]:
     """Counts by status, plus by priority among open tasks and the oldest open task."""
     counts = dict.fromkeys(STATUSES, 0)
     open_by_priority = {"high": 0, "medium": 0, "low": 0}
@@ -203,8 +200,6 @@ def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
     tid = resolve_id(fold.tasks, ref)
     states: list[tuple[tuple[int, int], Record]] = []
     seen: set[bytes] = set()
-    from aidp.log import dumps
-
     for number, _raw, record in log.scan():
         if record is None or "type" in record or record.get("id") != tid:
             continue
@@ -226,10 +221,3 @@ def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
         previous = record
     return entries
 
-
-def looks_like_id(text: str) -> bool:
-    return bool(TASK_ID_RE.fullmatch(text))
-
-
-def now() -> int:
-    return now_micros()

@@ -10,7 +10,7 @@ from aidp import render
 from aidp import tasks as core
 from aidp.cli.common import JSON_HELP, env
 from aidp.errors import ExitCode, InvalidInput
-from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority, validate_status
+from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority
 
 app = typer.Typer(
     help="The persistent backlog: tasks filed by people or agents.",
@@ -346,6 +346,3 @@ def compact(
         f"Backup: {report.backup}"
     )
 
-
-def parse_status(value: str) -> str:
-    return validate_status(value)
