@@ -55,9 +55,10 @@ def _global(
 
 
 def _register() -> None:
-    from aidp.cli import init, tasks
+    from aidp.cli import init, tasks, todo
 
     app.add_typer(tasks.app, name="tasks")
+    app.add_typer(todo.app, name="todo")
     app.command("init")(init.init)
 
 

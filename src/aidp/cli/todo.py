@@ -1,0 +1,314 @@
+"""`aidp todo …`: the session's TODO list (the agent's working plan)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Optional
+
+import typer
+
+from aidp import render
+from aidp import todos as core
+from aidp.cli.common import JSON_HELP, Env, env
+from aidp.errors import InvalidInput
+
+app = typer.Typer(
+    help="The session TODO list: the agent's ordered working plan, with checklists.",
+    no_args_is_help=True,
+)
+
+SESSION_HELP = "Work on this session's list (overrides the global --session and AIDP_SESSION)."
+POS_HELP = "N, last, N.M or N.last (1-based)."
+# Positions like -1 must reach our own error message (which lists the accepted forms)
+# instead of click's "No such option".
+POSITIONAL = {"ignore_unknown_options": True}
+
+
+@app.callback()
+def _group(
+    ctx: typer.Context,
+    session: Optional[str] = typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP),
+) -> None:
+    """The session TODO list: the agent's ordered working plan, with checklists."""
+    if session:
+        env(ctx).session = session
+
+
+def _session_opt() -> typer.models.OptionInfo:
+    return typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP)
+
+
+def _paint() -> render.Painter:
+    return render.Painter(render.color_enabled())
+
+
+def _label(todo: core.TodoList, target: core.Target) -> str:
+    item = todo.visible[target.item]
+    if target.subtask is None:
+        return f"{target.label()}: {render.inert(item['content'])}"
+    return f"{target.label()}: {render.inert(item['subtasks'][target.subtask]['content'])}"
+
+
+def _apply(e: Env, session: str, fn: Callable[[core.TodoList], core.TodoList | None]) -> core.Edit:
+    """Check the change against what is on disk before taking the write lock (so a bad
+    position creates nothing), then make it under the lock against the newest state."""
+    fn(core.current(e.read(), session))
+    return core.edit(e.log, session, fn)
+
+
+def _emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
+    if as_json:
+        render.write_bytes(render.json_bytes(core.show_json(todo)))
+    else:
+        render.write_text(message)
+
+
+def _remaining(todo: core.TodoList) -> str:
+    items = todo.visible
+    left = [(n, i) for n, i in enumerate(items, start=1) if core.derived_status(i) != "completed"]
+    if not left:
+        return f"All {len(items)} item{'s' if len(items) != 1 else ''} completed"
+    shown = ", ".join(f"{n} {render.inert(i['content'])}" for n, i in left[:3])
+    more = f", … ({len(left) - 3} more)" if len(left) > 3 else ""
+    return f"{len(left)} of {len(items)} remaining: {shown}{more}"
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """The list exactly as the agent sees it in `aidp run`."""
+    e = env(ctx)
+    todo = core.current(e.read(), e.session_name(session))
+    if as_json:
+        render.write_bytes(render.json_bytes(core.show_json(todo)))
+    else:
+        render.write_text(core.render_show(todo))
+
+
+def _split_add(args: list[str]) -> tuple[str, str]:
+    if len(args) == 1:
+        return core.LAST, args[0]
+    if len(args) == 2:
+        return args[0], args[1]
+    raise InvalidInput(
+        f"Too many arguments ({len(args)}): give [POS] DESCRIPTION and quote a description "
+        'of several words, e.g. aidp todo add 2 "Write the tests"'
+    )
+
+
+@app.command(context_settings=POSITIONAL)
+def add(
+    ctx: typer.Context,
+    args: list[str] = typer.Argument(
+        ..., metavar="[POS] DESCRIPTION",
+        help="Where (default last; N.M or N.last adds a subtask) and what (quoted, 1–200 characters).",
+    ),
+    priority: Optional[str] = typer.Option(
+        None, "--priority", "-p", help="high, medium (default) or low; items only."
+    ),
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Insert an item or subtask at POS (default: last); the list becomes active."""
+    e = env(ctx)
+    position, description = _split_add(args)
+    name = e.session_name(session)
+    placed: list[core.Target] = []
+
+    def fn(todo: core.TodoList) -> core.TodoList:
+        after, target = core.add(todo, position, description, priority=priority)
+        placed[:] = [target]
+        return after
+
+    done = _apply(e, name, fn)
+    target = placed[-1]
+    fresh = " (a new list: the previous one was cleared)" if done.before.items and not done.before.active else ""
+    _emit(done.after, f"{_paint()('✓', 'green')} Added {_label(done.after, target)}{fresh}", as_json=as_json)
+
+
+@app.command(context_settings=POSITIONAL)
+def delete(
+    ctx: typer.Context,
+    position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Remove an item (with its subtasks) or a subtask."""
+    e = env(ctx)
+    name = e.session_name(session)
+    gone: list[tuple[core.Target, dict]] = []
+
+    def fn(todo: core.TodoList) -> core.TodoList:
+        after, target, item = core.delete(todo, position)
+        gone[:] = [(target, item)]
+        return after
+
+    done = _apply(e, name, fn)
+    target, item = gone[-1]
+    subs = len(item.get("subtasks") or [])
+    extra = f" (and its {subs} subtask{'s' if subs != 1 else ''})" if subs else ""
+    _emit(
+        done.after,
+        f"{_paint()('✓', 'green')} Deleted {target.label()}: {render.inert(item['content'])}{extra}",
+        as_json=as_json,
+    )
+
+
+@app.command(context_settings=POSITIONAL)
+def tick(
+    ctx: typer.Context,
+    position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Toggle an item without a checklist, or a subtask, completed ↔ not completed."""
+    e = env(ctx)
+    name = e.session_name(session)
+    hit: list[core.Target] = []
+
+    def fn(todo: core.TodoList) -> core.TodoList:
+        after, target = core.tick(todo, position)
+        hit[:] = [target]
+        return after
+
+    done = _apply(e, name, fn)
+    if as_json:
+        _emit(done.after, "", as_json=True)
+        return
+    render.write_text(_tick_message(done, hit[-1]))
+
+
+def _tick_message(done: core.Edit, target: core.Target) -> str:
+    paint = _paint()
+    todo = done.after
+    item = todo.visible[target.item]
+    n = target.item + 1
+    if target.subtask is None:
+        if item["status"] == "completed":
+            return f"{paint('✓', 'green')} Ticked {_label(todo, target)}\n{_remaining(todo)}"
+        return f"↺ Unticked {_label(todo, target)} (pending again)\n{_remaining(todo)}"
+    finished, total = core.progress(item)
+    sub = item["subtasks"][target.subtask]
+    if sub["status"] != "completed":
+        return f"↺ Unticked {_label(todo, target)} ({finished}/{total})\n{_remaining(todo)}"
+    lines = [f"{paint('✓', 'green')} Ticked {_label(todo, target)} ({finished}/{total})"]
+    if finished == total:
+        lines.append(f"Item {n} is now done: {render.inert(item['content'])}")
+        lines.append(_remaining(todo))
+    else:
+        left = [
+            f"{n}.{m} {render.inert(s['content'])}"
+            for m, s in enumerate(item["subtasks"], start=1)
+            if s["status"] != "completed"
+        ]
+        lines.append(f"Remaining in {n}: " + ", ".join(left))
+    return "\n".join(lines)
+
+
+@app.command(context_settings=POSITIONAL)
+def start(
+    ctx: typer.Context,
+    position: str = typer.Argument(..., metavar="POS", help="N or last: an item without a checklist."),
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Mark an item in_progress."""
+    e = env(ctx)
+    name = e.session_name(session)
+    hit: list[core.Target] = []
+
+    def fn(todo: core.TodoList) -> core.TodoList:
+        after, target = core.start(todo, position)
+        hit[:] = [target]
+        return after
+
+    done = _apply(e, name, fn)
+    label = _label(done.after, hit[-1])
+    if done.written:
+        message = f"{_paint()('✓', 'green')} Started {label}"
+    else:
+        message = f"Already in_progress, nothing changed: {label}"
+    _emit(done.after, message, as_json=as_json)
+
+
+@app.command()
+def clear(
+    ctx: typer.Context,
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Empty the active list; its contents stay in the file and in `todo list` as history."""
+    e = env(ctx)
+    name = e.session_name(session)
+    done = _apply(e, name, core.clear)
+    if not done.written:
+        _emit(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json)
+        return
+    count = len(done.before.items)
+    _emit(
+        done.after,
+        f"{_paint()('✓', 'green')} Cleared {count} item{'s' if count != 1 else ''} of session "
+        f"{render.inert(name)} (kept as history: 'aidp todo load' brings them back)",
+        as_json=as_json,
+    )
+
+
+@app.command()
+def pause(
+    ctx: typer.Context,
+    reason: list[str] = typer.Argument(..., metavar="REASON", help="Why the agent is blocked."),
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """The agent is blocked: `aidp run` will not push it to continue until the next prompt."""
+    e = env(ctx)
+    text = " ".join(reason)
+    done = _apply(e, e.session_name(session), lambda todo: core.pause(todo, text))
+    _emit(done.after, f"⏸ Paused: {render.inert(done.after.pause_reason)}", as_json=as_json)
+
+
+@app.command("list")
+def list_(
+    ctx: typer.Context,
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Every session's list: the current one first, then by last change, newest first."""
+    from aidp.model import now_micros
+
+    e = env(ctx)
+    name = e.session_name(session)
+    found = core.summaries(e.read(), name)
+    if as_json:
+        render.write_bytes(render.json_bytes([s.to_json() for s in found]))
+    else:
+        render.write_text(core.render_list(found, now_micros(), current_session=name))
+
+
+@app.command()
+def load(
+    ctx: typer.Context,
+    source: str = typer.Argument(..., metavar="SESSION|N", help="A session name, or a number from `todo list`."),
+    session: Optional[str] = _session_opt(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Copy a saved list into the current session and make it active."""
+    e = env(ctx)
+    name = e.session_name(session)
+    chosen = core.pick_source(e.read(), source, name)
+    done = core.edit(e.log, name, lambda todo: core.load(todo, chosen))
+    count = len(done.after.items)
+    what = f"{count} item{'s' if count != 1 else ''}"
+    if not done.written:
+        message = f"Session {render.inert(name)} already has this list active; nothing changed"
+    elif chosen.session == name:
+        message = f"{_paint()('✓', 'green')} Restored {what} of session {render.inert(name)}"
+    else:
+        message = (
+            f"{_paint()('✓', 'green')} Loaded {what} from session {render.inert(chosen.session)} "
+            f"into session {render.inert(name)}"
+        )
+    _emit(done.after, message, as_json=as_json)
