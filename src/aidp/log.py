@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -98,6 +99,26 @@ class Fold:
             self.ends_with_newline = True
 
 
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+# Task keys whose value must be a string when present; a task line that breaks this
+# (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
+# line: skipped, counted and removed by repair, never handed to code that expects text.
+_TEXT_KEYS = (
+    "description",
+    "status",
+    "priority",
+    "created_at",
+    "updated_at",
+    "session",
+    "discovered_during",
+    "started_at",
+    "completed_at",
+    "abandoned_at",
+    "abandoned_reason",
+)
+
+
 def parse_line(raw: bytes) -> Record | None:
     """The JSON object on this line, or None for blank lines and damage."""
     if not raw or raw.isspace():
@@ -106,7 +127,23 @@ def parse_line(raw: bytes) -> Record | None:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if "type" not in value and not _well_typed_task(value):
+        return None
+    return value
+
+
+def _well_typed_task(record: Record) -> bool:
+    rid = record.get("id")
+    if not isinstance(rid, str) or not rid or _CONTROL_RE.search(rid):
+        return False  # an id is printed bare (--format ids) and typed back in shells
+    for key in _TEXT_KEYS:
+        value = record.get(key)
+        if value is not None and not isinstance(value, str):
+            return False
+    tags = record.get("tags")
+    return tags is None or (isinstance(tags, list) and all(isinstance(t, str) for t in tags))
 
 
 def fold_bytes(data: bytes) -> Fold:

@@ -122,7 +122,7 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str)
 
 def task_detail(task: Record, now: int, *, paint: Painter) -> str:
     lines = [paint(inert(task.get("description", "")), "bold")]
-    width = max(len(k) for k in task)
+    width = max(len(inert(k)) for k in task)
     for key, value in task.items():
         if key == "description":
             continue
@@ -134,7 +134,7 @@ def task_detail(task: Record, now: int, *, paint: Painter) -> str:
             shown = inert(value)
         if key == "created_at":
             shown += f" ({age(ts_of(task, 'created_at'), now)})"
-        lines.append(f"  {paint(key.ljust(width), 'dim')}  {shown}")
+        lines.append(f"  {paint(inert(key).ljust(width), 'dim')}  {shown}")
     return "\n".join(lines)
 
 

@@ -97,7 +97,11 @@ def _hint(exc: Exception) -> str | None:
 
 
 def _error(message: str, *, hint: str | None = None) -> None:
-    line = " ".join(message.split())  # one line, whatever the message held
+    from aidp.render import inert
+
+    # One line, whatever the message held, and inert: it may quote user input such as
+    # an unknown id, which must never put an escape sequence on the terminal.
+    line = inert(" ".join(message.split()))
     sys.stderr.write(f"Error: {line}" + (f" ({hint})" if hint else "") + "\n")
 
 

@@ -38,10 +38,13 @@ class Env:
 
     def warn_damage(self, fold: Fold) -> None:
         if fold.damaged and not self.warned:
+            from aidp.render import inert
+
             self.warned = True
             lines = "line" if fold.damaged == 1 else "lines"
+            where = inert(str(self.log.path))
             sys.stderr.write(
-                f"Warning: skipped {fold.damaged} damaged {lines} in {self.log.path}; "
+                f"Warning: skipped {fold.damaged} damaged {lines} in {where}; "
                 "run 'aidp tasks repair' to remove them\n"
             )
 

@@ -8,6 +8,7 @@ import typer
 
 from aidp.cli.common import env, info
 from aidp.errors import StorageError
+from aidp.render import inert
 
 ATTRIBUTE = ".aidp/tasklist.jsonl merge=union"
 
@@ -30,7 +31,7 @@ def init(ctx: typer.Context) -> None:
                 handle.write(f"{prefix}{ATTRIBUTE}\n")
     except OSError as exc:
         raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
-    typer.echo(f"Initialised {log.path}")
+    typer.echo(f"Initialised {inert(str(log.path))}")
     if _git_ignored(e.root, log.path):
         info(
             "Warning: .aidp/tasklist.jsonl is ignored by git; it is meant to be committed. "

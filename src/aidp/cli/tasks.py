@@ -315,9 +315,8 @@ def repair(
     if dry_run:
         render.write_text(f"Would remove {found}; {report.lines_after} lines would stay")
     else:
-        render.write_text(
-            f"Removed {found}; {report.lines_after} lines kept. Backup: {report.backup}"
-        )
+        backup = render.inert(str(report.backup))
+        render.write_text(f"Removed {found}; {report.lines_after} lines kept. Backup: {backup}")
 
 
 @app.command()
@@ -343,6 +342,6 @@ def compact(
     dropped = f", {report.damaged} damaged dropped" if report.damaged else ""
     render.write_text(
         f"Compacted {report.lines_before} lines to {report.lines_after}{dropped}. "
-        f"Backup: {report.backup}"
+        f"Backup: {render.inert(str(report.backup))}"
     )
 

@@ -1,0 +1,344 @@
+"""Hostile input: text from people, agents and foreign tools is data, never code.
+
+Escape sequences, markup, control characters, huge strings and path separators are
+either rejected with a one-line error and a documented exit code, or stored as data
+and shown inert; they never reach the terminal raw, never name a file, never run.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from pathlib import Path
+
+import orjson
+import pytest
+
+from aidp.log import TaskLog
+from aidp.model import format_ts, now_micros
+
+ESC_SEQUENCES = [
+    "\x1b[31mred\x1b[0m",
+    "\x1b]8;;https://evil.example/\x1b\\click me\x1b]8;;\x1b\\",  # OSC 8 hyperlink
+    "\x1b]0;pwned title\x07",  # set the window title
+    "\x9b31mC1 CSI",
+    "bell\x07",
+    "carriage\rreturn",
+    "back\x08\x08space",
+    "nul\x00byte",
+    "new\nline",
+    "tab\there",
+    "del\x7f",
+]
+MARKUP = [
+    "[bold]loud[/bold]",
+    "[link=https://evil.example]click[/link]",
+    "[red",
+    "[/]",
+    "\\[escaped]",
+]
+SHELLISH = ["$(touch pwned)", "`touch pwned`", "; touch pwned", "| touch pwned", "../../etc/passwd"]
+
+# Anything but newline (and tab in help text) among C0 controls, DEL and C1 controls.
+_RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def assert_inert(*texts: str) -> None:
+    for text in texts:
+        found = _RAW_CONTROL.search(text)
+        assert found is None, f"raw control character {found.group()!r} in output: {text!r}"
+
+
+def assert_one_line_error(result, code: int) -> None:  # noqa: ANN001 - conftest.Result
+    assert result.code == code, result
+    assert result.out == "", result
+    lines = result.err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result
+    assert "Traceback" not in result.err
+    assert_inert(result.err)
+
+
+def tasklist(project: Path) -> Path:
+    return project / ".aidp" / "tasklist.jsonl"
+
+
+def snapshot(project: Path) -> bytes | None:
+    path = tasklist(project)
+    return path.read_bytes() if path.exists() else None
+
+
+def files_under(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*")}
+
+
+# --- rejected input -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ESC_SEQUENCES)
+def test_description_with_control_characters_is_rejected(cli, project: Path, text: str) -> None:
+    cli("tasks", "add", "a first task")
+    before = snapshot(project)
+    result = cli("tasks", "add", text)
+    if text.strip() != text.replace("\t", " ").strip() or "\t" in text:
+        pass  # tabs are control characters too: rejected like the others
+    assert_one_line_error(result, 2)
+    assert "description" in result.err and "control characters" in result.err
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("text", ESC_SEQUENCES)
+def test_tag_with_control_characters_is_rejected(cli, project: Path, text: str) -> None:
+    result = cli("tasks", "add", "fine", "-t", text)
+    assert_one_line_error(result, 2)
+    assert "tag" in result.err.lower()
+    assert snapshot(project) is None
+
+
+@pytest.mark.parametrize("text", ESC_SEQUENCES)
+def test_reason_with_control_characters_is_rejected(cli, project: Path, text: str) -> None:
+    tid = cli("tasks", "add", "-q", "fine").out.strip()
+    before = snapshot(project)
+    result = cli("tasks", "abandon", tid, text)
+    assert_one_line_error(result, 2)
+    assert "reason" in result.err
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (["tasks", "add", "x" * 201], "description"),
+        (["tasks", "add", "x" * 1_000_000], "description"),
+        (["tasks", "add", "   "], "description"),
+        (["tasks", "add", "ok", "-t", "t" * 65], "tag"),
+        (["tasks", "add", "ok", "-t", "two words"], "tag"),
+        (["tasks", "add", "ok", "-t", "a,b"], "tag"),
+        (["tasks", "add", "ok", "-p", "urgent"], "priority"),
+    ],
+)
+def test_oversized_or_malformed_values_are_rejected(cli, project: Path, args, what) -> None:
+    result = cli(*args)
+    assert_one_line_error(result, 2)
+    assert what in result.err.lower()
+    assert len(result.err) < 400  # the message quotes nothing huge
+    assert snapshot(project) is None
+
+
+def test_overlong_reason_is_rejected(cli, project: Path) -> None:
+    tid = cli("tasks", "add", "-q", "fine").out.strip()
+    before = snapshot(project)
+    result = cli("tasks", "abandon", tid, "r" * 1001)
+    assert_one_line_error(result, 2)
+    assert snapshot(project) == before
+
+
+# --- every bad argument: one line, a documented exit code, nothing changed -------------
+
+BAD_USAGE = [
+    ["tasks", "frobnicate"],
+    ["--no-such-option", "tasks", "list"],
+    ["tasks", "list", "--no-such-option"],
+    ["tasks", "list", "bogus-status"],
+    ["tasks", "list", "--status", "\x1b[31m"],
+    ["tasks", "list", "--format", "xml"],
+    ["tasks", "list", "--format", "\x1b]0;t\x07"],
+    ["tasks", "list", "--limit", "-1"],
+    ["tasks", "list", "--limit", "many"],
+    ["tasks", "list", "--sort", "size"],
+    ["tasks", "list", "--priority", "urgent"],
+    ["tasks", "list", "--since", "the day before the flood"],
+    ["tasks", "list", "--older-than", "5 fortnights"],
+    ["tasks", "list", "--older-than", "\x1b[31m7d"],
+    ["tasks", "done"],
+    ["tasks", "show"],
+    ["tasks", "add"],
+    ["tasks", "\x1b]0;title\x07"],
+    ["--\x1b[31m"],
+]
+
+
+@pytest.mark.parametrize("args", BAD_USAGE, ids=lambda a: repr(" ".join(a)))
+def test_bad_usage_exits_2_with_one_line(cli, project: Path, args: list[str]) -> None:
+    cli("tasks", "add", "keep me")
+    before = snapshot(project)
+    result = cli(*args)
+    assert_one_line_error(result, 2)
+    assert snapshot(project) == before
+
+
+NOT_FOUND = [
+    ["tasks", "show", "deadbeef"],
+    ["tasks", "show", "abc"],  # shorter than the 4-character minimum
+    ["tasks", "show", "\x1b[31mdead"],
+    ["tasks", "show", "\x1b]8;;https://evil.example/\x1b\\x\x1b]8;;\x1b\\"],
+    ["tasks", "done", "deadbeef"],
+    ["tasks", "start", "../../etc/passwd"],
+    ["tasks", "abandon", "$(touch pwned)", "why"],
+    ["tasks", "reopen", "[bold]x[/bold]"],
+    ["tasks", "history", "\x9b31m"],
+]
+
+
+@pytest.mark.parametrize("args", NOT_FOUND, ids=lambda a: repr(" ".join(a)))
+def test_unknown_ids_exit_1_with_an_inert_one_line_error(cli, project: Path, args) -> None:
+    cli("tasks", "add", "keep me")
+    before = snapshot(project)
+    result = cli(*args)
+    assert_one_line_error(result, 1)
+    assert "not found" in result.err.lower()
+    assert snapshot(project) == before
+    assert not (project / "pwned").exists()
+
+
+def test_ambiguous_id_exits_1_and_changes_nothing(cli, project: Path, log: TaskLog) -> None:
+    stamp = format_ts(now_micros())
+    log.append([
+        {"id": f"task_1_abcd{n:04d}", "description": f"t{n}", "status": "pending",
+         "priority": "medium", "created_at": stamp, "updated_at": stamp, "tags": []}
+        for n in range(2)
+    ])
+    before = snapshot(project)
+    result = cli("tasks", "done", "abcd")
+    assert_one_line_error(result, 1)
+    assert "task_1_abcd0000" in result.err and "task_1_abcd0001" in result.err
+    assert snapshot(project) == before
+
+
+# --- stored as data, shown inert ----------------------------------------------------
+
+
+@pytest.mark.parametrize("text", MARKUP + SHELLISH)
+def test_markup_and_shell_text_is_stored_and_shown_literally(cli, project: Path, text: str) -> None:
+    added = cli("tasks", "add", "--json", text, "-t", text.replace(" ", "_"))
+    assert added.code == 0, added
+    task = orjson.loads(added.out)
+    assert task["description"] == text
+    assert cli("tasks", "show", "--json", task["id"]).out == added.out
+    for args in (["tasks", "list"], ["tasks", "show", task["id"]],
+                 ["tasks", "list", "--format", "markdown"]):
+        shown = cli(*args)
+        assert shown.code == 0 and text in shown.out.replace("\\|", "|"), shown
+    assert not (project / "pwned").exists()
+    assert not Path("/etc/passwd.aidp").exists()
+
+
+def test_session_names_are_data_not_paths(cli, project: Path, tmp_path: Path) -> None:
+    outside = files_under(tmp_path) - files_under(project)
+    for session in ["../../etc/passwd", "/tmp/evil", "..", "a/b\\c", "[bold]s[/bold]"]:
+        result = cli("--session", session, "tasks", "add", "--json", "from a hostile session")
+        assert result.code == 0, result
+        assert orjson.loads(result.out)["session"] == session
+        listed = cli("tasks", "list", "--session", session, "--format", "ids")
+        assert listed.out.strip() == orjson.loads(result.out)["id"]
+    created = {p.relative_to(project) for p in files_under(project)}
+    assert all(p.parts[0] == ".aidp" for p in created), created
+    assert files_under(tmp_path) - files_under(project) == outside
+
+
+def _hostile_record(tid: str, text: str) -> dict:
+    stamp = format_ts(now_micros())
+    return {
+        "id": tid,
+        "description": f"desc {text}",
+        "status": "abandoned",
+        "priority": "high",
+        "created_at": stamp,
+        "updated_at": stamp,
+        "session": f"session {text}",
+        "discovered_during": f"during {text}",
+        "abandoned_at": stamp,
+        "abandoned_reason": f"reason {text}",
+        "tags": [f"tag{text}"],
+        f"key {text}": f"value {text}",  # an unknown key from a foreign tool
+        "nested": {"x": text},
+    }
+
+
+def hostile_file(log: TaskLog) -> list[str]:
+    """A tasklist written by a foreign tool that stored escape sequences as data."""
+    records = [_hostile_record(f"task_1_{n:08x}", text)
+               for n, text in enumerate(ESC_SEQUENCES + MARKUP)]
+    log.append(records)
+    return [r["id"] for r in records]
+
+
+HUMAN_READS = [
+    ["tasks", "list", "--all"],
+    ["tasks", "list", "--all", "--format", "markdown"],
+    ["tasks", "list", "--all", "--sort", "priority"],
+    ["tasks", "stats"],
+]
+
+
+def test_stored_escapes_are_displayed_inert(cli, log: TaskLog) -> None:
+    ids = hostile_file(log)
+    runs = [cli(*args) for args in HUMAN_READS]
+    for tid in ids:
+        runs.append(cli("tasks", "show", tid))
+        runs.append(cli("tasks", "history", tid))
+    runs.append(cli("tasks", "reopen", ids[0]))
+    runs.append(cli("tasks", "start", ids[1]))
+    runs.append(cli("tasks", "done", ids[2]))
+    runs.append(cli("tasks", "history", ids[0]))
+    for result in runs:
+        assert result.code == 0, result
+        assert_inert(result.out, result.err)
+    # the data itself is kept exactly: JSON carries it escaped, never raw
+    shown = cli("tasks", "show", "--json", ids[0])
+    assert orjson.loads(shown.out)["description"] == "desc " + ESC_SEQUENCES[0]
+    assert "\x1b" not in shown.out
+
+
+def test_machine_formats_escape_stored_control_characters(cli, log: TaskLog) -> None:
+    hostile_file(log)
+    for fmt in ("json", "jsonl"):
+        result = cli("tasks", "list", "--all", "--format", fmt)
+        assert result.code == 0
+        assert "\x1b" not in result.out and not re.search(r"[\x00-\x09\x0b-\x1f]", result.out)
+
+
+def test_ill_typed_records_are_damage_not_a_crash(cli, project: Path, log: TaskLog) -> None:
+    """A line that parses but breaks the record's types (a foreign tool, a hand edit)
+    is skipped and counted like any damage; it never reaches code expecting text."""
+    stamp = format_ts(now_micros())
+    good = {"id": "task_1_00000001", "description": "fine", "status": "pending",
+            "priority": "medium", "created_at": stamp, "updated_at": stamp, "tags": []}
+    bad = [
+        {**good, "id": "task_1_0000000a", "status": ["pending"]},
+        {**good, "id": "task_1_0000000b", "description": 5},
+        {**good, "id": "task_1_0000000c", "priority": {"high": 1}},
+        {**good, "id": "task_1_0000000d", "tags": "one,two"},
+        {**good, "id": "task_1_0000000e", "tags": [1, None]},
+        {**good, "id": "task_1_0000000f", "updated_at": 12},
+        {**good, "id": "task_1_\x1b[31m"},
+        {**good, "id": 7},
+    ]
+    log.append([good, *bad])
+    for args in [*HUMAN_READS, ["tasks", "list", "--all", "--json"], ["tasks", "show", "task_1_00000001"],
+                 ["tasks", "list", "--all", "--format", "csv"],
+                 ["tasks", "list", "--all", "--format", "ids"], ["tasks", "list", "-t", "one"]]:
+        result = cli(*args)
+        assert result.code == 0, result
+        assert f"skipped {len(bad)} damaged lines" in result.err
+        assert "aidp tasks repair" in result.err
+        assert_inert(result.out, result.err)
+    assert cli("tasks", "list", "--all", "--format", "ids").out == "task_1_00000001\n"
+    assert cli("tasks", "show", "000a").code == 1
+    repaired = cli("tasks", "repair")
+    assert repaired.code == 0, repaired
+    assert orjson.loads(tasklist(project).read_bytes()) == good
+
+
+def test_a_project_path_with_escapes_is_shown_inert(cli, tmp_path: Path) -> None:
+    root = tmp_path / "proj\x1b[31m\x1b]0;t\x07"
+    root.mkdir()
+    runs = [cli("--dir", str(root), "init"), cli("--dir", str(root), "tasks", "add", "x")]
+    with open(root / ".aidp" / "tasklist.jsonl", "ab") as handle:
+        handle.write(b"garbage\n")
+    runs += [cli("--dir", str(root), "tasks", "list"), cli("--dir", str(root), "tasks", "repair"),
+             cli("--dir", str(root), "tasks", "compact"),
+             cli("--dir", str(root), "tasks", "show", "nope")]
+    for result in runs:
+        assert_inert(result.out, result.err)
+    assert [r.code for r in runs] == [0, 0, 0, 0, 0, 1]
