@@ -315,8 +315,8 @@ class Target:
         return f"{self.item + 1}" + (f".{self.subtask + 1}" if self.subtask is not None else "")
 
 
-def _out_of_range(pos: Position, why: str, *, forms: str) -> InvalidPosition:
-    return InvalidPosition(f"Invalid position {str(pos)!r}: {why}; use {forms}")
+def _out_of_range(pos: Position, why: str) -> InvalidPosition:
+    return InvalidPosition(f"Invalid position {str(pos)!r}: {why}; use {POSITION_FORMS}")
 
 
 def _count(n: int, word: str) -> str:
@@ -332,51 +332,37 @@ def resolve(items: Sequence[dict], pos: Position, *, insert: bool) -> Target:
             index = n if pos.item == LAST else pos.item - 1
             if index > n:
                 raise _out_of_range(
-                    pos, f"the list has {_count(n, 'item')}",
-                    forms=f"N from 1 to {n + 1} ({n + 1} appends), last, N.M or N.last",
+                    pos, f"the list has {_count(n, 'item')}, so N goes from 1 to {n + 1} "
+                    f"({n + 1} appends)",
                 )
             return Target(index)
         if n == 0:
-            raise _out_of_range(pos, "there are no active TODOs", forms="add to the list first")
+            raise _out_of_range(pos, "there are no active TODOs")
         index = n - 1 if pos.item == LAST else pos.item - 1
         if index >= n:
-            raise _out_of_range(
-                pos, f"the list has {_count(n, 'item')}",
-                forms=f"N from 1 to {n}, last, N.M or N.last",
-            )
+            raise _out_of_range(pos, f"the list has {_count(n, 'item')}, so N goes from 1 to {n}")
         return Target(index)
     # A subtask: its item must exist, whatever the command.
     if n == 0:
-        raise _out_of_range(
-            pos, "there are no active TODOs, so no item to hold a subtask",
-            forms="N or last to add an item first",
-        )
+        raise _out_of_range(pos, "there are no active TODOs, so no item to hold a subtask")
     index = pos.item - 1 if pos.item != LAST else n - 1
     if index >= n:
-        raise _out_of_range(
-            pos, f"there is no item {pos.item} (the list has {_count(n, 'item')})",
-            forms=f"N.M or N.last with N from 1 to {n}",
-        )
+        raise _out_of_range(pos, f"there is no item {index + 1} (the list has {_count(n, 'item')})")
     m = len(items[index].get("subtasks") or [])
     if insert:
         sub = m if pos.subtask == LAST else pos.subtask - 1
         if sub > m:
             raise _out_of_range(
-                pos, f"item {index + 1} has {_count(m, 'subtask')}",
-                forms=f"{index + 1}.M with M from 1 to {m + 1} ({index + 1}.{m + 1} appends), "
-                f"or {index + 1}.last",
+                pos, f"item {index + 1} has {_count(m, 'subtask')}, so M goes from 1 to {m + 1} "
+                f"({index + 1}.{m + 1} appends)",
             )
         return Target(index, sub)
     if m == 0:
-        raise _out_of_range(
-            pos, f"item {index + 1} has no subtasks",
-            forms=f"{index + 1} for the item itself, or N, last, N.M, N.last",
-        )
+        raise _out_of_range(pos, f"item {index + 1} has no subtasks")
     sub = m - 1 if pos.subtask == LAST else pos.subtask - 1
     if sub >= m:
         raise _out_of_range(
-            pos, f"item {index + 1} has {_count(m, 'subtask')}",
-            forms=f"{index + 1}.M with M from 1 to {m}, or {index + 1}.last",
+            pos, f"item {index + 1} has {_count(m, 'subtask')}, so M goes from 1 to {m}"
         )
     return Target(index, sub)
 

@@ -230,7 +230,7 @@ def start(
     if done.written:
         message = f"{_paint()('✓', 'green')} Started {label}"
     else:
-        message = f"Already in_progress, nothing changed: {label}"
+        message = f"Already in_progress, nothing changed: {label}"  # e.g. "2: Docs"
     _emit(done.after, message, as_json=as_json)
 
 
