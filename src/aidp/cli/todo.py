@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from aidp import render
-from aidp import todos as core
 from aidp.cli.common import JSON_HELP, Env, env
 from aidp.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from aidp import todos as core
+
+# aidp.todos is imported inside each command: every `aidp` start registers this group,
+# and only todo commands should pay for loading it.
 
 app = typer.Typer(
     help="The session TODO list: the agent's ordered working plan, with checklists.",
@@ -52,11 +57,15 @@ def _label(todo: core.TodoList, target: core.Target) -> str:
 def _apply(e: Env, session: str, fn: Callable[[core.TodoList], core.TodoList | None]) -> core.Edit:
     """Check the change against what is on disk before taking the write lock (so a bad
     position creates nothing), then make it under the lock against the newest state."""
+    from aidp import todos as core
+
     fn(core.current(e.read(), session))
     return core.edit(e.log, session, fn)
 
 
 def _emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
+    from aidp import todos as core
+
     if as_json:
         render.write_bytes(render.json_bytes(core.show_json(todo)))
     else:
@@ -64,6 +73,8 @@ def _emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
 
 
 def _remaining(todo: core.TodoList) -> str:
+    from aidp import todos as core
+
     items = todo.visible
     left = [(n, i) for n, i in enumerate(items, start=1) if core.derived_status(i) != "completed"]
     if not left:
@@ -80,6 +91,8 @@ def show(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """The list exactly as the agent sees it in `aidp run`."""
+    from aidp import todos as core
+
     e = env(ctx)
     todo = core.current(e.read(), e.session_name(session))
     if as_json:
@@ -89,6 +102,8 @@ def show(
 
 
 def _split_add(args: list[str]) -> tuple[str, str]:
+    from aidp import todos as core
+
     if len(args) == 1:
         return core.LAST, args[0]
     if len(args) == 2:
@@ -113,6 +128,8 @@ def add(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Insert an item or subtask at POS (default: last); the list becomes active."""
+    from aidp import todos as core
+
     e = env(ctx)
     position, description = _split_add(args)
     name = e.session_name(session)
@@ -137,6 +154,8 @@ def delete(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Remove an item (with its subtasks) or a subtask."""
+    from aidp import todos as core
+
     e = env(ctx)
     name = e.session_name(session)
     gone: list[tuple[core.Target, dict]] = []
@@ -165,6 +184,8 @@ def tick(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Toggle an item without a checklist, or a subtask, completed ↔ not completed."""
+    from aidp import todos as core
+
     e = env(ctx)
     name = e.session_name(session)
     hit: list[core.Target] = []
@@ -182,6 +203,8 @@ def tick(
 
 
 def _tick_message(done: core.Edit, target: core.Target) -> str:
+    from aidp import todos as core
+
     paint = _paint()
     todo = done.after
     item = todo.visible[target.item]
@@ -216,6 +239,8 @@ def start(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Mark an item in_progress."""
+    from aidp import todos as core
+
     e = env(ctx)
     name = e.session_name(session)
     hit: list[core.Target] = []
@@ -241,6 +266,8 @@ def clear(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Empty the active list; its contents stay in the file and in `todo list` as history."""
+    from aidp import todos as core
+
     e = env(ctx)
     name = e.session_name(session)
     done = _apply(e, name, core.clear)
@@ -264,6 +291,8 @@ def pause(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """The agent is blocked: `aidp run` will not push it to continue until the next prompt."""
+    from aidp import todos as core
+
     e = env(ctx)
     text = " ".join(reason)
     done = _apply(e, e.session_name(session), lambda todo: core.pause(todo, text))
@@ -277,6 +306,8 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Every session's list: the current one first, then by last change, newest first."""
+    from aidp import todos as core
+
     from aidp.model import now_micros
 
     e = env(ctx)
@@ -296,6 +327,8 @@ def load(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Copy a saved list into the current session and make it active."""
+    from aidp import todos as core
+
     e = env(ctx)
     name = e.session_name(session)
     chosen = core.pick_source(e.read(), source, name)
