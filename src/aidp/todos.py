@@ -44,7 +44,10 @@ Index = int | Literal["last"]
 
 POSITION_FORMS = "N, last, N.M or N.last (1-based, e.g. 2, last, 1.3, 1.last)"
 # ASCII digits only: int() would also take '٣' or '1_0'.
-_POSITION_RE = re.compile(r"(?:(?P<item>[1-9][0-9]*)|(?P<last>last))(?:\.(?:(?P<sub>[1-9][0-9]*)|(?P<sublast>last)))?")
+_POSITION_RE = re.compile(
+    r"(?:(?P<item>[1-9][0-9]*)|(?P<last>last))"
+    r"(?:\.(?:(?P<sub>[1-9][0-9]*)|(?P<sublast>last)))?"
+)
 
 
 class TodoListNotFound(AidpError):
@@ -374,7 +377,9 @@ def locate(todo: TodoList, text: str, *, insert: bool = False) -> Target:
 # --- pure changes -------------------------------------------------------------------
 
 
-def add(todo: TodoList, position: str, content: str, *, priority: str | None = None) -> tuple[TodoList, Target]:
+def add(
+    todo: TodoList, position: str, content: str, *, priority: str | None = None
+) -> tuple[TodoList, Target]:
     """Insert at `position` ('last' appends). A cleared list starts afresh."""
     target = locate(todo, position, insert=True)
     text = _clean_content(content)
@@ -534,16 +539,20 @@ def set_plan(todo: TodoList, entries: list[dict]) -> TodoList:
     items: list[dict] = []
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
-            raise InvalidInput(f"Invalid plan entry {number}: expected an object with content and status")
+            raise InvalidInput(
+                f"Invalid plan entry {number}: expected an object with content and status"
+            )
         raw = entry.get("content", entry.get("step"))
         if not isinstance(raw, str):
             raise InvalidInput(f"Invalid plan entry {number}: it has no content (or step) text")
         text = _clean_content(raw)
         status_raw = entry.get("status", "pending")
-        status = _PLAN_STATUS.get(str(status_raw).strip().lower().replace("-", "_").replace(" ", "_"))
+        word = str(status_raw).strip().lower().replace("-", "_").replace(" ", "_")
+        status = _PLAN_STATUS.get(word)
         if status is None:
             raise InvalidInput(
-                f"Invalid plan entry {number} status {status_raw!r}: use one of {', '.join(ITEM_STATUSES)}"
+                f"Invalid plan entry {number} status {status_raw!r}: "
+                f"use one of {', '.join(ITEM_STATUSES)}"
             )
         before = previous.get(text)
         priority = entry.get("priority")
@@ -675,7 +684,9 @@ def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
             f"No saved TODO list for session {_inert(ref)!r}; see 'aidp todo list'"
         )
     if not todo.items:
-        raise TodoListNotFound(f"The TODO list of session {_inert(ref)!r} is empty; nothing to load")
+        raise TodoListNotFound(
+            f"The TODO list of session {_inert(ref)!r} is empty; nothing to load"
+        )
     return todo
 
 
@@ -700,7 +711,8 @@ def render_list(found: Sequence[Summary], now: int, *, current_session: str) -> 
         state = "active" if s.active else ("cleared" if s.items else "empty")
         if s.paused:
             state += ", paused"
-        head = f"{number}. {_inert(s.session)}{mark} — {state}, updated {relative_age(s.updated_at, now)}"
+        when = relative_age(s.updated_at, now)
+        head = f"{number}. {_inert(s.session)}{mark} — {state}, updated {when}"
         by_status = ", ".join(f"{s.counts[k]} {k}" for k in ITEM_STATUSES)
         lines = [head, f"   {_count(s.items, 'item')}: {by_status}"]
         if s.first is not None:

@@ -119,7 +119,8 @@ def add(
     ctx: typer.Context,
     args: list[str] = typer.Argument(
         ..., metavar="[POS] DESCRIPTION",
-        help="Where (default last; N.M or N.last adds a subtask) and what (quoted, 1–200 characters).",
+        help="Where (default last; N.M or N.last adds a subtask) and what "
+        "(quoted, 1–200 characters).",
     ),
     priority: Optional[str] = typer.Option(
         None, "--priority", "-p", help="high, medium (default) or low; items only."
@@ -142,8 +143,10 @@ def add(
 
     done = _apply(e, name, fn)
     target = placed[-1]
-    fresh = " (a new list: the previous one was cleared)" if done.before.items and not done.before.active else ""
-    _emit(done.after, f"{_paint()('✓', 'green')} Added {_label(done.after, target)}{fresh}", as_json=as_json)
+    restarted = bool(done.before.items) and not done.before.active
+    fresh = " (a new list: the previous one was cleared)" if restarted else ""
+    message = f"{_paint()('✓', 'green')} Added {_label(done.after, target)}{fresh}"
+    _emit(done.after, message, as_json=as_json)
 
 
 @app.command(context_settings=POSITIONAL)
@@ -171,7 +174,8 @@ def delete(
     extra = f" (and its {subs} subtask{'s' if subs != 1 else ''})" if subs else ""
     _emit(
         done.after,
-        f"{_paint()('✓', 'green')} Deleted {target.label()}: {render.inert(item['content'])}{extra}",
+        f"{_paint()('✓', 'green')} Deleted {target.label()}: "
+        f"{render.inert(item['content'])}{extra}",
         as_json=as_json,
     )
 
@@ -234,7 +238,9 @@ def _tick_message(done: core.Edit, target: core.Target) -> str:
 @app.command(context_settings=POSITIONAL)
 def start(
     ctx: typer.Context,
-    position: str = typer.Argument(..., metavar="POS", help="N or last: an item without a checklist."),
+    position: str = typer.Argument(
+        ..., metavar="POS", help="N or last: an item without a checklist."
+    ),
     session: Optional[str] = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
@@ -322,7 +328,9 @@ def list_(
 @app.command()
 def load(
     ctx: typer.Context,
-    source: str = typer.Argument(..., metavar="SESSION|N", help="A session name, or a number from `todo list`."),
+    source: str = typer.Argument(
+        ..., metavar="SESSION|N", help="A session name, or a number from `todo list`."
+    ),
     session: Optional[str] = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
