@@ -56,10 +56,12 @@ def _global(
 
 def _register() -> None:
     from aidp.cli import init, tasks, todo
+    from aidp.cli import run as run_cli
 
     app.add_typer(tasks.app, name="tasks")
     app.add_typer(todo.app, name="todo")
     app.command("init")(init.init)
+    app.command("run")(run_cli.run)
 
 
 _register()

@@ -1,0 +1,10 @@
+"""`aidp run`: the agent loop. Imported only when `run` executes (start-up speed).
+
+    presets.py    which agent, its command line, how the prompt reaches it
+    process.py    the agent process: own process group, live lines, timeout, Ctrl-C
+    events.py     reading its output: plain text, or JSON events (Claude Code, Codex, …)
+    progress.py   did a turn make progress: TODO list, backlog, git work tree
+    prompt.py     the prompt and the continuation prompt
+    transcript.py the run's record under .aidp/runs/
+    loop.py       turns, signals, plans and the continuation policy
+"""

@@ -1,0 +1,346 @@
+"""The loop of `aidp run`: turns, signals, the agent's plan, and the continuation policy.
+
+A *turn* starts with a user prompt (or a resume) and is one or more agent
+invocations. After each invocation the loop looks at what happened:
+
+- the agent failed or ran out of time → the turn ends with its exit code (or 124);
+- the TODO list is paused → the turn ends (a pause is not progress);
+- the turn made progress (a tool call was seen, the TODO list, the backlog or the
+  work tree changed) → the turn ends;
+- otherwise, while TODO items are open, it sends a continuation prompt whose first
+  line is `You have an active task: <content>`, at most `max_continuations` times.
+
+Nothing here prints: everything shown goes through the `emit` callback as a Message,
+and the agent's text stays data — signals are parsed from it, nothing is run.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aidp import signals, todos
+from aidp import tasks as backlog
+from aidp.agent import events, process, progress
+from aidp.agent import prompt as prompts
+from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
+from aidp.agent.transcript import Transcript
+from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
+from aidp.log import Fold, TaskLog
+from aidp.model import OPEN_STATUSES, now_micros, validate_tag
+
+START_BACKLOG = 5  # pending tasks listed when a run starts
+# The grammar's own placeholders, as the prompt shows them: an agent quoting its
+# instructions files nothing.
+PLACEHOLDER_DESCRIPTION, PLACEHOLDER_ID, PLACEHOLDER_REASON = "DESCRIPTION", "ID", "REASON"
+
+
+@dataclass
+class Message:
+    """One thing to show. kind: agent (the agent's text), agent_err (its stderr), tool
+    (a tool-call note), filed (a signal applied), info, notice (from the agent's CLI
+    about itself), continuation, warning."""
+
+    kind: str
+    text: str
+
+
+Emit = Callable[[Message], None]
+
+
+@dataclass
+class TurnResult:
+    exit_code: int
+    invocations: int = 0
+    ended: str = ""  # why the turn ended, for people and tests
+
+
+@dataclass
+class Invocation:
+    finished: process.Finished
+    changes: list[str]
+    after: progress.Snapshot
+
+
+@dataclass
+class Loop:
+    log: TaskLog
+    root: Path
+    session: str
+    agent: AgentSpec
+    emit: Emit
+    max_continuations: int = 3
+    timeout: float | None = None
+    iteration: int = 0
+    filed: dict[str, str] = field(default_factory=dict)  # normalised description → id
+    transcript: Transcript | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    _last_plan: list[dict] | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_continuations < 0:
+            raise InvalidInput(
+                f"Invalid --max-continuations {self.max_continuations}: use a whole number ≥ 0"
+            )
+        if self.timeout is not None and not self.timeout > 0:
+            raise InvalidInput(f"Invalid --timeout {self.timeout:g}: use a number of seconds > 0")
+        self.env = child_env(self.root, self.session)
+        check_startable(self.agent, cwd=self.root, env=self.env)
+
+    # --- the public surface ---------------------------------------------------------
+
+    def user_turn(self, user_prompt: str) -> TurnResult:
+        """A user prompt: counter to 0, pause lifted, a completed list cleared."""
+        todos.change(self.log, self.session, todos.on_user_prompt)
+        fold = self.log.read()
+        todo = todos.current(fold, self.session)
+        open_tasks = backlog.query(
+            fold.tasks.values(), backlog.Query(statuses=OPEN_STATUSES, sort="priority")
+        )
+        text = prompts.build(
+            user_prompt, todo_text=todos.render_show(todo), backlog=open_tasks, now=now_micros()
+        )
+        return self._turn(text, attempts=0)
+
+    def resume(self) -> TurnResult:
+        """Without a prompt: continue the open TODO list, or say why there is nothing to."""
+        todo = todos.current(self.log.read(), self.session)
+        why = nothing_to_resume(todo, max_continuations=self.max_continuations)
+        if why is not None:
+            self.emit(Message("info", why))
+            return TurnResult(ExitCode.OK, ended="nothing to resume")
+        text, content = self._continuation(todo)
+        self.emit(Message("continuation", f"↻ Resuming (1/{self.max_continuations}): "
+                                          f"You have an active task: {content}"))
+        return self._turn(text, attempts=1)
+
+    def close(self) -> None:
+        if self.transcript is not None:
+            self.transcript.close()
+
+    # --- turns ----------------------------------------------------------------------
+
+    def _turn(self, text: str, *, attempts: int) -> TurnResult:
+        deadline = time.monotonic() + self.timeout if self.timeout is not None else None
+        invocations = 0
+        while True:
+            outcome = self._invoke(text, deadline)
+            invocations += 1
+            finished = outcome.finished
+            if finished.timed_out:
+                self.emit(Message("warning", f"The agent did not finish within --timeout "
+                                             f"{self.timeout:g}s; it was stopped"))
+                return TurnResult(ExitCode.TIMEOUT, invocations, "timeout")
+            if finished.exit_code:
+                self.emit(Message("warning", f"The agent exited with code {finished.exit_code}"))
+                return TurnResult(finished.exit_code, invocations, "agent failed")
+            todo = outcome.after.todo
+            if todo.paused:
+                reason = f": {todo.pause_reason}" if todo.pause_reason else ""
+                self.emit(Message("info", f"⏸ The TODO list is paused{reason}. "
+                                          "The next prompt lifts the pause."))
+                return TurnResult(ExitCode.OK, invocations, "paused")
+            if outcome.changes:
+                return TurnResult(ExitCode.OK, invocations, "progress")
+            if not todos.should_continue(todo, progressed=False, attempts=attempts,
+                                         max_attempts=self.max_continuations):
+                if todos.has_open_items(todo):
+                    self.emit(Message("info", self._budget_spent(attempts)))
+                    return TurnResult(ExitCode.OK, invocations, "continuations used up")
+                return TurnResult(ExitCode.OK, invocations, "done")
+            attempts += 1
+            text, content = self._continuation(todo)
+            self.emit(Message("continuation", f"↻ Continuation {attempts}/{self.max_continuations}: "
+                                              f"You have an active task: {content}"))
+
+    def _budget_spent(self, attempts: int) -> str:
+        tries = "continuation" if attempts == 1 else "continuations"
+        return (
+            f"The agent stopped with TODO items still open after {attempts} {tries}; "
+            "the list stays active. Run 'aidp run' to resume it or give a new prompt."
+        )
+
+    def _continuation(self, todo: todos.TodoList) -> tuple[str, str]:
+        item = todos.continuation_item(todo)
+        content = " ".join(str(item["content"] if item else "").split())
+        return prompts.continuation(content, todo_text=todos.render_show(todo)), content
+
+    # --- one invocation -------------------------------------------------------------
+
+    def _invoke(self, text: str, deadline: float | None) -> Invocation:
+        self.iteration += 1
+        iteration = self.iteration
+        if self.transcript is None:
+            self.transcript = Transcript(self.log, self.session)
+            if self.transcript.error:
+                self.emit(Message("warning", self.transcript.error))
+        transcript = self.transcript
+        argv, stdin_text = self.agent.command(text)
+        before = progress.take(self.log, self.session, self.root)
+        transcript.write("prompt", iteration=iteration, argv=argv, text=text)
+        reader = events.OutputReader()
+        echoed = signals.signal_lines(text)
+        tool_calls: list[str] = []
+
+        def handle(item: events.Item) -> None:
+            if isinstance(item, events.Text):
+                self.emit(Message("agent", item.text))
+                if item.text.strip() not in echoed:
+                    for signal in signals.parse(item.text):
+                        self._apply(signal, iteration)
+            elif isinstance(item, events.Tool):
+                tool_calls.append(item.name)
+                self.emit(Message("tool", item.note))
+            elif isinstance(item, events.Plan):
+                self._follow_plan(item.entries)
+            else:
+                self.emit(Message("notice", item.text))
+
+        def on_line(stream: str, line: str) -> None:
+            transcript.write(stream, iteration=iteration, text=line)
+            if stream == "stderr":
+                self.emit(Message("agent_err", line))
+                return
+            for item in reader.feed(line):
+                handle(item)
+
+        try:
+            finished = process.run(
+                argv, cwd=self.root, env=self.env, stdin_text=stdin_text, on_line=on_line,
+                deadline=deadline,
+            )
+        except process.StartError as exc:
+            raise AgentError(f"Agent command cannot be started: {argv[0]!r}: {exc}") from None
+        finally:
+            for item in reader.finish():
+                handle(item)
+        after = progress.take(self.log, self.session, self.root)
+        changes = progress.changes(before, after)
+        if tool_calls:
+            changes.insert(0, "tool calls")
+        transcript.write("exit", iteration=iteration, exit_code=finished.exit_code,
+                         timed_out=finished.timed_out, progress=changes)
+        return Invocation(finished, changes, after)
+
+    # --- signals and plans ----------------------------------------------------------
+
+    def _apply(self, signal: signals.Signal, iteration: int) -> None:
+        assert self.transcript is not None
+        if isinstance(signal, signals.FileTask):
+            self._file(signal, iteration)
+        elif isinstance(signal, signals.UpdateTask):
+            self._update(signal)
+        else:
+            self._pause(signal)
+
+    def _file(self, signal: signals.FileTask, iteration: int) -> None:
+        description = signal.description
+        if description == PLACEHOLDER_DESCRIPTION:
+            return
+        key = " ".join(description.split()).casefold()
+        if key in self.filed:
+            return  # the same description twice in one run is filed once
+        tags = []
+        for tag in signal.tags:
+            try:
+                tags.append(validate_tag(tag))
+            except InvalidInput as exc:
+                self.emit(Message("warning", f"File task {description[:60]!r}: tag left out: {exc}"))
+        try:
+            task = backlog.add(
+                self.log,
+                description,
+                priority=signal.priority,
+                tags=tags,
+                session=self.session,
+                discovered_during=f"{self.session} iteration {iteration}",
+            )
+        except InvalidInput as exc:
+            self.emit(Message("warning", f"Ignored File task signal: {exc}"))
+            return
+        self.filed[key] = task["id"]
+        self.transcript.write("signal", signal="file_task", task=task)  # type: ignore[union-attr]
+        self.emit(Message("filed", f"📋 Filed task: {task['description']} ({task['id']})"))
+
+    def _update(self, signal: signals.UpdateTask) -> None:
+        if signal.ref == PLACEHOLDER_ID:
+            return
+        try:
+            change = backlog.set_status(self.log, [signal.ref], signal.status, reason=signal.reason)[0]
+        except (InvalidInput, TaskNotFound, AmbiguousId) as exc:
+            self.emit(Message("warning", f"Ignored Update task signal: {exc}"))
+            return
+        task = change.task
+        label = f"{task.get('description', '')} ({task['id']})"
+        if change.changed:
+            self.transcript.write("signal", signal="update_task", task=task)  # type: ignore[union-attr]
+            self.emit(Message("filed", f"📋 Updated task: {label} → {signal.status}"))
+        else:
+            self.emit(Message("info", f"📋 Task already {signal.status}: {label}"))
+
+    def _pause(self, signal: signals.TodoPause) -> None:
+        if signal.reason == PLACEHOLDER_REASON:
+            return
+        try:
+            todos.change(self.log, self.session, lambda todo: todos.pause(todo, signal.reason))
+        except InvalidInput as exc:
+            self.emit(Message("warning", f"Ignored Todo pause signal: {exc}"))
+            return
+        self.transcript.write("signal", signal="todo_pause", reason=signal.reason)  # type: ignore[union-attr]
+        self.emit(Message("filed", f"⏸ Todo paused: {signal.reason}"))
+
+    def _follow_plan(self, entries: list[dict]) -> None:
+        """The agent reported its own plan: the session's TODO list follows it."""
+        if entries == self._last_plan:
+            return
+        try:
+            edit = todos.edit(self.log, self.session, lambda todo: todos.set_plan(todo, entries))
+        except InvalidInput as exc:
+            self.emit(Message("warning", f"Ignored the agent's plan: {exc}"))
+            return
+        self._last_plan = entries
+        if edit.written:
+            items = edit.after.visible
+            done = sum(1 for i in items if todos.derived_status(i) == "completed")
+            self.transcript.write("plan", entries=entries)  # type: ignore[union-attr]
+            self.emit(Message("info", f"📝 TODO list follows the agent's plan: "
+                                      f"{done}/{len(items)} completed"))
+
+
+# --- pure helpers -------------------------------------------------------------------
+
+
+def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
+    """Lines for the pending backlog at the start of a run; none when it is empty."""
+    from aidp.render import PRIORITY_MARKERS
+
+    pending = backlog.query(fold.tasks.values(), backlog.Query(statuses=("pending",), sort="priority"))
+    if not pending:
+        return []
+    lines = [f"📋 Pending tasks ({len(pending)}):"]
+    for task in pending[:limit]:
+        marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+        lines.append(f"  {marker} {task.get('description', '')} ({task['id']})")
+    if len(pending) > limit:
+        lines.append(f"  … and {len(pending) - limit} more (see all: aidp tasks list pending)")
+    return lines
+
+
+def nothing_to_resume(todo: todos.TodoList, *, max_continuations: int) -> str | None:
+    """Why `aidp run` without a prompt has nothing to resume; None when it has."""
+    session = todo.session
+    if not todo.visible:
+        return (f"Nothing to resume: session {session!r} has no active TODOs. "
+                "Give a prompt: aidp run \"…\"")
+    if not todos.has_open_items(todo):
+        return (f"Nothing to resume: every TODO item of session {session!r} is completed. "
+                "Give a prompt: aidp run \"…\"")
+    if todo.paused:
+        reason = f" ({todo.pause_reason})" if todo.pause_reason else ""
+        return (f"Nothing to resume: the TODO list of session {session!r} is paused{reason}. "
+                "A new prompt lifts the pause: aidp run \"…\"")
+    if max_continuations == 0:
+        return "Nothing to resume: --max-continuations is 0"
+    return None

@@ -1,0 +1,125 @@
+"""Did a turn make progress? Snapshots of the TODO list, the backlog and the work tree,
+taken before and after each agent invocation.
+
+The work tree is read through git when the project is in a git work tree — HEAD,
+`git status --porcelain` and `git diff`, plus the size and mtime of untracked files —
+and otherwise by walking the folder (size and mtime of each file). `.aidp/` is left
+out: aidp's own writes are counted as TODO list and backlog changes instead. git is
+run with an argument list, never through a shell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from aidp import todos
+from aidp.log import TaskLog
+from aidp.paths import DATA_DIR
+
+GIT_TIMEOUT = 60
+WALK_LIMIT = 20000  # files; a bigger tree without git is not watched
+_SKIP_DIRS = {DATA_DIR, ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
+              ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"}
+
+
+@dataclass
+class Snapshot:
+    todo: todos.TodoList
+    tasks: dict[str, object]
+    tree: str | None
+
+
+def take(log: TaskLog, session: str, root: Path) -> Snapshot:
+    fold = log.read()
+    tasks = {tid: record.get("updated_at") for tid, record in fold.tasks.items()}
+    return Snapshot(todos.current(fold, session), tasks, tree_state(root))
+
+
+def changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """What changed between two snapshots, in words; empty when nothing did."""
+    found = []
+    if not todos.same(before.todo, after.todo):
+        found.append("TODO list")
+    if before.tasks != after.tasks:
+        found.append("backlog")
+    if before.tree != after.tree:
+        found.append("work tree")
+    return found
+
+
+# --- the work tree ------------------------------------------------------------------
+
+
+def tree_state(root: Path) -> str | None:
+    """A fingerprint of the work tree below `root`; None when it cannot be read."""
+    git = shutil.which("git")
+    if git is not None:
+        inside = _git(git, root, "rev-parse", "--is-inside-work-tree")
+        if inside is not None and inside.strip() == b"true":
+            return _git_state(git, root)
+    return _walk_state(root)
+
+
+def _git(git: str, root: Path, *args: str) -> bytes | None:
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # never take index.lock from the agent
+    try:
+        result = subprocess.run(
+            [git, "-C", str(root), *args],
+            capture_output=True,
+            env=env,
+            timeout=GIT_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout if result.returncode == 0 else None
+
+
+def _git_state(git: str, root: Path) -> str | None:
+    here = ["--", ".", f":(exclude){DATA_DIR}"]
+    status = _git(git, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", *here)
+    if status is None:
+        return None
+    digest = hashlib.sha256()
+    digest.update(_git(git, root, "rev-parse", "--verify", "-q", "HEAD") or b"no HEAD")
+    digest.update(b"\0status\0" + status)
+    diff = _git(git, root, "diff", "--no-ext-diff", "--no-textconv", "--binary", *here)
+    digest.update(b"\0diff\0" + (diff or b""))
+    prefix = _git(git, root, "rev-parse", "--show-prefix") or b""
+    top = root
+    depth = prefix.strip().count(b"/")
+    for _ in range(depth):
+        top = top.parent
+    # Untracked files: status only names them, so their size and mtime say if they changed.
+    for entry in status.split(b"\0"):
+        if entry.startswith(b"?? "):
+            path = top / os.fsdecode(entry[3:])
+            digest.update(b"\0" + entry + _stat_bytes(path))
+    return digest.hexdigest()
+
+
+def _stat_bytes(path: Path) -> bytes:
+    try:
+        st = path.stat()
+    except OSError:
+        return b"gone"
+    return f"{st.st_size}:{st.st_mtime_ns}".encode()
+
+
+def _walk_state(root: Path) -> str | None:
+    digest = hashlib.sha256()
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
+        for name in sorted(files):
+            seen += 1
+            if seen > WALK_LIMIT:
+                return None
+            path = Path(folder) / name
+            digest.update(os.fsencode(os.path.relpath(path, root)) + b"\0" + _stat_bytes(path))
+    return digest.hexdigest()

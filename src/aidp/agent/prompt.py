@@ -1,0 +1,88 @@
+"""The prompts `aidp run` sends: the user's prompt with the TODO list, the open backlog
+and the working instructions; and the continuation prompt for a lazy agent. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aidp.model import Record, ts_of
+from aidp.when import age
+
+BACKLOG_LIMIT = 20  # tasks shown in a prompt; the agent can list the rest itself
+
+INSTRUCTIONS = """\
+## Keeping track of your work with aidp
+
+Your TODO list and the project backlog are kept by `aidp` (in .aidp/tasklist.jsonl).
+Run these commands yourself; they already work on this session's list:
+
+- `aidp todo show` — your TODO list, as above
+- `aidp todo add "STEP"` (`aidp todo add 1.last "SUBSTEP"` for a checklist item)
+- `aidp todo start N` — mark item N in progress
+- `aidp todo tick N` or `aidp todo tick N.M` — mark an item or checklist item completed
+- `aidp todo pause "REASON"` — you are blocked and need the user
+- `aidp tasks list` · `aidp tasks add "DESCRIPTION" -p high` · `aidp tasks done ID`
+
+You can also write these signals in your reply, one per line, anywhere in a line:
+
+- File task: "DESCRIPTION" priority: high tags: a,b
+  — files work you found but will not do now (priority: high, medium or low, and tags
+  are optional; priority comes before tags)
+- Update task: ID status: done
+  — ID from the backlog (or its first 4+ hex characters); status: pending,
+  in_progress, done or abandoned, optionally followed by reason: "WHY"
+- Todo pause: "REASON"
+  — you are blocked and need the user; aidp stops pushing you until the next prompt
+
+Work through your TODO list: make concrete progress and tick each item as you finish
+it. Do not stop while items are open unless you are blocked.
+"""
+
+
+def backlog_lines(tasks: Sequence[Record], now: int, *, limit: int = BACKLOG_LIMIT) -> list[str]:
+    """Open tasks as prompt lines (the caller sorts them, highest priority first)."""
+    lines = []
+    for task in tasks[:limit]:
+        status = task.get("status", "pending")
+        state = "" if status == "pending" else f", {status}"
+        tags = " ".join(f"#{t}" for t in task.get("tags") or [])
+        line = (
+            f"- {task.get('id')} [{task.get('priority', 'medium')}{state}] "
+            f"{task.get('description', '')} ({age(ts_of(task, 'created_at'), now)})"
+        )
+        lines.append(line + (f" {tags}" if tags else ""))
+    if len(tasks) > limit:
+        lines.append(f"- … and {len(tasks) - limit} more (run `aidp tasks list` to see all)")
+    return lines
+
+
+def build(user_prompt: str, *, todo_text: str, backlog: Sequence[Record], now: int) -> str:
+    """The prompt for a user turn."""
+    if backlog:
+        open_tasks = "\n".join(backlog_lines(backlog, now))
+        backlog_block = f"## Open backlog ({len(backlog)}, highest priority first)\n\n{open_tasks}"
+    else:
+        backlog_block = "## Open backlog\n\nNo open tasks."
+    return "\n\n".join(
+        [
+            user_prompt.strip("\n"),
+            f"## Your TODO list\n\n{todo_text}",
+            backlog_block,
+            INSTRUCTIONS.rstrip("\n"),
+        ]
+    ) + "\n"
+
+
+def continuation(content: str, *, todo_text: str) -> str:
+    """The prompt for a lazy agent; its first line names the item to work on."""
+    first = " ".join(content.split())
+    return (
+        f"You have an active task: {first}\n"
+        "\n"
+        "You stopped while items on your TODO list are still open. Make concrete progress "
+        "on this task now: change the code, run the checks, and tick each item with "
+        "`aidp todo tick N` as you finish it. If you are blocked and need the user, say "
+        'Todo pause: "REASON" (or run `aidp todo pause "REASON"`).\n'
+        "\n"
+        f"## Your TODO list\n\n{todo_text}\n"
+    )

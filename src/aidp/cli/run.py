@@ -1,0 +1,194 @@
+"""`aidp run`: drive an agent CLI in a loop that keeps the backlog and the TODO list in
+step with what it says and does (see aidp.agent and docs/agents.md).
+
+Only the Typer signature lives at import time; the agent code is imported when `run`
+executes, so other commands start as fast as before.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Optional
+
+import typer
+
+from aidp.cli.common import Env, env
+from aidp.errors import ExitCode, InvalidInput
+
+if TYPE_CHECKING:
+    from aidp.agent.loop import Loop, Message
+
+SLASH_HELP = (
+    "Type a prompt for the agent, or an aidp command after a slash: /todo show, "
+    "/tasks list pending, /todo add \"Write tests\"; /exit or end of input leaves."
+)
+
+
+def run(
+    ctx: typer.Context,
+    prompt: Optional[str] = typer.Argument(
+        None, metavar="[PROMPT]",
+        help="What the agent should do ('-' reads it from stdin). Without one, resume the "
+        "session's open TODO list.",
+    ),
+    agent: Optional[str] = typer.Option(
+        None, "--agent", "-a", metavar="NAME|COMMAND",
+        help="claude, codex, gemini, aider, cursor, copilot, opencode, or a command line "
+        "({prompt} marks where the prompt goes, else it goes on stdin). Default: AIDP_AGENT, "
+        "else agent in .aidp/config.toml.",
+    ),
+    max_continuations: int = typer.Option(
+        3, "--max-continuations", metavar="N",
+        help="How many times a turn re-prompts an agent that stops without progress while "
+        "TODO items are open.",
+    ),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", metavar="SEC",
+        help="Stop the agent when a turn (prompt and continuations) takes longer; exit 124.",
+    ),
+    interactive: bool = typer.Option(
+        False, "--interactive", "-i",
+        help="A prompt loop: each line is a prompt; /CMD runs 'aidp CMD'; /exit leaves.",
+    ),
+    session: Optional[str] = typer.Option(
+        None, "--session", metavar="NAME",
+        help="The session whose TODO list the run keeps (overrides the global --session).",
+    ),
+) -> None:
+    """Run an agent in a loop: build its prompt, stream its output, apply its signals, and
+    re-prompt it while its TODO list has open items and it made no progress."""
+    from aidp.agent import presets
+    from aidp.agent.loop import Loop, pending_summary
+
+    e = env(ctx)
+    if session:
+        e.session = session
+    if prompt is not None and not prompt.strip():
+        raise InvalidInput("Invalid PROMPT: it is empty; give what the agent should do, "
+                           "or leave it out to resume")
+    if prompt == "-":
+        if interactive:
+            raise InvalidInput("Invalid PROMPT '-' with --interactive: stdin holds the prompts")
+        prompt = sys.stdin.read()
+        if not prompt.strip():
+            raise InvalidInput("Invalid PROMPT: stdin was empty")
+    if max_continuations < 0:
+        raise InvalidInput(f"Invalid --max-continuations {max_continuations}: use a whole number ≥ 0")
+    if timeout is not None and not timeout > 0:
+        raise InvalidInput(f"Invalid --timeout {timeout:g}: use a number of seconds > 0")
+    root = e.root
+    name = e.session_name()
+    spec = presets.choose(agent, root)
+    output = Output()
+    loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
+                max_continuations=max_continuations, timeout=timeout)
+    for line in pending_summary(e.read()):
+        output.line(line)
+    try:
+        if interactive:
+            code = _interactive(loop, prompt, e, output)
+        elif prompt is None:
+            code = loop.resume().exit_code
+        else:
+            code = loop.user_turn(prompt).exit_code
+    except KeyboardInterrupt:
+        output.error_line("Interrupted: the agent was stopped; everything applied so far is saved")
+        code = ExitCode.INTERRUPTED
+    finally:
+        loop.close()
+    if code:
+        raise typer.Exit(int(code))
+
+
+def _interactive(loop: Loop, first: str | None, e: Env, output: Output) -> int:
+    code = int(loop.user_turn(first).exit_code) if first is not None else 0
+    ask = sys.stdin.isatty()
+    if ask:
+        output.error_line(SLASH_HELP)
+    while True:
+        if ask:
+            sys.stderr.write("aidp> ")
+            sys.stderr.flush()
+        line = sys.stdin.readline()
+        if not line:
+            return code  # end of input
+        text = line.strip()
+        if not text:
+            continue
+        if text.startswith("/"):
+            if text.split()[0] in ("/exit", "/quit"):
+                return code
+            _slash(text[1:], loop, e, output)
+            continue
+        code = int(loop.user_turn(text).exit_code)
+
+
+def _slash(command: str, loop: Loop, e: Env, output: Output) -> None:
+    """`/todo show` → `aidp todo show`, in this process, on this run's project and session."""
+    import shlex
+
+    from aidp.cli import run as aidp_main
+
+    try:
+        args = shlex.split(command)
+    except ValueError as exc:
+        output.warning(f"Cannot read /{command}: {exc}")
+        return
+    if not args or args[0] in ("help", "?"):
+        output.line(SLASH_HELP)
+        return
+    if args[0] == "run":
+        output.warning("/run is not available inside 'aidp run -i': type the prompt itself")
+        return
+    sys.stdout.flush()
+    aidp_main(["--dir", str(loop.root), "--session", loop.session, *args])
+    sys.stdout.flush()
+
+
+class Output:
+    """Shows the run's messages: the agent's text as inert data (control characters and
+    escapes shown as \\xNN, no markup read), aidp's own lines, warnings on stderr."""
+
+    def __init__(self) -> None:
+        from aidp import render
+
+        self._inert = render.inert
+        self._paint = render.Painter(render.color_enabled(sys.stdout))
+        self._paint_err = render.Painter(render.color_enabled(sys.stderr))
+
+    def __call__(self, message: Message) -> None:
+        text = self._inert(message.text)
+        kind = message.kind
+        if kind == "agent":
+            self._out(text)
+        elif kind == "agent_err":
+            self._err(text)
+        elif kind == "tool":
+            self._out(self._paint(f"  🔧 {text}", "dim"))
+        elif kind == "filed":
+            self._out(self._paint(text, "green"))
+        elif kind == "continuation":
+            self._out(self._paint(text, "yellow"))
+        elif kind == "notice":
+            self._err(self._paint_err(f"Agent: {text}", "yellow"))
+        elif kind == "warning":
+            self.warning(message.text)
+        else:
+            self._out(text)
+
+    def line(self, text: str) -> None:
+        self._out(self._inert(text))
+
+    def warning(self, text: str) -> None:
+        self._err(self._paint_err(f"Warning: {self._inert(text)}", "yellow"))
+
+    def error_line(self, text: str) -> None:
+        self._err(self._inert(text))
+
+    def _out(self, text: str) -> None:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
+    def _err(self, text: str) -> None:
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
