@@ -391,3 +391,30 @@ def test_a_hand_edited_record_folds_to_something_usable(log: TaskLog):
         ("ok", "pending", "medium"), ("c", "pending", "medium")]
     assert todo.items[0]["extra"] == 1
     assert todo.items[1]["subtasks"][0]["status"] == "pending"
+
+
+scalars = st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(
+    ["", "x", "pending", "completed", "in_progress", "high", "2026-01-01T00:00:00Z"])
+record_keys = st.sampled_from(["session", "items", "active", "paused", "pause_reason", "updated_at",
+                               "content", "status", "priority", "subtasks", "id", "own_status"])
+loose_subtask = st.dictionaries(record_keys, scalars, max_size=4)
+loose_item = st.dictionaries(record_keys, scalars | st.lists(loose_subtask | scalars, max_size=2),
+                             max_size=6)
+
+
+@settings(max_examples=100)
+@given(st.dictionaries(record_keys, scalars | st.lists(loose_item | scalars, max_size=3), max_size=6))
+def test_any_todo_record_folds_renders_and_takes_changes(raw):
+    record = {**raw, "type": "todo_list", "id": "todo_list:s"}
+    todo = todos.from_record(record)
+    todos.render_show(todo)
+    todos.show_json(todo)
+    todos.on_user_prompt(todo)
+    todos.continuation_item(todo)
+    for item in todo.items:
+        assert isinstance(item["content"], str)
+        assert item["status"] in todos.ITEM_STATUSES
+    added, _ = todos.add(todo, "last", "new")
+    assert added.visible[-1]["content"] == "new"
+    again = todos.from_record(todos.to_record(added, "2026-11-22T00:00:00.000000Z"))
+    assert todos.same(again, added)
