@@ -155,6 +155,19 @@ def test_positions_on_an_empty_list_create_nothing(cli, project: Path, command) 
     assert not (project / ".aidp").exists()
 
 
+@pytest.mark.parametrize(("args", "command"), [
+    (("add", "--bogus", "x"), "add"), (("tick", "--prio=3"), "tick"), (("delete", "-x"), "delete"),
+    (("start", "--json2"), "start"),
+])
+def test_a_mistyped_option_is_still_an_unknown_option(cli, project, planned, args, command) -> None:  # noqa: ARG001
+    before = tasklist(project).read_bytes()
+    result = cli("todo", *args)
+    option = args[1].partition("=")[0]
+    assert (result.code, result.out, result.err) == (
+        2, "", f"Error: No such option: {option} (see 'aidp todo {command} --help')\n")
+    assert tasklist(project).read_bytes() == before
+
+
 # --- delete ---------------------------------------------------------------------------
 
 

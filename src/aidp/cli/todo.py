@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Optional
 
@@ -27,6 +28,16 @@ POS_HELP = "N, last, N.M or N.last (1-based)."
 # Positions like -1 must reach our own error message (which lists the accepted forms)
 # instead of click's "No such option".
 POSITIONAL = {"ignore_unknown_options": True}
+_OPTION_LIKE = re.compile(r"--?[A-Za-z]")
+
+
+def _no_stray_options(ctx: typer.Context, *tokens: str) -> None:
+    """With unknown options let through (for -1), a mistyped option must still be one."""
+    from typer._click.exceptions import NoSuchOption
+
+    for token in tokens:
+        if _OPTION_LIKE.match(token):
+            raise NoSuchOption(token.partition("=")[0], ctx=ctx)
 
 
 @app.callback()
@@ -131,6 +142,7 @@ def add(
     """Insert an item or subtask at POS (default: last); the list becomes active."""
     from aidp import todos as core
 
+    _no_stray_options(ctx, *args)
     e = env(ctx)
     position, description = _split_add(args)
     name = e.session_name(session)
@@ -159,6 +171,7 @@ def delete(
     """Remove an item (with its subtasks) or a subtask."""
     from aidp import todos as core
 
+    _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
     gone: list[tuple[core.Target, dict]] = []
@@ -190,6 +203,7 @@ def tick(
     """Toggle an item without a checklist, or a subtask, completed ↔ not completed."""
     from aidp import todos as core
 
+    _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
     hit: list[core.Target] = []
@@ -247,6 +261,7 @@ def start(
     """Mark an item in_progress."""
     from aidp import todos as core
 
+    _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
     hit: list[core.Target] = []
