@@ -310,12 +310,16 @@ def test_the_git_branch_is_the_default_session(cli, project: Path, monkeypatch: 
 
 
 def test_any_string_is_a_session_name_and_never_a_path(cli, project: Path) -> None:
-    names = ["../../escape", "/etc/passwd", "a b", "ünïcode", "x\x1b[31mred", "todo_list:x", ".aidp"]
+    names = ["../../escape", "/etc/passwd", "a b", "ünïcode", "x\x1b[31mred", "todo_list:x", ".aidp",
+             "cache"]
+    around = {p: sorted(p.iterdir()) for p in (project.parent, project.parent.parent)}
     for name in names:
         ok(cli, "--session", name, "todo", "add", f"in {name!r}"[:40].replace("\x1b", "?"))
-    assert sorted(p.name for p in (project / ".aidp").iterdir()) == [
-        ".gitignore", "tasklist.jsonl", "tasklist.jsonl.lock"]
     assert sorted(p.name for p in project.iterdir()) == [".aidp"]
+    for path in (project / ".aidp").rglob("*"):
+        assert not any(part in str(path.relative_to(project)) for part in (
+            "escape", "passwd", "a b", "ünïcode", "red", "todo_list"))
+    assert {p: sorted(p.iterdir()) for p in around} == around
     listed = json.loads(ok(cli, "todo", "list", "--json"))
     assert sorted(s["session"] for s in listed) == sorted(names)
     text = ok(cli, "--session", "x\x1b[31mred", "todo", "show")
