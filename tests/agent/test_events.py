@@ -1,0 +1,159 @@
+"""Reading agent output: plain text and the JSON event dialects (recorded streams)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+
+from aidp.agent.events import Notice, OutputReader, Plan, Text, Tool, plan_entries, summarize
+
+DATA = Path(__file__).parent / "data"
+
+
+def read_all(lines: list[str]) -> list:
+    reader = OutputReader()
+    items = []
+    for line in lines:
+        items.extend(reader.feed(line))
+    items.extend(reader.finish())
+    return items
+
+
+def test_plain_text_is_text_line_by_line() -> None:
+    assert read_all(["hello", "", "world"]) == [Text("hello"), Text(""), Text("world")]
+
+
+def test_json_that_is_no_known_event_stays_text() -> None:
+    line = '{"type": "weather", "sky": "blue"}'
+    assert read_all([line, '{"no": "type"}', "[1, 2]"]) == [
+        Text(line), Text('{"no": "type"}'), Text("[1, 2]")
+    ]
+
+
+def test_recorded_claude_stream_json() -> None:
+    lines = (DATA / "claude-stream-json.jsonl").read_text(encoding="utf-8").splitlines()
+    items = read_all(lines)
+    texts = [i.text for i in items if isinstance(i, Text)]
+    assert texts == [
+        "I'll start by planning the work.",
+        "The tokenizer drops the last token. While reading it I noticed the error messages "
+        "are not localized.",
+        'File task: "Localize parser error messages" priority: low tags: i18n,parser',
+    ]  # the final `result` repeats the last message and is not shown twice
+    tools = [i for i in items if isinstance(i, Tool)]
+    assert [t.name for t in tools] == ["TodoWrite", "Bash"]
+    assert tools[0].note == "TodoWrite: 3 items"
+    assert tools[1].note == 'Bash: grep -n "def tokenize" src/parser.py'
+    plans = [i for i in items if isinstance(i, Plan)]
+    assert plans == [Plan([
+        {"content": "Read the parser module", "status": "completed"},
+        {"content": "Fix the off-by-one in tokenize()", "status": "in_progress"},
+        {"content": "Add a regression test", "status": "pending"},
+    ])]
+
+
+def test_claude_result_is_shown_when_no_assistant_text_came() -> None:
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "Done."}
+    assert read_all([orjson.dumps(result).decode()]) == [Text("Done.")]
+
+
+def test_claude_error_result_is_a_notice() -> None:
+    result = {"type": "result", "subtype": "error_max_turns", "is_error": True}
+    items = read_all([orjson.dumps(result).decode()])
+    assert items == [Notice("the agent reported an error (error_max_turns)")]
+
+
+def test_recorded_codex_exec_json() -> None:
+    lines = (DATA / "codex-exec-json.jsonl").read_text(encoding="utf-8").splitlines()
+    items = read_all(lines)
+    assert [i.note for i in items if isinstance(i, Tool)] == [
+        "command: bash -lc 'pytest -q tests/test_io.py'",  # once, though started and completed
+        "file_change: update src/io.py",
+    ]
+    assert [i.text for i in items if isinstance(i, Text)] == [
+        "Reproduced and fixed the null check.",
+        "Update task: TASKREF status: done",
+        'File task: "Audit the other readers for null checks" priority: medium',
+    ]
+    plans = [i.entries for i in items if isinstance(i, Plan)]
+    assert plans[0] == [
+        {"content": "Reproduce the crash", "status": "pending"},
+        {"content": "Fix the null check", "status": "pending"},
+    ]
+    assert plans[-1] == [
+        {"content": "Reproduce the crash", "status": "completed"},
+        {"content": "Fix the null check", "status": "completed"},
+    ]
+
+
+def test_codex_legacy_events() -> None:
+    lines = [
+        '{"id":"0","msg":{"type":"exec_command_begin","call_id":"c1","command":["bash","-lc","ls"]}}',
+        '{"id":"0","msg":{"type":"plan_update","plan":[{"step":"Look","status":"completed"},'
+        '{"step":"Fix","status":"in_progress"}]}}',
+        '{"id":"0","msg":{"type":"agent_message","message":"Todo pause: \\"need access\\""}}',
+        '{"id":"0","msg":{"type":"token_count"}}',
+    ]
+    assert read_all(lines) == [
+        Tool("command", "bash -lc ls"),
+        Plan([{"content": "Look", "status": "completed"},
+              {"content": "Fix", "status": "in_progress"}]),
+        Text('Todo pause: "need access"'),
+    ]
+
+
+def test_gemini_stream_json_joins_deltas_into_lines() -> None:
+    events = [
+        {"type": "init", "timestamp": "t", "session_id": "s", "model": "gemini-2.5-pro"},
+        {"type": "message", "timestamp": "t", "role": "user", "content": "the prompt"},
+        {"type": "message", "timestamp": "t", "role": "assistant", "content": "File ta", "delta": True},
+        {"type": "message", "timestamp": "t", "role": "assistant", "content": 'sk: "From deltas"\nand',
+         "delta": True},
+        {"type": "tool_use", "timestamp": "t", "tool_name": "write_todos", "tool_id": "w1",
+         "parameters": {"todos": [{"description": "Step one", "status": "in_progress"},
+                                  {"description": "Gone", "status": "cancelled"}]}},
+        {"type": "message", "timestamp": "t", "role": "assistant", "content": " more", "delta": True},
+        {"type": "result", "timestamp": "t", "status": "success", "stats": {}},
+    ]
+    items = read_all([orjson.dumps(e).decode() for e in events])
+    assert items == [
+        Text('File task: "From deltas"'),
+        Text("and"),
+        Tool("write_todos", "2 items"),
+        Plan([{"content": "Step one", "status": "in_progress"}]),
+        Text(" more"),
+    ]
+
+
+def test_cursor_tool_calls() -> None:
+    events = [
+        {"type": "system", "subtype": "init", "model": "gpt-5"},
+        {"type": "tool_call", "subtype": "started", "call_id": "c1",
+         "tool_call": {"shellToolCall": {"args": {"command": "npm test"}}}},
+        {"type": "tool_call", "subtype": "completed", "call_id": "c1",
+         "tool_call": {"shellToolCall": {"args": {"command": "npm test"}, "result": {}}}},
+        {"type": "assistant", "message": {"role": "assistant",
+                                          "content": [{"type": "text", "text": "All green."}]}},
+    ]
+    items = read_all([orjson.dumps(e).decode() for e in events])
+    assert items == [Tool("shell", "npm test"), Text("All green.")]
+
+
+def test_unknown_events_in_a_json_stream_are_not_shown() -> None:
+    lines = ['{"type":"thread.started","thread_id":"x"}', '{"type":"future.event","x":1}', "",
+             "plain warning"]
+    assert read_all(lines) == [Text("plain warning")]
+
+
+def test_summaries_are_one_short_line() -> None:
+    assert summarize({"command": "a\nb   c"}) == "a b c"
+    assert len(summarize({"command": "x" * 500})) == 100
+    assert summarize({"other": "value"}) == "value"
+    assert summarize(None) == ""
+
+
+def test_plan_entries_reject_what_is_no_plan() -> None:
+    assert plan_entries("nope") is None
+    assert plan_entries([1, 2]) is None
+    assert plan_entries([{"content": " ", "status": "pending"}]) == []
