@@ -100,6 +100,7 @@ class Fold:
 
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_BOM = b"\xef\xbb\xbf"
 
 # Task keys whose value must be a string when present; a task line that breaks this
 # (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
@@ -123,6 +124,8 @@ def parse_line(raw: bytes) -> Record | None:
     """The JSON object on this line, or None for blank lines and damage."""
     if not raw or raw.isspace():
         return None
+    if raw.startswith(_BOM):
+        raw = raw[len(_BOM):]  # an editor's byte order mark: the record behind it is good
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:

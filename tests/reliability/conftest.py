@@ -1,5 +1,4 @@
-"""Shared helpers of the reliability suite: the `slow` opt-in, hypothesis budgets,
-subprocess environments and loaders that check a tasklist byte by byte."""
+"""The reliability suite's opt-in: `slow` tests run only with AIDP_SLOW=1."""
 
 from __future__ import annotations
 
@@ -7,11 +6,13 @@ import os
 import sys
 from pathlib import Path
 
-import orjson
 import pytest
 
 SLOW = os.environ.get("AIDP_SLOW") == "1"
-SRC = Path(__file__).resolve().parents[2] / "src"
+
+# pytest runs with --import-mode=importlib, which puts no test folder on sys.path; the
+# tests here share reliability_support.py, so this folder goes on it.
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -22,45 +23,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
-
-
-def examples(default: int, slow: int) -> int:
-    """A hypothesis example budget: modest in CI, larger with AIDP_SLOW=1."""
-    return slow if SLOW else default
-
-
-def child_env(project: Path, **extra: str) -> dict[str, str]:
-    """The environment of an `aidp` child process working on `project`."""
-    env = {**os.environ, "AIDP_DIR": str(project), "PYTHONPATH": str(SRC)}
-    env.pop("AIDP_SESSION", None)
-    env.update(extra)
-    return env
-
-
-def python() -> str:
-    return sys.executable
-
-
-def log_lines(path: Path) -> list[bytes]:
-    """The file's lines without their newlines (a torn last line included)."""
-    data = path.read_bytes() if path.exists() else b""
-    parts = data.split(b"\n")
-    if parts and parts[-1] == b"":
-        parts.pop()
-    return parts
-
-
-def parsed_lines(path: Path) -> tuple[list[dict], list[bytes]]:
-    """(valid JSON objects, damaged lines) of a tasklist, blank lines ignored."""
-    good: list[dict] = []
-    bad: list[bytes] = []
-    for raw in log_lines(path):
-        if not raw.strip():
-            continue
-        try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            bad.append(raw)
-            continue
-        (good if isinstance(value, dict) else bad).append(value if isinstance(value, dict) else raw)
-    return good, bad

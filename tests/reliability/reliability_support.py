@@ -1,0 +1,55 @@
+"""Helpers shared by the reliability tests: hypothesis budgets, child process
+environments, and loaders that look at a tasklist byte by byte."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import orjson
+
+SLOW = os.environ.get("AIDP_SLOW") == "1"
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def examples(default: int, slow: int) -> int:
+    """A hypothesis example budget: modest in CI, larger with AIDP_SLOW=1."""
+    return slow if SLOW else default
+
+
+def child_env(project: Path, **extra: str) -> dict[str, str]:
+    """The environment of an `aidp` child process working on `project`."""
+    env = {**os.environ, "AIDP_DIR": str(project), "PYTHONPATH": str(SRC)}
+    env.pop("AIDP_SESSION", None)
+    env.update(extra)
+    return env
+
+
+def python() -> str:
+    return sys.executable
+
+
+def log_lines(path: Path) -> list[bytes]:
+    """The file's lines without their newlines (a torn last line included)."""
+    data = path.read_bytes() if path.exists() else b""
+    parts = data.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def parsed_lines(path: Path) -> tuple[list[dict], list[bytes]]:
+    """(valid JSON objects, damaged lines) of a tasklist, blank lines ignored."""
+    good: list[dict] = []
+    bad: list[bytes] = []
+    for raw in log_lines(path):
+        if not raw.strip():
+            continue
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            bad.append(raw)
+            continue
+        (good if isinstance(value, dict) else bad).append(value if isinstance(value, dict) else raw)
+    return good, bad
