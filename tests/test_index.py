@@ -1,0 +1,302 @@
+"""The snapshot index gives exactly the answers of a full fold, whatever happened to the
+log or to the snapshot in between: appends, torn and completed lines, rewrites with a
+new inode or in place, truncation, repair, compact, and a corrupt or missing cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aidp import index
+from aidp.log import Fold, TaskLog
+from aidp.model import OPEN_STATUSES, STATUSES, format_ts
+
+# Modest by default; AIDP_INDEX_EXAMPLES=2000 for a long local run.
+EXAMPLES = int(os.environ.get("AIDP_INDEX_EXAMPLES", "80"))
+SNAPSHOT = Path(".aidp") / index.CACHE_DIR / index.SNAPSHOT_NAME
+
+
+@pytest.fixture(autouse=True)
+def always_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test files are tiny: use the snapshot for every size, rebuild it often."""
+    monkeypatch.setattr(index, "MIN_BYTES", 0)
+    monkeypatch.setattr(index, "REBUILD_TAIL", 300)
+
+
+def assert_same(log: TaskLog) -> Fold:
+    """index.load(log) answers exactly like a full fold, through every accessor."""
+    full = log.full_fold()
+    got = index.load(log)
+    assert list(got.tasks) == list(full.tasks)
+    assert len(got.tasks) == len(full.tasks)
+    assert {k: got.tasks[k] for k in got.tasks} == full.tasks
+    assert got.tasks == full.tasks
+    assert dict(got.task_keys.items()) == full.task_keys
+    assert got.typed == full.typed and list(got.typed) == list(full.typed)
+    assert got.typed_keys == full.typed_keys
+    assert (got.damaged, got.lines, got.ends_with_newline) == (
+        full.damaged, full.lines, full.ends_with_newline)
+    for statuses in (("pending",), OPEN_STATUSES, STATUSES, ("odd",)):
+        assert index.select(got, statuses) == index.select(full, statuses)
+    assert index.status_counts(got) == index.status_counts(full)
+    for tid in list(full.tasks)[:3]:
+        part = tid.rpartition("_")[2][:4]
+        search = got.tasks.ids_with_prefix if hasattr(got.tasks, "ids_with_prefix") else None
+        if search is not None:
+            assert search(part, last_part=True) == sorted(
+                t for t in full.tasks if t.rpartition("_")[2].startswith(part))
+            assert search(tid[:6], last_part=False) == sorted(
+                t for t in full.tasks if t.startswith(tid[:6]))
+    return got
+
+
+# --- random logs -------------------------------------------------------------------------
+
+IDS = [f"task_17000000{n}_{n:04x}ab{n:02x}" for n in range(6)] + ["x", "a_b_c"]
+
+
+def task_line(tid: str, status: str, stamp: int, extra: str) -> bytes:
+    record = {"id": tid, "description": f"do {extra}", "status": status, "priority": "high",
+              "created_at": format_ts(0), "updated_at": format_ts(stamp), "tags": [extra]}
+    return orjson.dumps(record)
+
+
+lines = st.one_of(
+    st.builds(task_line, st.sampled_from(IDS), st.sampled_from([*STATUSES, "odd"]),
+              st.integers(0, 4), st.text("ab ü", max_size=3)),
+    st.builds(lambda tid, n: orjson.dumps({"type": "todo_list", "id": tid, "items": [n],
+                                           "updated_at": format_ts(n)}),
+              st.sampled_from(["todo_list:a", "todo_list:b"]), st.integers(0, 3)),
+    st.sampled_from([b"", b"   ", b"garbage", b"<<<<<<< HEAD", b"=======", b"{\"id\":",
+                     b"[1, 2]", b"\"text\"", b"{\"id\": 5}", b"{\"type\": \"x\"}",
+                     b"{\"description\": \"no id\"}", b"{\"id\": \"task_1_aa\", \"status\": 3}",
+                     b"{\"id\": \"task_1_ab\",\"updated_at\":\"not a time\"}\r"]),
+)
+
+
+def chunk(parts: list[bytes], torn: bool) -> bytes:
+    data = b"".join(p + b"\n" for p in parts)
+    return data[:-1] if torn and data else data
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Like git checkout: a new file (new inode) renamed over the old one."""
+    temp = path.with_suffix(".new")
+    temp.write_bytes(data)
+    os.replace(temp, path)
+
+
+def rewrite_in_place(path: Path, data: bytes) -> None:
+    """Like an editor that writes into the same inode."""
+    with open(path, "r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+
+
+ops = st.one_of(
+    st.tuples(st.just("append"), st.lists(lines, max_size=6), st.booleans()),
+    st.tuples(st.just("complete")),
+    st.tuples(st.just("replace"), st.lists(lines, max_size=8), st.booleans()),
+    st.tuples(st.just("in_place"), st.lists(lines, max_size=8), st.booleans()),
+    st.tuples(st.just("swap_lines"), st.integers(0, 50), st.integers(0, 50)),
+    st.tuples(st.just("flip_byte"), st.integers(0, 10_000)),
+    st.tuples(st.just("truncate"), st.integers(0, 10_000)),
+    st.tuples(st.just("repair")),
+    st.tuples(st.just("compact")),
+    st.tuples(st.just("cache"), st.sampled_from(
+        ["delete", "garbage", "truncate", "flip", "empty", "version", "other_log"])),
+)
+
+
+def apply(op: tuple, log: TaskLog, project: Path) -> None:  # noqa: C901 - a dispatcher
+    path = log.path
+    data = path.read_bytes() if path.exists() else b""
+    kind = op[0]
+    if kind == "append":
+        log.ensure_dir()
+        with open(path, "ab") as handle:
+            handle.write(chunk(op[1], op[2]))
+    elif kind == "complete":
+        if data and not data.endswith(b"\n"):
+            with open(path, "ab") as handle:
+                handle.write(b"\n")
+    elif kind == "replace":
+        log.ensure_dir()
+        replace_file(path, chunk(op[1], op[2]))
+    elif kind == "in_place" and path.exists():
+        rewrite_in_place(path, chunk(op[1], op[2]))
+    elif kind == "swap_lines" and data:
+        # Same size, same inode, different order: only a real check of the bytes sees it.
+        parts = data.split(b"\n")
+        i, j = op[1] % len(parts), op[2] % len(parts)
+        parts[i], parts[j] = parts[j], parts[i]
+        rewrite_in_place(path, b"\n".join(parts))
+    elif kind == "flip_byte" and data:
+        at = op[1] % len(data)
+        rewrite_in_place(path, data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1:])
+    elif kind == "truncate" and data:
+        rewrite_in_place(path, data[: op[1] % (len(data) + 1)])
+    elif kind == "repair" and path.exists():
+        log.repair()
+    elif kind == "compact" and path.exists():
+        log.compact()
+    elif kind == "cache":
+        corrupt_cache(project, op[1])
+
+
+def corrupt_cache(project: Path, how: str) -> None:
+    snap = project / SNAPSHOT
+    if not snap.exists():
+        return
+    blob = snap.read_bytes()
+    if how == "delete":
+        snap.unlink()
+    elif how == "garbage":
+        snap.write_bytes(os.urandom(len(blob)))
+    elif how == "truncate":
+        snap.write_bytes(blob[: len(blob) // 2])
+    elif how == "flip":
+        at = len(blob) // 2
+        snap.write_bytes(blob[:at] + bytes([blob[at] ^ 1]) + blob[at + 1:])
+    elif how == "empty":
+        snap.write_bytes(b"")
+    elif how == "version":
+        snap.write_bytes(blob[:8] + (999).to_bytes(4, "little") + blob[12:])
+    elif how == "other_log":
+        # A well-formed snapshot of a different log of the same size.
+        other = project / "other"
+        other_log = TaskLog(other)
+        other_log.ensure_dir()
+        current = (project / ".aidp" / "tasklist.jsonl").read_bytes()
+        other_log.path.write_bytes(current.replace(b"high", b"HIGH"))
+        index.load(other_log)
+        made = other / SNAPSHOT
+        if made.exists():
+            snap.write_bytes(made.read_bytes())
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(ops, min_size=1, max_size=12))
+def test_index_matches_the_full_fold_after_anything(steps: list, tmp_path: Path) -> None:
+    project = tmp_path / f"p{os.urandom(4).hex()}"
+    project.mkdir()
+    log = TaskLog(project)
+    for step in steps:
+        apply(step, log, project)
+        assert_same(log)
+        assert_same(log)  # and again, from whatever snapshot the first load left
+
+
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=st.lists(st.tuples(st.lists(lines, max_size=5), st.booleans()), max_size=8))
+def test_appends_without_the_racy_guard(batches: list, tmp_path: Path) -> None:
+    """Pure appends keep answering right when stat data is trusted at once."""
+    project = tmp_path / f"p{os.urandom(4).hex()}"
+    project.mkdir()
+    log = TaskLog(project)
+    log.ensure_dir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(index, "RACY_NS", 0)
+        for parts, torn in batches:
+            with open(log.path, "ab") as handle:
+                handle.write(chunk(parts, torn))
+            assert_same(log)
+
+
+def test_a_loaded_fold_takes_more_lines_like_a_full_one(log: TaskLog) -> None:
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a"),
+                                task_line(IDS[1], "done", 1, "b")], False))
+    more = chunk([task_line(IDS[0], "done", 2, "c"), task_line(IDS[2], "pending", 0, "d"),
+                  b"junk"], True)
+    got, full = index.load(log), log.full_fold()
+    got.feed(more)
+    full.feed(more)
+    assert got.tasks == full.tasks and dict(got.task_keys) == full.task_keys
+    assert (got.lines, got.damaged, got.ends_with_newline) == (
+        full.lines, full.damaged, full.ends_with_newline)
+    del got.tasks[IDS[1]]
+    del full.tasks[IDS[1]]
+    assert list(got.tasks) == list(full.tasks)
+    assert index.select(got, STATUSES) == index.select(full, STATUSES)
+
+
+def test_a_torn_line_is_reread_once_completed(log: TaskLog, project: Path) -> None:
+    log.ensure_dir()
+    whole = task_line(IDS[0], "pending", 1, "a")
+    log.path.write_bytes(chunk([task_line(IDS[1], "done", 1, "b")], False) + whole[:10])
+    assert assert_same(log).damaged == 1
+    assert (project / SNAPSHOT).exists()
+    with open(log.path, "ab") as handle:
+        handle.write(whole[10:] + b"\n")
+    fold = assert_same(log)
+    assert fold.damaged == 0 and IDS[0] in fold.tasks
+
+
+def test_racily_clean_same_size_rewrite_is_caught(log: TaskLog, project: Path) -> None:
+    """Equal stat data is not proof while the file changed close to the snapshot's build:
+    a same-size rewrite in place within one timestamp tick looks unchanged."""
+    log.ensure_dir()
+    first = chunk([task_line(IDS[0], "pending", 1, "a")], False)
+    log.path.write_bytes(first)
+    index.load(log)
+    rewrite_in_place(log.path, first.replace(b'"pending"', b'"done"   '))
+    # Make the snapshot record the new stat data, as if both happened in the same tick.
+    snap = index._read_snapshot(str(project / SNAPSHOT))
+    st = os.stat(log.path)
+    head = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, True,
+            snap.offset, snap.crc, snap.samples)
+    index._write_snapshot(log, head, snap.body)
+    assert index.load(log).tasks[IDS[0]]["status"] == "done"
+    assert_same(log)
+
+
+def test_reads_create_nothing_without_a_folder(tmp_path: Path) -> None:
+    log = TaskLog(tmp_path / "nowhere")
+    fold = index.load(log)
+    assert (fold.tasks, fold.lines) == ({}, 0)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_read_only_cache_still_reads(log: TaskLog, project: Path) -> None:
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    (project / ".aidp" / index.CACHE_DIR).write_text("not a folder")  # writes must fail
+    assert_same(log)
+    assert (project / ".aidp" / index.CACHE_DIR).read_text() == "not a folder"
+
+
+def test_snapshot_is_ignored_by_git_even_without_aidp_gitignore(log: TaskLog,
+                                                                  project: Path) -> None:
+    (project / ".aidp").mkdir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    index.load(log)
+    assert (project / SNAPSHOT).exists()
+    assert "*" in (project / ".aidp" / index.CACHE_DIR / ".gitignore").read_text().split()
+    assert not list((project / ".aidp" / index.CACHE_DIR).glob("*.tmp"))
+
+
+def test_small_logs_are_folded_without_a_snapshot(log: TaskLog, project: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(index, "MIN_BYTES", 32 * 1024)
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    assert_same(log)
+    assert not (project / ".aidp" / index.CACHE_DIR).exists()
+
+
+def test_the_cli_reads_through_the_index(cli, project: Path) -> None:
+    ids = [cli("tasks", "add", f"task {n}", "-q").out.strip() for n in range(5)]
+    assert cli("tasks", "done", ids[1][-8:-2]).code == 0
+    listed = orjson.loads(cli("tasks", "list", "--status", "pending", "--json").out)
+    assert sorted(t["id"] for t in listed) == sorted(ids[:1] + ids[2:])
+    stats = orjson.loads(cli("tasks", "stats", "--json").out)
+    assert (stats["total"], stats["pending"], stats["done"]) == (5, 4, 1)
+    assert (project / SNAPSHOT).exists()
+    shown = orjson.loads(cli("tasks", "show", ids[3][-8:-3], "--json").out)
+    assert shown["id"] == ids[3]
