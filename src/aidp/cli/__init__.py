@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from importlib import import_module
+from types import ModuleType
 
 import typer
 
@@ -54,17 +56,58 @@ def _global(
     ctx.obj = Env(directory=directory, session=session)
 
 
-def _register() -> None:
-    from aidp.cli import init, tasks, todo
-    from aidp.cli import run as run_cli
+def _register(only: str | None = None) -> None:
+    """Attach the command groups, in the order `aidp --help` lists them.
 
-    app.add_typer(tasks.app, name="tasks")
-    app.add_typer(todo.app, name="todo")
-    app.command("init")(init.init)
-    app.command("run")(run_cli.run)
+    Start-up is the product (aidp runs many times a minute): with `only`, just the group
+    the command line names is imported, so `aidp tasks list` never loads the todo, init
+    or run (agent) code. Anything registered without such a guard is always loaded:
+    slower, never wrong. tests/test_startup.py keeps this honest.
+    """
+    app.registered_groups.clear()
+    app.registered_commands.clear()
+    if only in (None, "tasks"):
+        from aidp.cli import tasks
+
+        app.add_typer(tasks.app, name="tasks")
+    if only in (None, "todo"):
+        from aidp.cli import todo
+
+        app.add_typer(todo.app, name="todo")
+    if only in (None, "init"):
+        from aidp.cli import init
+
+        app.command("init")(init.init)
+    if only in (None, "run"):
+        run_cli = import_module("aidp.cli.run")  # not `from aidp.cli import run`: see below
+
+        app.command("run")(run_cli.run)
 
 
-_register()
+_VALUED_GLOBALS = ("--dir", "--session")
+
+
+def _named_command(args: Sequence[str]) -> str | None:
+    """The group or command the arguments name, after the global options; None when
+    every group is needed (no command, or --help before it)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _VALUED_GLOBALS:
+            skip = True
+        elif arg in ("--help", "-h"):
+            return None
+        elif not arg.startswith("-") or arg == "-":
+            return arg
+    return None
+
+
+def _command_for(args: Sequence[str]) -> typer.core.TyperGroup:
+    _register(_named_command(args))
+    if not app.registered_groups and not app.registered_commands:
+        _register()  # an unknown name: its error lists every command
+    return typer.main.get_command(app)  # type: ignore[return-value]
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -72,8 +115,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
 
-    command = typer.main.get_command(app)
     args = list(sys.argv[1:] if argv is None else argv)
+    command = _command_for(args)
     try:
         result = command.main(args=args, prog_name="aidp", standalone_mode=False)
     except ClickException as exc:
@@ -118,3 +161,17 @@ def _broken_pipe() -> int:
 
 def main() -> None:
     sys.exit(run())
+
+
+class _Package(ModuleType):
+    """`aidp.cli.run` is the entry point above and also the name of the `run` command's
+    module. Importing that module (now lazily, at any time) would rebind the package
+    attribute to it; keep the function there, the module stays in sys.modules."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "run" and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

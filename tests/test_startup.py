@@ -1,0 +1,85 @@
+"""Start-up is the product: the hot commands must not import what they do not use.
+
+Each check runs a real `python -m aidp …` process with `-X importtime` and reads the
+modules it imported; no timings are asserted (bench/run.py measures those).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+# Heavy or unrelated to reading and writing tasks: rich (Typer's pretty help and
+# errors), pydantic (typer ≥0.29), dateutil (only --since), the agent loop, and the
+# groups the command line did not name.
+FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals")
+OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.run",
+                "init": "aidp.cli.init"}
+
+
+def imported(*args: str) -> set[str]:
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "aidp", *args],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = set()
+    for line in proc.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "aidp.cli" in names  # the report was read
+    return names
+
+
+def offenders(names: set[str], group: str) -> list[str]:
+    bad = [n for n in names if n.split(".")[0] in FORBIDDEN or n.startswith(FORBIDDEN)]
+    bad += [module for name, module in OTHER_GROUPS.items() if name != group and module in names]
+    return sorted(bad)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("tasks", "list", "--json"),
+        ("tasks", "list", "--status", "pending", "--json"),
+        ("tasks", "stats", "--json"),
+        ("tasks", "add", "Write the start-up test", "-q"),
+    ],
+)
+def test_hot_task_commands_import_only_what_they_use(args: tuple[str, ...]) -> None:
+    assert offenders(imported(*args), "tasks") == []
+
+
+def test_show_and_done_stay_light_too(cli) -> None:
+    tid = cli("tasks", "add", "Something", "-q").out.strip()
+    assert offenders(imported("tasks", "show", tid, "--json"), "tasks") == []
+    assert offenders(imported("tasks", "done", tid), "tasks") == []
+
+
+def test_todo_show_does_not_load_the_backlog_cli_or_the_agent() -> None:
+    assert offenders(imported("todo", "show"), "todo") == []
+
+
+def test_help_still_lists_every_group_and_command() -> None:
+    import typer
+
+    from aidp.cli import _register, app
+
+    _register()
+    names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    assert {"tasks", "todo", "init", "run"} <= set(names)
+    proc = subprocess.run([sys.executable, "-m", "aidp", "--help"], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    assert proc.returncode == 0
+    listed = {line.split()[1] for line in proc.stdout.splitlines()
+              if line.startswith("│ ") and len(line.split()) > 1}
+    assert set(names) <= listed, proc.stdout
+
+
+def test_an_unknown_command_is_reported_with_every_command_loaded(cli) -> None:
+    result = cli("bogus")
+    assert result.code == 2 and "No such command 'bogus'" in result.err
+    assert cli("--dir", ".", "tasks", "list", "--json").code == 0
