@@ -32,10 +32,18 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     if ref in tasks:
         return ref
     needle = ref.lower()
+    # The indexed fold (aidp.index) searches its joined ids instead of a loop over them.
+    search = getattr(tasks, "ids_with_prefix", None)
     if needle.startswith("task_"):
-        matches = [tid for tid in tasks if tid.startswith(needle)]
+        matches = (
+            search(needle, last_part=False) if search
+            else [tid for tid in tasks if tid.startswith(needle)]
+        )
     elif len(needle) >= MIN_ID_PREFIX:
-        matches = [tid for tid in tasks if tid.rpartition("_")[2].startswith(needle)]
+        matches = (
+            search(needle, last_part=True) if search
+            else [tid for tid in tasks if tid.rpartition("_")[2].startswith(needle)]
+        )
     else:
         matches = []
     if not matches:
@@ -182,6 +190,20 @@ def stats(tasks: Iterable[Record]) -> dict[str, object]:
         "open_by_priority": open_by_priority,
         "oldest_open": oldest_open["id"] if oldest_open else None,
     }
+
+
+def fold_stats(fold: Fold) -> dict[str, object]:
+    """`stats` of every task in the fold, decoding only the open ones: the closed ones
+    are counted from the index (aidp.index) without being read."""
+    from aidp import index
+
+    counts = index.status_counts(fold)
+    result = stats(index.select(fold, OPEN_STATUSES))
+    result["total"] = sum(counts.values())
+    for status in STATUSES:
+        if status not in OPEN_STATUSES:
+            result[status] = counts.get(status, 0)
+    return result
 
 
 # --- history ------------------------------------------------------------------------

@@ -141,7 +141,10 @@ def list_(
     )
     core.sort_key(query.sort)  # reject a bad --sort before reading anything
     e = env(ctx)
-    found = core.query(e.read().tasks.values(), query)
+    from aidp.index import select
+
+    # Only the tasks of the wanted statuses are decoded: see aidp.index.
+    found = core.query(select(e.read(), query.statuses), query)
     _print_list(found, fmt, now=now, default_view=not words and not include_all)
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
@@ -236,7 +239,7 @@ def stats(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Counts: total, pending, in_progress, done, abandoned, open by priority."""
-    counts = core.stats(env(ctx).read().tasks.values())
+    counts = core.fold_stats(env(ctx).read())
     if as_json:
         render.write_bytes(render.json_bytes(counts))
     else:
