@@ -14,7 +14,6 @@ import errno
 import fcntl
 import os
 import re
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -289,6 +288,8 @@ class TaskLog:
     def replace_locked(self, data: bytes) -> None:
         """Atomically replace the file (temp file, fsync, rename); the caller holds the lock."""
         try:
+            import tempfile  # only repair and compact need it: kept off start-up
+
             fd, temp = tempfile.mkstemp(prefix=LOG_NAME + ".", suffix=".tmp", dir=self.dir)
         except OSError as exc:
             raise _storage_error("write", self.path, exc) from exc
