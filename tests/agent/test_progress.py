@@ -67,7 +67,9 @@ def test_a_project_in_a_subfolder_of_a_repo(repo: Path) -> None:
     (sub / "inside.txt").write_text("x", encoding="utf-8")
     after = progress.tree_state(sub)
     assert after != before
-    bump_mtime(sub / "inside.txt")
+    bump_mtime(sub / "inside.txt")  # touched, same content: no change
+    assert progress.tree_state(sub) == after
+    (sub / "inside.txt").write_text("y", encoding="utf-8")
     assert progress.tree_state(sub) != after
 
 
@@ -78,6 +80,8 @@ def test_without_git_the_folder_is_walked(project: Path) -> None:
     (project / "src" / "a.py").write_text("x", encoding="utf-8")
     middle = progress.tree_state(project)
     assert middle != before
+    (project / "src" / "a.py").write_text("x", encoding="utf-8")  # rewritten, same bytes
+    assert progress.tree_state(project) == middle
     (project / "node_modules").mkdir()
     (project / "node_modules" / "big.js").write_text("x", encoding="utf-8")
     assert progress.tree_state(project) == middle

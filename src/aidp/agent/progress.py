@@ -2,8 +2,8 @@
 taken before and after each agent invocation.
 
 The work tree is read through git when the project is in a git work tree — HEAD,
-`git status --porcelain` and `git diff`, plus the size and mtime of untracked files —
-and otherwise by walking the folder (size and mtime of each file). `.aidp/` is left
+`git status --porcelain` and `git diff`, plus the content of untracked files — and
+otherwise by walking the folder (the content of each file). `.aidp/` is left
 out: aidp's own writes are counted as TODO list and backlog changes instead. git is
 run with an argument list, never through a shell.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from aidp.paths import DATA_DIR
 
 GIT_TIMEOUT = 60
 WALK_LIMIT = 20000  # files; a bigger tree without git is not watched
+HASH_LIMIT = 8 << 20  # bytes; bigger files are compared by size and mtime
+_HASHES: dict[Path, tuple[tuple[int, int, int], bytes]] = {}
 _SKIP_DIRS = {DATA_DIR, ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
               ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"}
 
@@ -99,16 +102,31 @@ def _git_state(git: str, root: Path) -> str | None:
     for entry in status.split(b"\0"):
         if entry.startswith(b"?? "):
             path = top / os.fsdecode(entry[3:])
-            digest.update(b"\0" + entry + _stat_bytes(path))
+            digest.update(b"\0" + entry + _content_key(path))
     return digest.hexdigest()
 
 
-def _stat_bytes(path: Path) -> bytes:
+def _content_key(path: Path) -> bytes:
+    """What a file holds: a hash of its content (so rewriting the same bytes is no
+    change), or size and mtime for a very big file. Hashes are kept while the file's
+    size and mtime stay the same, so an unchanged tree is not read twice."""
     try:
         st = path.stat()
     except OSError:
         return b"gone"
-    return f"{st.st_size}:{st.st_mtime_ns}".encode()
+    key = (st.st_size, st.st_mtime_ns, st.st_ino)
+    if st.st_size > HASH_LIMIT or not stat.S_ISREG(st.st_mode):
+        return f"{st.st_size}:{st.st_mtime_ns}".encode()
+    cached = _HASHES.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        with open(path, "rb") as handle:
+            value = hashlib.file_digest(handle, "sha256").digest()
+    except OSError:
+        return f"{st.st_size}:{st.st_mtime_ns}".encode()
+    _HASHES[path] = (key, value)
+    return value
 
 
 def _walk_state(root: Path) -> str | None:
@@ -121,5 +139,5 @@ def _walk_state(root: Path) -> str | None:
             if seen > WALK_LIMIT:
                 return None
             path = Path(folder) / name
-            digest.update(os.fsencode(os.path.relpath(path, root)) + b"\0" + _stat_bytes(path))
+            digest.update(os.fsencode(os.path.relpath(path, root)) + b"\0" + _content_key(path))
     return digest.hexdigest()

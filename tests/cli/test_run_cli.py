@@ -1,0 +1,634 @@
+"""`aidp run` against scripted stand-in agents: small Python scripts that record every
+prompt they get and then do what the test says (print signals, run aidp, edit files,
+fail, hang)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from aidp import todos
+from aidp.log import TaskLog
+
+DATA = Path(__file__).parent.parent / "agent" / "data"
+
+PREAMBLE = """\
+import json, os, subprocess, sys, time
+from pathlib import Path
+HERE = Path(__file__)
+PROMPT = sys.argv[1] if len(sys.argv) > 1 else sys.stdin.read()
+RECORD = HERE.with_name(HERE.stem + ".calls.jsonl")
+with open(RECORD, "a", encoding="utf-8") as f:
+    f.write(json.dumps({"prompt": PROMPT, "argv": sys.argv[1:], "cwd": os.getcwd(),
+                        "AIDP_DIR": os.environ.get("AIDP_DIR"),
+                        "AIDP_SESSION": os.environ.get("AIDP_SESSION")}) + "\\n")
+CALL = sum(1 for _ in open(RECORD, encoding="utf-8"))
+def aidp(*args):
+    return subprocess.run(["aidp", *args], check=True, capture_output=True, text=True).stdout
+"""
+
+
+@dataclass
+class Agent:
+    path: Path
+
+    @property
+    def command(self) -> str:
+        return f"{shlex.quote(sys.executable)} {shlex.quote(str(self.path))}"
+
+    def calls(self) -> list[dict]:
+        record = self.path.with_name(self.path.stem + ".calls.jsonl")
+        if not record.exists():
+            return []
+        return [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+
+    def prompts(self) -> list[str]:
+        return [c["prompt"] for c in self.calls()]
+
+
+@pytest.fixture
+def make_agent(tmp_path: Path):
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    count = iter(range(1000))
+
+    def make(body: str = "") -> Agent:
+        path = folder / f"agent{next(count)}.py"
+        path.write_text(PREAMBLE + body, encoding="utf-8")
+        return Agent(path)
+
+    return make
+
+
+def todo_add(cli, *items: str) -> None:
+    for item in items:
+        assert cli("todo", "add", item).code == 0
+
+
+def first_lines(prompts: list[str]) -> list[str]:
+    return [p.splitlines()[0] for p in prompts]
+
+
+def tasks_json(cli) -> list[dict]:
+    result = cli("tasks", "list", "--all", "--json")
+    assert result.code == 0, result
+    return json.loads(result.out)
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+# --- signals ------------------------------------------------------------------------
+
+
+def test_file_task_signals_of_every_form(cli, make_agent, project: Path) -> None:
+    agent = make_agent(
+        "print('Working on it.')\n"
+        "print('file task: \"Fix the parser\" priority: high tags: parser,,bugs and '"
+        "      'FILE TASK: \"Write docs\" tags: docs')\n"
+        "print('File task: \"Fix the parser\"')\n"  # the same description again: filed once
+        "print('  File task: \"fix  the PARSER\"  ')\n"  # same once white space and case go
+        "print('File task: \"\"')\n"
+        "print('File task: \"' + 'x' * 201 + '\"')\n"
+        "print('still running')\n"
+    )
+    result = cli("--session", "s1", "run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    found = {t["description"]: t for t in tasks_json(cli)}
+    assert set(found) == {"Fix the parser", "Write docs"}
+    parser, docs = found["Fix the parser"], found["Write docs"]
+    assert (parser["priority"], parser["tags"]) == ("high", ["parser", "bugs"])
+    assert (docs["priority"], docs["tags"]) == ("medium", ["docs"])
+    for task in (parser, docs):
+        assert task["session"] == "s1"
+        assert task["discovered_during"] == "s1 iteration 1"
+        assert f"📋 Filed task: {task['description']} ({task['id']})" in result.out
+    assert result.out.count("📋 Filed task:") == 2
+    assert "Ignored File task signal: Invalid description: it is empty" in result.err
+    assert "Ignored File task signal: Invalid description: 201 characters" in result.err
+    assert "still running" in result.out  # the run went on
+
+
+def test_update_task_on_known_and_unknown_ids(cli, make_agent) -> None:
+    added = json.loads(cli("tasks", "add", "Old bug", "--json").out)
+    other = json.loads(cli("tasks", "add", "Dead end", "--json").out)
+    short = added["id"].rsplit("_", 1)[1][:6]
+    agent = make_agent(
+        f"print('Update task: {short} status: in_progress')\n"
+        f"print('Update task: {added['id']} status: done')\n"
+        f"print('Update task: {other['id']} status: abandoned reason: \"not needed\"')\n"
+        "print('Update task: ffff0000 status: done')\n"
+        f"print('Update task: {added['id']} status: done')\n"
+    )
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    found = {t["id"]: t for t in tasks_json(cli)}
+    assert found[added["id"]]["status"] == "done"
+    assert "started_at" in found[added["id"]]
+    assert found[other["id"]]["status"] == "abandoned"
+    assert found[other["id"]]["abandoned_reason"] == "not needed"
+    assert f"📋 Updated task: Old bug ({added['id']}) → done" in result.out
+    assert "Ignored Update task signal: Task not found: ffff0000" in result.err
+    assert f"📋 Task already done: Old bug ({added['id']})" in result.out
+
+
+def test_todo_pause_signal_ends_the_turn_and_the_next_prompt_lifts_it(cli, make_agent) -> None:
+    todo_add(cli, "Deploy")
+    agent = make_agent("print('I cannot go on. Todo pause: \"need the deploy key\"')\n")
+    result = cli("run", "deploy it", "--agent", agent.command)
+    assert result.code == 0, result
+    assert len(agent.calls()) == 1  # a pause is not laziness: no continuation
+    assert "⏸ Todo paused: need the deploy key" in result.out
+    shown = cli("todo", "show").out
+    assert "Paused: need the deploy key" in shown
+    # Resuming a paused list does nothing and says why.
+    resumed = cli("run", "--agent", agent.command)
+    assert resumed.code == 0
+    assert "Nothing to resume" in resumed.out and "paused" in resumed.out
+    assert len(agent.calls()) == 1
+    # A new prompt lifts the pause (and this lazy agent is pushed again).
+    quiet = make_agent("print('ok')\n")
+    again = cli("run", "try again", "--agent", quiet.command)
+    assert again.code == 0
+    assert len(quiet.calls()) == 4
+    assert "Paused" not in cli("todo", "show").out
+
+
+def test_a_pause_run_by_the_agent_itself_ends_the_turn(cli, make_agent) -> None:
+    todo_add(cli, "Ship it")
+    agent = make_agent("aidp('todo', 'pause', 'waiting for review')\n")
+    result = cli("run", "ship", "--agent", agent.command)
+    assert result.code == 0, result
+    assert len(agent.calls()) == 1
+    assert "paused: waiting for review" in result.out
+
+
+# --- the prompt, the environment ----------------------------------------------------
+
+
+def test_prompt_contents_environment_and_working_directory(cli, make_agent, project: Path) -> None:
+    todo_add(cli, "Write the tests")
+    task = json.loads(cli("tasks", "add", "Flaky CI", "-p", "high", "-t", "ci", "--json").out)
+    agent = make_agent("print('ok')\n")
+    (project / "sub").mkdir()
+    os.chdir(project / "sub")
+    result = cli("--session", "feature-x", "run", "Refactor the parser", "--agent", agent.command)
+    assert result.code == 0, result
+    call = agent.calls()[0]
+    assert call["cwd"] == str(project)
+    assert call["AIDP_DIR"] == str(project)
+    assert call["AIDP_SESSION"] == "feature-x"
+    prompt = call["prompt"]
+    assert prompt.splitlines()[0] == "Refactor the parser"
+    assert "No active TODOs" in prompt  # feature-x has its own (empty) list
+    assert f"- {task['id']} [high] Flaky CI (today) #ci" in prompt
+    for needle in ('File task: "DESCRIPTION"', "Update task: ID status:", 'Todo pause: "REASON"',
+                   "aidp todo tick"):
+        assert needle in prompt
+
+
+def test_the_prompt_shows_the_todo_list_exactly_as_todo_show(cli, make_agent) -> None:
+    todo_add(cli, "First", "Second")
+    assert cli("todo", "add", "1.last", "Sub step").code == 0
+    shown = cli("todo", "show").out.rstrip("\n")
+    agent = make_agent("open('touched.txt', 'w').write(str(CALL))\n")
+    assert cli("run", "go", "--agent", agent.command).code == 0
+    assert f"## Your TODO list\n\n{shown}\n" in agent.prompts()[0]
+
+
+def test_prompt_placeholder_passes_the_prompt_as_an_argument(cli, make_agent) -> None:
+    agent = make_agent("print('argv prompt starts:', sys.argv[1].splitlines()[0])\n")
+    result = cli("run", "Say hi", "--agent", agent.command + " --flag={prompt}")
+    assert result.code == 0, result
+    assert agent.calls()[0]["argv"][0].startswith("--flag=Say hi\n")
+    assert "argv prompt starts: --flag=Say hi" in result.out
+
+
+def test_the_prompt_can_come_from_stdin(cli, make_agent) -> None:
+    agent = make_agent("print('ok')\n")
+    assert cli("run", "-", "--agent", agent.command, stdin="From a file\nline 2\n").code == 0
+    assert agent.prompts()[0].startswith("From a file\nline 2\n")
+
+
+def test_agent_output_is_shown_as_inert_data(cli, make_agent) -> None:
+    agent = make_agent(
+        "print('\\x1b[2J\\x1b]0;owned\\x07 [bold red]markup[/] $(rm -rf ~) \\x00end')\n"
+        "print('oops', file=sys.stderr)\n"
+    )
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0
+    assert "\x1b" not in result.out and "\x07" not in result.out and "\x00" not in result.out
+    assert "\\x1b[2J\\x1b]0;owned\\x07 [bold red]markup[/] $(rm -rf ~) \\x00end" in result.out
+    assert "oops" in result.err
+
+
+# --- the lazy agent -----------------------------------------------------------------
+
+
+def test_a_lazy_agent_gets_exactly_three_continuations(cli, make_agent) -> None:
+    todo_add(cli, "Write the parser", "Write the tests")
+    assert cli("todo", "start", "2").code == 0
+    agent = make_agent("print('I think we are done here.')\n")
+    result = cli("run", "Build it", "--agent", agent.command)
+    assert result.code == 0, result
+    prompts = agent.prompts()
+    assert len(prompts) == 4
+    assert prompts[0].startswith("Build it\n")
+    assert first_lines(prompts[1:]) == ["You have an active task: Write the tests"] * 3
+    assert "stays active" in result.out
+    assert "No active TODOs" not in cli("todo", "show").out
+    # The next prompt is a fresh budget: one more round.
+    assert cli("run", "Please finish", "--agent", agent.command).code == 0
+    prompts = agent.prompts()
+    assert len(prompts) == 8
+    assert prompts[4].startswith("Please finish\n")
+    assert first_lines(prompts[5:]) == ["You have an active task: Write the tests"] * 3
+
+
+def test_the_continuation_names_the_first_pending_item_without_one_in_progress(cli, make_agent) -> None:
+    todo_add(cli, "Done already", "Next up", "Later")
+    assert cli("todo", "tick", "1").code == 0
+    agent = make_agent("")
+    assert cli("run", "go", "--agent", agent.command, "--max-continuations", "1").code == 0
+    assert first_lines(agent.prompts()) == ["go", "You have an active task: Next up"]
+
+
+@pytest.mark.parametrize(("limit", "calls"), [("0", 1), ("1", 2), ("5", 6)])
+def test_max_continuations(cli, make_agent, limit: str, calls: int) -> None:
+    todo_add(cli, "Item")
+    agent = make_agent("")
+    assert cli("run", "go", "--agent", agent.command, "--max-continuations", limit).code == 0
+    assert len(agent.calls()) == calls
+
+
+def test_no_continuation_without_open_items(cli, make_agent) -> None:
+    agent = make_agent("print('nothing to do')\n")
+    assert cli("run", "hello", "--agent", agent.command).code == 0
+    assert len(agent.calls()) == 1
+
+
+def test_progress_through_todo_tick_ends_the_turn(cli, make_agent) -> None:
+    todo_add(cli, "One", "Two", "Three")
+    agent = make_agent("aidp('todo', 'tick', str(CALL))\n")
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    assert len(agent.calls()) == 1  # progress, though items are still open
+    assert "1/3 completed" in cli("todo", "show").out
+    # Resuming continues, and again progress ends the turn.
+    assert cli("run", "--agent", agent.command).code == 0
+    prompts = agent.prompts()
+    assert len(prompts) == 2
+    assert prompts[1].splitlines()[0] == "You have an active task: Two"
+    assert "2/3 completed" in cli("todo", "show").out
+
+
+@pytest.mark.parametrize("with_git", [True, False])
+def test_progress_through_a_changed_work_tree_ends_the_turn(cli, make_agent, project: Path,
+                                                            with_git: bool) -> None:
+    if with_git:
+        git(project, "init", "-q")
+    todo_add(cli, "Edit the code")
+    agent = make_agent("Path('code.py').write_text('edit ' + str(CALL))\n")
+    assert cli("run", "go", "--agent", agent.command).code == 0
+    assert len(agent.calls()) == 1
+    # The same content again is no change: a lazy round follows.
+    lazy = make_agent("Path('code.py').write_text('edit 1')\n")
+    assert cli("run", "again", "--agent", lazy.command, "--max-continuations", "2").code == 0
+    assert len(lazy.calls()) == 3
+
+
+def test_a_tool_call_in_json_events_is_progress(cli, make_agent) -> None:
+    todo_add(cli, "Investigate")
+    event = {"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "src/a.py"}}]}}
+    agent = make_agent(f"print({json.dumps(json.dumps(event))})\n")
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    assert len(agent.calls()) == 1
+    assert "🔧 Read: src/a.py" in result.out
+
+
+def test_filing_a_task_is_progress(cli, make_agent) -> None:
+    todo_add(cli, "Item")
+    agent = make_agent("print('File task: \"Found a bug\"')\n")
+    assert cli("run", "go", "--agent", agent.command).code == 0
+    assert len(agent.calls()) == 1
+
+
+# --- user prompts, resume -----------------------------------------------------------
+
+
+def test_a_completed_list_is_cleared_by_the_next_prompt(cli, make_agent) -> None:
+    todo_add(cli, "A", "B")
+    assert cli("todo", "tick", "1").code == 0
+    assert cli("todo", "tick", "2").code == 0
+    agent = make_agent("print('ok')\n")
+    assert cli("run", "next thing", "--agent", agent.command).code == 0
+    assert "## Your TODO list\n\nNo active TODOs" in agent.prompts()[0]
+    assert cli("todo", "show").out.strip() == "No active TODOs"
+    assert len(agent.calls()) == 1
+
+
+def test_an_incomplete_list_is_kept_by_the_next_prompt(cli, make_agent) -> None:
+    todo_add(cli, "A", "B")
+    assert cli("todo", "tick", "1").code == 0
+    agent = make_agent("aidp('todo', 'tick', '2')\n")
+    assert cli("run", "next thing", "--agent", agent.command).code == 0
+    assert "1/2 completed" in agent.prompts()[0]
+
+
+def test_resume_starts_with_the_continuation_prompt(cli, make_agent) -> None:
+    todo_add(cli, "Keep going")
+    agent = make_agent("")
+    result = cli("run", "--agent", agent.command)
+    assert result.code == 0, result
+    assert first_lines(agent.prompts()) == ["You have an active task: Keep going"] * 3
+    assert "↻ Resuming (1/3): You have an active task: Keep going" in result.out
+
+
+@pytest.mark.parametrize(
+    ("setup", "why"),
+    [
+        ([], "has no active TODOs"),
+        ([("todo", "add", "x"), ("todo", "tick", "1")], "is completed"),
+        ([("todo", "add", "x"), ("todo", "pause", "blocked on review")], "paused (blocked on review)"),
+        ([("todo", "add", "x"), ("todo", "clear")], "has no active TODOs"),
+    ],
+)
+def test_nothing_to_resume_says_why_and_exits_0(cli, make_agent, setup, why: str) -> None:
+    for args in setup:
+        assert cli(*args).code == 0
+    agent = make_agent("")
+    result = cli("run", "--agent", agent.command)
+    assert result.code == 0, result
+    assert "Nothing to resume" in result.out and why in result.out
+    assert agent.calls() == []
+
+
+# --- exit codes ---------------------------------------------------------------------
+
+
+def test_the_agents_failure_is_the_exit_code(cli, make_agent) -> None:
+    todo_add(cli, "Item")
+    agent = make_agent("print('File task: \"Saved before failing\"')\nsys.exit(3)\n")
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 3, result
+    assert "The agent exited with code 3" in result.err
+    assert len(agent.calls()) == 1  # no continuation after a failure
+    assert [t["description"] for t in tasks_json(cli)] == ["Saved before failing"]
+
+
+def test_timeout_stops_the_agent_with_124(cli, make_agent) -> None:
+    agent = make_agent("print('File task: \"Before the hang\"', flush=True)\ntime.sleep(300)\n")
+    result = cli("run", "go", "--agent", agent.command, "--timeout", "2")
+    assert result.code == 124, result
+    assert "--timeout 2s" in result.err
+    assert [t["description"] for t in tasks_json(cli)] == ["Before the hang"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--agent", "no-such-agent-xyz"], "Agent command not found: 'no-such-agent-xyz'"),
+        (["--agent", "./missing.py"], "Agent command not found: './missing.py'"),
+        (["--agent", "codex"], "Agent command not found: preset 'codex' runs 'codex'"),
+        (["--agent", "python3 'unclosed"], "Invalid agent command in --agent"),
+        (["--agent", ""], "Invalid agent in --agent: it is empty"),
+        ([], "No agent configured"),
+        (["--agent", "true", "--max-continuations", "-1"], "Invalid --max-continuations -1"),
+        (["--agent", "true", "--timeout", "0"], "Invalid --timeout 0"),
+    ],
+)
+def test_usage_errors_exit_2(cli, monkeypatch, tmp_path: Path, args: list[str], message: str) -> None:
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")  # no codex, whatever is installed
+    result = cli("run", "go", *args)
+    assert result.code == 2, result
+    assert message in result.err
+    assert "Traceback" not in result.err and result.err.count("\n") == 1
+
+
+def test_empty_prompt_is_a_usage_error(cli) -> None:
+    result = cli("run", "  ", "--agent", "true")
+    assert result.code == 2 and "Invalid PROMPT" in result.err
+
+
+def test_agent_from_env_and_from_config(cli, make_agent, project: Path, monkeypatch) -> None:
+    from_config = make_agent("print('config agent')\n")
+    (project / ".aidp").mkdir(exist_ok=True)
+    (project / ".aidp" / "config.toml").write_text(
+        f"agent = {json.dumps(from_config.command)}\n", encoding="utf-8")
+    assert "config agent" in cli("run", "go").out
+    from_env = make_agent("print('env agent')\n")
+    monkeypatch.setenv("AIDP_AGENT", from_env.command)
+    assert "env agent" in cli("run", "go").out
+    from_option = make_agent("print('option agent')\n")
+    assert "option agent" in cli("run", "go", "--agent", from_option.command).out
+
+
+def test_broken_config_is_exit_2(cli, project: Path) -> None:
+    (project / ".aidp").mkdir(exist_ok=True)
+    (project / ".aidp" / "config.toml").write_text("agent = [unclosed\n", encoding="utf-8")
+    result = cli("run", "go")
+    assert result.code == 2 and "config.toml" in result.err
+
+
+# --- structured agents --------------------------------------------------------------
+
+
+def test_recorded_claude_stream_json(cli, make_agent) -> None:
+    todo_add(cli, "Something the user added")
+    recording = DATA / "claude-stream-json.jsonl"
+    agent = make_agent(f"sys.stdout.write(open({str(recording)!r}, encoding='utf-8').read())\n")
+    result = cli("--session", "cc", "run", "Fix the tokenizer", "--agent", agent.command)
+    assert result.code == 0, result
+    out = result.out
+    assert "I'll start by planning the work." in out
+    assert "🔧 TodoWrite: 3 items" in out
+    assert '🔧 Bash: grep -n "def tokenize" src/parser.py' in out
+    assert out.count("The tokenizer drops the last token.") == 1  # the result is not repeated
+    assert '"type"' not in out  # events are read, not dumped
+    # The session's TODO list follows the agent's own plan.
+    shown = json.loads(cli("--session", "cc", "todo", "show", "--json").out)
+    assert [(i["content"], i["status"]) for i in shown["items"]] == [
+        ("Read the parser module", "completed"),
+        ("Fix the off-by-one in tokenize()", "in_progress"),
+        ("Add a regression test", "pending"),
+    ]
+    # The signal inside the assistant's text is applied once (not again from `result`).
+    filed = [t for t in tasks_json(cli) if t["description"] == "Localize parser error messages"]
+    assert len(filed) == 1
+    assert (filed[0]["priority"], filed[0]["tags"], filed[0]["session"]) == ("low", ["i18n", "parser"], "cc")
+    assert len(agent.calls()) == 1  # tool calls are progress
+
+
+def test_recorded_codex_exec_json(cli, make_agent) -> None:
+    task = json.loads(cli("tasks", "add", "Crash on empty input", "--json").out)
+    recording = (DATA / "codex-exec-json.jsonl").read_text(encoding="utf-8")
+    replay = recording.replace("TASKREF", task["id"])
+    agent = make_agent(f"sys.stdout.write({replay!r})\n")
+    result = cli("run", "Fix the crash", "--agent", agent.command + " exec --json {prompt}")
+    assert result.code == 0, result
+    assert "🔧 command: bash -lc 'pytest -q tests/test_io.py'" in result.out
+    assert "🔧 file_change: update src/io.py" in result.out
+    found = {t["description"]: t for t in tasks_json(cli)}
+    assert found["Crash on empty input"]["status"] == "done"
+    assert "Audit the other readers for null checks" in found
+    shown = json.loads(cli("todo", "show", "--json").out)
+    assert [(i["content"], i["status"]) for i in shown["items"]] == [
+        ("Reproduce the crash", "completed"),
+        ("Fix the null check", "completed"),
+    ]
+
+
+def test_an_agent_echoing_its_prompt_files_nothing(cli, make_agent) -> None:
+    agent = make_agent("print(PROMPT)\n")
+    result = cli("run", "Echo this", "--agent", agent.command)
+    assert result.code == 0, result
+    assert tasks_json(cli) == []
+    assert "Warning" not in result.err
+
+
+# --- start-up, transcript -----------------------------------------------------------
+
+
+def test_the_pending_backlog_is_shown_at_start(cli, make_agent) -> None:
+    for n in range(7):
+        assert cli("tasks", "add", f"Backlog item {n}", "-p", "high" if n == 6 else "low").code == 0
+    agent = make_agent("print('agent ran')\n")
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    head = result.out.split("agent ran")[0]
+    assert "📋 Pending tasks (7):" in head
+    assert head.count("Backlog item") == 5
+    assert "🔴 Backlog item 6" in head  # highest priority first
+    assert "… and 2 more (see all: aidp tasks list pending)" in head
+
+
+def test_the_transcript_records_the_run(cli, make_agent, project: Path) -> None:
+    agent = make_agent("print('File task: \"Recorded\"')\nprint('err line', file=sys.stderr)\n")
+    assert cli("--session", "feat/../../x", "run", "go", "--agent", agent.command).code == 0
+    runs = list((project / ".aidp" / "runs").iterdir())
+    assert len(runs) == 1 and runs[0].name.startswith("feat_.._.._x-")
+    records = [json.loads(line) for line in runs[0].read_text(encoding="utf-8").splitlines()]
+    kinds = [r["kind"] for r in records]
+    assert kinds[0] == "prompt" and kinds[-1] == "exit"
+    assert {"stdout", "stderr", "signal"} <= set(kinds)
+    assert "runs/" in (project / ".aidp" / ".gitignore").read_text(encoding="utf-8")
+
+
+# --- interactive --------------------------------------------------------------------
+
+
+def test_interactive_prompts_and_slash_commands(cli, make_agent) -> None:
+    assert cli("tasks", "add", "Existing task").code == 0
+    agent = make_agent("print('agent saw:', PROMPT.splitlines()[0])\n")
+    stdin = (
+        '/todo add "Write tests"\n'
+        "/todo show\n"
+        "\n"
+        "first prompt\n"
+        "/tasks list pending\n"
+        "/tasks add 'From the prompt loop' -p high\n"
+        "second prompt\n"
+        "/exit\n"
+        "never sent\n"
+    )
+    result = cli("run", "-i", "--agent", agent.command, "--max-continuations", "0", stdin=stdin)
+    assert result.code == 0, result
+    assert first_lines(agent.prompts()) == ["first prompt", "second prompt"]
+    assert "1. [PENDING] (MEDIUM) Write tests" in result.out
+    assert "agent saw: first prompt" in result.out
+    _before, after_first = result.out.split("agent saw: first prompt")
+    assert "PENDING (1)" in after_first and "Existing task" in after_first  # /tasks list pending
+    assert "Added 🔴" in result.out and "From the prompt loop" in result.out
+    assert "PENDING (2)" in cli("tasks", "list", "pending").out
+    assert "[high] From the prompt loop" in agent.prompts()[1]
+
+
+def test_interactive_ends_at_end_of_input_and_reports_bad_commands(cli, make_agent) -> None:
+    agent = make_agent("print('hi')\n")
+    result = cli("run", "--interactive", "--agent", agent.command,
+                 stdin="/todo tick 9\n/todo 'unclosed\n/run x\nhello\n")
+    assert result.code == 0, result
+    assert "Invalid position '9'" in result.err
+    assert "Cannot read /todo 'unclosed" in result.err
+    assert "/run is not available" in result.err
+    assert first_lines(agent.prompts()) == ["hello"]
+
+
+def test_interactive_exit_code_is_the_last_turns(cli, make_agent) -> None:
+    agent = make_agent("sys.exit(5 if 'fail' in PROMPT.splitlines()[0] else 0)\n")
+    assert cli("run", "-i", "--agent", agent.command, stdin="fail now\n").code == 5
+    assert cli("run", "-i", "--agent", agent.command, stdin="fail now\nfine\n").code == 0
+
+
+# --- Ctrl-C -------------------------------------------------------------------------
+
+
+def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
+        make_agent, project: Path, tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    agent = make_agent(
+        "child = subprocess.Popen(['sleep', '300'])\n"
+        f"open({str(pid_file)!r} + '.tmp', 'w').write(str(child.pid))\n"
+        f"os.replace({str(pid_file)!r} + '.tmp', {str(pid_file)!r})\n"
+        "print('File task: \"Applied before Ctrl-C\"', flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aidp", "run", "go", "--agent", agent.command],
+        cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        end = time.monotonic() + 60
+        log = TaskLog(project)
+        while time.monotonic() < end and not (
+                pid_file.exists() and log.path.exists() and log.read().tasks):
+            time.sleep(0.05)
+        assert pid_file.exists(), "the agent never started"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, (out, err)
+    assert "Interrupted" in err and "Traceback" not in err
+    grandchild = int(pid_file.read_text())
+    end = time.monotonic() + 20
+    while time.monotonic() < end and _alive(grandchild):
+        time.sleep(0.02)
+    assert not _alive(grandchild)
+    assert [t["description"] for t in TaskLog(project).read().tasks.values()] == ["Applied before Ctrl-C"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
+def test_run_is_listed_in_help_and_documents_its_options(cli) -> None:
+    result = cli("run", "--help")
+    assert result.code == 0
+    for option in ("--agent", "--max-continuations", "--timeout", "--interactive", "--session"):
+        assert option in result.out
+
+
+def test_session_after_the_command(cli, make_agent) -> None:
+    agent = make_agent("aidp('todo', 'add', 'from the agent')\n")
+    assert cli("run", "go", "--session", "late", "--agent", agent.command).code == 0
+    assert agent.calls()[0]["AIDP_SESSION"] == "late"
+    assert "from the agent" in cli("--session", "late", "todo", "show").out
+    assert todos.current(TaskLog(Path(agent.calls()[0]["AIDP_DIR"])).read(), "late").active
