@@ -575,8 +575,9 @@ def test_interactive_exit_code_is_the_last_turns(cli, make_agent) -> None:
 # --- Ctrl-C -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
 def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
-        make_agent, project: Path, tmp_path: Path) -> None:
+        make_agent, project: Path, tmp_path: Path, sent: signal.Signals) -> None:
     pid_file = tmp_path / "grandchild.pid"
     agent = make_agent(
         "child = subprocess.Popen(['sleep', '300'])\n"
@@ -596,7 +597,7 @@ def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
                 pid_file.exists() and log.path.exists() and log.read().tasks):
             time.sleep(0.05)
         assert pid_file.exists(), "the agent never started"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sent)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:

@@ -84,6 +84,7 @@ def run(
                 max_continuations=max_continuations, timeout=timeout)
     for line in pending_summary(e.read()):
         output.line(line)
+    restore = _term_as_interrupt()
     try:
         if interactive:
             code = _interactive(loop, prompt, e, output)
@@ -95,9 +96,25 @@ def run(
         output.error_line("Interrupted: the agent was stopped; everything applied so far is saved")
         code = ExitCode.INTERRUPTED
     finally:
+        restore()
         loop.close()
     if code:
         raise typer.Exit(int(code))
+
+
+def _term_as_interrupt():  # noqa: ANN202 - returns the function that restores the handler
+    """SIGTERM stops the run like Ctrl-C does, so the agent's group is stopped too
+    instead of being left running."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return lambda: None
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def _interactive(loop: Loop, first: str | None, e: Env, output: Output) -> int:
