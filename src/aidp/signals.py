@@ -76,8 +76,8 @@ def parse(line: str) -> list[Signal]:
         elif match["update"] is not None:
             ref = match["ref"].strip(_ID_WRAPPERS)
             status = match["status"].lower().replace("-", "_")
-            reason = match["reason"]
-            found.append(UpdateTask(ref=ref, status=status, reason=reason.strip() if reason else None))
+            reason = match["reason"].strip() if match["reason"] else None
+            found.append(UpdateTask(ref=ref, status=status, reason=reason))
         else:
             found.append(TodoPause(reason=match["pause"].strip()))
     return found

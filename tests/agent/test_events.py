@@ -89,7 +89,8 @@ def test_recorded_codex_exec_json() -> None:
 
 def test_codex_legacy_events() -> None:
     lines = [
-        '{"id":"0","msg":{"type":"exec_command_begin","call_id":"c1","command":["bash","-lc","ls"]}}',
+        '{"id":"0","msg":{"type":"exec_command_begin","call_id":"c1",'
+        '"command":["bash","-lc","ls"]}}',
         '{"id":"0","msg":{"type":"plan_update","plan":[{"step":"Look","status":"completed"},'
         '{"step":"Fix","status":"in_progress"}]}}',
         '{"id":"0","msg":{"type":"agent_message","message":"Todo pause: \\"need access\\""}}',
@@ -103,17 +104,21 @@ def test_codex_legacy_events() -> None:
     ]
 
 
+def delta(text: str) -> dict:
+    return {"type": "message", "timestamp": "t", "role": "assistant", "content": text,
+            "delta": True}
+
+
 def test_gemini_stream_json_joins_deltas_into_lines() -> None:
     events = [
         {"type": "init", "timestamp": "t", "session_id": "s", "model": "gemini-2.5-pro"},
         {"type": "message", "timestamp": "t", "role": "user", "content": "the prompt"},
-        {"type": "message", "timestamp": "t", "role": "assistant", "content": "File ta", "delta": True},
-        {"type": "message", "timestamp": "t", "role": "assistant", "content": 'sk: "From deltas"\nand',
-         "delta": True},
+        delta("File ta"),
+        delta('sk: "From deltas"\nand'),
         {"type": "tool_use", "timestamp": "t", "tool_name": "write_todos", "tool_id": "w1",
          "parameters": {"todos": [{"description": "Step one", "status": "in_progress"},
                                   {"description": "Gone", "status": "cancelled"}]}},
-        {"type": "message", "timestamp": "t", "role": "assistant", "content": " more", "delta": True},
+        delta(" more"),
         {"type": "result", "timestamp": "t", "status": "success", "stats": {}},
     ]
     items = read_all([orjson.dumps(e).decode() for e in events])

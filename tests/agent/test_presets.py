@@ -99,8 +99,9 @@ def test_check_startable(tmp_path: Path) -> None:
     with pytest.raises(AgentError, match="cannot be started: './plain.sh' is not an executable"):
         check_startable(parse("./plain.sh", source="--agent"), cwd=tmp_path, env=env)
     plain.chmod(plain.stat().st_mode | stat.S_IXUSR)
-    assert check_startable(parse("./plain.sh", source="--agent"), cwd=tmp_path, env=env) == str(plain)
-    assert check_startable(parse("plain.sh --x", source="--agent"), cwd=tmp_path, env=env) == str(plain)
+    for command in ("./plain.sh", "plain.sh --x"):
+        spec = parse(command, source="--agent")
+        assert check_startable(spec, cwd=tmp_path, env=env) == str(plain)
 
 
 def test_spec_label_for_a_list_is_shell_quoted() -> None:

@@ -19,14 +19,15 @@ def test_the_user_prompt_comes_first_then_todo_backlog_and_grammar() -> None:
     for needle in ('File task: "DESCRIPTION"', "Update task: ID status:", 'Todo pause: "REASON"',
                    "aidp todo tick", "aidp tasks list", "priority comes before tags"):
         assert needle in text
-    assert text.index("## Your TODO list") < text.index("## Open backlog") < text.index("## Keeping")
+    order = [text.index(h) for h in ("## Your TODO list", "## Open backlog", "## Keeping")]
+    assert order == sorted(order)
 
 
 def test_the_grammar_in_the_prompt_shows_only_placeholders() -> None:
     text = prompt.build("x", todo_text="No active TODOs", backlog=[], now=NOW)
     found = parse_text(text)
     assert {type(s) for s in found} == {FileTask, UpdateTask, TodoPause}
-    assert {getattr(s, "description", None) for s in found if isinstance(s, FileTask)} == {"DESCRIPTION"}
+    assert {s.description for s in found if isinstance(s, FileTask)} == {"DESCRIPTION"}
     assert {s.ref for s in found if isinstance(s, UpdateTask)} == {"ID"}
     assert {s.reason for s in found if isinstance(s, TodoPause)} == {"REASON"}
 
@@ -40,11 +41,13 @@ def test_a_long_backlog_is_cut_with_the_command_to_see_all() -> None:
 
 def test_in_progress_tasks_say_so() -> None:
     task = dict(new_task("Half done", now=NOW), status="in_progress", updated_at=format_ts(NOW))
-    assert prompt.backlog_lines([task], NOW) == [f"- {task['id']} [medium, in_progress] Half done (today)"]
+    expected = f"- {task['id']} [medium, in_progress] Half done (today)"
+    assert prompt.backlog_lines([task], NOW) == [expected]
 
 
 def test_the_continuation_prompt_names_the_task_on_its_first_line() -> None:
-    text = prompt.continuation("Write   the\ttests", todo_text="1. [PENDING] (MEDIUM) Write the tests")
+    todo_text = "1. [PENDING] (MEDIUM) Write the tests"
+    text = prompt.continuation("Write   the\ttests", todo_text=todo_text)
     lines = text.splitlines()
     assert lines[0] == "You have an active task: Write the tests"
     assert "aidp todo tick" in text and 'Todo pause: "REASON"' in text

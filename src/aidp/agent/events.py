@@ -192,8 +192,8 @@ class OutputReader:
         if isinstance(kind, str):
             if kind in ("assistant", "user", "system", "result", "stream_event"):
                 return self._claude(kind, event)
-            if kind.startswith(("item.", "thread.", "turn.")) or (kind == "error" and "message" in event
-                                                                and "timestamp" not in event):
+            codex_error = kind == "error" and "message" in event and "timestamp" not in event
+            if kind.startswith(("item.", "thread.", "turn.")) or codex_error:
                 return self._codex(kind, event)
             if kind in ("init", "message", "tool_use", "tool_result", "error"):
                 return self._gemini(kind, event)
@@ -228,8 +228,10 @@ class OutputReader:
             if not self.saw_text and isinstance(event.get("result"), str):
                 items.extend(self._text(event["result"]))
             subtype = event.get("subtype")
-            if event.get("is_error") is True or (isinstance(subtype, str) and subtype.startswith("error")):
-                items.append(Notice(f"the agent reported an error ({one_line(subtype or 'error', 60)})"))
+            failed = isinstance(subtype, str) and subtype.startswith("error")
+            if event.get("is_error") is True or failed:
+                what = one_line(subtype or "error", 60)
+                items.append(Notice(f"the agent reported an error ({what})"))
             return items
         return []  # system (init), user (tool results), partial stream events
 
@@ -297,7 +299,9 @@ class OutputReader:
             if item_type == "file_change":
                 changes = item.get("changes") if isinstance(item.get("changes"), list) else []
                 shown = ", ".join(
-                    f"{c.get('kind', 'update')} {c.get('path', '?')}" for c in changes if isinstance(c, dict)
+                    f"{c.get('kind', 'update')} {c.get('path', '?')}"
+                    for c in changes
+                    if isinstance(c, dict)
                 )
                 return [Tool("file_change", one_line(shown))]
             if item_type == "mcp_tool_call":
@@ -314,10 +318,12 @@ class OutputReader:
             return [Tool("command", summarize(msg.get("command")))]
         if kind == "patch_apply_begin":
             changes = msg.get("changes")
-            return [Tool("apply_patch", one_line(", ".join(changes)) if isinstance(changes, dict) else "")]
+            paths = one_line(", ".join(changes)) if isinstance(changes, dict) else ""
+            return [Tool("apply_patch", paths)]
         if kind == "mcp_tool_call_begin":
-            invocation = msg.get("invocation") if isinstance(msg.get("invocation"), dict) else {}
-            return [Tool(one_line(f"{invocation.get('server', 'mcp')}.{invocation.get('tool', 'tool')}", 40))]
+            call = msg.get("invocation") if isinstance(msg.get("invocation"), dict) else {}
+            name = f"{call.get('server', 'mcp')}.{call.get('tool', 'tool')}"
+            return [Tool(one_line(name, 40), summarize(call.get("arguments")))]
         if kind == "plan_update":
             entries = plan_entries(msg.get("plan"))
             return [Plan(entries)] if entries is not None else []

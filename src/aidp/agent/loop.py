@@ -152,8 +152,11 @@ class Loop:
                 return TurnResult(ExitCode.OK, invocations, "done")
             attempts += 1
             text, content = self._continuation(todo)
-            self.emit(Message("continuation", f"↻ Continuation {attempts}/{self.max_continuations}: "
-                                              f"You have an active task: {content}"))
+            self.emit(Message(
+                "continuation",
+                f"↻ Continuation {attempts}/{self.max_continuations}: "
+                f"You have an active task: {content}",
+            ))
 
     def _budget_spent(self, attempts: int) -> str:
         tries = "continuation" if attempts == 1 else "continuations"
@@ -226,8 +229,11 @@ class Loop:
 
     # --- signals and plans ----------------------------------------------------------
 
+    def _record(self, kind: str, **fields: object) -> None:
+        if self.transcript is not None:
+            self.transcript.write(kind, **fields)
+
     def _apply(self, signal: signals.Signal, iteration: int) -> None:
-        assert self.transcript is not None
         if isinstance(signal, signals.FileTask):
             self._file(signal, iteration)
         elif isinstance(signal, signals.UpdateTask):
@@ -247,7 +253,8 @@ class Loop:
             try:
                 tags.append(validate_tag(tag))
             except InvalidInput as exc:
-                self.emit(Message("warning", f"File task {description[:60]!r}: tag left out: {exc}"))
+                self.emit(Message("warning",
+                                  f"File task {description[:60]!r}: tag left out: {exc}"))
         try:
             task = backlog.add(
                 self.log,
@@ -261,21 +268,23 @@ class Loop:
             self.emit(Message("warning", f"Ignored File task signal: {exc}"))
             return
         self.filed[key] = task["id"]
-        self.transcript.write("signal", signal="file_task", task=task)  # type: ignore[union-attr]
+        self._record("signal", signal="file_task", task=task)
         self.emit(Message("filed", f"📋 Filed task: {task['description']} ({task['id']})"))
 
     def _update(self, signal: signals.UpdateTask) -> None:
         if signal.ref == PLACEHOLDER_ID:
             return
         try:
-            change = backlog.set_status(self.log, [signal.ref], signal.status, reason=signal.reason)[0]
+            change = backlog.set_status(
+                self.log, [signal.ref], signal.status, reason=signal.reason
+            )[0]
         except (InvalidInput, TaskNotFound, AmbiguousId) as exc:
             self.emit(Message("warning", f"Ignored Update task signal: {exc}"))
             return
         task = change.task
         label = f"{task.get('description', '')} ({task['id']})"
         if change.changed:
-            self.transcript.write("signal", signal="update_task", task=task)  # type: ignore[union-attr]
+            self._record("signal", signal="update_task", task=task)
             self.emit(Message("filed", f"📋 Updated task: {label} → {signal.status}"))
         else:
             self.emit(Message("info", f"📋 Task already {signal.status}: {label}"))
@@ -288,7 +297,7 @@ class Loop:
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored Todo pause signal: {exc}"))
             return
-        self.transcript.write("signal", signal="todo_pause", reason=signal.reason)  # type: ignore[union-attr]
+        self._record("signal", signal="todo_pause", reason=signal.reason)
         self.emit(Message("filed", f"⏸ Todo paused: {signal.reason}"))
 
     def _follow_plan(self, entries: list[dict]) -> None:
@@ -304,7 +313,7 @@ class Loop:
         if edit.written:
             items = edit.after.visible
             done = sum(1 for i in items if todos.derived_status(i) == "completed")
-            self.transcript.write("plan", entries=entries)  # type: ignore[union-attr]
+            self._record("plan", entries=entries)
             self.emit(Message("info", f"📝 TODO list follows the agent's plan: "
                                       f"{done}/{len(items)} completed"))
 
@@ -316,7 +325,8 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     """Lines for the pending backlog at the start of a run; none when it is empty."""
     from aidp.render import PRIORITY_MARKERS
 
-    pending = backlog.query(fold.tasks.values(), backlog.Query(statuses=("pending",), sort="priority"))
+    query = backlog.Query(statuses=("pending",), sort="priority")
+    pending = backlog.query(fold.tasks.values(), query)
     if not pending:
         return []
     lines = [f"📋 Pending tasks ({len(pending)}):"]

@@ -34,7 +34,9 @@ PRESETS: dict[str, str] = {
     "opencode": "opencode run {prompt}",
 }
 
-SOURCES_HELP = "--agent NAME|COMMAND, the AIDP_AGENT variable, or agent = \"…\" in .aidp/config.toml"
+SOURCES_HELP = (
+    "--agent NAME|COMMAND, the AIDP_AGENT variable, or agent = \"…\" in .aidp/config.toml"
+)
 
 
 class AgentError(InvalidInput):

@@ -45,7 +45,8 @@ class Transcript:
             self.path = folder / f"{safe_name(session)}-{stamp}-{os.getpid()}.jsonl"
             self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
         except OSError as exc:
-            self.error = f"Cannot write the transcript under {log.dir / RUNS_DIR}: {exc.strerror or exc}"
+            reason = exc.strerror or exc
+            self.error = f"Cannot write the transcript under {log.dir / RUNS_DIR}: {reason}"
         except AidpError as exc:  # ensure_dir's StorageError
             self.error = str(exc)
 

@@ -73,7 +73,9 @@ def run(
         if not prompt.strip():
             raise InvalidInput("Invalid PROMPT: stdin was empty")
     if max_continuations < 0:
-        raise InvalidInput(f"Invalid --max-continuations {max_continuations}: use a whole number ≥ 0")
+        raise InvalidInput(
+            f"Invalid --max-continuations {max_continuations}: use a whole number ≥ 0"
+        )
     if timeout is not None and not timeout > 0:
         raise InvalidInput(f"Invalid --timeout {timeout:g}: use a number of seconds > 0")
     root = e.root
