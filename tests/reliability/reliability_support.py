@@ -9,8 +9,12 @@ from pathlib import Path
 
 import orjson
 
+import aidp
+
 SLOW = os.environ.get("AIDP_SLOW") == "1"
-SRC = Path(__file__).resolve().parents[2] / "src"
+# Children import the very aidp this process imported (a mutated copy, when checking
+# that a test can fail, is put first on PYTHONPATH).
+SRC = Path(aidp.__file__).resolve().parents[1]
 
 
 def examples(default: int, slow: int) -> int:
