@@ -126,9 +126,12 @@ class Loop:
         deadline = time.monotonic() + self.timeout if self.timeout is not None else None
         invocations = 0
         while True:
-            outcome = self._invoke(text, deadline)
-            invocations += 1
-            finished = outcome.finished
+            if deadline is not None and time.monotonic() >= deadline:
+                finished = process.Finished(exit_code=None, timed_out=True)  # not started
+            else:
+                outcome = self._invoke(text, deadline)
+                invocations += 1
+                finished = outcome.finished
             if finished.timed_out:
                 self.emit(Message("warning", f"The agent did not finish within --timeout "
                                              f"{self.timeout:g}s; it was stopped"))
