@@ -637,3 +637,46 @@ def test_session_after_the_command(cli, make_agent) -> None:
     assert agent.calls()[0]["AIDP_SESSION"] == "late"
     assert "from the agent" in cli("--session", "late", "todo", "show").out
     assert todos.current(TaskLog(Path(agent.calls()[0]["AIDP_DIR"])).read(), "late").active
+
+
+@pytest.mark.parametrize(
+    ("preset", "argv_head", "prompt_on_stdin"),
+    [
+        ("claude", ["-p", "--output-format", "stream-json", "--verbose"], True),
+        ("codex", ["exec", "--json"], False),
+        ("gemini", ["--output-format", "stream-json", "-p"], False),
+        ("aider", ["--no-pretty", "--message"], False),
+        ("cursor", ["-p", "--output-format", "stream-json"], False),
+        ("copilot", ["-p"], False),
+        ("opencode", ["run"], False),
+    ],
+)
+def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(
+        cli, tmp_path: Path, monkeypatch, preset: str, argv_head: list[str],
+        prompt_on_stdin: bool) -> None:
+    program = {"cursor": "cursor-agent"}.get(preset, preset)
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    record = tmp_path / "fake.json"
+    fake = bin_dir / program
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        "stdin = sys.stdin.read()\n"
+        f"open({str(record)!r}, 'w').write(json.dumps({{'argv': sys.argv[1:], 'stdin': stdin}}))\n"
+        "print('fake agent done')\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = cli("run", "Do the work", "--agent", preset)
+    assert result.code == 0, result
+    assert "fake agent done" in result.out
+    seen = json.loads(record.read_text(encoding="utf-8"))
+    if prompt_on_stdin:
+        assert seen["argv"] == argv_head
+        assert seen["stdin"].startswith("Do the work\n")
+    else:
+        assert seen["argv"][:-1] == argv_head
+        assert seen["argv"][-1].startswith("Do the work\n")
+        assert seen["stdin"] == ""
