@@ -232,6 +232,15 @@ def test_agent_output_is_shown_as_inert_data(cli, make_agent) -> None:
     assert "oops" in result.err
 
 
+def test_nothing_in_a_signal_is_run(cli, make_agent, project: Path) -> None:
+    agent = make_agent("print('File task: \"$(touch pwned) `touch pwned2`; touch pwned3\"')\n")
+    assert cli("run", "go", "--agent", agent.command).code == 0
+    assert [t["description"] for t in tasks_json(cli)] == [
+        "$(touch pwned) `touch pwned2`; touch pwned3"
+    ]
+    assert not any(project.glob("pwned*"))
+
+
 # --- the lazy agent -----------------------------------------------------------------
 
 
