@@ -73,21 +73,14 @@ def test_a_project_in_a_subfolder_of_a_repo(repo: Path) -> None:
     assert progress.tree_state(sub) != after
 
 
-def test_without_git_the_folder_is_walked(project: Path) -> None:
-    before = progress.tree_state(project)
-    assert before is not None
-    (project / "src").mkdir()
-    (project / "src" / "a.py").write_text("x", encoding="utf-8")
-    middle = progress.tree_state(project)
-    assert middle != before
-    (project / "src" / "a.py").write_text("x", encoding="utf-8")  # rewritten, same bytes
-    assert progress.tree_state(project) == middle
-    (project / "node_modules").mkdir()
-    (project / "node_modules" / "big.js").write_text("x", encoding="utf-8")
-    assert progress.tree_state(project) == middle
+def test_without_git_the_tree_is_not_watched(project: Path) -> None:
+    assert progress.tree_state(project) is None
+    (project / "file.txt").write_text("x", encoding="utf-8")
+    assert progress.tree_state(project) is None
 
 
-def test_changes_names_what_changed(project: Path) -> None:
+def test_changes_names_what_changed(repo: Path) -> None:
+    project = repo
     log = TaskLog(project)
     first = progress.take(log, "s", project)
     assert progress.changes(first, progress.take(log, "s", project)) == []

@@ -301,11 +301,8 @@ def test_progress_through_todo_tick_ends_the_turn(cli, make_agent) -> None:
     assert "2/3 completed" in cli("todo", "show").out
 
 
-@pytest.mark.parametrize("with_git", [True, False])
-def test_progress_through_a_changed_work_tree_ends_the_turn(cli, make_agent, project: Path,
-                                                            with_git: bool) -> None:
-    if with_git:
-        git(project, "init", "-q")
+def test_progress_through_a_changed_work_tree_ends_the_turn(cli, make_agent, project: Path) -> None:
+    git(project, "init", "-q")
     todo_add(cli, "Edit the code")
     agent = make_agent("Path('code.py').write_text('edit ' + str(CALL))\n")
     assert cli("run", "go", "--agent", agent.command).code == 0
@@ -314,6 +311,13 @@ def test_progress_through_a_changed_work_tree_ends_the_turn(cli, make_agent, pro
     lazy = make_agent("Path('code.py').write_text('edit 1')\n")
     assert cli("run", "again", "--agent", lazy.command, "--max-continuations", "2").code == 0
     assert len(lazy.calls()) == 3
+
+
+def test_outside_git_files_written_are_not_watched(cli, make_agent, project: Path) -> None:
+    todo_add(cli, "Edit the code")
+    agent = make_agent("Path('notes.txt').write_text('call ' + str(CALL))\n")
+    assert cli("run", "go", "--agent", agent.command, "--max-continuations", "1").code == 0
+    assert len(agent.calls()) == 2
 
 
 def test_a_tool_call_in_json_events_is_progress(cli, make_agent) -> None:

@@ -1,11 +1,11 @@
 """Did a turn make progress? Snapshots of the TODO list, the backlog and the work tree,
 taken before and after each agent invocation.
 
-The work tree is read through git when the project is in a git work tree — HEAD,
-`git status --porcelain` and `git diff`, plus the content of untracked files — and
-otherwise by walking the folder (the content of each file). `.aidp/` is left
-out: aidp's own writes are counted as TODO list and backlog changes instead. git is
-run with an argument list, never through a shell.
+The work tree is the git work tree, as the contract says: HEAD, `git status
+--porcelain` and `git diff`, plus the content of untracked files (status only names
+them). `.aidp/` is left out: aidp's own writes count as TODO list and backlog changes
+instead. Outside a git work tree the tree is not watched; tool calls, the TODO list
+and the backlog still are. git is run with an argument list, never through a shell.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
 
 GIT_TIMEOUT = 60
-WALK_LIMIT = 20000  # files; a bigger tree without git is not watched
 HASH_LIMIT = 8 << 20  # bytes; bigger files are compared by size and mtime
 _HASHES: dict[Path, tuple[tuple[int, int, int], bytes]] = {}
-_SKIP_DIRS = {DATA_DIR, ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__",
-              ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"}
 
 
 @dataclass
@@ -59,13 +56,14 @@ def changes(before: Snapshot, after: Snapshot) -> list[str]:
 
 
 def tree_state(root: Path) -> str | None:
-    """A fingerprint of the work tree below `root`; None when it cannot be read."""
+    """A fingerprint of the git work tree below `root`; None outside one (or without git)."""
     git = shutil.which("git")
-    if git is not None:
-        inside = _git(git, root, "rev-parse", "--is-inside-work-tree")
-        if inside is not None and inside.strip() == b"true":
-            return _git_state(git, root)
-    return _walk_state(root)
+    if git is None:
+        return None
+    inside = _git(git, root, "rev-parse", "--is-inside-work-tree")
+    if inside is None or inside.strip() != b"true":
+        return None
+    return _git_state(git, root)
 
 
 def _git(git: str, root: Path, *args: str) -> bytes | None:
@@ -127,17 +125,3 @@ def _content_key(path: Path) -> bytes:
         return f"{st.st_size}:{st.st_mtime_ns}".encode()
     _HASHES[path] = (key, value)
     return value
-
-
-def _walk_state(root: Path) -> str | None:
-    digest = hashlib.sha256()
-    seen = 0
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS)
-        for name in sorted(files):
-            seen += 1
-            if seen > WALK_LIMIT:
-                return None
-            path = Path(folder) / name
-            digest.update(os.fsencode(os.path.relpath(path, root)) + b"\0" + _content_key(path))
-    return digest.hexdigest()
