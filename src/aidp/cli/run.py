@@ -55,8 +55,12 @@ def run(
         help="The session whose TODO list the run keeps (overrides the global --session).",
     ),
 ) -> None:
-    """Run an agent in a loop: build its prompt, stream its output, apply its signals, and
-    re-prompt it while its TODO list has open items and it made no progress."""
+    """Run an agent CLI in a loop that keeps the backlog and TODO list in step.
+
+    Shows its output live, applies its signals and re-prompts a lazy agent with open TODOs.
+
+    See docs/agents.md for the presets, the signal grammar and the continuation rules.
+    """
     from aidp.agent import presets
     from aidp.agent.loop import Loop, pending_summary
 
