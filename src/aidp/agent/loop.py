@@ -178,6 +178,7 @@ class Loop:
     def _invoke(self, text: str, deadline: float | None) -> Invocation:
         self.iteration += 1
         iteration = self.iteration
+        self._last_plan = None  # a plan repeated within one invocation is applied once
         if self.transcript is None:
             self.transcript = Transcript(self.log, self.session)
             if self.transcript.error:
