@@ -162,3 +162,40 @@ def test_plan_entries_reject_what_is_no_plan() -> None:
     assert plan_entries("nope") is None
     assert plan_entries([1, 2]) is None
     assert plan_entries([{"content": " ", "status": "pending"}]) == []
+
+
+# --- agent output is untrusted: no shape of event may crash the reader -----------------
+
+from hypothesis import given, settings  # noqa: E402 - grouped with the property below
+from hypothesis import strategies as st  # noqa: E402
+
+_int64 = st.integers(-(2**63), 2**63 - 1)  # what JSON parsers (orjson) accept
+_scalars = st.none() | st.booleans() | _int64 | st.text(max_size=20)
+_values = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["type", "content", "text", "name", "input", "todos", "status", "item",
+                         "items", "msg", "message", "role", "delta", "tool_call", "subtype",
+                         "result", "is_error", "command", "changes", "plan", "parameters"]),
+        inner, max_size=5),
+    max_leaves=20,
+)
+_types = st.sampled_from(["assistant", "user", "system", "result", "item.started",
+                          "item.completed", "item.updated", "turn.failed", "error", "message",
+                          "tool_use", "tool_call", "init", "thread.started"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_types, st.dictionaries(st.text(max_size=8), _values, max_size=4)
+                          | _values), max_size=6))
+def test_any_event_shape_is_read_without_failing(events: list) -> None:
+    reader = OutputReader()
+    for kind, body in events:
+        event = dict(body) if isinstance(body, dict) else {"payload": body}
+        event["type"] = kind
+        for item in reader.feed(orjson.dumps(event).decode()):
+            assert isinstance(item, (Text, Tool, Plan, Notice))
+            if isinstance(item, Plan):
+                assert all(e["status"] in ("pending", "in_progress", "completed")
+                           and isinstance(e["content"], str) for e in item.entries)
+    reader.finish()
