@@ -168,8 +168,10 @@ def _storage_error(action: str, path: Path, exc: OSError) -> StorageError:
 class TaskLog:
     """One project's `.aidp/tasklist.jsonl`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, create_root: bool = True) -> None:
+        """`create_root=False` (the CLI): a write refuses to create a missing project folder."""
         self.root = root
+        self.create_root = create_root
         self.dir = root / DATA_DIR
         self.path = self.dir / LOG_NAME
         self.lock_path = self.dir / LOCK_NAME
@@ -237,6 +239,13 @@ class TaskLog:
             os.close(fd)  # closing releases the lock; a killed holder releases it too
 
     def ensure_dir(self) -> None:
+        if not self.create_root and not self.root.is_dir():
+            # A mistyped --dir or AIDP_DIR must not grow a tree of folders somewhere.
+            problem = "is not a folder" if self.root.exists() else "does not exist"
+            raise StorageError(
+                f"Cannot create {self.dir}: the project folder {self.root} {problem} "
+                "(check --dir and AIDP_DIR); the tasklist was not changed"
+            )
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             ignore = self.dir / ".gitignore"

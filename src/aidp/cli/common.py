@@ -25,7 +25,7 @@ class Env:
 
     @cached_property
     def log(self) -> TaskLog:
-        return TaskLog(self.root)
+        return TaskLog(self.root, create_root=False)
 
     def session_name(self, override: str | None = None) -> str:
         return resolve_session(override or self.session, self.root)
