@@ -1,0 +1,81 @@
+"""The loop as a library: it reports through its callback and never prints."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from aidp import tasks, todos
+from aidp.agent.loop import Loop, Message, nothing_to_resume, pending_summary
+from aidp.agent.presets import parse
+from aidp.errors import InvalidInput
+from aidp.log import TaskLog
+
+
+def make_loop(project: Path, tmp_path: Path, body: str, **options) -> tuple[Loop, list[Message]]:
+    script = tmp_path / "agent.py"
+    script.write_text("import sys\nprompt = sys.stdin.read()\n" + body, encoding="utf-8")
+    messages: list[Message] = []
+    loop = Loop(log=TaskLog(project), root=project, session="lib",
+                agent=parse([sys.executable, str(script)], source="test"),
+                emit=messages.append, **options)
+    return loop, messages
+
+
+def test_the_loop_reports_through_its_callback_only(project: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    todos.change(TaskLog(project), "lib", lambda t: todos.add(t, "last", "Open item")[0])
+    loop, messages = make_loop(project, tmp_path, (
+        "print('hello')\n"
+        "print('File task: \"From the library\" priority: low')\n"
+        "print('warn', file=sys.stderr)\n"
+    ), max_continuations=2)
+    result = loop.user_turn("go")
+    loop.close()
+    assert capsys.readouterr() == ("", "")
+    assert result.exit_code == 0 and result.ended == "progress"  # filing is progress
+    kinds = [(m.kind, m.text) for m in messages]
+    assert ("agent", "hello") in kinds and ("agent_err", "warn") in kinds
+    filed = [text for kind, text in kinds if kind == "filed"]
+    assert len(filed) == 1 and filed[0].startswith("📋 Filed task: From the library (task_")
+
+
+def test_a_lazy_turn_ends_when_the_budget_is_spent(project: Path, tmp_path: Path) -> None:
+    todos.change(TaskLog(project), "lib", lambda t: todos.add(t, "last", "Open item")[0])
+    loop, messages = make_loop(project, tmp_path, "print('nothing done')\n", max_continuations=2)
+    result = loop.user_turn("go")
+    assert (result.exit_code, result.invocations, result.ended) == (0, 3, "continuations used up")
+    continuations = [m.text for m in messages if m.kind == "continuation"]
+    assert continuations == [
+        "↻ Continuation 1/2: You have an active task: Open item",
+        "↻ Continuation 2/2: You have an active task: Open item",
+    ]
+
+
+def test_bad_options_are_usage_errors(project: Path, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="--max-continuations -1"):
+        make_loop(project, tmp_path, "", max_continuations=-1)
+    with pytest.raises(InvalidInput, match="--timeout -2"):
+        make_loop(project, tmp_path, "", timeout=-2)
+
+
+def test_pending_summary(project: Path) -> None:
+    log = TaskLog(project)
+    assert pending_summary(log.read()) == []
+    for n in range(3):
+        tasks.add(log, f"Task {n}")
+    lines = pending_summary(log.read(), limit=2)
+    assert lines[0] == "📋 Pending tasks (3):"
+    assert len(lines) == 4 and lines[-1] == "  … and 1 more (see all: aidp tasks list pending)"
+
+
+def test_nothing_to_resume_reasons() -> None:
+    empty = todos.TodoList(session="s")
+    assert "no active TODOs" in (nothing_to_resume(empty, max_continuations=3) or "")
+    open_list, _ = todos.add(empty, "last", "Item")
+    assert nothing_to_resume(open_list, max_continuations=3) is None
+    assert "is 0" in (nothing_to_resume(open_list, max_continuations=0) or "")
+    paused = todos.pause(open_list, "stuck")
+    assert "paused (stuck)" in (nothing_to_resume(paused, max_continuations=3) or "")
