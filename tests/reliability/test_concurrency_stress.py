@@ -1,12 +1,13 @@
 """Concurrency stress: 16 processes write at once; nothing is lost, nothing is torn.
 
 Sixteen worker processes (tests/reliability/workers.py, mode `stress`) mix `tasks
-add/done/abandon/reopen` on shared tasks with `todo add/tick` on one shared session
+add/start/done/abandon/reopen` on a few shared tasks with `todo add/tick` on one shared session
 list for a few seconds (longer with AIDP_SLOW=1). Afterwards:
 - every line of the file is a whole, valid JSON object (no torn or interleaved line);
 - every record a command reported writing is in the file, line for line;
-- per task, the lines appear in strictly increasing updated_at: each read-modify-
-  append saw the line before it (a lost update shows up as an inversion);
+- per task, the lines appear in strictly increasing updated_at and keep started_at
+  once set: each read-modify-append saw the line before it (a lost update shows up
+  as an inversion or a dropped started_at);
 - every acknowledged `todo add` is in the final list, and each item is completed
   exactly when it was ticked an odd number of times: no tick was lost to a race.
 """
@@ -70,14 +71,21 @@ def check_stress(project: Path, acks: list[list[str]], *, with_todo: bool) -> No
     missing = [a for a in statuses if (a[1], a[2], a[3]) not in written]
     assert not missing, f"{len(missing)} acknowledged writes missing, e.g. {missing[:3]}"
 
-    # per task, updated_at strictly increases down the file: no stale read-modify-write
+    # Per task, down the file: updated_at strictly increases, and started_at, once set,
+    # is kept. Both fail when a writer changed a state it read before someone else's
+    # change (a stale read-modify-write, a lost update).
     last: dict[str, int] = {}
+    started: dict[str, str] = {}
     for record in records:
         if "type" in record:
             continue
-        stamp = ts_of(record)
-        assert stamp > last.get(record["id"], -(1 << 63)), f"lost update on {record['id']}"
-        last[record["id"]] = stamp
+        tid, stamp = record["id"], ts_of(record)
+        assert stamp > last.get(tid, -(1 << 63)), f"lost update on {tid} (updated_at)"
+        last[tid] = stamp
+        if tid in started:
+            assert record.get("started_at") == started[tid], f"lost update on {tid} (started_at)"
+        elif record.get("started_at"):
+            started[tid] = record["started_at"]
 
     # the final state is the last write of each task
     for tid, task in fold.tasks.items():

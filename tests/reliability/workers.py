@@ -125,15 +125,19 @@ def stress(rnd: random.Random, until: float, with_todo: bool) -> None:
             if code == 0:
                 ack("tick", str(position))
             continue
-        known = list(log.read().tasks)
-        if not known or roll > 0.8:
+        # A few hot tasks that everybody changes at once, and new ones now and then.
+        hot = sorted(log.read().tasks)[:6]
+        if len(hot) < 6 or roll > 0.9:
             code, task = call_json("tasks", "add", "--json", f"stress {os.getpid()}")
+        elif roll > 0.75:
+            code, task = call_json("tasks", "start", "--json", rnd.choice(hot))
         elif roll > 0.6:
-            code, task = call_json("tasks", "abandon", "--json", rnd.choice(known), "stress")
+            code, task = call_json("tasks", "abandon", "--json", rnd.choice(hot),
+                                   f"stress {os.getpid()}")
         elif roll > 0.5:
-            code, task = call_json("tasks", "reopen", "--json", rnd.choice(known))
+            code, task = call_json("tasks", "reopen", "--json", rnd.choice(hot))
         else:
-            code, task = call_json("tasks", "done", "--json", rnd.choice(known))
+            code, task = call_json("tasks", "done", "--json", rnd.choice(hot))
         if code == 0 and isinstance(task, dict):
             ack("status", task["id"], task["status"], task["updated_at"])
 
