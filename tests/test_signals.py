@@ -72,6 +72,7 @@ def test_without_quotes_is_no_signal() -> None:
         ("update task: ca35 status: In-Progress", UpdateTask("ca35", "in_progress")),
         ("Update task: `ca351966` status: done", UpdateTask("ca351966", "done")),
         ("Update task: [ca351966], status: pending", UpdateTask("ca351966", "pending")),
+        ("Update task: **ca351966**. status: done", UpdateTask("ca351966", "done")),
         ('Update task: ca35 status: abandoned reason: "duplicate of #12"',
          UpdateTask("ca35", "abandoned", "duplicate of #12")),
     ],
