@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,23 +19,46 @@ ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "NO_COLOR", "GIT_DIR", "GI
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh project folder as the working directory, with AIDP_DIR pointing at it."""
+def isolated(tmp_path: Path) -> Iterator[Path]:
+    """A fresh project folder as the working directory, with AIDP_DIR pointing at it.
+
+    It uses a MonkeyPatch of its own, so a test calling `monkeypatch.undo()` on the
+    `monkeypatch` fixture cannot undo the isolation and write to the real repository.
+    """
     project = tmp_path / "project"
     home = tmp_path / "home"
     project.mkdir()
     home.mkdir()
-    for name in ENV_VARS:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("AIDP_DIR", str(project))
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_AUTHOR_NAME", "aidp tests")
-    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "tests@example.invalid")
-    monkeypatch.setenv("GIT_COMMITTER_NAME", "aidp tests")
-    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "tests@example.invalid")
-    monkeypatch.chdir(project)
-    return project
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ENV_VARS:
+            patch.delenv(name, raising=False)
+        patch.setenv("HOME", str(home))
+        patch.setenv("AIDP_DIR", str(project))
+        patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+        patch.setenv("GIT_AUTHOR_NAME", "aidp tests")
+        patch.setenv("GIT_AUTHOR_EMAIL", "tests@example.invalid")
+        patch.setenv("GIT_COMMITTER_NAME", "aidp tests")
+        patch.setenv("GIT_COMMITTER_EMAIL", "tests@example.invalid")
+        patch.chdir(project)
+        yield project
+
+
+REPO_DATA = Path(__file__).resolve().parents[1] / ".aidp"
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    if not folder.is_dir():
+        return {}
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.suffix != ".lock"}
+
+
+@pytest.fixture(autouse=True, scope="session")
+def repository_data_untouched() -> Iterator[None]:
+    """Fail the run if any test wrote to this repository's own .aidp/."""
+    before = _snapshot(REPO_DATA)
+    yield
+    after = _snapshot(REPO_DATA)
+    assert after == before, "a test changed the repository's own .aidp/ (isolation leak)"
 
 
 @pytest.fixture
