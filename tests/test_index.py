@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import index
+from aidp import index, tasks
 from aidp.log import Fold, TaskLog
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 
@@ -43,7 +43,9 @@ def assert_same(log: TaskLog) -> Fold:
         full.damaged, full.lines, full.ends_with_newline)
     for statuses in (("pending",), OPEN_STATUSES, STATUSES, ("odd",)):
         assert index.select(got, statuses) == index.select(full, statuses)
+        assert index.summaries(got, statuses) == index.summaries(full, statuses)
     assert index.status_counts(got) == index.status_counts(full)
+    assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
     for tid in list(full.tasks)[:3]:
         part = tid.rpartition("_")[2][:4]
         search = got.tasks.ids_with_prefix if hasattr(got.tasks, "ids_with_prefix") else None
@@ -66,9 +68,11 @@ def task_line(tid: str, status: str, stamp: int, extra: str) -> bytes:
     return orjson.dumps(record)
 
 
+task_lines = st.builds(task_line, st.sampled_from(IDS), st.sampled_from([*STATUSES, "odd"]),
+                       st.integers(0, 4), st.text("ab ü", max_size=3))
 lines = st.one_of(
-    st.builds(task_line, st.sampled_from(IDS), st.sampled_from([*STATUSES, "odd"]),
-              st.integers(0, 4), st.text("ab ü", max_size=3)),
+    task_lines,
+    task_lines.map(lambda line: b"\xef\xbb\xbf" + line),  # an editor's byte order mark
     st.builds(lambda tid, n: orjson.dumps({"type": "todo_list", "id": tid, "items": [n],
                                            "updated_at": format_ts(n)}),
               st.sampled_from(["todo_list:a", "todo_list:b"]), st.integers(0, 3)),

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from aidp.log import FoldKey, TaskLog
     from aidp.model import Record
 
-VERSION = 1
+VERSION = 2
 CACHE_DIR = "cache"
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
@@ -104,6 +104,20 @@ def status_counts(fold: Fold) -> dict[str | None, int]:
     return counts
 
 
+def summaries(fold: Fold, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
+    """(id, priority, created_at µs) of the tasks whose status is one of `statuses`, in
+    the fold's order; priority is None when missing or not a string."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.summaries(statuses)
+    wanted = set(statuses)
+    return [_summary(t) for t in tasks.values() if _status_key(t) in wanted]
+
+
+def _summary(record: Record) -> tuple[str, str | None, int]:
+    return (record["id"], _key(record.get("priority")), ts_of(record, "created_at"))
+
+
 def _has_prefix(rid: str, prefix: str, *, last_part: bool) -> bool:
     return (rid.rpartition("_")[2] if last_part else rid).startswith(prefix)
 
@@ -135,66 +149,83 @@ def _regular(st: os.stat_result) -> bool:
 
 
 class _Columns:
-    """The winning task per id, as columns, plus the (few) typed records in full."""
+    """The winning task per id, as columns, plus the (few) typed records in full.
+
+    Ids are one joined string with an open-addressing hash table over it (crc32 of
+    the id, linear probing), so a lookup costs microseconds without building a dict
+    of every id. Status, priority and created_at are columns too, so counts and
+    stats never decode a task.
+    """
 
     def __init__(self, body: tuple[Any, ...]) -> None:
         (
             self.lines,
             self.damaged,
-            self.joined,  # "\n" + "\n".join(ids) + "\n", in the fold's dict order
-            self.table,  # status keys; codes index it
+            self.joined,  # "\n".join(ids) + "\n", in the fold's dict order
+            id_starts,  # where each id starts in `joined`, and one past the end
+            slots,  # hash table: index + 1 of the id in each slot, 0 when empty
+            self.table,  # status keys; `codes` index it
             self.codes,  # bytes: one status code per task
-            starts,
+            self.priorities,  # priority keys; `priority_codes` index it
+            self.priority_codes,
+            starts,  # the winning line of each task: offset and length in the log
             lengths,
-            stamps,
+            stamps,  # the fold key: updated_at µs and line number
             numbers,
+            created,  # created_at µs
             self.typed,
             self.typed_keys,
         ) = body
         self.count = len(self.codes)
+        self.id_starts = _array(id_starts)
+        self.slots = _array(slots, "i")
+        self.mask = len(self.slots) - 1
         self.starts = _array(starts)
         self.lengths = _array(lengths)
-        self._stamps, self._numbers = stamps, numbers
+        self._raw = {"stamps": stamps, "numbers": numbers, "created": created}
+        self._arrays: dict[str, array[int]] = {}
         self._ids: list[str] | None = None
-        self._where: dict[str, int] | None = None
-        self._finds = 0
+
+    def column(self, name: str) -> array[int]:
+        found = self._arrays.get(name)
+        if found is None:
+            found = self._arrays[name] = _array(self._raw[name])
+        return found
 
     def body(self) -> tuple[Any, ...]:
         return (
-            self.lines,
-            self.damaged,
-            self.joined,
-            self.table,
-            self.codes,
-            self.starts.tobytes(),
-            self.lengths.tobytes(),
-            self._stamps,
-            self._numbers,
-            self.typed,
-            self.typed_keys,
+            self.lines, self.damaged, self.joined, self.id_starts.tobytes(),
+            self.slots.tobytes(), self.table, self.codes, self.priorities,
+            self.priority_codes, self.starts.tobytes(), self.lengths.tobytes(),
+            self._raw["stamps"], self._raw["numbers"], self._raw["created"],
+            self.typed, self.typed_keys,
         )
 
     def ids(self) -> list[str]:
         if self._ids is None:
-            self._ids = self.joined[1:-1].split("\n") if self.count else []
+            self._ids = self.joined[:-1].split("\n") if self.count else []
         return self._ids
 
+    def id_at(self, i: int) -> str:
+        return self.joined[self.id_starts[i] : self.id_starts[i + 1] - 1]
+
     def key(self, i: int) -> FoldKey:
-        if isinstance(self._stamps, bytes):
-            self._stamps, self._numbers = _array(self._stamps), _array(self._numbers)
-        return (self._stamps[i], self._numbers[i])
+        return (self.column("stamps")[i], self.column("numbers")[i])
 
     def index(self, rid: str) -> int | None:
-        """Where `rid` is in the columns; a few searches of the joined ids, then a dict."""
-        if self._where is None:
-            self._finds += 1
-            if self._finds <= 8:
-                if "\n" in rid:
-                    return None
-                at = self.joined.find("\n" + rid + "\n")
-                return None if at < 0 else self.joined.count("\n", 0, at)
-            self._where = {rid: i for i, rid in enumerate(self.ids())}
-        return self._where.get(rid)
+        """Where `rid` is in the columns, or None."""
+        if not self.count:
+            return None
+        slots, mask, joined, id_starts = self.slots, self.mask, self.joined, self.id_starts
+        slot = _hash(rid) & mask
+        while True:
+            found = slots[slot]
+            if not found:
+                return None
+            i = found - 1
+            if joined[id_starts[i] : id_starts[i + 1] - 1] == rid:
+                return i
+            slot = (slot + 1) & mask
 
     def positions(self, codes: Collection[int]) -> list[int]:
         found: list[int] = []
@@ -208,10 +239,19 @@ class _Columns:
         return found
 
 
-def _array(data: bytes) -> array[int]:
-    values = array("q")
+def _hash(rid: str) -> int:
+    return zlib.crc32(rid.encode("utf-8", "surrogatepass"))
+
+
+def _array(data: bytes, kind: str = "q") -> array[int]:
+    values = array(kind)
     values.frombytes(data)
     return values
+
+
+def _key(value: object) -> str | None:
+    """Status and priority as columns hold them: the string, or None for anything else."""
+    return value if isinstance(value, str) else None
 
 
 class _Builder:
@@ -219,7 +259,7 @@ class _Builder:
     `Fold.add_line`/`add_record`, with far less memory."""
 
     def __init__(self) -> None:
-        # id -> [updated_at µs, line, start, length, status key]
+        # id -> [updated_at µs, line, start, length, status, priority, created_at µs]
         self.entries: dict[str, list[Any]] = {}
         self.typed: dict[str, Record] = {}
         self.typed_keys: dict[str, FoldKey] = {}
@@ -230,8 +270,14 @@ class _Builder:
     def from_columns(cls, cols: _Columns) -> _Builder:
         builder = cls()
         table, codes = cols.table, cols.codes
+        priorities, priority_codes = cols.priorities, cols.priority_codes
+        stamps, numbers, created = cols.column("stamps"), cols.column("numbers"), cols.column(
+            "created"
+        )
+        starts, lengths = cols.starts, cols.lengths
         builder.entries = {
-            rid: [*cols.key(i), cols.starts[i], cols.lengths[i], table[codes[i]]]
+            rid: [stamps[i], numbers[i], starts[i], lengths[i], table[codes[i]],
+                  priorities[priority_codes[i]], created[i]]
             for i, rid in enumerate(cols.ids())
         }
         builder.typed = dict(cols.typed)
@@ -268,7 +314,11 @@ class _Builder:
                     stamp = ts_of(record)
                     entry = entries.get(rid)
                     if entry is None or (stamp, self.lines) > (entry[0], entry[1]):
-                        entries[rid] = [stamp, self.lines, start, stop - start, _status_key(record)]
+                        entries[rid] = [
+                            stamp, self.lines, start, stop - start,
+                            _key(record.get("status")), _key(record.get("priority")),
+                            ts_of(record, "created_at"),
+                        ]
             start = stop + 1
 
     def columns(self) -> _Columns | None:
@@ -277,36 +327,44 @@ class _Builder:
         ids = list(self.entries)
         if any("\n" in rid for rid in ids):
             return None
-        table: list[str | None] = []
-        code_of: dict[str | None, int] = {}
-        codes = bytearray()
-        starts, lengths, stamps, numbers = array("q"), array("q"), array("q"), array("q")
-        for stamp, number, start, length, status in self.entries.values():
-            code = code_of.get(status)
-            if code is None:
-                if len(table) == 255:
-                    return None
-                code = code_of[status] = len(table)
-                table.append(status)
-            codes.append(code)
+        tables: tuple[list[str | None], list[str | None]] = ([], [])
+        code_of: tuple[dict[str | None, int], dict[str | None, int]] = ({}, {})
+        codes = (bytearray(), bytearray())
+        starts, lengths, stamps, numbers, created = (array("q") for _ in range(5))
+        for stamp, number, start, length, status, priority, made in self.entries.values():
+            for n, value in enumerate((status, priority)):
+                code = code_of[n].get(value)
+                if code is None:
+                    if len(tables[n]) == 255:
+                        return None
+                    code = code_of[n][value] = len(tables[n])
+                    tables[n].append(value)
+                codes[n].append(code)
             stamps.append(stamp)
             numbers.append(number)
             starts.append(start)
             lengths.append(length)
-        joined = "\n" + "\n".join(ids) + "\n" if ids else "\n"
+            created.append(made)
+        joined = "".join(rid + "\n" for rid in ids)
+        id_starts = array("q", [0])
+        for rid in ids:
+            id_starts.append(id_starts[-1] + len(rid) + 1)
+        size = 8
+        while size < 2 * len(ids):
+            size *= 2
+        slots = array("i", bytes(4 * size))
+        mask = size - 1
+        for i, rid in enumerate(ids):
+            slot = _hash(rid) & mask
+            while slots[slot]:
+                slot = (slot + 1) & mask
+            slots[slot] = i + 1
         return _Columns(
             (
-                self.lines,
-                self.damaged,
-                joined,
-                table,
-                bytes(codes),
-                starts.tobytes(),
-                lengths.tobytes(),
-                stamps.tobytes(),
-                numbers.tobytes(),
-                self.typed,
-                self.typed_keys,
+                self.lines, self.damaged, joined, id_starts.tobytes(), slots.tobytes(),
+                tables[0], bytes(codes[0]), tables[1], bytes(codes[1]),
+                starts.tobytes(), lengths.tobytes(), stamps.tobytes(), numbers.tobytes(),
+                created.tobytes(), self.typed, self.typed_keys,
             )
         )
 
@@ -405,39 +463,91 @@ class LazyTasks(_Lazy):
     def _base(self, i: int) -> Record:
         record = self._decoded.get(i)
         if record is None:
-            start = self._cols.starts[i]
-            record = self._decoded[i] = orjson.loads(
-                self._data[start : start + self._cols.lengths[i]]
-            )
+            record = self._decoded[i] = self._decode(i)
         return record
+
+    def _decode(self, i: int) -> Record:
+        start = self._cols.starts[i]
+        record = parse_line(self._data[start : start + self._cols.lengths[i]])
+        if record is None:  # only if the file was rewritten in place under us
+            from aidp.errors import StorageError
+
+            raise StorageError("The tasklist changed while it was read; run the command again")
+        return record
+
+    def _decode_many(self, positions: list[int]) -> None:
+        """Decode these tasks with one orjson call over an array of their lines (the
+        per-call overhead is most of the cost of a small record)."""
+        todo = [i for i in positions if i not in self._decoded]
+        if not todo:
+            return
+        data, starts, lengths = self._data, self._cols.starts, self._cols.lengths
+        blob = b"[" + b",".join([data[starts[i] : starts[i] + lengths[i]] for i in todo]) + b"]"
+        try:
+            records = orjson.loads(blob)
+        except orjson.JSONDecodeError:  # a byte order mark, say: one line at a time
+            records = [self._decode(i) for i in todo]
+        if len(records) != len(todo) or not all(type(r) is dict for r in records):
+            records = [self._decode(i) for i in todo]
+        self._decoded.update(zip(todo, records))
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """Ids that start with `prefix`, or (`last_part`) whose part after the last `_`
         does; a search of the joined ids instead of a loop over every id."""
         if "\n" in prefix or (last_part and "_" in prefix) or not prefix:
             return [rid for rid in self if _has_prefix(rid, prefix, last_part=last_part)]
-        joined = self._cols.joined
-        found: set[str] = set()
+        cols = self._cols
+        joined = cols.joined
+        candidates: set[str] = set()
+        if cols.count and joined.startswith(prefix):
+            candidates.add(cols.id_at(0))
         for lead in (("\n", "_") if last_part else ("\n",)):
             needle = lead + prefix
             at = joined.find(needle)
             while at >= 0:
                 start = joined.rfind("\n", 0, at + 1) + 1
-                rid = joined[start : joined.find("\n", at + 1)]
-                if _has_prefix(rid, prefix, last_part=last_part):
-                    found.add(rid)
+                candidates.add(joined[start : joined.find("\n", at + 1)])
                 at = joined.find(needle, at + 1)
+        found = {rid for rid in candidates if _has_prefix(rid, prefix, last_part=last_part)}
         found.difference_update(self._deleted)
         found.update(r for r in self._over if _has_prefix(r, prefix, last_part=last_part))
         return sorted(found)
+
+    def summaries(self, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
+        """(id, priority, created_at µs) of the tasks with these statuses, in fold
+        order, straight from the columns."""
+        cols = self._cols
+        wanted = set(statuses)
+        codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
+        shadowed = self._shadowed()
+        priorities, priority_codes = cols.priorities, cols.priority_codes
+        created = cols.column("created")
+        found = [
+            (i, (cols.id_at(i), priorities[priority_codes[i]], created[i]))
+            for i in cols.positions(codes)
+            if i not in shadowed
+        ]
+        if self._over:
+            index, extra = cols.index, cols.count
+            for rid, record in self._over.items():
+                if _status_key(record) in wanted:
+                    i = index(rid)
+                    if i is None:
+                        i, extra = extra, extra + 1
+                    found.append((i, _summary(record)))
+            found.sort(key=lambda pair: pair[0])
+        return [summary for _i, summary in found]
 
     def select(self, statuses: Collection[str]) -> list[Record]:
         cols = self._cols
         wanted = set(statuses)
         codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
         shadowed = self._shadowed()
+        positions = [i for i in cols.positions(codes) if i not in shadowed]
         with _no_gc():
-            found = [(i, self._base(i)) for i in cols.positions(codes) if i not in shadowed]
+            self._decode_many(positions)
+        decoded = self._decoded
+        found = [(i, decoded[i]) for i in positions]
         if self._over:
             index, extra = cols.index, cols.count
             for rid, record in self._over.items():
@@ -479,7 +589,7 @@ def _pyversion() -> int:
 
 
 class _Snapshot:
-    def __init__(self, head: tuple[Any, ...], body: bytes) -> None:
+    def __init__(self, head: tuple[Any, ...], body: memoryview) -> None:
         (
             self.dev,
             self.ino,
@@ -508,8 +618,9 @@ def _read_snapshot(path: str) -> _Snapshot | None:
     head_end = _HEADER.size + head_len
     if len(data) != head_end + body_len:
         return None
-    head = data[_HEADER.size : head_end]
-    body = data[head_end:]
+    view = memoryview(data)  # slices of a view copy nothing
+    head = view[_HEADER.size : head_end]
+    body = view[head_end:]
     if zlib.crc32(head) != head_crc or zlib.crc32(body) != body_crc:
         return None
     values = marshal.loads(head)
@@ -518,7 +629,7 @@ def _read_snapshot(path: str) -> _Snapshot | None:
     return _Snapshot(values, body)
 
 
-def _write_snapshot(log: TaskLog, head: tuple[Any, ...], body: bytes) -> None:
+def _write_snapshot(log: TaskLog, head: tuple[Any, ...], body: bytes | memoryview) -> None:
     """Temp file + rename: a reader sees the old snapshot or the new one, whole."""
     folder = log.dir / CACHE_DIR
     head_bytes = marshal.dumps(head)
@@ -658,7 +769,7 @@ class _Loader:
     def _racy(self) -> bool:
         return time.time_ns() - max(self.st.st_mtime_ns, self.st.st_ctime_ns) < RACY_NS
 
-    def _save(self, body: bytes, offset: int, crc: int, samples: list[Any]) -> None:
+    def _save(self, body: bytes | memoryview, offset: int, crc: int, samples: list[Any]) -> None:
         st = self.st
         head = (
             st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
