@@ -168,42 +168,49 @@ def query(tasks: Iterable[Record], q: Query) -> list[Record]:
 
 def stats(tasks: Iterable[Record]) -> dict[str, object]:
     """Counts by status, plus by priority among open tasks and the oldest open task."""
-    counts = dict.fromkeys(STATUSES, 0)
-    open_by_priority = {"high": 0, "medium": 0, "low": 0}
-    total = 0
-    oldest_open: Record | None = None
+    counts: dict[str | None, int] = {}
+    open_tasks: list[tuple[str, str | None, int]] = []
     for task in tasks:
-        total += 1
         status = task.get("status")
-        if status in counts:
-            counts[status] += 1
-        if status in OPEN_STATUSES:
+        key = status if isinstance(status, str) else None
+        counts[key] = counts.get(key, 0) + 1
+        if key in OPEN_STATUSES:
             priority = task.get("priority")
-            if priority in open_by_priority:
-                open_by_priority[priority] += 1
-            if oldest_open is None or ts_of(task, "created_at") < ts_of(oldest_open, "created_at"):
-                oldest_open = task
-    return {
-        "total": total,
-        **counts,
-        "open": counts["pending"] + counts["in_progress"],
-        "open_by_priority": open_by_priority,
-        "oldest_open": oldest_open["id"] if oldest_open else None,
-    }
+            open_tasks.append(
+                (task["id"], priority if isinstance(priority, str) else None,
+                 ts_of(task, "created_at"))
+            )
+    return _stats(counts, open_tasks)
 
 
 def fold_stats(fold: Fold) -> dict[str, object]:
-    """`stats` of every task in the fold, decoding only the open ones: the closed ones
-    are counted from the index (aidp.index) without being read."""
+    """`stats` of every task in the fold; an indexed fold (aidp.index) answers from its
+    columns without decoding a single task."""
     from aidp import index
 
-    counts = index.status_counts(fold)
-    result = stats(index.select(fold, OPEN_STATUSES))
-    result["total"] = sum(counts.values())
-    for status in STATUSES:
-        if status not in OPEN_STATUSES:
-            result[status] = counts.get(status, 0)
-    return result
+    return _stats(index.status_counts(fold), index.summaries(fold, OPEN_STATUSES))
+
+
+def _stats(
+    counts: dict[str | None, int], open_tasks: Iterable[tuple[str, str | None, int]]
+) -> dict[str, object]:
+    """From the count per status and (id, priority, created_at µs) of each open task,
+    in fold order (the first of equally old tasks is the oldest)."""
+    by_status = {status: counts.get(status, 0) for status in STATUSES}
+    open_by_priority = {"high": 0, "medium": 0, "low": 0}
+    oldest: tuple[int, str] | None = None
+    for tid, priority, created in open_tasks:
+        if priority in open_by_priority:
+            open_by_priority[priority] += 1
+        if oldest is None or created < oldest[0]:
+            oldest = (created, tid)
+    return {
+        "total": sum(counts.values()),
+        **by_status,
+        "open": by_status["pending"] + by_status["in_progress"],
+        "open_by_priority": open_by_priority,
+        "oldest_open": oldest[1] if oldest else None,
+    }
 
 
 # --- history ------------------------------------------------------------------------
