@@ -87,27 +87,54 @@ def _register(only: str | None = None) -> None:
 _VALUED_GLOBALS = ("--dir", "--session")
 
 
-def _named_command(args: Sequence[str]) -> str | None:
-    """The group or command the arguments name, after the global options; None when
-    every group is needed (no command, or --help before it)."""
+def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:
+    """The group (or command) the arguments name after the global options, and the
+    word right after it (a group's subcommand); None when everything is needed (no
+    command, --help before it, an option after the group)."""
     skip = False
-    for arg in args:
+    for at, arg in enumerate(args):
         if skip:
             skip = False
         elif arg in _VALUED_GLOBALS:
             skip = True
         elif arg in ("--help", "-h"):
-            return None
+            return None, None
         elif not arg.startswith("-") or arg == "-":
-            return arg
-    return None
+            following = args[at + 1] if at + 1 < len(args) else None
+            if following is not None and following.startswith("-"):
+                following = None
+            return arg, following
+    return None, None
 
 
 def _command_for(args: Sequence[str]) -> typer.core.TyperGroup:
-    _register(_named_command(args))
+    group, sub = _named_command(args)
+    _register(group)
     if not app.registered_groups and not app.registered_commands:
         _register()  # an unknown name: its error lists every command
+    elif sub is not None:
+        _only_subcommand(sub)
     return typer.main.get_command(app)  # type: ignore[return-value]
+
+
+def _only_subcommand(name: str) -> None:
+    """Typer builds every command of a group (signatures, parameters) before it runs
+    one: give it a copy of the group holding just the named command. A name the group
+    does not have keeps the whole group, so its error and help list everything."""
+    import copy
+
+    for info in app.registered_groups:
+        group = info.typer_instance
+        if group is None:
+            continue
+        chosen = [
+            command for command in group.registered_commands
+            if (command.name or typer.main.get_command_name(command.callback.__name__)) == name
+        ]
+        if chosen and not group.registered_groups:
+            pruned = copy.copy(group)
+            pruned.registered_commands = chosen
+            info.typer_instance = pruned
 
 
 def run(argv: Sequence[str] | None = None) -> int:
