@@ -10,8 +10,8 @@ checklist; an item with subtasks has a status derived from them.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -107,7 +107,7 @@ def has_open_items(todo: TodoList) -> bool:
 
 def _new_id(taken: set[str]) -> str:
     while True:
-        candidate = secrets.token_hex(4)
+        candidate = os.urandom(4).hex()  # what secrets.token_hex does, without ~4 ms of imports
         if candidate not in taken:
             return candidate
 
