@@ -342,3 +342,103 @@ def test_a_project_path_with_escapes_is_shown_inert(cli, tmp_path: Path) -> None
     for result in runs:
         assert_inert(result.out, result.err)
     assert [r.code for r in runs] == [0, 0, 0, 0, 0, 1]
+
+
+# --- the TODO list ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ESC_SEQUENCES)
+def test_todo_content_with_control_characters_is_rejected(cli, project: Path, text: str) -> None:
+    assert cli("todo", "add", "--session", "s", "keep me").code == 0
+    before = snapshot(project)
+    result = cli("todo", "add", "--session", "s", text)
+    assert_one_line_error(result, 2)
+    assert snapshot(project) == before
+
+
+BAD_POSITIONS = ["0", "-1", "1.2.3", "abc", "1.", "\x1b[31m1", "../1", "9999999999999999999999"]
+
+
+@pytest.mark.parametrize("position", BAD_POSITIONS)
+@pytest.mark.parametrize("verb", ["tick", "delete", "start"])
+def test_bad_todo_positions_exit_2_and_change_nothing(cli, project: Path, verb: str,
+                                                      position: str) -> None:
+    assert cli("todo", "add", "--session", "s", "keep me").code == 0
+    before = snapshot(project)
+    result = cli("todo", verb, "--session", "s", position)
+    assert result.code in (1, 2), result  # 1 only for a well-formed position past the end
+    assert_one_line_error(result, result.code)
+    assert snapshot(project) == before
+
+
+@pytest.mark.parametrize("session", ["../../etc/passwd", "/tmp/evil", "..", "a/b", "[bold]s"])
+def test_todo_sessions_are_data_not_paths(cli, project: Path, tmp_path: Path,
+                                          session: str) -> None:
+    outside = files_under(tmp_path) - files_under(project)
+    for text in MARKUP + SHELLISH:
+        assert cli("todo", "add", "--session", session, text).code == 0
+    shown = cli("todo", "show", "--session", session, "--json")
+    assert shown.code == 0, shown
+    data = orjson.loads(shown.out)
+    assert data["session"] == session
+    assert [item["content"] for item in data["items"]] == MARKUP + SHELLISH
+    for args in (["todo", "show", "--session", session], ["todo", "list", "--session", session],
+                 ["todo", "load", "--session", "other", session]):
+        result = cli(*args)
+        assert result.code == 0, result
+        assert_inert(result.out, result.err)
+    assert files_under(tmp_path) - files_under(project) == outside
+    assert all(p.relative_to(project).parts[0] == ".aidp" for p in files_under(project))
+    assert not (project / "pwned").exists()
+
+
+def test_stored_todo_escapes_are_displayed_inert(cli, log: TaskLog) -> None:
+    stamp = format_ts(now_micros())
+    items = [{"id": f"i{n}", "content": text, "status": "pending", "priority": "high",
+              "subtasks": [{"id": f"s{n}", "content": text, "status": "pending"}]}
+             for n, text in enumerate(ESC_SEQUENCES)]
+    log.append([{"type": "todo_list", "id": "todo_list:evil\x1b[31m", "session": "evil\x1b[31m",
+                 "items": items, "active": True, "paused": True,
+                 "pause_reason": "blocked \x1b]0;title\x07", "updated_at": stamp}])
+    for args in (["todo", "show", "--session", "evil\x1b[31m"], ["todo", "list"],
+                 ["todo", "load", "--session", "mine", "evil\x1b[31m"], ["todo", "show", "--session", "mine"],
+                 ["todo", "tick", "--session", "mine", "1.1"]):
+        result = cli(*args)
+        assert result.code == 0, result
+        assert_inert(result.out, result.err)
+
+
+# --- agent output in `aidp run` ---------------------------------------------------------
+
+HOSTILE_AGENT = r'''
+import sys
+print("\x1b[2J\x1b]0;owned\x07\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\")
+print('File task: "red \x1b[31malert\x1b[0m" priority: high')
+print('File task: "$(touch pwned) [bold]x[/bold] ../../etc/passwd" tags: a,b')
+print('File task: "tagged" tags: \x1b[31m,ok')
+print('Update task: task_1_deadbeef status: done reason: "\x1b]0;t\x07"')
+print('Todo pause: "blocked \x1b[5mblink\x1b[0m"')
+print("\x9b31mC1 \x00nul", file=sys.stderr)
+'''
+
+
+def test_hostile_agent_output_is_inert_and_never_run(cli, project: Path, tmp_path: Path) -> None:
+    import sys
+
+    agent = tmp_path / "agent.py"
+    agent.write_text(HOSTILE_AGENT)
+    outside = files_under(tmp_path) - files_under(project)
+    result = cli("--session", "../../etc/passwd", "run", "go",
+                 "--agent", f"{sys.executable} {agent}")
+    assert result.code == 0, result
+    assert_inert(result.out, result.err)
+    tasks = orjson.loads(cli("tasks", "list", "--all", "--json").out)
+    descriptions = sorted(t["description"] for t in tasks)
+    assert "$(touch pwned) [bold]x[/bold] ../../etc/passwd" in descriptions
+    assert all("\x1b" not in d for d in descriptions)
+    for task in tasks:
+        assert task["session"] == "../../etc/passwd"
+        assert all("\x1b" not in tag for tag in task["tags"])
+    assert not (project / "pwned").exists() and not (tmp_path / "pwned").exists()
+    assert files_under(tmp_path) - files_under(project) == outside
+    assert all(p.relative_to(project).parts[0] == ".aidp" for p in files_under(project))
