@@ -16,7 +16,6 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +43,48 @@ runs/
 FoldKey = tuple[int, int]
 
 
-@dataclass
-class Fold:
+class _Plain:
+    """Value classes written out instead of @dataclass: each dataclass costs about a
+    millisecond of code generation at import, on every one of aidp's many start-ups."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Fold(_Plain):
     """The folded state of a log, plus what it takes to extend it with later lines."""
 
-    tasks: dict[str, Record] = field(default_factory=dict)
-    typed: dict[str, Record] = field(default_factory=dict)
-    task_keys: dict[str, FoldKey] = field(default_factory=dict)
-    typed_keys: dict[str, FoldKey] = field(default_factory=dict)
-    damaged: int = 0
-    lines: int = 0  # lines consumed, so line numbers continue across appends
-    ends_with_newline: bool = True
+    _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
+               "ends_with_newline")
+
+    def __init__(
+        self,
+        tasks: dict[str, Record] | None = None,
+        typed: dict[str, Record] | None = None,
+        task_keys: dict[str, FoldKey] | None = None,
+        typed_keys: dict[str, FoldKey] | None = None,
+        damaged: int = 0,
+        lines: int = 0,  # lines consumed, so line numbers continue across appends
+        ends_with_newline: bool = True,
+    ) -> None:
+        self.tasks = {} if tasks is None else tasks
+        self.typed = {} if typed is None else typed
+        self.task_keys = {} if task_keys is None else task_keys
+        self.typed_keys = {} if typed_keys is None else typed_keys
+        self.damaged = damaged
+        self.lines = lines
+        self.ends_with_newline = ends_with_newline
 
     def add_line(self, raw: bytes) -> None:
         """Fold one more line (without its newline) into the state."""
@@ -386,15 +416,27 @@ class TaskLog:
             return report
 
 
-@dataclass
-class MaintenanceReport:
-    lines_before: int = 0
-    lines_after: int = 0
-    blank: int = 0
-    damaged: int = 0
-    damaged_lines: list[int] = field(default_factory=list)
-    backup: Path | None = None
-    rewritten: bool = False
+class MaintenanceReport(_Plain):
+    _fields = ("lines_before", "lines_after", "blank", "damaged", "damaged_lines", "backup",
+               "rewritten")
+
+    def __init__(
+        self,
+        lines_before: int = 0,
+        lines_after: int = 0,
+        blank: int = 0,
+        damaged: int = 0,
+        damaged_lines: list[int] | None = None,
+        backup: Path | None = None,
+        rewritten: bool = False,
+    ) -> None:
+        self.lines_before = lines_before
+        self.lines_after = lines_after
+        self.blank = blank
+        self.damaged = damaged
+        self.damaged_lines = [] if damaged_lines is None else damaged_lines
+        self.backup = backup
+        self.rewritten = rewritten
 
 
 def _lines(data: bytes) -> list[bytes]:

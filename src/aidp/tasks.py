@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
-from aidp.log import Fold, TaskLog, dumps
+from aidp.log import Fold, TaskLog, _Plain, dumps
 from aidp.model import (
     OPEN_STATUSES,
     PRIORITY_RANK,
@@ -77,10 +76,12 @@ def add(
     return task
 
 
-@dataclass
-class Change:
-    task: Record
-    changed: bool
+class Change(_Plain):
+    _fields = ("task", "changed")
+
+    def __init__(self, task: Record, changed: bool) -> None:
+        self.task = task
+        self.changed = changed
 
 
 def set_status(
@@ -118,16 +119,29 @@ def set_status(
 # --- queries ------------------------------------------------------------------------
 
 
-@dataclass
-class Query:
-    statuses: tuple[str, ...] = OPEN_STATUSES
-    priorities: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    session: str | None = None
-    created_from: int | None = None  # µs, inclusive
-    created_before: int | None = None  # µs, exclusive
-    sort: str = "created"
-    limit: int | None = None
+class Query(_Plain):
+    _fields = ("statuses", "priorities", "tags", "session", "created_from", "created_before",
+               "sort", "limit")
+
+    def __init__(
+        self,
+        statuses: tuple[str, ...] = OPEN_STATUSES,
+        priorities: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+        session: str | None = None,
+        created_from: int | None = None,  # µs, inclusive
+        created_before: int | None = None,  # µs, exclusive
+        sort: str = "created",
+        limit: int | None = None,
+    ) -> None:
+        self.statuses = statuses
+        self.priorities = priorities
+        self.tags = tags
+        self.session = session
+        self.created_from = created_from
+        self.created_before = created_before
+        self.sort = sort
+        self.limit = limit
 
 
 def sort_key(sort: str):  # noqa: ANN201 - a key function for sorted()
@@ -216,11 +230,15 @@ def _stats(
 # --- history ------------------------------------------------------------------------
 
 
-@dataclass
-class HistoryEntry:
-    record: Record
-    line: int
-    changes: dict[str, tuple[object, object]]  # key -> (before, after); all keys for the first
+class HistoryEntry(_Plain):
+    _fields = ("record", "line", "changes")
+
+    def __init__(
+        self, record: Record, line: int, changes: dict[str, tuple[object, object]]
+    ) -> None:
+        self.record = record
+        self.line = line
+        self.changes = changes  # key -> (before, after); all keys for the first
 
 
 def history(log: TaskLog, ref: str) -> list[HistoryEntry]:

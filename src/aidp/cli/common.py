@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -13,11 +12,15 @@ from aidp.log import Fold, TaskLog
 from aidp.paths import find_root, resolve_session
 
 
-@dataclass
 class Env:
-    directory: str | None = None
-    session: str | None = None
-    warned: bool = field(default=False, repr=False)
+    # A plain class, not a dataclass: see aidp.log._Plain.
+    def __init__(self, directory: str | None = None, session: str | None = None) -> None:
+        self.directory = directory
+        self.session = session
+        self.warned = False
+
+    def __repr__(self) -> str:
+        return f"Env(directory={self.directory!r}, session={self.session!r})"
 
     @cached_property
     def root(self) -> Path:
