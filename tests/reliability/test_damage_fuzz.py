@@ -223,7 +223,7 @@ def check_damaged_log(cli, root: Path, damaged: bytes) -> None:  # noqa: ANN001
 BASE = encode(base_records(40, seed=1))
 
 
-@settings(max_examples=examples(60, 600), deadline=None,
+@settings(max_examples=examples(100, 1000), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture,
                                  HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(damaged=damage(BASE))

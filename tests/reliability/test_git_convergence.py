@@ -280,7 +280,7 @@ steps = st.lists(
 )
 
 
-@settings(max_examples=examples(12, 150), deadline=None,
+@settings(max_examples=examples(25, 200), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(count=st.integers(2, 3), script=steps, order=st.permutations(range(3)))
 def test_clones_converge_and_lose_nothing(cli, count: int, script: list, order: list) -> None:
