@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp.log import TaskLog, encode
-from aidp.model import STATUSES, new_task, transition, ts_of
+from aidp.model import STATUSES, format_ts, new_task, transition, ts_of
 
 from reliability_support import examples
 
@@ -54,6 +54,12 @@ def base_records(count: int, seed: int) -> list[dict]:
                               session="fuzz", now=clock)
         latest[record["id"]] = record
         records.append(record)
+        if n % 5 == 4:  # the session's TODO list, a snapshot per change
+            items = [{"id": f"{k:08x}", "content": f"step {k}", "status": "pending",
+                      "priority": "medium", "subtasks": []} for k in range(n // 5 + 1)]
+            records.append({"type": "todo_list", "id": "todo_list:fuzz", "session": "fuzz",
+                            "items": items, "active": True, "paused": False,
+                            "updated_at": format_ts(clock + 1)})
     return records
 
 
@@ -140,6 +146,21 @@ def reference(data: bytes) -> tuple[dict[str, dict], int]:
     return {tid: record for tid, (_key, record) in winners.items()}, damaged
 
 
+def reference_typed(data: bytes) -> dict[str, dict]:
+    """The typed records (TODO lists) the fold should hold."""
+    winners: dict[str, tuple[tuple[int, int], dict]] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            value = orjson.loads(raw.removeprefix(b"\xef\xbb\xbf"))
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and "type" in value and isinstance(value.get("id"), str):
+            key = (ts_of(value), number)
+            if value["id"] not in winners or key > winners[value["id"]][0]:
+                winners[value["id"]] = (key, value)
+    return {rid: record for rid, (_key, record) in winners.items()}
+
+
 # --- the checks -------------------------------------------------------------------------
 
 
@@ -151,7 +172,8 @@ def read_all(cli, root: Path) -> tuple[dict[str, dict], int]:  # noqa: ANN001
     assert len(tasks) == len(orjson.loads(listed.out)), "an id appears twice"
     warned = _warned(listed.err)
     for args in (["tasks", "list"], ["tasks", "stats", "--json"], ["tasks", "list", "--format", "csv"],
-                 ["tasks", "list", "--all", "--format", "markdown"]):
+                 ["tasks", "list", "--all", "--format", "markdown"], ["todo", "list"],
+                 ["todo", "show", "--session", "fuzz"], ["todo", "show", "--session", "fuzz", "--json"]):
         other = cli("--dir", str(root), *args)
         assert other.code == 0, other
         assert _warned(other.err) == warned
@@ -182,6 +204,7 @@ def check_damaged_log(cli, root: Path, damaged: bytes) -> None:  # noqa: ANN001
 
     # reads: the fold of exactly the valid lines, one warning naming the count
     assert TaskLog(root).read().tasks == expected
+    assert TaskLog(root).read().typed == reference_typed(damaged)
     tasks, warned = read_all(cli, root)
     assert tasks == listed(expected)
     assert warned == expected_damage
@@ -198,6 +221,10 @@ def check_damaged_log(cli, root: Path, damaged: bytes) -> None:  # noqa: ANN001
         assert done.code == 0, done
         expected[victim] = orjson.loads(done.out)
         assert expected[victim]["status"] == "done"
+    todo = cli("--dir", str(root), "todo", "add", "--session", "fuzz", "added after the damage")
+    assert todo.code == 0, todo
+    shown = orjson.loads(cli("--dir", str(root), "todo", "show", "--session", "fuzz", "--json").out)
+    assert shown["items"][-1]["content"] == "added after the damage"
     after = path.read_bytes()
     assert after.startswith(damaged), "a write rewrote earlier bytes"
     tasks, warned = read_all(cli, root)

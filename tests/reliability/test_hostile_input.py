@@ -155,6 +155,17 @@ BAD_USAGE = [
     ["tasks", "add"],
     ["tasks", "\x1b]0;title\x07"],
     ["--\x1b[31m"],
+    ["todo", "frobnicate"],
+    ["todo", "add", "--session", "s", "-p", "urgent", "item"],
+    ["todo", "add", "--session", "s"],
+    ["todo", "tick", "--session", "s"],
+    ["todo", "tick", "--session", "s", "0"],
+    ["todo", "tick", "--session", "s", "1.2.3"],
+    ["todo", "add", "--session", "s", "x" * 100_000],
+    ["run", "--max-continuations", "-1", "go"],
+    ["run", "--timeout", "0", "go"],
+    ["run", "--timeout", "soon", "go"],
+    ["run", ""],
 ]
 
 
