@@ -348,11 +348,16 @@ class TaskLog:
             except OSError:
                 pass
             raise _storage_error("write", self.path, exc) from exc
-        dir_fd = os.open(self.dir, os.O_RDONLY)
+        # The new file is in place; syncing the folder makes the rename itself durable.
+        # It is the last, best-effort step: a failure here changes nothing already done.
         try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            dir_fd = os.open(self.dir, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:
+            pass
 
     # --- maintenance ----------------------------------------------------------------
 
@@ -366,6 +371,10 @@ class TaskLog:
             folder.mkdir(exist_ok=True)
             target.write_bytes(data)
         except OSError as exc:
+            try:
+                target.unlink()  # a half-written backup would only mislead
+            except OSError:
+                pass
             raise _storage_error("write the backup", target, exc) from exc
         return target
 

@@ -268,3 +268,44 @@ def test_aidp_dir_is_never_created_by_a_read(cli, project: Path) -> None:
     for read in READS:
         cli(*resolve(read, "abcd"))
     assert not (project / ".aidp").exists()
+
+
+@pytest.mark.parametrize("command", ["repair", "compact"])
+def test_a_failing_folder_sync_after_the_rename_is_no_crash(
+    cli, project: Path, monkeypatch: pytest.MonkeyPatch, command: str
+) -> None:
+    """The rename has replaced the file; syncing the folder is the last, best-effort
+    step. Its failure (EIO on a flaky disk) must not end in a traceback."""
+    _first, _before = seeded(cli, project)
+    expected = cli("tasks", "list", "--all", "--json").out
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if os.path.isdir(os.readlink(f"/proc/self/fd/{fd}")):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    result = cli("tasks", command)
+    monkeypatch.undo()
+    assert result.code == 0 and "Traceback" not in result.err, result
+    assert cli("tasks", "list", "--all", "--json").out == expected
+    assert cli("tasks", "repair", "--dry-run").out.startswith("Nothing to repair")
+
+
+def test_a_failed_backup_leaves_no_partial_backup(cli, project: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    _first, before = seeded(cli, project)
+    real_write_bytes = Path.write_bytes
+
+    def half(self: Path, data: bytes) -> int:
+        real_write_bytes(self, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(Path, "write_bytes", half)
+    result = cli("tasks", "repair")
+    monkeypatch.undo()
+    assert_storage_error(result, "no space left on device", "backup")
+    assert (project / ".aidp" / LOG_NAME).read_bytes() == before
+    backups = project / ".aidp" / "backups"
+    assert not backups.exists() or not any(backups.iterdir()), "a partial backup was left"
