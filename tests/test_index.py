@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import index, tasks
+from aidp import index, model, tasks
 from aidp.log import Fold, TaskLog
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 
@@ -26,6 +26,8 @@ def always_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """Test files are tiny: use the snapshot for every size, rebuild it often."""
     monkeypatch.setattr(index, "MIN_BYTES", 0)
     monkeypatch.setattr(index, "REBUILD_TAIL", 300)
+    monkeypatch.setattr(index, "_STRICT", True)
+    monkeypatch.setattr(index, "_CHUNK", 64)  # many chunks, even for tiny files
 
 
 def assert_same(log: TaskLog) -> Fold:
@@ -45,6 +47,11 @@ def assert_same(log: TaskLog) -> Fold:
         assert index.select(got, statuses) == index.select(full, statuses)
         assert index.summaries(got, statuses) == index.summaries(full, statuses)
     assert index.status_counts(got) == index.status_counts(full)
+    for record in index.select(got, STATUSES):  # what select told parse_ts is right
+        stamp = record.get("created_at")
+        if isinstance(stamp, str) and stamp in model._TS_CACHE:
+            told = model._TS_CACHE.pop(stamp)
+            assert told == model.parse_ts(stamp)
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
     for tid in list(full.tasks)[:3]:
         part = tid.rpartition("_")[2][:4]

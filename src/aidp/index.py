@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp.log import Fold, fold_bytes, parse_line
-from aidp.model import ts_of
+from aidp.model import remember_ts, ts_of
 
 if TYPE_CHECKING:
     from aidp.log import FoldKey, TaskLog
@@ -62,6 +62,10 @@ REBUILD_TAIL = 64 * 1024
 RACY_NS = 2_000_000_000
 SAMPLE_BYTES = 4096
 SAMPLE_COUNT = 16
+_CHUNK = 4 << 20  # rebuilds and full checks read this much at a time
+# Tests set this: a bug in the snapshot path must fail them, not fall back silently.
+_STRICT = False
+_UNREADABLE = ts_of({})  # what ts_of gives a missing or unreadable timestamp
 _OTHER = None  # the status key of a task whose status is missing or not a string
 
 
@@ -78,6 +82,8 @@ def load(log: TaskLog) -> Fold:
         try:
             return _Loader(log, fd, st).load()
         except Exception:  # noqa: BLE001 - the snapshot is only an accelerator
+            if _STRICT:
+                raise
             return log.full_fold()
     finally:
         os.close(fd)
@@ -124,12 +130,15 @@ def _has_prefix(rid: str, prefix: str, *, last_part: bool) -> bool:
 
 @contextmanager
 def _no_gc() -> Iterator[None]:
-    """Decoding thousands of acyclic dicts triggers collections that find nothing."""
+    """Decoding thousands of acyclic dicts triggers collections that find nothing, and
+    the first collection afterwards would still walk them all: freeze what exists
+    (reference counting frees it as usual; only the cycle collector skips it)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        gc.freeze()
         if enabled:
             gc.enable()
 
@@ -286,9 +295,28 @@ class _Builder:
         builder.damaged = cols.damaged
         return builder
 
-    def feed(self, data: Any, start: int, end: int) -> None:
-        """Fold the lines of data[start:end], which ends with a newline; their offsets
-        in the log are their offsets in `data`."""
+    def feed_file(self, fd: int, start: int, end: int, crc: int) -> int:
+        """Fold the lines of the file between `start` and `end` (just after a newline),
+        read in chunks so memory stays flat; returns `crc` extended over those bytes."""
+        carry = b""
+        at = start
+        while at < end:
+            block = os.pread(fd, min(_CHUNK, end - at), at)
+            if not block:
+                raise OSError("the tasklist shrank while it was read")
+            crc = zlib.crc32(block, crc)
+            data = carry + block
+            cut = data.rfind(b"\n") + 1
+            self.feed(data, 0, cut, base=at - len(carry))
+            carry = data[cut:]
+            at += len(block)
+        if carry:
+            raise OSError("the tasklist changed while it was read")
+        return crc
+
+    def feed(self, data: Any, start: int, end: int, base: int = 0) -> None:
+        """Fold the lines of data[start:end], which ends with a newline; a line at
+        offset n of `data` is at `base + n` in the log."""
         entries, typed, typed_keys = self.entries, self.typed, self.typed_keys
         find = data.find
         while start < end:
@@ -315,7 +343,7 @@ class _Builder:
                     entry = entries.get(rid)
                     if entry is None or (stamp, self.lines) > (entry[0], entry[1]):
                         entries[rid] = [
-                            stamp, self.lines, start, stop - start,
+                            stamp, self.lines, base + start, stop - start,
                             _key(record.get("status")), _key(record.get("priority")),
                             ts_of(record, "created_at"),
                         ]
@@ -548,6 +576,11 @@ class LazyTasks(_Lazy):
             self._decode_many(positions)
         decoded = self._decoded
         found = [(i, decoded[i]) for i in positions]
+        created = cols.column("created")
+        for i, record in found:  # spares list's sort a parse per task
+            stamp = record.get("created_at")
+            if type(stamp) is str and created[i] != _UNREADABLE:
+                remember_ts(stamp, created[i])
         if self._over:
             index, extra = cols.index, cols.count
             for rid, record in self._over.items():
@@ -582,6 +615,20 @@ class LazyKeys(_Lazy):
 
 
 # --- the snapshot file -----------------------------------------------------------------
+
+
+def _crc_of(fd: int, end: int) -> int:
+    """crc32 of the file's first `end` bytes, read in chunks (a mapping of the whole
+    file would count every page in the process's peak memory)."""
+    crc = 0
+    at = 0
+    while at < end:
+        block = os.pread(fd, min(_CHUNK, end - at), at)
+        if not block:
+            return -1
+        crc = zlib.crc32(block, crc)
+        at += len(block)
+    return crc
 
 
 def _pyversion() -> int:
@@ -686,12 +733,10 @@ class _Loader:
         if end - offset >= REBUILD_TAIL:
             with _no_gc():
                 builder = _Builder.from_columns(cols)
-                builder.feed(self.data, offset, end)
+                crc = builder.feed_file(self.fd, offset, end, crc)
             fresh = builder.columns()
             if fresh is None:
                 return fold_bytes(self.data[: self.size])
-            with memoryview(self.data) as view:
-                crc = zlib.crc32(view[offset:end], crc)
             self._save(marshal.dumps(fresh.body()), end, crc, self._samples(end))
             cols, offset = fresh, end
         return self._fold(cols, offset)
@@ -702,12 +747,10 @@ class _Loader:
             return fold_bytes(self.data[: self.size])
         builder = _Builder()
         with _no_gc():
-            builder.feed(self.data, 0, end)
+            crc = builder.feed_file(self.fd, 0, end, 0)
         cols = builder.columns()
         if cols is None:
             return fold_bytes(self.data[: self.size])
-        with memoryview(self.data) as view:
-            crc = zlib.crc32(view[:end])
         self._save(marshal.dumps(cols.body()), end, crc, self._samples(end))
         return self._fold(cols, end)
 
@@ -760,9 +803,8 @@ class _Loader:
             return False
         if same_file and st.st_size > snap.size:
             return False  # appended to: the prefix was sampled above
-        with memoryview(self.data) as view:
-            if zlib.crc32(view[: snap.offset]) != snap.crc:
-                return None
+        if _crc_of(self.fd, snap.offset) != snap.crc:
+            return None
         # Verified in full: record this file's stat data, unless it is still racy.
         return not unchanged or not self._racy()
 

@@ -91,6 +91,13 @@ def parse_ts(value: str) -> int | None:
     return result
 
 
+def remember_ts(value: str, micros: int) -> None:
+    """Tell parse_ts what `value` parses to, when the caller knows it already (the index
+    keeps created_at as a column), so the sort that follows does not parse it again."""
+    if len(_TS_CACHE) < _TS_CACHE_SIZE:
+        _TS_CACHE[value] = micros
+
+
 def ts_of(record: Record, key: str = "updated_at") -> int:
     """The record's timestamp in microseconds; unreadable or missing sorts first."""
     value = record.get(key)
