@@ -14,6 +14,7 @@ import errno
 import fcntl
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -208,7 +209,18 @@ class TaskLog:
 
     # --- reading ------------------------------------------------------------------
 
+    def _require_regular(self) -> None:
+        """A fifo, socket or device where the tasklist should be would hang a read or
+        swallow a write: refuse it (a missing file is fine, a symlink to a file too)."""
+        try:
+            mode = os.stat(self.path).st_mode
+        except OSError:
+            return  # missing, or a dangling link: the open that follows reports it
+        if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+            raise StorageError(f"Cannot use {self.path}: it is not a regular file")
+
     def read_bytes(self) -> bytes:
+        self._require_regular()
         try:
             with open(self.path, "rb") as handle:
                 return handle.read()
@@ -221,6 +233,7 @@ class TaskLog:
 
     def read(self) -> Fold:
         """The folded state. Never creates anything."""
+        self._require_regular()
         with self._shared_lock():
             return self._fold_current()
 
@@ -297,7 +310,10 @@ class TaskLog:
         except OSError as exc:
             raise _storage_error("write", self.path, exc) from exc
         try:
-            size = os.fstat(fd).st_size
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise StorageError(f"Cannot use {self.path}: it is not a regular file")
+            size = info.st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn last line stays its own (damaged) line
             try:
