@@ -216,6 +216,42 @@ def test_ambiguous_id_exits_1_and_changes_nothing(cli, project: Path, log: TaskL
     assert snapshot(project) == before
 
 
+# --- bytes that are not UTF-8 ------------------------------------------------------------
+
+BAD = b"bad \xff\xfe byte".decode("utf-8", "surrogateescape")  # as Python gets it from argv
+
+
+@pytest.mark.parametrize("args", [
+    ["tasks", "add", BAD],
+    ["tasks", "add", "ok", "-t", BAD],
+    ["tasks", "add", "ok", "--discovered-during", BAD],
+    ["tasks", "abandon", "FIRST", BAD],
+    ["tasks", "show", BAD],
+    ["tasks", "list", "--session", BAD],
+    ["--session", BAD, "tasks", "add", "ok"],
+    ["todo", "add", "--session", "s", BAD],
+    ["todo", "add", "--session", BAD, "ok"],
+], ids=lambda a: " ".join(x if x != BAD else "<bad>" for x in a))
+def test_arguments_that_are_not_utf8_exit_2(cli, project: Path, args: list[str]) -> None:
+    first = cli("tasks", "add", "-q", "keep me").out.strip()
+    before = snapshot(project)
+    result = cli(*[first if a == "FIRST" else a for a in args])
+    assert_one_line_error(result, 2)
+    assert "not valid UTF-8" in result.err and "\\xff\\xfe" in result.err
+    assert snapshot(project) == before
+
+
+def test_aidp_session_that_is_not_utf8_exits_2(cli, project: Path, monkeypatch) -> None:
+    cli("tasks", "add", "keep me")
+    before = snapshot(project)
+    monkeypatch.setenv("AIDP_SESSION", BAD)
+    for args in (["tasks", "add", "x"], ["todo", "add", "x"], ["todo", "show"]):
+        result = cli(*args)
+        assert_one_line_error(result, 2)
+        assert "AIDP_SESSION" in result.err
+    assert snapshot(project) == before
+
+
 # --- stored as data, shown inert ----------------------------------------------------
 
 
@@ -430,6 +466,9 @@ print('File task: "tagged" tags: \x1b[31m,ok')
 print('Update task: task_1_deadbeef status: done reason: "\x1b]0;t\x07"')
 print('Todo pause: "blocked \x1b[5mblink\x1b[0m"')
 print("\x9b31mC1 \x00nul", file=sys.stderr)
+sys.stdout.flush()
+sys.stdout.buffer.write(b'not utf-8 \xff\xfe\nFile task: "filed \xff\xfe bytes"\n')
+sys.stdout.buffer.flush()
 '''
 
 

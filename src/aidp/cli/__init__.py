@@ -6,6 +6,8 @@ into a one-line `Error: …` on stderr and an exit code from `ExitCode`.
 
 from __future__ import annotations
 
+import os
+import re
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -137,12 +139,24 @@ def _only_subcommand(name: str) -> None:
             info.typer_instance = pruned
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code; every expected error ends here."""
     from typer._click.exceptions import ClickException
     from typer.exceptions import Abort
 
     args = list(sys.argv[1:] if argv is None else argv)
+    # Bytes that are not UTF-8 reach Python as lone surrogates, which cannot be stored
+    # in the UTF-8 tasklist: refuse them here, for every command at once.
+    named = [(f"argument {n}", arg) for n, arg in enumerate(args, start=1)]
+    named.append(("AIDP_SESSION", os.environ.get("AIDP_SESSION", "")))
+    for what, value in named:
+        if _SURROGATE.search(value):
+            shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            _error(f"Invalid {what} '{shown}': it is not valid UTF-8 text")
+            return ExitCode.USAGE
     command = _command_for(args)
     try:
         result = command.main(args=args, prog_name="aidp", standalone_mode=False)
