@@ -27,7 +27,7 @@ import pytest
 from reliability_support import SLOW, child_env
 
 from aidp.log import LOCK_NAME, LOG_NAME, TaskLog, encode, fold_bytes
-from aidp.model import format_ts, new_task, transition
+from aidp.model import new_task, transition
 
 WORKERS = Path(__file__).with_name("workers.py")
 

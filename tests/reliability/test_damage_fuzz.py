@@ -47,8 +47,8 @@ def base_records(count: int, seed: int) -> list[dict]:
         if latest and n % 3:
             tid = sorted(latest)[(n * 31 + seed) % len(latest)]
             status = ("in_progress", "done", "abandoned", "pending")[(n + seed) % 4]
-            record = transition(latest[tid], status, reason="fuzz" if status == "abandoned" else None,
-                                now=clock)
+            reason = "fuzz" if status == "abandoned" else None
+            record = transition(latest[tid], status, reason=reason, now=clock)
         else:
             record = new_task(f"task number {n} [bold]ü{n}[/bold]", tags=[f"t{n % 3}"],
                               session="fuzz", now=clock)
@@ -171,9 +171,11 @@ def read_all(cli, root: Path) -> tuple[dict[str, dict], int]:  # noqa: ANN001
     tasks = {t["id"]: t for t in orjson.loads(listed.out)}
     assert len(tasks) == len(orjson.loads(listed.out)), "an id appears twice"
     warned = _warned(listed.err)
-    for args in (["tasks", "list"], ["tasks", "stats", "--json"], ["tasks", "list", "--format", "csv"],
+    for args in (["tasks", "list"], ["tasks", "stats", "--json"],
+                 ["tasks", "list", "--format", "csv"],
                  ["tasks", "list", "--all", "--format", "markdown"], ["todo", "list"],
-                 ["todo", "show", "--session", "fuzz"], ["todo", "show", "--session", "fuzz", "--json"]):
+                 ["todo", "show", "--session", "fuzz"],
+                 ["todo", "show", "--session", "fuzz", "--json"]):
         other = cli("--dir", str(root), *args)
         assert other.code == 0, other
         assert _warned(other.err) == warned

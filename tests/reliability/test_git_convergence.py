@@ -58,7 +58,8 @@ class World:
     root: Path
     cli: object
     clones: list[Path] = field(default_factory=list)
-    writes: dict[str, list[tuple[int, dict, str]]] = field(default_factory=dict)  # id -> (ts, record, op)
+    # id -> every (updated_at, record, op) written to it, in any clone
+    writes: dict[str, list[tuple[int, dict, str]]] = field(default_factory=dict)
     merges: int = 0
 
     def aidp(self, clone: int, *args: str):  # noqa: ANN201

@@ -7,8 +7,6 @@ and shown inert; they never reach the terminal raw, never name a file, never run
 
 from __future__ import annotations
 
-import errno
-import os
 import re
 from pathlib import Path
 
@@ -79,9 +77,7 @@ def files_under(folder: Path) -> set[Path]:
 def test_description_with_control_characters_is_rejected(cli, project: Path, text: str) -> None:
     cli("tasks", "add", "a first task")
     before = snapshot(project)
-    result = cli("tasks", "add", text)
-    if text.strip() != text.replace("\t", " ").strip() or "\t" in text:
-        pass  # tabs are control characters too: rejected like the others
+    result = cli("tasks", "add", text)  # tabs and newlines are control characters too
     assert_one_line_error(result, 2)
     assert "description" in result.err and "control characters" in result.err
     assert snapshot(project) == before
@@ -362,7 +358,8 @@ def test_ill_typed_records_are_damage_not_a_crash(cli, project: Path, log: TaskL
         {**good, "id": 7},
     ]
     log.append([good, *bad])
-    for args in [*HUMAN_READS, ["tasks", "list", "--all", "--json"], ["tasks", "show", "task_1_00000001"],
+    for args in [*HUMAN_READS, ["tasks", "list", "--all", "--json"],
+                 ["tasks", "show", "task_1_00000001"],
                  ["tasks", "list", "--all", "--format", "csv"],
                  ["tasks", "list", "--all", "--format", "ids"], ["tasks", "list", "-t", "one"]]:
         result = cli(*args)
@@ -448,7 +445,8 @@ def test_stored_todo_escapes_are_displayed_inert(cli, log: TaskLog) -> None:
                  "items": items, "active": True, "paused": True,
                  "pause_reason": "blocked \x1b]0;title\x07", "updated_at": stamp}])
     for args in (["todo", "show", "--session", "evil\x1b[31m"], ["todo", "list"],
-                 ["todo", "load", "--session", "mine", "evil\x1b[31m"], ["todo", "show", "--session", "mine"],
+                 ["todo", "load", "--session", "mine", "evil\x1b[31m"],
+                 ["todo", "show", "--session", "mine"],
                  ["todo", "tick", "--session", "mine", "1.1"]):
         result = cli(*args)
         assert result.code == 0, result
