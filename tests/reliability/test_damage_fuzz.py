@@ -261,6 +261,21 @@ def test_damaged_logs_read_write_and_repair(cli, damaged: bytes) -> None:
         check_damaged_log(cli, Path(folder), damaged)
 
 
+BIG = encode(base_records(400, seed=2))  # past the size where reads use the snapshot cache
+
+
+@settings(max_examples=examples(25, 250), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                 HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(damaged=damage(BIG))
+def test_damaged_big_logs_read_write_and_repair(cli, damaged: bytes) -> None:
+    """The same on a log big enough for the incremental snapshot (.aidp/cache/) to
+    answer reads: the cache must see the damage, the appends and the repair exactly."""
+    assert len(BIG) > 64 * 1024
+    with tempfile.TemporaryDirectory() as folder:
+        check_damaged_log(cli, Path(folder), damaged)
+
+
 @settings(max_examples=examples(40, 400), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.binary(max_size=2_000))
