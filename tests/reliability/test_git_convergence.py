@@ -4,7 +4,8 @@ Real git repositories. A project is set up with `aidp init` (which writes
 `.aidp/tasklist.jsonl merge=union` to .gitattributes) and pushed to a bare origin;
 several clones each work on their own branch: random `tasks` add/start/done/abandon/
 reopen, `todo` add/tick on shared and own sessions, the odd `tasks compact`, commits,
-merges of each other's branches and pull/push through origin, in random orders.
+merges of each other's branches, and pull (merging or rebasing) and push through
+origin, in random orders.
 Finally everyone merges everyone. Then, in every clone:
 - the folded state (tasks and TODO lists) is identical;
 - no id appears twice in `tasks list --all --json`;
@@ -187,6 +188,18 @@ def op_sync(world: World, clone: int) -> None:
     check_clean(world, clone)
 
 
+def op_rebase_sync(world: World, clone: int) -> None:
+    """Rebase the branch onto origin's main (replaying its commits with the union
+    rule), then push it as the new main."""
+    commit(world, clone)
+    repo = world.clones[clone]
+    pulled = git(repo, "pull", "-q", "--rebase", "origin", "main", check=False)
+    assert pulled.returncode == 0, f"rebase stopped: {pulled.stdout}{pulled.stderr}"
+    git(repo, "push", "-q", "origin", f"{world.branch(clone)}:main")
+    world.merges += 1
+    check_clean(world, clone)
+
+
 def check_clean(world: World, clone: int) -> None:
     data = (world.clones[clone] / TASKLIST).read_bytes()
     assert b"<<<<<<<" not in data and b">>>>>>>" not in data
@@ -212,6 +225,8 @@ def apply(world: World, step: tuple) -> None:
         op_merge(world, clone, rest[0] % len(world.clones))
     elif kind == "sync":
         op_sync(world, clone)
+    elif kind == "rebase":
+        op_rebase_sync(world, clone)
 
 
 def converge(world: World, order: list[int]) -> None:
@@ -274,6 +289,7 @@ steps = st.lists(
         st.tuples(st.just("commit"), clone_ix),
         st.tuples(st.just("merge"), clone_ix, clone_ix),
         st.tuples(st.just("sync"), clone_ix),
+        st.tuples(st.just("rebase"), clone_ix),
         st.tuples(st.just("compact"), clone_ix),
     ),
     min_size=1,
