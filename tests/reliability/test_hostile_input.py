@@ -490,3 +490,55 @@ def test_hostile_agent_output_is_inert_and_never_run(cli, project: Path, tmp_pat
     assert not (project / "pwned").exists() and not (tmp_path / "pwned").exists()
     assert files_under(tmp_path) - files_under(project) == outside
     assert all(p.relative_to(project).parts[0] == ".aidp" for p in files_under(project))
+
+
+# --- any command line at all ------------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from reliability_support import examples  # noqa: E402
+
+COMMANDS = [
+    ["tasks", "add"], ["tasks", "list"], ["tasks", "show"], ["tasks", "start"],
+    ["tasks", "done"], ["tasks", "abandon"], ["tasks", "reopen"], ["tasks", "stats"],
+    ["tasks", "history"], ["tasks", "repair"], ["tasks", "compact"],
+    ["todo", "add"], ["todo", "delete"], ["todo", "tick"], ["todo", "start"], ["todo", "show"],
+    ["todo", "clear"], ["todo", "pause"], ["todo", "list"], ["todo", "load"],
+    ["tasks"], ["todo"], ["init"], [],
+]
+OPTIONS = ["--json", "-p", "--priority", "-t", "--tag", "--status", "-s", "--all", "--since",
+           "--older-than", "--limit", "-n", "--sort", "--format", "-f", "--exit-code",
+           "--session", "--dir", "--dry-run", "-q", "--discovered-during", "--help", "--version",
+           "--bogus", "-", "--"]
+VALUES = ["high", "low", "urgent", "pending", "done", "open", "all", "7d", "30m", "2w", "5y",
+          "today", "2026-11-01", "2026-13-45", "0", "-1", "1", "2", "1.1", "1.2.3", "last",
+          "1.last", "99999999999999999999", "", " ", "json", "csv", "ids", "markdown", "xml",
+          "created", "priority", "task_", "abcd", "../../etc/passwd", "[bold]x[/bold]",
+          "\x1b[31m", "\x1b]0;t\x07", "a\nb", "\x00", "x" * 300]
+words = st.one_of(st.sampled_from(OPTIONS), st.sampled_from(VALUES),
+                  st.text(st.characters(blacklist_categories=("Cs",)), max_size=12))
+
+
+@settings(max_examples=examples(150, 1500), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(command=st.sampled_from(COMMANDS), rest=st.lists(words, max_size=6))
+def test_any_command_line_ends_in_a_documented_way(cli, project: Path, command: list[str],
+                                                  rest: list[str]) -> None:
+    """Whatever the arguments: exit 0, 1 or 2, never a traceback; a failure is one
+    `Error:` line on stderr; human output carries no raw control character."""
+    if "--dir" in rest:
+        return  # would point the command somewhere else than this test's project
+    if not (project / ".aidp").exists():
+        cli("tasks", "add", "a task to refer to")
+        cli("todo", "add", "an item to refer to")
+    args = [*command, *rest]
+    result = cli(*args)
+    assert result.code in (0, 1, 2), result
+    assert "Traceback" not in result.err, result
+    if result.code:
+        errors = [line for line in result.err.splitlines() if line.startswith("Error: ")]
+        assert len(errors) == 1, result
+        assert_inert(result.err)
+    machine = {"--json", "csv", "ids", "jsonl", "json"} & set(args)
+    if not machine:
+        assert_inert(result.out, result.err)
