@@ -413,3 +413,11 @@ def test_version(cli) -> None:  # noqa: ANN001
 
     result = cli("--version")
     assert result.code == 0 and result.out == f"aidp {__version__}\n"
+
+
+@pytest.mark.parametrize("args", [[], ["tasks"], ["todo"]])
+def test_no_command_prints_help_and_no_empty_error(cli, args) -> None:  # noqa: ANN001
+    result = cli(*args)
+    assert result.code == 2
+    assert "Usage: aidp" in result.out + result.err
+    assert "Error" not in result.err

@@ -144,7 +144,7 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code; every expected error ends here."""
-    from typer._click.exceptions import ClickException
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError
     from typer.exceptions import Abort
 
     args = list(sys.argv[1:] if argv is None else argv)
@@ -160,6 +160,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     command = _command_for(args)
     try:
         result = command.main(args=args, prog_name="aidp", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        # `aidp` or `aidp tasks` alone: the help was printed; no command is bad usage.
+        return exc.exit_code
     except ClickException as exc:
         _error(exc.format_message(), hint=_hint(exc))
         return exc.exit_code
