@@ -311,3 +311,17 @@ def test_the_cli_reads_through_the_index(cli, project: Path) -> None:
     assert (project / SNAPSHOT).exists()
     shown = orjson.loads(cli("tasks", "show", ids[3][-8:-3], "--json").out)
     assert shown["id"] == ids[3]
+
+
+def test_rewrites_sweep_temp_files_left_by_killed_writers(log: TaskLog, project: Path) -> None:
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    index.load(log)
+    cache = project / ".aidp" / index.CACHE_DIR
+    old, fresh = cache / "fold.snapshot.1.dead.tmp", cache / "fold.snapshot.2.busy.tmp"
+    old.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    os.utime(old, (0, 0))
+    (cache / index.SNAPSHOT_NAME).unlink()
+    assert_same(log)
+    assert not old.exists() and fresh.exists()

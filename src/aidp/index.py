@@ -16,7 +16,7 @@ snapshot under `.aidp/cache/` (git-ignored, rebuilt whenever in doubt):
   `RACY_NS` of the snapshot being built, when a same-size rewrite can hide behind an
   equal mtime). A failed check means a full rebuild, never a wrong answer.
 - Lines appended since it was built are folded on top (an overlay); once they pass
-  `REBUILD_TAIL` bytes the snapshot is rewritten (temp file + rename, last writer
+  `REBUILD_TAIL` bytes (more for big logs) the snapshot is rewritten (temp file + rename, last writer
   wins). A corrupt, truncated, foreign-version or missing snapshot is rebuilt; a
   read-only `.aidp/` is read without one. Nothing here prints.
 
@@ -45,6 +45,8 @@ from aidp.log import Fold, fold_bytes, parse_line
 from aidp.model import remember_ts, ts_of
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from aidp.log import FoldKey, TaskLog
     from aidp.model import Record
 
@@ -56,7 +58,8 @@ _HEADER = struct.Struct("<8sIIQIQI")  # magic, version, python, head len/crc, bo
 
 # Below this size a full fold costs less than loading and checking a snapshot.
 MIN_BYTES = 32 * 1024
-# Rewrite the snapshot once this many bytes were appended after it.
+# Rewrite the snapshot once this many bytes were appended after it, or more for a big
+# log (see _rebuild_tail): every read folds the tail; a rewrite costs the whole snapshot.
 REBUILD_TAIL = 64 * 1024
 # A change this close to the snapshot's build time may hide behind equal stat data.
 RACY_NS = 2_000_000_000
@@ -617,6 +620,16 @@ class LazyKeys(_Lazy):
 # --- the snapshot file -----------------------------------------------------------------
 
 
+def _rebuild_tail(covered: int) -> int:
+    """How much may be appended before the snapshot is rewritten. Reads pay for the
+    tail line by line and a rewrite costs about the whole snapshot, so the amortised
+    cost is lowest with a tail growing like the square root of the log: 64 KB at
+    100k events (30 MB), ~200 KB at 1M."""
+    import math
+
+    return max(REBUILD_TAIL, math.isqrt(covered) * 12)
+
+
 def _crc_of(fd: int, end: int) -> int:
     """crc32 of the file's first `end` bytes, read in chunks (a mapping of the whole
     file would count every page in the process's peak memory)."""
@@ -699,11 +712,24 @@ def _write_snapshot(log: TaskLog, head: tuple[Any, ...], body: bytes | memoryvie
         finally:
             os.close(fd)
         os.replace(temp, folder / SNAPSHOT_NAME)
+        _sweep(folder)
     except OSError:
         try:
             os.unlink(temp)
         except OSError:
             pass
+
+
+def _sweep(folder: Path) -> None:
+    """Remove temp files that a writer killed before its rename left behind."""
+    cutoff = time.time() - 3600
+    for entry in os.scandir(folder):
+        if entry.name.endswith(".tmp"):
+            try:
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 # --- loading ---------------------------------------------------------------------------
@@ -730,7 +756,7 @@ class _Loader:
         if cols is None:
             return self._rebuild()
         end = self._last_newline_end()
-        if end - offset >= REBUILD_TAIL:
+        if end - offset >= _rebuild_tail(offset):
             with _no_gc():
                 builder = _Builder.from_columns(cols)
                 crc = builder.feed_file(self.fd, offset, end, crc)
