@@ -106,7 +106,8 @@ def generate(events: int, path: Path) -> dict[str, int]:
                     break
             seen.add(tid)
             record = new_task(
-                f"Fix {rng.choice(TAGS)} issue #{n}: {rng.choice(('flaky', 'slow', 'wrong', 'missing'))} "
+                f"Fix {rng.choice(TAGS)} issue #{n}: "
+                f"{rng.choice(('flaky', 'slow', 'wrong', 'missing'))} "
                 f"{rng.choice(('output', 'lock', 'fold', 'index', 'prompt', 'help text'))} in "
                 f"{rng.choice(('list', 'stats', 'show', 'run', 'todo', 'repair'))}",
                 priority=rng.choices(("high", "medium", "low"), (2, 5, 3))[0],
@@ -327,7 +328,8 @@ def taskwarrior(events: int, runs: int) -> dict | None:
     subprocess.run([sys.executable, __file__, "--tw-export", str(events), str(dump)], check=True)
     exported = json.loads(dump.read_text())
     pending = [t["uuid"] for t in exported if t["status"] == "pending" and "start" not in t]
-    print(f"== Taskwarrior {subprocess.run([task, '--version'], capture_output=True, text=True).stdout.strip()}"
+    version = subprocess.run([task, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"== Taskwarrior {version}"
           f" at {events:,} events: importing {len(exported):,} tasks …", flush=True)
     started = time.perf_counter()
     subprocess.run([task, "import", str(dump)], env=env, check=True, capture_output=True)
@@ -466,20 +468,23 @@ def report(results: list[dict], tw: dict | None, info: dict[str, str], command: 
     lines += ["", "First read after the log was replaced (full snapshot rebuild):", ""]
     for result in results:
         lines.append(f"- {result['events']:,} events ({result['data']['bytes'] / 1e6:.1f} MB): "
-                     f"{result['cold_build_ms']:.0f} ms, peak {result['cold_build_peak_mb']:.0f} MB")
+                     f"{result['cold_build_ms']:.0f} ms, "
+                     f"peak {result['cold_build_peak_mb']:.0f} MB")
     if tw:
         ours = next((r for r in results if r["events"] == tw["events"]), None)
         lines += ["", f"Taskwarrior at {tw['events']:,} events ({tw['tasks']:,} tasks imported "
                   f"in {tw['import_s']} s):", "",
                   "| command | task | aidp | task / aidp |", "|---|---:|---:|---:|"]
         for row in tw["rows"]:
-            mine = next((r for r in ours["rows"] if r["command"] == row["command"]), None) if ours else None
+            mine = next((r for r in (ours or {}).get("rows", [])
+                         if r["command"] == row["command"]), None)
             if mine:
                 lines.append(f"| {row['command']} (`{row['argv']}`) | {row['ms']:.0f} ms | "
                              f"{mine['aidp_ms']:.0f} ms | {row['ms'] / mine['aidp_ms']:.1f}× |")
     by_size = {r["events"]: r for r in results}
     if 100_000 in by_size and 1_000_000 in by_size:
-        lines += ["", "Scaling, 100k → 1M events (cost above the floor; linear would be 10×):", ""]
+        lines += ["", "Scaling, 100k → 1M events (cost above the floor; linear would be 10×):",
+                  ""]
         for small, big in zip(by_size[100_000]["rows"], by_size[1_000_000]["rows"]):
             extra_small = max(small["aidp_ms"] - small["floor_ms"], 0.1)
             extra_big = big["aidp_ms"] - big["floor_ms"]

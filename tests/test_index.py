@@ -18,6 +18,7 @@ from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 
 # Modest by default; AIDP_INDEX_EXAMPLES=2000 for a long local run.
 EXAMPLES = int(os.environ.get("AIDP_INDEX_EXAMPLES", "80"))
+FIXTURES = [HealthCheck.function_scoped_fixture]  # each example makes its own folder
 SNAPSHOT = Path(".aidp") / index.CACHE_DIR / index.SNAPSHOT_NAME
 
 
@@ -191,7 +192,7 @@ def corrupt_cache(project: Path, how: str) -> None:
             snap.write_bytes(made.read_bytes())
 
 
-@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=FIXTURES)
 @given(steps=st.lists(ops, min_size=1, max_size=12))
 def test_index_matches_the_full_fold_after_anything(steps: list, tmp_path: Path) -> None:
     project = tmp_path / f"p{os.urandom(4).hex()}"
@@ -203,7 +204,7 @@ def test_index_matches_the_full_fold_after_anything(steps: list, tmp_path: Path)
         assert_same(log)  # and again, from whatever snapshot the first load left
 
 
-@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=FIXTURES)
 @given(batches=st.lists(st.tuples(st.lists(lines, max_size=5), st.booleans()), max_size=8))
 def test_appends_without_the_racy_guard(batches: list, tmp_path: Path) -> None:
     """Pure appends keep answering right when stat data is trusted at once."""

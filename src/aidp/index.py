@@ -16,8 +16,8 @@ snapshot under `.aidp/cache/` (git-ignored, rebuilt whenever in doubt):
   `RACY_NS` of the snapshot being built, when a same-size rewrite can hide behind an
   equal mtime). A failed check means a full rebuild, never a wrong answer.
 - Lines appended since it was built are folded on top (an overlay); once they pass
-  `REBUILD_TAIL` bytes (more for big logs) the snapshot is rewritten (temp file + rename, last writer
-  wins). A corrupt, truncated, foreign-version or missing snapshot is rebuilt; a
+  `REBUILD_TAIL` bytes (more for big logs) the snapshot is rewritten (temp file +
+  rename, last writer wins). A corrupt, truncated, foreign-version or missing snapshot is rebuilt; a
   read-only `.aidp/` is read without one. Nothing here prints.
 
 `load(log)` returns a `Fold` whose fields mean exactly what `log.full_fold()`'s do
