@@ -262,10 +262,10 @@ def test_maintenance_replaces_atomically_under_the_lock(
         events.append(("replace", str(src), str(dst), lock_is_held(), Path(src).read_bytes()))
         real_replace(src, dst)
 
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
-    result = cli("tasks", command)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:  # undone before the checks read anything
+        patch.setattr(os, "fsync", fsync)
+        patch.setattr(os, "replace", replace)
+        result = cli("tasks", command)
     assert result.code == 0, result
 
     replaces = [e for e in events if e[0] == "replace"]

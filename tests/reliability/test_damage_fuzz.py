@@ -290,9 +290,9 @@ def test_any_bytes_at_all(cli, data: bytes) -> None:
 @given(lines=st.lists(st.recursive(
     st.none() | st.booleans() | st.integers(-2**63, 2**64 - 1) | st.floats(allow_nan=False)
     | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    lambda inner: st.lists(inner, min_size=1, max_size=3) | st.dictionaries(
         st.sampled_from(["id", "status", "tags", "description", "priority", "updated_at",
-                         "created_at", "type", "x"]), inner, max_size=6),
+                         "created_at", "type", "x"]), inner, min_size=1, max_size=6),
     max_leaves=12), max_size=8))
 def test_well_formed_json_of_any_shape(cli, lines: list) -> None:
     """Valid JSON, wrong shapes: arrays, scalars, objects with fields of the wrong type."""

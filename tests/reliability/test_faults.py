@@ -82,12 +82,12 @@ def inject_full_disk(monkeypatch: pytest.MonkeyPatch, *, partial: bool) -> None:
 def test_full_disk_fails_cleanly_and_changes_nothing(cli, project: Path, monkeypatch,
                                                      partial: bool, args: list[str]) -> None:
     first, before = seeded(cli, project)
-    inject_full_disk(monkeypatch, partial=partial)
-    result = cli(*resolve(args, first))
+    with monkeypatch.context() as patch:
+        inject_full_disk(patch, partial=partial)
+        result = cli(*resolve(args, first))
     assert_storage_error(result, "no space left on device", str(project / ".aidp" / LOG_NAME),
                          "not changed")
     assert (project / ".aidp" / LOG_NAME).read_bytes() == before
-    monkeypatch.undo()
     assert cli("tasks", "add", "disk freed again").code == 0  # and the next write works
 
 
@@ -102,12 +102,12 @@ def test_full_disk_during_maintenance_keeps_the_old_file(
     def fail(*_args, **_kwargs):  # noqa: ANN002, ANN003
         raise enospc
 
-    if failing == "backup":
-        monkeypatch.setattr(Path, "write_bytes", fail)
-    else:
-        monkeypatch.setattr(os, failing, fail)
-    result = cli("tasks", command)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        if failing == "backup":
+            patch.setattr(Path, "write_bytes", fail)
+        else:
+            patch.setattr(os, failing, fail)
+        result = cli("tasks", command)
     assert_storage_error(result, "no space left on device")
     aidp_dir = project / ".aidp"
     assert (aidp_dir / LOG_NAME).read_bytes() == before
@@ -288,9 +288,9 @@ def test_a_failing_folder_sync_after_the_rename_is_no_crash(
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real_fsync(fd)
 
-    monkeypatch.setattr(os, "fsync", fsync)
-    result = cli("tasks", command)
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "fsync", fsync)
+        result = cli("tasks", command)
     assert result.code == 0 and "Traceback" not in result.err, result
     assert cli("tasks", "list", "--all", "--json").out == expected
     assert cli("tasks", "repair", "--dry-run").out.startswith("Nothing to repair")
@@ -305,9 +305,9 @@ def test_a_failed_backup_leaves_no_partial_backup(cli, project: Path,
         real_write_bytes(self, data[: len(data) // 2])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    monkeypatch.setattr(Path, "write_bytes", half)
-    result = cli("tasks", "repair")
-    monkeypatch.undo()
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "write_bytes", half)
+        result = cli("tasks", "repair")
     assert_storage_error(result, "no space left on device", "backup")
     assert (project / ".aidp" / LOG_NAME).read_bytes() == before
     backups = project / ".aidp" / "backups"
