@@ -125,7 +125,7 @@ def test_killed_writers_lose_no_acknowledged_write(project: Path) -> None:
 
 @pytest.mark.slow
 def test_killed_writers_long_run(project: Path) -> None:
-    crash_rounds(project, rounds=150, workers=4, max_life=3.0, seed=7)
+    crash_rounds(project, rounds=100, workers=4, max_life=3.0, seed=7)
 
 
 def test_killed_one_shot_commands_lose_no_acknowledged_write(project: Path) -> None:

@@ -535,7 +535,8 @@ def test_any_command_line_ends_in_a_documented_way(cli, project: Path, command: 
     result = cli(*args)
     assert result.code in (0, 1, 2), result
     assert "Traceback" not in result.err, result
-    if result.code:
+    bare_group = command in (["tasks"], ["todo"], []) and not rest
+    if result.code and not bare_group:  # a bare group prints its help (exit 2, like click)
         errors = [line for line in result.err.splitlines() if line.startswith("Error: ")]
         assert len(errors) == 1, result
         assert_inert(result.err)
