@@ -97,13 +97,18 @@ def next_write_works(project: Path) -> None:
     assert result.stdout.strip() in TaskLog(project).read().tasks
 
 
-def crash_rounds(project: Path, rounds: int, workers: int, max_life: float, seed: int) -> int:
+def crash_rounds(project: Path, rounds: int, workers: int, max_life: float, seed: int,
+                 min_acks: int = 30) -> int:
+    """At least `rounds` rounds of killed writers, more (up to ten times as many) until
+    `min_acks` writes were acknowledged, however slow the machine is to start them."""
     rnd = random.Random(seed)
     acks: list[list[str]] = []
     kills = 0
-    for round_ in range(rounds):
+    for round_ in range(rounds * 10):
+        if round_ >= rounds and len(acks) >= min_acks:
+            break
         procs = [spawn("writer", seed * 1000 + round_ * 10 + n, project) for n in range(workers)]
-        deadlines = sorted((time.monotonic() + rnd.uniform(0.05, max_life), p) for p in procs)
+        deadlines = [(time.monotonic() + rnd.uniform(0.05, max_life), p) for p in procs]
         for deadline, proc in sorted(deadlines, key=lambda pair: pair[0]):
             time.sleep(max(0.0, deadline - time.monotonic()))
             got, err = kill(proc)
@@ -321,9 +326,13 @@ def test_a_lock_held_by_a_killed_process_is_released(project: Path, log: TaskLog
             env=child_env(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         )
         if os.path.exists("/proc/locks"):
-            while _blocked_waiters(log.lock_path) == 0:  # the writer reaches the lock
+            for _ in range(60_000):  # until the writer waits for the lock (or 10 minutes)
+                if _blocked_waiters(log.lock_path):
+                    break
                 assert writer.poll() is None, writer.communicate()
                 time.sleep(0.01)
+            else:
+                raise AssertionError("the writer never reached the lock")
         assert writer.poll() is None, "the writer did not wait for the lock"
         assert log.path.read_bytes() == before  # nothing written while the lock is held
     finally:

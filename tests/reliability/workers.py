@@ -100,8 +100,9 @@ def maintainer(rnd: random.Random) -> None:
             ack(command)
 
 
-def stress(rnd: random.Random, until: float, with_todo: bool) -> None:
-    """A mix of backlog and TODO writes on shared tasks until the deadline."""
+def stress(rnd: random.Random, seconds: float, with_todo: bool) -> None:
+    """A mix of backlog and TODO writes on shared tasks for `seconds` after start-up."""
+    until = time.time() + seconds
     from aidp.log import TaskLog
     from aidp.paths import find_root
 
