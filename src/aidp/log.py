@@ -196,6 +196,24 @@ def _storage_error(action: str, path: Path, exc: OSError) -> StorageError:
     return StorageError(f"Cannot {action} {path}: {reason}; the tasklist was not changed")
 
 
+# git stores symbolic links, so a cloned repository decides what .aidp/ entries are: a
+# tasklist linked to ~/.bashrc must never receive a line. Writes open with O_NOFOLLOW.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
+
+
+def _link_error(path: Path) -> StorageError:
+    return StorageError(
+        f"Cannot write {path}: it is a symbolic link, and aidp writes only to its own "
+        "files in .aidp/; the tasklist was not changed"
+    )
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise _link_error(path)
+
+
 class TaskLog:
     """One project's `.aidp/tasklist.jsonl`."""
 
@@ -272,8 +290,10 @@ class TaskLog:
         """The exclusive write lock; creates .aidp/ on first use."""
         self.ensure_dir()
         try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
         except OSError as exc:
+            if exc.errno in _LINK_ERRNOS:
+                raise _link_error(self.lock_path) from exc
             raise _storage_error("lock", self.lock_path, exc) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -292,8 +312,13 @@ class TaskLog:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             ignore = self.dir / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text(GITIGNORE, encoding="utf-8")
+            try:  # created once, never through a link (even a dangling one)
+                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+            except FileExistsError:
+                pass
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(GITIGNORE)
         except OSError as exc:
             raise _storage_error("create", self.dir, exc) from exc
 
@@ -306,8 +331,10 @@ class TaskLog:
             return
         data = encode(records)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o644)
         except OSError as exc:
+            if exc.errno in _LINK_ERRNOS:
+                raise _link_error(self.path) from exc
             raise _storage_error("write", self.path, exc) from exc
         try:
             info = os.fstat(fd)
@@ -383,6 +410,7 @@ class TaskLog:
         folder = self.dir / "backups"
         stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
         target = folder / f"{LOG_NAME}.{stamp}.bak"
+        _refuse_link(folder)
         try:
             folder.mkdir(exist_ok=True)
             target.write_bytes(data)
@@ -397,6 +425,8 @@ class TaskLog:
     def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
         """Rewrite the file without its damaged lines, keeping a backup of the old one."""
         with self.locked() if not dry_run else self._shared_lock():
+            if not dry_run:
+                _refuse_link(self.path)
             data = self.read_bytes()
             kept: list[bytes] = []
             report = MaintenanceReport()
@@ -420,6 +450,7 @@ class TaskLog:
     def compact(self) -> MaintenanceReport:
         """Keep only the winning record per id (history stays in git and the backup)."""
         with self.locked():
+            _refuse_link(self.path)
             data = self.read_bytes()
             fold = fold_bytes(data)
             report = MaintenanceReport(lines_before=fold.lines)

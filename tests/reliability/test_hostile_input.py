@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp.log import TaskLog
+from aidp.log import LOG_NAME, TaskLog
 from aidp.model import format_ts, now_micros
 
 ESC_SEQUENCES = [
@@ -543,3 +543,72 @@ def test_any_command_line_ends_in_a_documented_way(cli, project: Path, command: 
     machine = {"--json", "csv", "ids", "jsonl", "json"} & set(args)
     if not machine:
         assert_inert(result.out, result.err)
+
+
+# --- a repository that plants symbolic links in .aidp/ ----------------------------------
+# git stores symlinks, so a cloned repository decides what .aidp/ entries point at. A
+# tasklist linked to ~/.bashrc must never receive a line that a shell would then run.
+
+SHELL_BAIT = '$(touch "$HOME/pwned")'
+
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    target = tmp_path / "home" / ".bashrc"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("# the user's shell start-up\n")
+    return target
+
+
+WRITES_THROUGH = [
+    ["tasks", "add", SHELL_BAIT],
+    ["tasks", "done", "FIRST"],
+    ["tasks", "repair"],
+    ["tasks", "compact"],
+    ["todo", "add", "--session", "s", SHELL_BAIT],
+]
+
+
+@pytest.mark.parametrize("args", WRITES_THROUGH, ids=" ".join)
+@pytest.mark.parametrize("link", ["tasklist.jsonl", "tasklist.jsonl.lock"])
+def test_no_write_goes_through_a_planted_symlink(cli, project: Path, victim: Path,
+                                                 args: list[str], link: str) -> None:
+    first = cli("tasks", "add", "-q", "a task").out.strip()
+    with open(project / ".aidp" / LOG_NAME, "ab") as handle:
+        handle.write(b"{torn\n")  # so that repair and compact have work to do
+    planted = project / ".aidp" / link
+    planted.unlink()
+    planted.symlink_to(victim)
+    result = cli(*[first if a == "FIRST" else a for a in args])
+    assert result.code == 1, result
+    errors = [line for line in result.err.splitlines() if line.startswith("Error: ")]
+    assert len(errors) == 1, result
+    # (`done` reads through the link first, finds no such task there, and stops)
+    assert "symbolic link" in errors[0] or "not found" in errors[0], result
+    assert victim.read_text() == "# the user's shell start-up\n"
+    assert planted.is_symlink()
+
+
+def test_planted_gitignore_and_backups_links_write_nothing_outside(cli, project: Path,
+                                                                   tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    aidp_dir = project / ".aidp"
+    aidp_dir.mkdir()
+    (aidp_dir / ".gitignore").symlink_to(outside / "planted-gitignore")  # dangling
+    (aidp_dir / "backups").symlink_to(outside, target_is_directory=True)
+    cli("tasks", "add", "a task")
+    with open(aidp_dir / LOG_NAME, "ab") as handle:
+        handle.write(b"{torn\n")
+    cli("tasks", "repair")
+    cli("tasks", "compact")
+    assert list(outside.iterdir()) == []
+
+
+def test_reading_through_a_symlink_shows_nothing_of_the_target(cli, project: Path,
+                                                              victim: Path) -> None:
+    (project / ".aidp").mkdir()
+    (project / ".aidp" / LOG_NAME).symlink_to(victim)
+    result = cli("tasks", "list", "--all")
+    assert result.code == 0
+    assert "shell start-up" not in result.out + result.err
