@@ -612,3 +612,16 @@ def test_reading_through_a_symlink_shows_nothing_of_the_target(cli, project: Pat
     result = cli("tasks", "list", "--all")
     assert result.code == 0
     assert "shell start-up" not in result.out + result.err
+
+
+@pytest.mark.parametrize("link", [".gitattributes", ".aidp/tasklist.jsonl"])
+def test_init_writes_nothing_through_a_planted_symlink(cli, project: Path, tmp_path: Path,
+                                                       victim: Path, link: str) -> None:
+    (project / ".aidp").mkdir()
+    dangling = tmp_path / "outside" / "created-by-aidp"
+    dangling.parent.mkdir()
+    (project / link).symlink_to(victim if link == ".gitattributes" else dangling)
+    result = cli("init")
+    assert result.code == 1 and "symbolic link" in result.err, result
+    assert victim.read_text() == "# the user's shell start-up\n"
+    assert not dangling.exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import typer
@@ -17,12 +18,15 @@ def init(ctx: typer.Context) -> None:
     """Create .aidp/, the tasklist, .aidp/.gitignore and the union-merge rule in .gitattributes."""
     e = env(ctx)
     log = e.log
+    attributes = e.root / ".gitattributes"
+    for path in (log.path, attributes):  # a cloned repository may plant links: never follow
+        if path.is_symlink():
+            raise StorageError(f"Cannot write {path}: it is a symbolic link; nothing was changed")
     with log.locked():  # creates .aidp/ and .aidp/.gitignore
         try:
-            log.path.touch(exist_ok=True)
+            os.close(os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
         except OSError as exc:
             raise StorageError(f"Cannot create {log.path}: {exc.strerror}") from exc
-    attributes = e.root / ".gitattributes"
     try:
         existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
         if not any(line.split() == ATTRIBUTE.split() for line in existing.splitlines()):
