@@ -326,3 +326,43 @@ def test_rewrites_sweep_temp_files_left_by_killed_writers(log: TaskLog, project:
     (cache / index.SNAPSHOT_NAME).unlink()
     assert_same(log)
     assert not old.exists() and fresh.exists()
+
+
+def test_a_snapshot_from_elsewhere_is_never_unmarshalled(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """cache/ is git-ignored, but a repository can force-add one: marshal is not for
+    untrusted bytes, so a snapshot whose inode is not the one its writer recorded is
+    rebuilt, even when it describes the log exactly."""
+    data = chunk([task_line(IDS[0], "pending", 1, "a"), task_line(IDS[1], "done", 2, "b")],
+                 False)
+    logs = []
+    for name in ("theirs", "ours"):
+        log = TaskLog(tmp_path / name)
+        log.ensure_dir()
+        log.path.write_bytes(data)
+        logs.append(log)
+    index.load(logs[0])
+    planted = tmp_path / "ours" / SNAPSHOT
+    planted.parent.mkdir()
+    planted.write_bytes((tmp_path / "theirs" / SNAPSHOT).read_bytes())
+
+    class NoLoads:
+        dumps = staticmethod(index.marshal.dumps)
+
+        @staticmethod
+        def loads(_data: object) -> object:
+            raise AssertionError("unmarshalled a snapshot this machine did not write")
+
+    monkeypatch.setattr(index, "marshal", NoLoads)
+    assert_same(logs[1])
+
+
+def test_a_symlinked_cache_folder_is_not_written_through(log: TaskLog, project: Path,
+                                                        tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    (project / ".aidp" / index.CACHE_DIR).symlink_to(outside)
+    assert_same(log)
+    assert list(outside.iterdir()) == []

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from aidp.log import FoldKey, TaskLog
     from aidp.model import Record
 
-VERSION = 2
+VERSION = 3
 CACHE_DIR = "cache"
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
@@ -648,29 +648,43 @@ def _pyversion() -> int:
     return sys.version_info[0] * 100 + sys.version_info[1]  # marshal's format follows it
 
 
+# The head: what the snapshot was checked against, in a fixed layout (no unmarshalling
+# of anything before the file is known to be this machine's own): the log's device,
+# inode, size, mtime, ctime, whether that was racy, the prefix covered and its crc32;
+# the snapshot file's own device and inode; then the sampled regions.
+_HEAD = struct.Struct("<QQqqqBqIQQI")
+_SAMPLE = struct.Struct("<qqI")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 class _Snapshot:
-    def __init__(self, head: tuple[Any, ...], body: memoryview) -> None:
+    def __init__(self, head: tuple[Any, ...], samples: list[tuple[int, int, int]],
+                 body: memoryview) -> None:
         (
-            self.dev,
-            self.ino,
-            self.size,
-            self.mtime_ns,
-            self.ctime_ns,
-            self.racy,
-            self.offset,
-            self.crc,
-            self.samples,
+            self.dev, self.ino, self.size, self.mtime_ns, self.ctime_ns, self.racy,
+            self.offset, self.crc, self.own_dev, self.own_ino, _count,
         ) = head
+        self.samples = samples
         self.body = body
 
 
 def _read_snapshot(path: str) -> _Snapshot | None:
+    """The snapshot, if it is whole and was written here. Its recorded inode must be the
+    file's own: a cache/ committed to a repository (it is git-ignored, but anyone can
+    force-add it) is rebuilt, never unmarshalled."""
     try:
-        with open(path, "rb") as handle:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read()
     except OSError:
         return None
-    if len(data) < _HEADER.size:
+    finally:
+        os.close(fd)
+    if len(data) < _HEADER.size + _HEAD.size:
         return None
     magic, version, python, head_len, head_crc, body_len, body_crc = _HEADER.unpack_from(data)
     if (magic, version, python) != (MAGIC, VERSION, _pyversion()):
@@ -680,31 +694,44 @@ def _read_snapshot(path: str) -> _Snapshot | None:
         return None
     view = memoryview(data)  # slices of a view copy nothing
     head = view[_HEADER.size : head_end]
+    if zlib.crc32(head) != head_crc:
+        return None
+    values = _HEAD.unpack_from(head)
+    count = values[-1]
+    if len(head) != _HEAD.size + count * _SAMPLE.size:
+        return None
+    if (values[8], values[9]) != (st.st_dev, st.st_ino):
+        return None
+    samples = [_SAMPLE.unpack_from(head, _HEAD.size + i * _SAMPLE.size) for i in range(count)]
     body = view[head_end:]
-    if zlib.crc32(head) != head_crc or zlib.crc32(body) != body_crc:
+    if zlib.crc32(body) != body_crc:
         return None
-    values = marshal.loads(head)
-    if not isinstance(values, tuple) or len(values) != 9:
-        return None
-    return _Snapshot(values, body)
+    return _Snapshot(values, samples, body)
 
 
 def _write_snapshot(log: TaskLog, head: tuple[Any, ...], body: bytes | memoryview) -> None:
-    """Temp file + rename: a reader sees the old snapshot or the new one, whole."""
+    """Temp file + rename: a reader sees the old snapshot or the new one, whole. Never
+    through a symbolic link: a cloned repository decides what .aidp/ entries are."""
     folder = log.dir / CACHE_DIR
-    head_bytes = marshal.dumps(head)
-    header = _HEADER.pack(
-        MAGIC, VERSION, _pyversion(), len(head_bytes), zlib.crc32(head_bytes),
-        len(body), zlib.crc32(body),
-    )
     temp = folder / f"{SNAPSHOT_NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     try:
+        if folder.is_symlink():
+            return
         if not folder.is_dir():
             folder.mkdir()
             # Ignored even where .aidp/.gitignore is missing (a folder made by hand).
             (folder / ".gitignore").write_bytes(b"# Derived by aidp; safe to delete.\n*\n")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
         try:
+            own = os.fstat(fd)  # the inode the rename keeps: readers check it
+            *stat, racy, offset, crc, samples = head
+            head_bytes = _HEAD.pack(*stat, racy, offset, crc, own.st_dev, own.st_ino,
+                                    len(samples))
+            head_bytes += b"".join(_SAMPLE.pack(*sample) for sample in samples)
+            header = _HEADER.pack(
+                MAGIC, VERSION, _pyversion(), len(head_bytes), zlib.crc32(head_bytes),
+                len(body), zlib.crc32(body),
+            )
             for part in (header, head_bytes, body):
                 view = memoryview(part)
                 while view:
