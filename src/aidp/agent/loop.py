@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aidp import signals, todos
+from aidp import index, signals, todos
 from aidp import tasks as backlog
 from aidp.agent import events, process, progress
 from aidp.agent import prompt as prompts
@@ -96,9 +96,8 @@ class Loop:
         todos.change(self.log, self.session, todos.on_user_prompt)
         fold = self.log.read()
         todo = todos.current(fold, self.session)
-        open_tasks = backlog.query(
-            fold.tasks.values(), backlog.Query(statuses=OPEN_STATUSES, sort="priority")
-        )
+        by_priority = backlog.Query(statuses=OPEN_STATUSES, sort="priority")
+        open_tasks = backlog.query(index.select(fold, OPEN_STATUSES), by_priority)
         text = prompts.build(
             user_prompt, todo_text=todos.render_show(todo), backlog=open_tasks, now=now_micros()
         )
@@ -330,7 +329,7 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     from aidp.render import PRIORITY_MARKERS
 
     query = backlog.Query(statuses=("pending",), sort="priority")
-    pending = backlog.query(fold.tasks.values(), query)
+    pending = backlog.query(index.select(fold, ("pending",)), query)
     if not pending:
         return []
     lines = [f"📋 Pending tasks ({len(pending)}):"]

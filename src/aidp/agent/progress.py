@@ -36,7 +36,9 @@ class Snapshot:
 
 def take(log: TaskLog, session: str, root: Path) -> Snapshot:
     fold = log.read()
-    tasks = {tid: record.get("updated_at") for tid, record in fold.tasks.items()}
+    # The winning record's (updated_at, line) per id changes with every task write, and
+    # reading it decodes no task (the index keeps it as a column).
+    tasks = dict(fold.task_keys)
     return Snapshot(todos.current(fold, session), tasks, tree_state(root))
 
 
