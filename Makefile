@@ -17,6 +17,7 @@ run: $(BIN)/aidp
 	$(BIN)/aidp tasks list
 
 test: $(BIN)/aidp
+	$(BIN)/ruff check src tests bench
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(BIN)/aidp

@@ -7,7 +7,7 @@ import typer
 app = typer.Typer(add_completion=False)
 
 
-def _make(n: int):  # noqa: ANN202 - a command factory
+def _make(n: int):
     def command(
         name: str = typer.Option("x", "--name", "-n", help="A name."),
         count: int = typer.Option(1, "--count", help="A count."),

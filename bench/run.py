@@ -206,7 +206,7 @@ def run_once(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, in
     return elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
-def side_by_side(name: str, make_argv, floor_argv: list[str], env: dict[str, str],  # noqa: ANN001
+def side_by_side(name: str, make_argv, floor_argv: list[str], env: dict[str, str],
                  cwd: Path, runs: int, warmup: int) -> dict:
     """Alternate aidp and the floor run by run (swapping which goes first), so drift in
     the machine's speed hits both alike; medians of each."""
@@ -463,7 +463,7 @@ def report(results: list[dict], tw: dict | None, info: dict[str, str], command: 
             lines.append(
                 f"| {result['events']:,} | {row['command']} | {row['aidp_ms']:.1f} ms | "
                 f"{row['floor_ms']:.1f} ms | {row['ratio']:.2f}{verdict} | "
-                f"{'≤ %.1f' % target if target else '-'} | {row['cpu_ratio']:.2f} | "
+                f"{f'≤ {target:.1f}' if target else '-'} | {row['cpu_ratio']:.2f} | "
                 f"{row['peak_mb']:.0f}{memory} |")
     lines += ["", "First read after the log was replaced (full snapshot rebuild):", ""]
     for result in results:
@@ -485,7 +485,7 @@ def report(results: list[dict], tw: dict | None, info: dict[str, str], command: 
     if 100_000 in by_size and 1_000_000 in by_size:
         lines += ["", "Scaling, 100k → 1M events (cost above the floor; linear would be 10×):",
                   ""]
-        for small, big in zip(by_size[100_000]["rows"], by_size[1_000_000]["rows"]):
+        for small, big in zip(by_size[100_000]["rows"], by_size[1_000_000]["rows"], strict=True):
             extra_small = max(small["aidp_ms"] - small["floor_ms"], 0.1)
             extra_big = big["aidp_ms"] - big["floor_ms"]
             lines.append(f"- {small['command']}: {extra_small:.1f} ms → {extra_big:.1f} ms "

@@ -17,7 +17,7 @@ def leaf_commands() -> list[tuple[str, object]]:
     root = typer.main.get_command(app)
     found = []
 
-    def walk(command, path: str) -> None:  # noqa: ANN001
+    def walk(command, path: str) -> None:
         subcommands = getattr(command, "commands", None)
         if subcommands:
             for name, sub in subcommands.items():

@@ -14,20 +14,20 @@ def git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
 
 
 @pytest.fixture
-def repo(project: Path, cli) -> Path:  # noqa: ANN001
+def repo(project: Path, cli) -> Path:
     git(project, "init", "-q", "-b", "main")
     git(project, "config", "user.name", "t")
     git(project, "config", "user.email", "t@example.invalid")
     return project
 
 
-def tasks_of(cli) -> dict[str, dict]:  # noqa: ANN001
+def tasks_of(cli) -> dict[str, dict]:
     result = cli("tasks", "list", "--all", "--json")
     assert result.code == 0, result
     return {t["id"]: t for t in json.loads(result.out)}
 
 
-def diverge(repo: Path, cli, *, union: bool) -> tuple[str, str, str]:  # noqa: ANN001
+def diverge(repo: Path, cli, *, union: bool) -> tuple[str, str, str]:
     """Two branches that both add a task and change a shared one."""
     if union:
         assert cli("init").code == 0
@@ -45,7 +45,7 @@ def diverge(repo: Path, cli, *, union: bool) -> tuple[str, str, str]:  # noqa: A
     return shared, ours, theirs
 
 
-def test_conflict_markers_from_a_real_merge_lose_nothing(repo: Path, cli) -> None:  # noqa: ANN001
+def test_conflict_markers_from_a_real_merge_lose_nothing(repo: Path, cli) -> None:
     shared, ours, theirs = diverge(repo, cli, union=False)
     merged = git(repo, "merge", "feature", check=False)
     assert merged.returncode != 0  # a real conflict, markers in the file
@@ -66,7 +66,7 @@ def test_conflict_markers_from_a_real_merge_lose_nothing(repo: Path, cli) -> Non
 
 
 def test_union_merge_has_no_conflict_and_every_clone_agrees(repo: Path, cli, tmp_path: Path,
-                                                            monkeypatch) -> None:  # noqa: ANN001
+                                                            monkeypatch) -> None:
     shared, ours, theirs = diverge(repo, cli, union=True)
     assert git(repo, "merge", "-q", "--no-edit", "feature").returncode == 0
     text = (repo / ".aidp" / "tasklist.jsonl").read_text()

@@ -125,7 +125,7 @@ ops = st.one_of(
 )
 
 
-def apply(op: tuple, log: TaskLog, project: Path) -> None:  # noqa: C901 - a dispatcher
+def apply(op: tuple, log: TaskLog, project: Path) -> None:
     path = log.path
     data = path.read_bytes() if path.exists() else b""
     kind = op[0]

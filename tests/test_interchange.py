@@ -38,7 +38,7 @@ def last_line_per_id() -> dict[str, dict]:
     return state
 
 
-def test_sample_folds_to_the_documented_state(cli, ruby_project: Path) -> None:  # noqa: ANN001
+def test_sample_folds_to_the_documented_state(cli, ruby_project: Path) -> None:
     result = cli("tasks", "stats", "--json")
     assert result.code == 0 and result.err == ""
     counts = json.loads(result.out)
@@ -46,12 +46,12 @@ def test_sample_folds_to_the_documented_state(cli, ruby_project: Path) -> None: 
             counts["abandoned"]) == (24, 13, 4, 4, 3)
 
 
-def test_every_task_agrees_with_the_ruby_reading(cli, ruby_project: Path) -> None:  # noqa: ANN001
+def test_every_task_agrees_with_the_ruby_reading(cli, ruby_project: Path) -> None:
     ours = {t["id"]: t for t in json.loads(cli("tasks", "list", "--all", "--json").out)}
     assert ours == last_line_per_id()
 
 
-def test_file_is_not_rewritten_by_reads(cli, ruby_project: Path) -> None:  # noqa: ANN001
+def test_file_is_not_rewritten_by_reads(cli, ruby_project: Path) -> None:
     before = (ruby_project / ".aidp" / "tasklist.jsonl").read_bytes()
     for args in (["tasks", "list"], ["tasks", "stats"], ["tasks", "show", "953b"],
                  ["tasks", "history", "da60"]):
@@ -59,7 +59,7 @@ def test_file_is_not_rewritten_by_reads(cli, ruby_project: Path) -> None:  # noq
     assert (ruby_project / ".aidp" / "tasklist.jsonl").read_bytes() == before
 
 
-def test_updating_a_ruby_task_wins_and_keeps_its_fields(cli, ruby_project: Path) -> None:  # noqa: ANN001
+def test_updating_a_ruby_task_wins_and_keeps_its_fields(cli, ruby_project: Path) -> None:
     updated = json.loads(cli("tasks", "done", "62b11439", "--json").out)
     original = last_line_per_id()["task_1795318034_62b11439"]
     assert updated["status"] == "done"
@@ -73,7 +73,7 @@ ID_RE = re.compile(r"task_\d+_[0-9a-f]{8}")
 TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 
-def test_what_we_write_has_the_ruby_shape(cli, project: Path) -> None:  # noqa: ANN001
+def test_what_we_write_has_the_ruby_shape(cli, project: Path) -> None:
     tid = cli("tasks", "add", "Ours", "-p", "low", "-t", "x", "-q").out.strip()
     cli("tasks", "start", tid)
     cli("tasks", "abandon", tid, "no longer needed")

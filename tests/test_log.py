@@ -193,7 +193,7 @@ def test_compact_keeps_winners_only(log: TaskLog) -> None:
 
 ids = st.sampled_from(["a", "b", "c"])
 records = st.builds(
-    lambda tid, status, ts: task(tid, status, ts),
+    task,
     ids,
     st.sampled_from(["pending", "in_progress", "done", "abandoned"]),
     st.integers(min_value=0, max_value=5),  # few values: many ties
@@ -211,7 +211,7 @@ def _distinct_per_key(recs: list[dict]) -> bool:
 
 
 @given(st.lists(records, max_size=12), st.randoms())
-def test_fold_is_independent_of_interleaving(recs: list[dict], rnd) -> None:  # noqa: ANN001
+def test_fold_is_independent_of_interleaving(recs: list[dict], rnd) -> None:
     """With distinct (id, updated_at) — what writers guarantee — any order folds the same."""
     if not _distinct_per_key(recs):
         return

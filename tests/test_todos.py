@@ -47,7 +47,7 @@ _index = st.one_of(st.integers(-2, 7).map(str), st.sampled_from(["last", "LAST",
 positions = st.one_of(
     _index,
     st.tuples(_index, _index).map(lambda p: f"{p[0]}.{p[1]}"),
-    st.tuples(_index, _index, _index).map(lambda p: ".".join(p)),
+    st.tuples(_index, _index, _index).map(".".join),
     st.text(max_size=6),
 )
 

@@ -38,7 +38,9 @@ class AmbiguousId(AidpError):
     def __init__(self, ref: str, candidates: list[str]) -> None:
         shown = ", ".join(candidates[:10])
         more = f" (and {len(candidates) - 10} more)" if len(candidates) > 10 else ""
-        super().__init__(f"Ambiguous task id {ref!r} matches {len(candidates)} tasks: {shown}{more}")
+        super().__init__(
+            f"Ambiguous task id {ref!r} matches {len(candidates)} tasks: {shown}{more}"
+        )
         self.ref = ref
         self.candidates = candidates
 

@@ -84,7 +84,7 @@ def load(log: TaskLog) -> Fold:
             return log.full_fold()
         try:
             return _Loader(log, fd, st).load()
-        except Exception:  # noqa: BLE001 - the snapshot is only an accelerator
+        except Exception:
             if _STRICT:
                 raise
             return log.full_fold()
@@ -520,7 +520,7 @@ class LazyTasks(_Lazy):
             records = [self._decode(i) for i in todo]
         if len(records) != len(todo) or not all(type(r) is dict for r in records):
             records = [self._decode(i) for i in todo]
-        self._decoded.update(zip(todo, records))
+        self._decoded.update(zip(todo, records, strict=True))
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """Ids that start with `prefix`, or (`last_part`) whose part after the last `_`

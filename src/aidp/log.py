@@ -154,8 +154,7 @@ def parse_line(raw: bytes) -> Record | None:
     """The JSON object on this line, or None for blank lines and damage."""
     if not raw or raw.isspace():
         return None
-    if raw.startswith(_BOM):
-        raw = raw[len(_BOM):]  # an editor's byte order mark: the record behind it is good
+    raw = raw.removeprefix(_BOM)  # an editor's byte order mark: the record behind it is good
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -225,7 +225,9 @@ def new_task(
     )
 
 
-def transition(task: Record, status: str, *, reason: str | None = None, now: int | None = None) -> Record:
+def transition(
+    task: Record, status: str, *, reason: str | None = None, now: int | None = None
+) -> Record:
     """The next snapshot of `task` in `status`; the caller checks it differs."""
     at = next_updated_at(task, now)
     stamp = format_ts(at)

@@ -143,7 +143,10 @@ def _md_cell(value: object) -> str:
 
 
 def task_markdown(tasks: Sequence[Record]) -> str:
-    rows = ["| id | status | priority | description | tags | created_at |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| id | status | priority | description | tags | created_at |",
+        "|---|---|---|---|---|---|",
+    ]
     for t in tasks:
         rows.append(
             "| "

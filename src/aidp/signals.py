@@ -33,7 +33,9 @@ _UPDATE = (
 )
 _PAUSE = r"todo\s+pause\s*:\s*" + QUOTED.format(name="pause")
 
-SIGNAL_RE = re.compile(f"(?P<file>{_FILE})|(?P<update>{_UPDATE})|(?P<todo_pause>{_PAUSE})", re.I)
+SIGNAL_RE = re.compile(
+    f"(?P<file>{_FILE})|(?P<update>{_UPDATE})|(?P<todo_pause>{_PAUSE})", re.IGNORECASE
+)
 # What may wrap or follow an id in prose: `task_1_ab`, [task_1_ab], (ab12cd34), <…>,
 # '…', **…**, and sentence punctuation; ids never start or end with any of these.
 _ID_WRAPPERS = "`[]()<>'*.,;:"

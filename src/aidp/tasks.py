@@ -144,7 +144,7 @@ class Query(_Plain):
         self.limit = limit
 
 
-def sort_key(sort: str):  # noqa: ANN201 - a key function for sorted()
+def sort_key(sort: str):
     if sort == "updated":
         return lambda t: (-ts_of(t, "updated_at"), t["id"])
     if sort == "priority":

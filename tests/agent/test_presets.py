@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -68,14 +69,14 @@ def test_config_may_give_the_command_as_a_list(project: Path) -> None:
 
 
 def test_no_agent_anywhere_is_a_clear_usage_error(project: Path) -> None:
-    with pytest.raises(AgentError, match="No agent configured.*--agent.*AIDP_AGENT.*config.toml"):
+    with pytest.raises(AgentError, match=r"No agent configured.*--agent.*AIDP_AGENT.*config\.toml"):
         choose(None, project)
 
 
 def test_a_broken_config_is_a_usage_error(project: Path) -> None:
     (project / ".aidp").mkdir()
     (project / ".aidp" / "config.toml").write_text("agent = \n", encoding="utf-8")
-    with pytest.raises(AgentError, match="Invalid .*config.toml"):
+    with pytest.raises(AgentError, match=r"Invalid .*config\.toml"):
         choose(None, project)
 
 
@@ -92,11 +93,11 @@ def test_check_startable(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     with pytest.raises(AgentError, match="Agent command not found: preset 'claude' runs 'claude'"):
         check_startable(parse("claude", source="--agent"), cwd=tmp_path, env=env)
-    with pytest.raises(AgentError, match="not found: './nope'"):
+    with pytest.raises(AgentError, match=re.escape("not found: './nope'")):
         check_startable(parse("./nope", source="--agent"), cwd=tmp_path, env=env)
     plain = tmp_path / "plain.sh"
     plain.write_text("#!/bin/sh\n", encoding="utf-8")
-    with pytest.raises(AgentError, match="cannot be started: './plain.sh' is not an executable"):
+    with pytest.raises(AgentError, match=re.escape("cannot be started: './plain.sh' is not an executable")):
         check_startable(parse("./plain.sh", source="--agent"), cwd=tmp_path, env=env)
     plain.chmod(plain.stat().st_mode | stat.S_IXUSR)
     for command in ("./plain.sh", "plain.sh --x"):

@@ -15,7 +15,7 @@ from aidp.log import encode
 from aidp.model import format_ts, now_micros
 
 
-def add(cli, *args: str) -> str:  # noqa: ANN001
+def add(cli, *args: str) -> str:
     result = cli("tasks", "add", *args, "-q")
     assert result.code == 0, result
     return result.out.strip()
@@ -66,7 +66,7 @@ def test_add_human_output_names_task(cli) -> None:
         (["ok", "-t", ""], "Invalid tag ''"),
     ],
 )
-def test_add_rejects_bad_input_and_leaves_file(cli, project: Path, args, message) -> None:  # noqa: ANN001
+def test_add_rejects_bad_input_and_leaves_file(cli, project: Path, args, message) -> None:
     add(cli, "existing")
     before = tasklist(project).read_bytes()
     result = cli("tasks", "add", *args)
@@ -87,7 +87,7 @@ def test_description_is_stripped_and_200_chars_allowed(cli) -> None:
 
 
 @pytest.fixture
-def populated(cli):  # noqa: ANN001, ANN201
+def populated(cli):
     ids = {
         "a": add(cli, "Alpha", "-p", "high", "-t", "api"),
         "b": add(cli, "Beta", "-p", "low", "-t", "docs"),
@@ -100,17 +100,17 @@ def populated(cli):  # noqa: ANN001, ANN201
     return ids
 
 
-def listed(cli, *args: str) -> list[str]:  # noqa: ANN001
+def listed(cli, *args: str) -> list[str]:
     result = cli("tasks", "list", *args, "--json")
     assert result.code == 0, result
     return [t["description"] for t in json.loads(result.out)]
 
 
-def test_list_defaults_to_open_newest_first(cli, populated) -> None:  # noqa: ANN001
+def test_list_defaults_to_open_newest_first(cli, populated) -> None:
     assert listed(cli) == ["Beta", "Alpha"]
 
 
-def test_list_status_argument_option_and_all(cli, populated) -> None:  # noqa: ANN001
+def test_list_status_argument_option_and_all(cli, populated) -> None:
     assert listed(cli, "done") == ["Gamma"]
     assert listed(cli, "--status", "abandoned", "--status", "done") == ["Delta", "Gamma"]
     assert listed(cli, "--all") == ["Delta", "Gamma", "Beta", "Alpha"]
@@ -118,7 +118,7 @@ def test_list_status_argument_option_and_all(cli, populated) -> None:  # noqa: A
     assert listed(cli, "in-progress") == ["Beta"]
 
 
-def test_list_filters(cli, populated) -> None:  # noqa: ANN001
+def test_list_filters(cli, populated) -> None:
     assert listed(cli, "--all", "-p", "high", "-p", "low") == ["Beta", "Alpha"]
     assert listed(cli, "--all", "-t", "docs") == ["Gamma", "Beta"]
     assert listed(cli, "--all", "--limit", "1") == ["Delta"]
@@ -155,14 +155,14 @@ def test_since_and_older_than_use_created_at(cli, project: Path) -> None:
         (["--limit", "ten"], "Invalid value for '--limit' / '-n': 'ten' is not a valid int"),
     ],
 )
-def test_list_rejects_bad_options(cli, args, message) -> None:  # noqa: ANN001
+def test_list_rejects_bad_options(cli, args, message) -> None:
     result = cli("tasks", "list", *args)
     assert result.code == 2, result
     assert message in result.err
     assert result.out == ""
 
 
-def test_list_formats(cli, populated) -> None:  # noqa: ANN001
+def test_list_formats(cli, populated) -> None:
     jsonl = cli("tasks", "list", "--format", "jsonl")
     assert [json.loads(line)["description"] for line in jsonl.out.splitlines()] == ["Beta", "Alpha"]
     ids = cli("tasks", "list", "--format", "ids").out.split()
@@ -175,7 +175,7 @@ def test_list_formats(cli, populated) -> None:  # noqa: ANN001
     assert "Alpha" in markdown[3]
 
 
-def test_list_table_groups_by_status(cli, populated) -> None:  # noqa: ANN001
+def test_list_table_groups_by_status(cli, populated) -> None:
     out = cli("tasks", "list", "--all").out
     headers = [line for line in out.splitlines() if line and not line.startswith(" ")]
     assert headers == ["PENDING (1)", "IN PROGRESS (1)", "DONE (1)", "ABANDONED (1)"]
@@ -183,13 +183,13 @@ def test_list_table_groups_by_status(cli, populated) -> None:  # noqa: ANN001
     assert "\x1b" not in out  # not a terminal: no colour
 
 
-def test_list_empty_messages(cli) -> None:  # noqa: ANN001
+def test_list_empty_messages(cli) -> None:
     assert cli("tasks", "list").out == "No open tasks\n"
     assert cli("tasks", "list", "done").out == "No matching tasks\n"
     assert cli("tasks", "list", "--json").out == "[]\n"
 
 
-def test_exit_code_option(cli) -> None:  # noqa: ANN001
+def test_exit_code_option(cli) -> None:
     assert cli("tasks", "list", "--exit-code").code == 0
     add(cli, "open work")
     result = cli("tasks", "list", "--exit-code", "--format", "ids")
@@ -216,7 +216,7 @@ def test_markup_and_escapes_are_shown_literally(cli, project: Path) -> None:
 # --- ids and transitions ------------------------------------------------------------
 
 
-def test_transitions_set_timestamps(cli) -> None:  # noqa: ANN001
+def test_transitions_set_timestamps(cli) -> None:
     tid = add(cli, "Work")
     started = json.loads(cli("tasks", "start", tid, "--json").out)
     assert started["status"] == "in_progress" and started["started_at"] == started["updated_at"]
@@ -234,7 +234,7 @@ def test_transitions_set_timestamps(cli) -> None:  # noqa: ANN001
     assert stamps == sorted(stamps) and len(set(stamps)) == 4
 
 
-def test_done_several_ids_prints_an_array(cli) -> None:  # noqa: ANN001
+def test_done_several_ids_prints_an_array(cli) -> None:
     one, two = add(cli, "One"), add(cli, "Two")
     result = cli("tasks", "done", one, two, "--json")
     assert result.code == 0
@@ -243,7 +243,7 @@ def test_done_several_ids_prints_an_array(cli) -> None:  # noqa: ANN001
     assert human.out.count("Reopened") == 2
 
 
-def test_same_status_writes_nothing(cli, project: Path) -> None:  # noqa: ANN001
+def test_same_status_writes_nothing(cli, project: Path) -> None:
     tid = add(cli, "Work")
     cli("tasks", "done", tid)
     before = tasklist(project).read_bytes()
@@ -253,7 +253,7 @@ def test_same_status_writes_nothing(cli, project: Path) -> None:  # noqa: ANN001
     assert tasklist(project).read_bytes() == before
 
 
-def test_unknown_short_and_ambiguous_ids(cli, project: Path) -> None:  # noqa: ANN001
+def test_unknown_short_and_ambiguous_ids(cli, project: Path) -> None:
     records = [
         {"id": f"task_1_abcd{suffix}", "description": f"t{suffix}", "status": "pending",
          "priority": "medium", "created_at": format_ts(1), "updated_at": format_ts(1), "tags": []}
@@ -279,7 +279,7 @@ def test_unknown_short_and_ambiguous_ids(cli, project: Path) -> None:  # noqa: A
     assert tasklist(project).read_bytes() == after_one
 
 
-def test_abandon_reason_must_be_plain_text(cli, project: Path) -> None:  # noqa: ANN001
+def test_abandon_reason_must_be_plain_text(cli, project: Path) -> None:
     tid = add(cli, "Work")
     before = tasklist(project).read_bytes()
     result = cli("tasks", "abandon", tid, "bad\x07reason")
@@ -287,7 +287,7 @@ def test_abandon_reason_must_be_plain_text(cli, project: Path) -> None:  # noqa:
     assert tasklist(project).read_bytes() == before
 
 
-def test_show_prints_every_field(cli) -> None:  # noqa: ANN001
+def test_show_prints_every_field(cli) -> None:
     tid = add(cli, "Look", "-t", "x")
     out = cli("tasks", "show", tid).out
     for key in ("id", "status", "priority", "created_at", "updated_at", "tags"):
@@ -300,7 +300,7 @@ def test_show_prints_every_field(cli) -> None:  # noqa: ANN001
 # --- stats, history, repair, compact --------------------------------------------
 
 
-def test_stats(cli, populated) -> None:  # noqa: ANN001
+def test_stats(cli, populated) -> None:
     result = cli("tasks", "stats", "--json")
     counts = json.loads(result.out)
     assert {k: counts[k] for k in ("total", "pending", "in_progress", "done", "abandoned")} == {
@@ -310,7 +310,7 @@ def test_stats(cli, populated) -> None:  # noqa: ANN001
     assert "Total" in human and "4" in human and "in progress" in human
 
 
-def test_history_lists_states_oldest_first(cli) -> None:  # noqa: ANN001
+def test_history_lists_states_oldest_first(cli) -> None:
     tid = add(cli, "Track me")
     cli("tasks", "start", tid)
     cli("tasks", "done", tid)
@@ -320,7 +320,7 @@ def test_history_lists_states_oldest_first(cli) -> None:  # noqa: ANN001
     assert "status: pending → in_progress" in out and "status: in_progress → done" in out
 
 
-def test_damage_warns_once_and_repair_fixes(cli, project: Path) -> None:  # noqa: ANN001
+def test_damage_warns_once_and_repair_fixes(cli, project: Path) -> None:
     tid = add(cli, "Survivor")
     with open(tasklist(project), "ab") as handle:
         handle.write(b"<<<<<<< HEAD\n{broken\n")
@@ -339,7 +339,7 @@ def test_damage_warns_once_and_repair_fixes(cli, project: Path) -> None:  # noqa
     assert cli("tasks", "repair").out.startswith("Nothing to repair")
 
 
-def test_compact(cli, project: Path) -> None:  # noqa: ANN001
+def test_compact(cli, project: Path) -> None:
     tid = add(cli, "Busy")
     cli("tasks", "start", tid)
     cli("tasks", "done", tid)
@@ -356,13 +356,13 @@ def test_compact(cli, project: Path) -> None:  # noqa: ANN001
 # --- where the data lives -----------------------------------------------------------
 
 
-def test_reads_create_nothing(cli, project: Path) -> None:  # noqa: ANN001
+def test_reads_create_nothing(cli, project: Path) -> None:
     for args in (["tasks", "list"], ["tasks", "stats"], ["tasks", "list", "--json"]):
         assert cli(*args).code == 0
     assert not (project / ".aidp").exists()
 
 
-def test_dir_option_and_nearest_aidp_ancestor(cli, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_dir_option_and_nearest_aidp_ancestor(cli, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("AIDP_DIR")
     other = tmp_path / "other"
     other.mkdir()
@@ -374,7 +374,7 @@ def test_dir_option_and_nearest_aidp_ancestor(cli, tmp_path: Path, monkeypatch) 
     assert listed(cli) == ["elsewhere"]
 
 
-def test_git_top_is_the_root_without_aidp(cli, tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+def test_git_top_is_the_root_without_aidp(cli, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.delenv("AIDP_DIR")
     repo = tmp_path / "repo"
     (repo / "sub").mkdir(parents=True)
@@ -385,7 +385,7 @@ def test_git_top_is_the_root_without_aidp(cli, tmp_path: Path, monkeypatch) -> N
     assert not (repo / "sub" / ".aidp").exists()
 
 
-def test_init_is_idempotent_and_sets_union_merge(cli, project: Path) -> None:  # noqa: ANN001
+def test_init_is_idempotent_and_sets_union_merge(cli, project: Path) -> None:
     (project / ".gitattributes").write_text("*.png binary")  # no final newline
     assert cli("init").code == 0
     assert cli("init").code == 0
@@ -395,7 +395,7 @@ def test_init_is_idempotent_and_sets_union_merge(cli, project: Path) -> None:  #
     assert (project / ".aidp" / ".gitignore").is_file()
 
 
-def test_init_warns_when_tasklist_is_ignored(cli, project: Path) -> None:  # noqa: ANN001
+def test_init_warns_when_tasklist_is_ignored(cli, project: Path) -> None:
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     (project / ".gitignore").write_text(".aidp/\n")
     result = cli("init")
@@ -403,12 +403,12 @@ def test_init_warns_when_tasklist_is_ignored(cli, project: Path) -> None:  # noq
     assert "Warning: .aidp/tasklist.jsonl is ignored by git" in result.err
 
 
-def test_unknown_command_is_usage_error(cli) -> None:  # noqa: ANN001
+def test_unknown_command_is_usage_error(cli) -> None:
     result = cli("tasks", "frobnicate")
     assert result.code == 2 and result.err.startswith("Error: No such command 'frobnicate'")
 
 
-def test_version(cli) -> None:  # noqa: ANN001
+def test_version(cli) -> None:
     from aidp import __version__
 
     result = cli("--version")
@@ -416,7 +416,7 @@ def test_version(cli) -> None:  # noqa: ANN001
 
 
 @pytest.mark.parametrize("args", [[], ["tasks"], ["todo"]])
-def test_no_command_prints_help_and_no_empty_error(cli, args) -> None:  # noqa: ANN001
+def test_no_command_prints_help_and_no_empty_error(cli, args) -> None:
     result = cli(*args)
     assert result.code == 2
     assert "Usage: aidp" in result.out + result.err

@@ -17,13 +17,13 @@ def tasklist(project: Path) -> Path:
     return project / ".aidp" / "tasklist.jsonl"
 
 
-def ok(cli, *args: str) -> str:  # noqa: ANN001
+def ok(cli, *args: str) -> str:
     result = cli(*args)
     assert result.code == 0 and result.err == "", result
     return result.out
 
 
-def shown(cli, *args: str) -> dict:  # noqa: ANN001
+def shown(cli, *args: str) -> dict:
     return json.loads(ok(cli, *args, "todo", "show", "--json"))
 
 
@@ -32,7 +32,7 @@ def records(project: Path) -> list[dict]:
 
 
 @pytest.fixture
-def planned(cli) -> None:  # noqa: ANN001
+def planned(cli) -> None:
     """1. Build parser (1.1 Lexer, 1.2 Grammar)  2. Docs"""
     ok(cli, "todo", "add", "Build parser", "-p", "high")
     ok(cli, "todo", "add", "Docs")
@@ -49,7 +49,7 @@ def test_show_with_nothing_recorded(cli, project: Path) -> None:
     assert not (project / ".aidp").exists()
 
 
-def test_add_and_show(cli, planned) -> None:  # noqa: ARG001
+def test_add_and_show(cli, planned) -> None:
     assert ok(cli, "todo", "tick", "1.1").startswith("✓ Ticked 1.1: Lexer (1/2)\n")
     assert ok(cli, "todo", "show") == (
         "TODO list (session: default) — 0/2 completed\n"
@@ -83,7 +83,7 @@ def test_add_reports_where_the_item_went(cli) -> None:
     assert [s["content"] for s in data["items"][1]["subtasks"]] == ["b1", "b1.5", "b2", "b3"]
 
 
-def test_add_validates_priority_and_description(cli, project: Path, planned) -> None:  # noqa: ARG001
+def test_add_validates_priority_and_description(cli, project: Path, planned) -> None:
     before = tasklist(project).read_bytes()
     cases = [
         (("x", "-p", "urgent"), "Error: Invalid priority 'urgent': use one of high, medium, low\n"),
@@ -111,7 +111,7 @@ MALFORMED = ["0", "-1", "1.2.3", "abc", "1.", "last.1", "LAST", "1.0", ".1", "+1
 
 @pytest.mark.parametrize("command", ["add", "delete", "tick", "start"])
 @pytest.mark.parametrize("position", MALFORMED)
-def test_malformed_positions_are_rejected_and_change_nothing(cli, project, planned, command, position) -> None:  # noqa: ARG001
+def test_malformed_positions_are_rejected_and_change_nothing(cli, project, planned, command, position) -> None:
     before = tasklist(project).read_bytes()
     args = (position, "text") if command == "add" else (position,)
     result = cli("todo", command, *args)
@@ -135,7 +135,7 @@ def test_malformed_positions_are_rejected_and_change_nothing(cli, project, plann
         ("start", "3", "the list has 2 items, so N goes from 1 to 2"),
     ],
 )
-def test_out_of_range_positions_are_rejected_and_change_nothing(cli, project, planned, command, position, why) -> None:  # noqa: ARG001
+def test_out_of_range_positions_are_rejected_and_change_nothing(cli, project, planned, command, position, why) -> None:
     before = tasklist(project).read_bytes()
     args = (position, "text") if command == "add" else (position,)
     result = cli("todo", command, *args)
@@ -159,7 +159,7 @@ def test_positions_on_an_empty_list_create_nothing(cli, project: Path, command) 
     (("add", "--bogus", "x"), "add"), (("tick", "--prio=3"), "tick"), (("delete", "-x"), "delete"),
     (("start", "--json2"), "start"),
 ])
-def test_a_mistyped_option_is_still_an_unknown_option(cli, project, planned, args, command) -> None:  # noqa: ARG001
+def test_a_mistyped_option_is_still_an_unknown_option(cli, project, planned, args, command) -> None:
     before = tasklist(project).read_bytes()
     result = cli("todo", *args)
     option = args[1].partition("=")[0]
@@ -171,14 +171,14 @@ def test_a_mistyped_option_is_still_an_unknown_option(cli, project, planned, arg
 # --- delete ---------------------------------------------------------------------------
 
 
-def test_delete_a_parent_takes_its_subtasks(cli, planned) -> None:  # noqa: ARG001
+def test_delete_a_parent_takes_its_subtasks(cli, planned) -> None:
     assert ok(cli, "todo", "delete", "1") == "✓ Deleted 1: Build parser (and its 2 subtasks)\n"
     assert [i["content"] for i in shown(cli)["items"]] == ["Docs"]
     assert ok(cli, "todo", "delete", "last") == "✓ Deleted 1: Docs\n"
     assert ok(cli, "todo", "show") == "No active TODOs\n"
 
 
-def test_delete_a_subtask(cli, planned) -> None:  # noqa: ARG001
+def test_delete_a_subtask(cli, planned) -> None:
     ok(cli, "todo", "tick", "1.2")
     assert shown(cli)["items"][0]["status"] == "in_progress"
     assert ok(cli, "todo", "delete", "1.1") == "✓ Deleted 1.1: Lexer\n"
@@ -193,7 +193,7 @@ def test_delete_a_subtask(cli, planned) -> None:  # noqa: ARG001
 # --- tick and start -------------------------------------------------------------------
 
 
-def test_tick_toggles_and_derives(cli, planned) -> None:  # noqa: ARG001
+def test_tick_toggles_and_derives(cli, planned) -> None:
     assert ok(cli, "todo", "tick", "1.1") == (
         "✓ Ticked 1.1: Lexer (1/2)\nRemaining in 1: 1.2 Grammar\n")
     assert shown(cli)["items"][0]["status"] == "in_progress"
@@ -209,7 +209,7 @@ def test_tick_toggles_and_derives(cli, planned) -> None:  # noqa: ARG001
     assert shown(cli)["items"][1]["status"] == "pending"
 
 
-def test_an_item_with_a_checklist_is_refused(cli, project: Path, planned) -> None:  # noqa: ARG001
+def test_an_item_with_a_checklist_is_refused(cli, project: Path, planned) -> None:
     before = tasklist(project).read_bytes()
     for verb in ("tick", "start"):
         result = cli("todo", verb, "1")
@@ -225,7 +225,7 @@ def test_an_item_with_a_checklist_is_refused(cli, project: Path, planned) -> Non
     assert tasklist(project).read_bytes() == before
 
 
-def test_start(cli, project: Path, planned) -> None:  # noqa: ARG001
+def test_start(cli, project: Path, planned) -> None:
     assert ok(cli, "todo", "start", "2") == "✓ Started 2: Docs\n"
     assert shown(cli)["items"][1]["status"] == "in_progress"
     before = tasklist(project).read_bytes()
@@ -236,7 +236,7 @@ def test_start(cli, project: Path, planned) -> None:  # noqa: ARG001
 # --- clear ----------------------------------------------------------------------------
 
 
-def test_clear_keeps_history_and_the_next_add_starts_fresh(cli, project: Path, planned) -> None:  # noqa: ARG001
+def test_clear_keeps_history_and_the_next_add_starts_fresh(cli, project: Path, planned) -> None:
     assert ok(cli, "todo", "clear") == (
         "✓ Cleared 2 items of session default (kept as history: 'aidp todo load' brings them back)\n")
     assert ok(cli, "todo", "show") == "No active TODOs\n"
@@ -259,7 +259,7 @@ def test_clear_keeps_history_and_the_next_add_starts_fresh(cli, project: Path, p
 # --- pause ----------------------------------------------------------------------------
 
 
-def test_pause(cli, project: Path, planned) -> None:  # noqa: ARG001
+def test_pause(cli, project: Path, planned) -> None:
     assert ok(cli, "todo", "pause", "waiting", "for", "review") == "⏸ Paused: waiting for review\n"
     assert ok(cli, "todo", "show").endswith("2. [PENDING] (MEDIUM) Docs\nPaused: waiting for review\n")
     assert shown(cli)["paused"] is True
@@ -352,7 +352,7 @@ def test_list_orders_four_sessions(cli) -> None:
     heads = [line for line in text.splitlines() if re.match(r"\d+\. ", line)]
     assert [h.split(" —")[0] for h in heads] == [
         "1. gamma [CURRENT SESSION]", "2. delta", "3. alpha", "4. beta"]
-    assert re.search(r"^2\. delta — cleared, updated just now$", text, re.M)
+    assert re.search(r"^2\. delta — cleared, updated just now$", text, re.MULTILINE)
     assert "   2 items: 1 pending, 0 in_progress, 1 completed\n   First: beta first\n" in text
     # Another current session that has no list: the others in order of change.
     listed = json.loads(ok(cli, "--session", "none", "todo", "list", "--json"))
@@ -405,7 +405,7 @@ def test_load_errors(cli, project: Path) -> None:
 # --- the backlog never sees todo records ----------------------------------------------
 
 
-def test_todo_records_never_show_up_as_tasks(cli, planned) -> None:  # noqa: ARG001
+def test_todo_records_never_show_up_as_tasks(cli, planned) -> None:
     ok(cli, "tasks", "add", "a real task")
     tasks = json.loads(ok(cli, "tasks", "list", "--all", "--json"))
     assert [t["description"] for t in tasks] == ["a real task"]
@@ -428,7 +428,7 @@ def test_parallel_adds_lose_nothing(aidp_proc) -> None:
     assert len({i["id"] for i in data["items"]}) == 16
 
 
-def test_a_damaged_file_warns_once_and_still_takes_changes(cli, project: Path, planned) -> None:  # noqa: ARG001
+def test_a_damaged_file_warns_once_and_still_takes_changes(cli, project: Path, planned) -> None:
     with tasklist(project).open("ab") as handle:
         handle.write(b"<<<<<<< HEAD\n")
     result = cli("todo", "add", "after damage")

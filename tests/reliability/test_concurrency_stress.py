@@ -135,7 +135,7 @@ def test_the_stress_check_sees_a_lost_update(project: Path) -> None:
     not after the previous one of its task) is caught."""
     acks = run_stress(project, 0.5, with_todo=False)
     log = TaskLog(project)
-    tid, task = next(iter(log.read().tasks.items()))
+    _tid, task = next(iter(log.read().tasks.items()))
     stale = {**task, "status": "pending", "updated_at": "2000-01-01T00:00:00.000000Z"}
     log.append([stale])
     with pytest.raises(AssertionError, match="lost update"):

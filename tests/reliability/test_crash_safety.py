@@ -263,7 +263,7 @@ def test_maintenance_replaces_atomically_under_the_lock(
         real_fsync(fd)
         events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
 
-    def replace(src, dst) -> None:  # noqa: ANN001
+    def replace(src, dst) -> None:
         events.append(("replace", str(src), str(dst), lock_is_held(), Path(src).read_bytes()))
         real_replace(src, dst)
 

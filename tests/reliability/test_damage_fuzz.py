@@ -22,11 +22,10 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from reliability_support import examples
 
 from aidp.log import TaskLog, encode
 from aidp.model import STATUSES, format_ts, new_task, transition, ts_of
-
-from reliability_support import examples
 
 CONFLICT_MARKERS = [b"<<<<<<< HEAD", b"=======", b"||||||| merged common ancestors",
                     b">>>>>>> origin/main"]
@@ -164,7 +163,7 @@ def reference_typed(data: bytes) -> dict[str, dict]:
 # --- the checks -------------------------------------------------------------------------
 
 
-def read_all(cli, root: Path) -> tuple[dict[str, dict], int]:  # noqa: ANN001
+def read_all(cli, root: Path) -> tuple[dict[str, dict], int]:
     """Every read command must answer; returns (tasks from --json, damage warned about)."""
     listed = cli("--dir", str(root), "tasks", "list", "--all", "--json")
     assert listed.code == 0, listed
@@ -198,7 +197,7 @@ def listed(tasks: dict[str, dict]) -> dict[str, dict]:
     return {tid: t for tid, t in tasks.items() if t.get("status") in STATUSES}
 
 
-def check_damaged_log(cli, root: Path, damaged: bytes) -> None:  # noqa: ANN001
+def check_damaged_log(cli, root: Path, damaged: bytes) -> None:
     path = root / ".aidp" / "tasklist.jsonl"
     path.parent.mkdir(exist_ok=True)
     path.write_bytes(damaged)
@@ -218,7 +217,7 @@ def check_damaged_log(cli, root: Path, damaged: bytes) -> None:  # noqa: ANN001
     new = orjson.loads(added.out)
     expected[new["id"]] = new
     if tasks:
-        victim = sorted(tasks)[0]
+        victim = min(tasks)
         done = cli("--dir", str(root), "tasks", "done", "--json", victim)
         assert done.code == 0, done
         expected[victim] = orjson.loads(done.out)
@@ -341,7 +340,7 @@ def test_the_fuzzer_can_fail(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     real = aidp.log.Fold.add_line
     winner = BASE.splitlines()[-1]  # the last line always holds its task's current state
 
-    def lossy(self, raw: bytes) -> None:  # noqa: ANN001
+    def lossy(self, raw: bytes) -> None:
         if raw == winner:
             self.lines += 1
             return

@@ -33,7 +33,7 @@ READS = [["tasks", "list"], ["tasks", "list", "--all", "--json"], ["tasks", "sta
          ["tasks", "show", "FIRST"], ["todo", "show", "--session", "s"]]
 
 
-def seeded(cli, project: Path) -> tuple[str, bytes]:  # noqa: ANN001
+def seeded(cli, project: Path) -> tuple[str, bytes]:
     """A tasklist with history, a todo list and one damaged line (so that repair and
     compact have work to do); (id of the first task, the file's bytes)."""
     first = cli("tasks", "add", "-q", "first").out.strip()
@@ -49,7 +49,7 @@ def resolve(args: list[str], first: str) -> list[str]:
     return [first if a == "FIRST" else a for a in args]
 
 
-def assert_storage_error(result, *words: str) -> None:  # noqa: ANN001
+def assert_storage_error(result, *words: str) -> None:
     assert result.code == 1, result
     lines = result.err.splitlines()
     errors = [line for line in lines if line.startswith("Error: ")]
@@ -66,7 +66,7 @@ def inject_full_disk(monkeypatch: pytest.MonkeyPatch, *, partial: bool) -> None:
     as it does when the disk fills up between the check and the write."""
     real_write = os.write
 
-    def write(fd: int, data) -> int:  # noqa: ANN001
+    def write(fd: int, data) -> int:
         if os.readlink(f"/proc/self/fd/{fd}").endswith(LOG_NAME):
             if partial and len(data) > 1:
                 real_write(fd, bytes(data)[: len(data) // 2])
@@ -99,7 +99,7 @@ def test_full_disk_during_maintenance_keeps_the_old_file(
     _first, before = seeded(cli, project)
     enospc = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    def fail(*_args, **_kwargs):  # noqa: ANN002, ANN003
+    def fail(*_args, **_kwargs):
         raise enospc
 
     with monkeypatch.context() as patch:

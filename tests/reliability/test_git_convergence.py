@@ -63,7 +63,7 @@ class World:
     writes: dict[str, list[tuple[int, dict, str]]] = field(default_factory=dict)
     merges: int = 0
 
-    def aidp(self, clone: int, *args: str):  # noqa: ANN201
+    def aidp(self, clone: int, *args: str):
         return self.cli("--dir", str(self.clones[clone]), *args)
 
     def record(self, record: dict, op: str) -> None:
@@ -72,7 +72,7 @@ class World:
         if all(existing != record for _ts, existing, _op in entries):
             entries.append((ts_of(record), record, op))
 
-    def fold(self, clone: int):  # noqa: ANN201
+    def fold(self, clone: int):
         return TaskLog(self.clones[clone]).read()
 
     def session(self, clone: int, which: int) -> str:
@@ -82,7 +82,7 @@ class World:
         return f"work-{clone}"
 
 
-def make_world(root: Path, cli, count: int) -> World:  # noqa: ANN001
+def make_world(root: Path, cli, count: int) -> World:
     world = World(root, cli)
     origin = root / "origin.git"
     git(root, "init", "-q", "--bare", "-b", "main", str(origin))

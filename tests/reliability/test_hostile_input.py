@@ -48,7 +48,7 @@ def assert_inert(*texts: str) -> None:
         assert found is None, f"raw control character {found.group()!r} in output: {text!r}"
 
 
-def assert_one_line_error(result, code: int) -> None:  # noqa: ANN001 - conftest.Result
+def assert_one_line_error(result, code: int) -> None:
     assert result.code == code, result
     assert result.out == "", result
     lines = result.err.splitlines()

@@ -43,7 +43,7 @@ def init(ctx: typer.Context) -> None:
         )
 
 
-def _git_ignored(root, path) -> bool:  # noqa: ANN001 - paths
+def _git_ignored(root, path) -> bool:
     try:
         result = subprocess.run(
             ["git", "check-ignore", "-q", str(path)],

@@ -8,7 +8,7 @@ executes, so other commands start as fast as before.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -26,12 +26,12 @@ SLASH_HELP = (
 
 def run(
     ctx: typer.Context,
-    prompt: Optional[str] = typer.Argument(
+    prompt: str | None = typer.Argument(
         None, metavar="[PROMPT]",
         help="What the agent should do ('-' reads it from stdin). Without one, resume the "
         "session's open TODO list.",
     ),
-    agent: Optional[str] = typer.Option(
+    agent: str | None = typer.Option(
         None, "--agent", "-a", metavar="NAME|COMMAND",
         help="claude, codex, gemini, aider, cursor, copilot, opencode, or a command line "
         "({prompt} marks where the prompt goes, else it goes on stdin). Default: AIDP_AGENT, "
@@ -42,7 +42,7 @@ def run(
         help="How many times a turn re-prompts an agent that stops without progress while "
         "TODO items are open.",
     ),
-    timeout: Optional[float] = typer.Option(
+    timeout: float | None = typer.Option(
         None, "--timeout", metavar="SEC",
         help="Stop the agent when a turn (prompt and continuations) takes longer; exit 124.",
     ),
@@ -50,7 +50,7 @@ def run(
         False, "--interactive", "-i",
         help="A prompt loop: each line is a prompt; /CMD runs 'aidp CMD'; /exit leaves.",
     ),
-    session: Optional[str] = typer.Option(
+    session: str | None = typer.Option(
         None, "--session", metavar="NAME",
         help="The session whose TODO list the run keeps (overrides the global --session).",
     ),
@@ -108,7 +108,7 @@ def run(
         raise typer.Exit(int(code))
 
 
-def _term_as_interrupt():  # noqa: ANN202 - returns the function that restores the handler
+def _term_as_interrupt():
     """SIGTERM stops the run like Ctrl-C does, so the agent's group is stopped too
     instead of being left running."""
     import signal
@@ -150,7 +150,7 @@ def _slash(command: str, loop: Loop, e: Env, output: Output) -> None:
     """`/todo show` → `aidp todo show`, in this process, on this run's project and session."""
     import shlex
 
-    from aidp.cli import run as aidp_main
+    from aidp.cli import run as aidp_main  # noqa: PLW0406 - the package's run(), not this module
 
     try:
         args = shlex.split(command)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from aidp import render
@@ -47,7 +45,7 @@ def add(
     description: list[str] = typer.Argument(..., help="What needs doing (1–200 characters)."),
     priority: str = typer.Option("medium", "--priority", "-p", help="high, medium or low."),
     tag: list[str] = typer.Option([], "--tag", "-t", help="A tag; repeat for several."),
-    discovered_during: Optional[str] = typer.Option(
+    discovered_during: str | None = typer.Option(
         None, "--discovered-during", help="What you were doing when you found it."
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the new id."),
@@ -95,26 +93,32 @@ def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...]:
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    status_arg: Optional[str] = typer.Argument(
+    status_arg: str | None = typer.Argument(
         None, metavar="[STATUS]", help="pending, in_progress, done, abandoned, open or all."
     ),
     status: list[str] = typer.Option([], "--status", "-s", help="A status; repeat for several."),
     include_all: bool = typer.Option(False, "--all", "-a", help="Every status."),
-    priority: list[str] = typer.Option([], "--priority", "-p", help="high, medium or low; repeatable."),
-    tag: list[str] = typer.Option([], "--tag", "-t", help="Has this tag; repeat for any of several."),
-    session: Optional[str] = typer.Option(None, "--session", help="Filed in this session."),
-    since: Optional[str] = typer.Option(
+    priority: list[str] = typer.Option(
+        [], "--priority", "-p", help="high, medium or low; repeatable."
+    ),
+    tag: list[str] = typer.Option(
+        [], "--tag", "-t", help="Has this tag; repeat for any of several."
+    ),
+    session: str | None = typer.Option(None, "--session", help="Filed in this session."),
+    since: str | None = typer.Option(
         None, "--since", metavar="WHEN", help="Created at or after WHEN (2026-11-01, 7d, today)."
     ),
-    older_than: Optional[str] = typer.Option(
+    older_than: str | None = typer.Option(
         None, "--older-than", metavar="AGE", help="Created before now − AGE (30m, 12h, 7d, 2w)."
     ),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="At most N tasks."),
-    sort: str = typer.Option("created", "--sort", help="created (newest first), updated or priority."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="At most N tasks."),
+    sort: str = typer.Option(
+        "created", "--sort", help="created (newest first), updated or priority."
+    ),
     exit_code: bool = typer.Option(
         False, "--exit-code", help="Exit 1 when any task matches (for CI checks)."
     ),
-    fmt: Optional[str] = typer.Option(
+    fmt: str | None = typer.Option(
         None, "--format", "-f", help="table, json, jsonl, ids, markdown or csv."
     ),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -43,7 +43,7 @@ def _no_stray_options(ctx: typer.Context, *tokens: str) -> None:
 @app.callback()
 def _group(
     ctx: typer.Context,
-    session: Optional[str] = typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP),
+    session: str | None = typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP),
 ) -> None:
     """The session TODO list: the agent's ordered working plan, with checklists."""
     if session:
@@ -98,7 +98,7 @@ def _remaining(todo: core.TodoList) -> str:
 @app.command()
 def show(
     ctx: typer.Context,
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """The list exactly as the agent sees it in `aidp run`."""
@@ -133,10 +133,10 @@ def add(
         help="Where (default last; N.M or N.last adds a subtask) and what "
         "(quoted, 1–200 characters).",
     ),
-    priority: Optional[str] = typer.Option(
+    priority: str | None = typer.Option(
         None, "--priority", "-p", help="high, medium (default) or low; items only."
     ),
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Insert an item or subtask at POS (default: last); the list becomes active."""
@@ -165,7 +165,7 @@ def add(
 def delete(
     ctx: typer.Context,
     position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Remove an item (with its subtasks) or a subtask."""
@@ -197,7 +197,7 @@ def delete(
 def tick(
     ctx: typer.Context,
     position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Toggle an item without a checklist, or a subtask, completed ↔ not completed."""
@@ -255,7 +255,7 @@ def start(
     position: str = typer.Argument(
         ..., metavar="POS", help="N or last: an item without a checklist."
     ),
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Mark an item in_progress."""
@@ -283,7 +283,7 @@ def start(
 @app.command()
 def clear(
     ctx: typer.Context,
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Empty the active list; its contents stay in the file and in `todo list` as history."""
@@ -308,7 +308,7 @@ def clear(
 def pause(
     ctx: typer.Context,
     reason: list[str] = typer.Argument(..., metavar="REASON", help="Why the agent is blocked."),
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """The agent is blocked: `aidp run` will not push it to continue until the next prompt."""
@@ -323,12 +323,11 @@ def pause(
 @app.command("list")
 def list_(
     ctx: typer.Context,
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Every session's list: the current one first, then by last change, newest first."""
     from aidp import todos as core
-
     from aidp.model import now_micros
 
     e = env(ctx)
@@ -346,7 +345,7 @@ def load(
     source: str = typer.Argument(
         ..., metavar="SESSION|N", help="A session name, or a number from `todo list`."
     ),
-    session: Optional[str] = _session_opt(),
+    session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Copy a saved list into the current session and make it active."""
