@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from aidp.errors import StorageError
-from aidp.model import Record, ts_of
+from aidp.model import TASK_KEY_ORDER, Record, ts_of
 from aidp.paths import DATA_DIR
 
 LOG_NAME = "tasklist.jsonl"
@@ -135,19 +135,7 @@ _BOM = b"\xef\xbb\xbf"
 # Task keys whose value must be a string when present; a task line that breaks this
 # (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
 # line: skipped, counted and removed by repair, never handed to code that expects text.
-_TEXT_KEYS = (
-    "description",
-    "status",
-    "priority",
-    "created_at",
-    "updated_at",
-    "session",
-    "discovered_during",
-    "started_at",
-    "completed_at",
-    "abandoned_at",
-    "abandoned_reason",
-)
+_TEXT_KEYS = tuple(key for key in TASK_KEY_ORDER if key not in ("id", "tags"))
 
 
 def parse_line(raw: bytes) -> Record | None:
