@@ -92,3 +92,10 @@ def test_what_we_write_has_the_ruby_shape(cli, project: Path) -> None:
     assert Counter(json.loads(line)["status"] for line in lines) == Counter(
         {"pending": 1, "in_progress": 1, "abandoned": 1}
     )
+
+
+def test_equal_timestamps_list_newest_written_first(cli, ruby_project: Path) -> None:
+    """All 24 sample tasks were created in one second: file order decides, newest first."""
+    listed = json.loads(cli("tasks", "list", "--all", "--json").out)
+    numbers = [int(t["description"].rsplit("(", 1)[1].rstrip(")")) for t in listed]
+    assert numbers == sorted(numbers, reverse=True)

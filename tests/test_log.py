@@ -264,3 +264,30 @@ def test_eight_processes_lose_nothing(tmp_path: Path) -> None:
     assert len(fold.tasks) == 8 * 15
     assert {t["status"] for t in fold.tasks.values()} == {"done"}
     assert len(log.path.read_bytes().splitlines()) == 8 * 15 * 3
+
+
+def test_a_held_lock_is_announced_then_the_write_proceeds(project: Path) -> None:
+    """A writer blocked by another process says why it waits, and finishes once the
+    holder lets go."""
+    import fcntl
+
+    (project / ".aidp").mkdir()
+    lock = project / ".aidp" / "tasklist.jsonl.lock"
+    with open(lock, "w") as holder:
+        fcntl.flock(holder, fcntl.LOCK_EX)
+        writer = subprocess.Popen(
+            [sys.executable, "-m", "aidp", "tasks", "add", "patient", "-q"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        import select
+
+        ready, _, _ = select.select([writer.stderr], [], [], 60)
+        if not ready:  # no notice: let the writer go, then fail
+            fcntl.flock(holder, fcntl.LOCK_UN)
+            writer.communicate(timeout=60)
+            pytest.fail("the blocked writer never said it was waiting")
+        first = writer.stderr.readline()
+        assert first.startswith(f"Waiting for {lock}: another process holds it")
+        assert writer.poll() is None  # still waiting while the lock is held
+    out, _err = writer.communicate(timeout=60)
+    assert writer.returncode == 0 and out.startswith("task_")

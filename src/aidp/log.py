@@ -28,6 +28,7 @@ from aidp.paths import DATA_DIR
 
 LOG_NAME = "tasklist.jsonl"
 LOCK_NAME = "tasklist.jsonl.lock"
+LOCK_NOTICE_SECONDS = 1.0
 
 # Local-only state under .aidp/ that must never be committed.
 GITIGNORE = """\
@@ -204,10 +205,19 @@ def _refuse_link(path: Path) -> None:
 class TaskLog:
     """One project's `.aidp/tasklist.jsonl`."""
 
-    def __init__(self, root: Path, *, create_root: bool = True) -> None:
-        """`create_root=False` (the CLI): a write refuses to create a missing project folder."""
+    def __init__(
+        self,
+        root: Path,
+        *,
+        create_root: bool = True,
+        on_wait: Callable[[Path], None] | None = None,
+    ) -> None:
+        """`create_root=False` (the CLI): a write refuses to create a missing project folder.
+        `on_wait(lock_path)` is called once when a lock has been held by another process
+        for LOCK_NOTICE_SECONDS, so a person knows why the command waits."""
         self.root = root
         self.create_root = create_root
+        self.on_wait = on_wait
         self.dir = root / DATA_DIR
         self.path = self.dir / LOG_NAME
         self.lock_path = self.dir / LOCK_NAME
@@ -267,7 +277,7 @@ class TaskLog:
             yield
             return
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._flock(fd, fcntl.LOCK_SH)
             yield
         finally:
             os.close(fd)
@@ -283,12 +293,12 @@ class TaskLog:
                 raise _link_error(self.lock_path) from exc
             raise _storage_error("lock", self.lock_path, exc) from exc
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)  # closing releases the lock; a killed holder releases it too
 
-    def ensure_dir(self) -> None:
+    def _check_root(self) -> None:
         if not self.create_root and not self.root.is_dir():
             # A mistyped --dir or AIDP_DIR must not grow a tree of folders somewhere.
             problem = "is not a folder" if self.root.exists() else "does not exist"
@@ -296,6 +306,9 @@ class TaskLog:
                 f"Cannot create {self.dir}: the project folder {self.root} {problem} "
                 "(check --dir and AIDP_DIR); the tasklist was not changed"
             )
+
+    def ensure_dir(self) -> None:
+        self._check_root()
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             ignore = self.dir / ".gitignore"
@@ -308,6 +321,26 @@ class TaskLog:
                     handle.write(GITIGNORE)
         except OSError as exc:
             raise _storage_error("create", self.dir, exc) from exc
+
+    def _flock(self, fd: int, mode: int) -> None:
+        """Take the lock; if another process holds it, wait, telling `on_wait` after a
+        moment. A holder that dies releases it: waiting never outlives a crash."""
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if self.on_wait is None:
+                fcntl.flock(fd, mode)
+                return
+        import threading  # only when contended: kept off start-up
+
+        notice = threading.Timer(LOCK_NOTICE_SECONDS, self.on_wait, (self.lock_path,))
+        notice.daemon = True
+        notice.start()
+        try:
+            fcntl.flock(fd, mode)
+        finally:
+            notice.cancel()
 
     # --- writing ------------------------------------------------------------------
 
@@ -347,7 +380,14 @@ class TaskLog:
 
     def update(self, change: Callable[[Fold], list[Record]]) -> list[Record]:
         """Read-modify-append under the lock: `change` sees the current state and returns
-        the records to append; concurrent processes lose no update."""
+        the records to append; concurrent processes lose no update.
+
+        `change` may run twice: on a project without .aidp/ it is first tried on the
+        empty state, so a change that writes nothing (or fails) creates nothing. Its
+        side effects must therefore be idempotent (assign results, do not accumulate).
+        """
+        if not self.dir.exists() and not change(Fold()):
+            return []
         with self.locked():
             fold = self._fold_current()
             records = change(fold)
@@ -411,6 +451,9 @@ class TaskLog:
 
     def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
         """Rewrite the file without its damaged lines, keeping a backup of the old one."""
+        if not self.path.exists():
+            self._check_root()
+            return MaintenanceReport()  # nothing to repair, and nothing is created
         with self.locked() if not dry_run else self._shared_lock():
             if not dry_run:
                 _refuse_link(self.path)
@@ -436,6 +479,9 @@ class TaskLog:
 
     def compact(self) -> MaintenanceReport:
         """Keep only the winning record per id (history stays in git and the backup)."""
+        if not self.path.exists():
+            self._check_root()
+            return MaintenanceReport()  # nothing to compact, and nothing is created
         with self.locked():
             _refuse_link(self.path)
             data = self.read_bytes()

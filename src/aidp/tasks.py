@@ -96,14 +96,13 @@ def set_status(
     results: list[Change] = []
 
     def change(fold: Fold) -> list[Record]:
+        results.clear()  # log.update may call this twice
         ids = [resolve_id(fold.tasks, ref) for ref in wanted]
         written: list[Record] = []
         latest: dict[str, Record] = {}
         for tid in ids:
             current = latest.get(tid, fold.tasks[tid])
-            if current.get("status") == status and (
-                status != "abandoned" or reason is None or current.get("abandoned_reason") == reason
-            ):
+            if current.get("status") == status:  # the same status changes nothing
                 results.append(Change(current, changed=False))
                 continue
             updated = transition(current, status, reason=reason)
@@ -145,12 +144,14 @@ class Query(_Plain):
 
 
 def sort_key(sort: str):
+    """The key for a stable sort of tasks given newest-written first, so that equal
+    timestamps (the Ruby original wrote whole seconds) keep the file's order, reversed."""
     if sort == "updated":
-        return lambda t: (-ts_of(t, "updated_at"), t["id"])
+        return lambda t: -ts_of(t, "updated_at")
     if sort == "priority":
-        return lambda t: (PRIORITY_RANK.get(t.get("priority"), 1), -ts_of(t, "created_at"), t["id"])
+        return lambda t: (PRIORITY_RANK.get(t.get("priority"), 1), -ts_of(t, "created_at"))
     if sort == "created":
-        return lambda t: (-ts_of(t, "created_at"), t["id"])
+        return lambda t: -ts_of(t, "created_at")
     raise InvalidInput(f"Invalid --sort {sort!r}: use one of {', '.join(SORTS)}")
 
 
@@ -176,6 +177,7 @@ def query(tasks: Iterable[Record], q: Query) -> list[Record]:
             if q.created_before is not None and created >= q.created_before:
                 continue
         found.append(task)
+    found.reverse()  # the fold yields tasks in the order they first appear in the file
     found.sort(key=key)
     return found[: q.limit] if q.limit is not None else found
 

@@ -258,12 +258,12 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
         before = current(fold, session)
         after = fn(_copy(before))
         if after is None or same(before, after):
-            outcome.append(Edit(before, before, written=False))
+            outcome[:] = [Edit(before, before, written=False)]
             return []
         previous = fold.typed.get(record_id(session))
         stamp = format_ts(next_updated_at(previous))
         after = replace(after, session=session, updated_at=stamp)
-        outcome.append(Edit(before, after, written=True))
+        outcome[:] = [Edit(before, after, written=True)]
         return [to_record(after, stamp)]
 
     log.update(apply)

@@ -421,3 +421,35 @@ def test_no_command_prints_help_and_no_empty_error(cli, args) -> None:
     assert result.code == 2
     assert "Usage: aidp" in result.out + result.err
     assert "Error" not in result.err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tasks", "done", "abcd"],
+        ["tasks", "abandon", "task_1_abcdabcd", "why"],
+        ["tasks", "repair"],
+        ["tasks", "compact"],
+        ["todo", "clear"],
+        ["todo", "delete", "1"],
+    ],
+)
+def test_failed_or_empty_writes_create_nothing(cli, project: Path, args) -> None:
+    result = cli(*args)
+    assert result.code in (0, 1, 2), result
+    assert not (project / ".aidp").exists(), (result, list(project.rglob("*")))
+
+
+def test_abandoning_an_abandoned_task_changes_nothing(cli, project: Path) -> None:
+    tid = add(cli, "Drop me")
+    assert cli("tasks", "abandon", tid, "first reason").code == 0
+    before = tasklist(project).read_bytes()
+    result = cli("tasks", "abandon", tid, "second reason")
+    assert result.code == 0 and "Already abandoned, nothing changed" in result.out
+    assert tasklist(project).read_bytes() == before
+
+
+def test_json_and_a_different_format_conflict(cli) -> None:
+    result = cli("tasks", "list", "--json", "--format", "csv")
+    assert result.code == 2 and "Conflicting --json and --format 'csv'" in result.err
+    assert cli("tasks", "list", "--json", "--format", "json").code == 0

@@ -28,7 +28,7 @@ class Env:
 
     @cached_property
     def log(self) -> TaskLog:
-        return TaskLog(self.root, create_root=False)
+        return TaskLog(self.root, create_root=False, on_wait=_say_waiting)
 
     def session_name(self, override: str | None = None) -> str:
         return resolve_session(override or self.session, self.root)
@@ -50,6 +50,14 @@ class Env:
                 f"Warning: skipped {fold.damaged} damaged {lines} in {where}; "
                 "run 'aidp tasks repair' to remove them\n"
             )
+
+
+def _say_waiting(lock: Path) -> None:
+    sys.stderr.write(
+        f"Waiting for {lock}: another process holds it (Ctrl-C to give up; "
+        "a killed holder releases it)\n"
+    )
+    sys.stderr.flush()
 
 
 def env(ctx: typer.Context) -> Env:

@@ -126,6 +126,8 @@ def list_(
     """List tasks: open ones (pending, in_progress) unless told otherwise."""
     from aidp.when import parse_age, parse_when
 
+    if as_json and fmt is not None and fmt.lower() != "json":
+        raise InvalidInput(f"Conflicting --json and --format {fmt!r}: give one of them")
     fmt = "json" if as_json else (fmt or "table").lower()
     if fmt not in render.FORMATS:
         raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
