@@ -81,8 +81,8 @@ def test_update_task(text: str, expected: UpdateTask) -> None:
     assert parse(text) == [expected]
 
 
-def test_update_task_needs_a_known_status() -> None:
-    assert parse("Update task: ca35 status: finished") == []
+def test_update_task_with_an_unknown_status_is_parsed_for_the_loop_to_report() -> None:
+    assert parse("Update task: ca35 status: finished") == [UpdateTask("ca35", "finished")]
 
 
 def test_todo_pause() -> None:

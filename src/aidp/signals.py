@@ -28,7 +28,8 @@ _FILE = (
 )
 _UPDATE = (
     r"update\s+task\s*:\s*(?P<ref>[^\s\"]+?)[,;]?\s+status\s*:\s*"
-    r"(?P<status>pending|in[_-]progress|done|abandoned)\b"
+    # Any word: a status the backlog does not know is reported by the loop, not ignored.
+    r"(?P<status>[A-Za-z][\w-]*)"
     r"(?:\s+reason\s*:\s*" + QUOTED.format(name="reason") + ")?"
 )
 _PAUSE = r"todo\s+pause\s*:\s*" + QUOTED.format(name="pause")

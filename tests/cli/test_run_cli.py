@@ -129,6 +129,7 @@ def test_update_task_on_known_and_unknown_ids(cli, make_agent) -> None:
         f"print('Update task: {other['id']} status: abandoned reason: \"not needed\"')\n"
         "print('Update task: ffff0000 status: done')\n"
         f"print('Update task: {added['id']} status: done')\n"
+        f"print('Update task: {other['id']} status: bogus')\n"
     )
     result = cli("run", "go", "--agent", agent.command)
     assert result.code == 0, result
@@ -139,6 +140,7 @@ def test_update_task_on_known_and_unknown_ids(cli, make_agent) -> None:
     assert found[other["id"]]["abandoned_reason"] == "not needed"
     assert f"📋 Updated task: Old bug ({added['id']}) → done" in result.out
     assert "Ignored Update task signal: Task not found: ffff0000" in result.err
+    assert "Ignored Update task signal: Invalid status 'bogus': use one of pending" in result.err
     assert f"📋 Task already done: Old bug ({added['id']})" in result.out
 
 
