@@ -98,6 +98,10 @@ def remember_ts(value: str, micros: int) -> None:
         _TS_CACHE[value] = micros
 
 
+# What ts_of gives a missing or unreadable timestamp: before every real one.
+UNKNOWN_TS = -(1 << 62)
+
+
 def ts_of(record: Record, key: str = "updated_at") -> int:
     """The record's timestamp in microseconds; unreadable or missing sorts first."""
     value = record.get(key)
@@ -105,7 +109,7 @@ def ts_of(record: Record, key: str = "updated_at") -> int:
         parsed = parse_ts(value)
         if parsed is not None:
             return parsed
-    return -(1 << 62)
+    return UNKNOWN_TS
 
 
 def next_updated_at(previous: Record | None, now: int | None = None) -> int:

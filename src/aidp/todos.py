@@ -21,6 +21,7 @@ from aidp.log import Fold, TaskLog
 from aidp.model import (
     MAX_DESCRIPTION,
     PRIORITIES,
+    UNKNOWN_TS,
     Record,
     clean_text,
     format_ts,
@@ -488,9 +489,10 @@ def pause(todo: TodoList, reason: str) -> TodoList:
 
 
 def load(todo: TodoList, source: TodoList) -> TodoList:
-    """Copy `source`'s items (active or cleared) into `todo` and make them active."""
+    """Copy `source`'s items (active or cleared) into `todo` and make them active. Loading
+    a plan is a fresh start, like a user prompt: a pause is lifted."""
     items = _copy(source).items
-    return replace(todo, items=items, active=bool(items))
+    return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None)
 
 
 def on_user_prompt(todo: TodoList) -> TodoList:
@@ -646,7 +648,7 @@ def summaries(fold: Fold, current_session: str) -> list[Summary]:
     lists = all_lists(fold)
 
     def order(todo: TodoList) -> tuple[int, int, str]:
-        stamp = ts_of({"updated_at": todo.updated_at}) if todo.updated_at else -(1 << 62)
+        stamp = ts_of({"updated_at": todo.updated_at}) if todo.updated_at else UNKNOWN_TS
         return (0 if todo.session == current_session else 1, -stamp, todo.session)
 
     out = []

@@ -51,5 +51,9 @@ def parse_when(text: str, now: int, *, what: str = "--since") -> int:
 
 def age(created: int, now: int) -> str:
     """'today', '1d ago', '3d ago', … like the original `/tasks list`."""
+    from aidp.model import UNKNOWN_TS
+
+    if created == UNKNOWN_TS:
+        return "age unknown"  # a missing or unreadable timestamp, not 1970
     days = max(0, now - created) // (86400 * 1_000_000)
     return "today" if days == 0 else f"{days}d ago"

@@ -453,3 +453,13 @@ def test_json_and_a_different_format_conflict(cli) -> None:
     result = cli("tasks", "list", "--json", "--format", "csv")
     assert result.code == 2 and "Conflicting --json and --format 'csv'" in result.err
     assert cli("tasks", "list", "--json", "--format", "json").code == 0
+
+
+def test_unreadable_timestamps_show_an_unknown_age(cli, project: Path) -> None:
+    odd = {"id": "task_1_cccccccc", "description": "odd", "status": "pending",
+           "priority": "low", "created_at": "yesterday-ish", "updated_at": "nope", "tags": []}
+    tasklist(project).parent.mkdir()
+    tasklist(project).write_bytes(encode([odd]))
+    result = cli("tasks", "list")
+    assert result.code == 0
+    assert "odd (age unknown)" in result.out

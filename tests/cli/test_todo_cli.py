@@ -449,3 +449,14 @@ def test_every_command_has_help_and_a_section_in_the_docs(cli) -> None:
         result = cli("todo", name, "--help")
         assert result.code == 0 and "--session" in result.out, result
         assert f"### `aidp todo {name}" in docs, name
+
+
+def test_load_lifts_a_pause(cli) -> None:
+    assert cli("--session", "s2", "todo", "add", "Plan B").code == 0
+    assert cli("todo", "add", "Plan A").code == 0
+    assert cli("todo", "pause", "blocked on X").code == 0
+    result = cli("todo", "load", "s2")
+    assert result.code == 0, result
+    shown = json.loads(cli("todo", "show", "--json").out)
+    assert shown["paused"] is False and shown["active"] is True
+    assert [i["content"] for i in shown["items"]] == ["Plan B"]
