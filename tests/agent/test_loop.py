@@ -63,7 +63,7 @@ def test_bad_options_are_usage_errors(project: Path, tmp_path: Path) -> None:
 
 def test_pending_summary(project: Path) -> None:
     log = TaskLog(project)
-    assert pending_summary(log.read()) == []
+    assert pending_summary(log.read()) == ["📋 No pending tasks"]
     for n in range(3):
         tasks.add(log, f"Task {n}")
     lines = pending_summary(log.read(), limit=2)

@@ -325,13 +325,13 @@ class Loop:
 
 
 def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
-    """Lines for the pending backlog at the start of a run; none when it is empty."""
+    """Lines for the pending backlog at the start of a run."""
     from aidp.render import PRIORITY_MARKERS
 
     query = backlog.Query(statuses=("pending",), sort="priority")
     pending = backlog.query(index.select(fold, ("pending",)), query)
     if not pending:
-        return []
+        return ["📋 No pending tasks"]
     lines = [f"📋 Pending tasks ({len(pending)}):"]
     for task in pending[:limit]:
         marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
