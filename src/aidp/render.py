@@ -197,6 +197,8 @@ def stats_text(counts: dict[str, Any], *, paint: Painter) -> str:
     lines = [f"{paint('Total', 'bold')}        {counts['total']}"]
     for status in STATUSES:
         lines.append(f"  {STATUS_TITLES[status].lower():<11} {counts[status]}")
+    if counts.get("other"):
+        lines.append(f"  {'other':<11} {counts['other']}")
     by_priority = counts.get("open_by_priority") or {}
     if counts.get("open"):
         shown = ", ".join(f"{by_priority.get(p, 0)} {p}" for p in PRIORITIES)

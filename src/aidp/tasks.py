@@ -124,7 +124,7 @@ class Query(_Plain):
 
     def __init__(
         self,
-        statuses: tuple[str, ...] = OPEN_STATUSES,
+        statuses: tuple[str, ...] | None = OPEN_STATUSES,  # None: any, even unknown ones
         priorities: tuple[str, ...] = (),
         tags: tuple[str, ...] = (),
         session: str | None = None,
@@ -157,12 +157,12 @@ def sort_key(sort: str):
 
 def query(tasks: Iterable[Record], q: Query) -> list[Record]:
     key = sort_key(q.sort)
-    statuses = set(q.statuses)
+    statuses = set(q.statuses) if q.statuses is not None else None
     priorities = set(q.priorities)
     tags = set(q.tags)
     found = []
     for task in tasks:
-        if task.get("status") not in statuses:
+        if statuses is not None and task.get("status") not in statuses:
             continue
         if priorities and task.get("priority") not in priorities:
             continue
@@ -223,6 +223,9 @@ def _stats(
     return {
         "total": sum(counts.values()),
         **by_status,
+        # A status this version does not know (a newer writer's), or none: counted so
+        # that the parts add up to the total.
+        "other": sum(counts.values()) - sum(by_status.values()),
         "open": by_status["pending"] + by_status["in_progress"],
         "open_by_priority": open_by_priority,
         "oldest_open": oldest[1] if oldest else None,

@@ -463,3 +463,19 @@ def test_unreadable_timestamps_show_an_unknown_age(cli, project: Path) -> None:
     result = cli("tasks", "list")
     assert result.code == 0
     assert "odd (age unknown)" in result.out
+
+
+def test_unknown_statuses_are_counted_and_listed_with_all(cli, project: Path) -> None:
+    newer = {"id": "task_1_dddddddd", "description": "from a newer aidp", "status": "blocked",
+             "priority": "low", "created_at": format_ts(1), "updated_at": format_ts(1), "tags": []}
+    bare = {"id": "task_1_eeeeeeee", "description": "no status", "created_at": format_ts(2),
+            "updated_at": format_ts(2)}
+    tasklist(project).parent.mkdir()
+    tasklist(project).write_bytes(encode([newer, bare]))
+    add(cli, "normal")
+    counts = json.loads(cli("tasks", "stats", "--json").out)
+    assert counts["total"] == 3 and counts["pending"] == 1 and counts["other"] == 2
+    assert sum(counts[k] for k in ("pending", "in_progress", "done", "abandoned", "other")) == 3
+    assert listed(cli, "--all") == ["normal", "no status", "from a newer aidp"]
+    assert listed(cli) == ["normal"]
+    assert "OTHER (2)" in cli("tasks", "list", "all").out

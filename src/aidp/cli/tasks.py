@@ -73,14 +73,15 @@ def add(
         )
 
 
-def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...]:
+def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...] | None:
+    """The statuses asked for; None for all of them, a newer version's included."""
     if include_all:
-        return STATUSES
+        return None
     chosen: list[str] = []
     for word in words:
         normal = word.strip().lower().replace("-", "_")
         if normal == "all":
-            return STATUSES
+            return None
         if normal == "open":
             chosen.extend(OPEN_STATUSES)
         elif normal in STATUSES:
@@ -150,7 +151,9 @@ def list_(
     from aidp.index import select
 
     # Only the tasks of the wanted statuses are decoded: see aidp.index.
-    found = core.query(select(e.read(), query.statuses), query)
+    fold = e.read()
+    candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
+    found = core.query(candidates, query)
     _print_list(found, fmt, now=now, default_view=not words and not include_all)
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
