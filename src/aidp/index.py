@@ -35,7 +35,7 @@ import sys
 import time
 import zlib
 from array import array
-from collections.abc import Collection, Iterator, MutableMapping
+from collections.abc import Callable, Collection, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -558,16 +558,7 @@ class LazyTasks(_Lazy):
             for i in cols.positions(codes)
             if i not in shadowed
         ]
-        if self._over:
-            index, extra = cols.index, cols.count
-            for rid, record in self._over.items():
-                if _status_key(record) in wanted:
-                    i = index(rid)
-                    if i is None:
-                        i, extra = extra, extra + 1
-                    found.append((i, _summary(record)))
-            found.sort(key=lambda pair: pair[0])
-        return [summary for _i, summary in found]
+        return self._with_overlay(found, wanted, _summary)
 
     def select(self, statuses: Collection[str]) -> list[Record]:
         cols = self._cols
@@ -584,16 +575,23 @@ class LazyTasks(_Lazy):
             stamp = record.get("created_at")
             if type(stamp) is str and created[i] != _UNREADABLE:
                 remember_ts(stamp, created[i])
+        return self._with_overlay(found, wanted, lambda record: record)
+
+    def _with_overlay(self, found: list[tuple[int, Any]], wanted: set[str | None],
+                      convert: Callable[[Record], Any]) -> list[Any]:
+        """`found` (position, value) from the columns, plus the overlay's tasks of a wanted
+        status, in fold order: an overlaid id keeps its position, a new one comes last."""
         if self._over:
+            cols = self._cols
             index, extra = cols.index, cols.count
             for rid, record in self._over.items():
                 if _status_key(record) in wanted:
                     i = index(rid)
                     if i is None:
                         i, extra = extra, extra + 1
-                    found.append((i, record))
+                    found.append((i, convert(record)))
             found.sort(key=lambda pair: pair[0])
-        return [record for _i, record in found]
+        return [value for _i, value in found]
 
     def status_counts(self) -> dict[str | None, int]:
         cols = self._cols
