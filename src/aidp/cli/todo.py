@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -72,6 +72,21 @@ def _apply(e: Env, session: str, fn: Callable[[core.TodoList], core.TodoList | N
 
     fn(core.current(e.read(), session))
     return core.edit(e.log, session, fn)
+
+
+def _apply_op(
+    e: Env, session: str, op: Callable[[core.TodoList], tuple[Any, ...]]
+) -> tuple[core.Edit, tuple[Any, ...]]:
+    """`_apply` for a core operation returning (list, *details): the edit, and the details
+    of the last attempt, the one that was written (an attempt may run more than once)."""
+    details: list[tuple[Any, ...]] = []
+
+    def fn(todo: core.TodoList) -> core.TodoList:
+        after, *rest = op(todo)
+        details[:] = [tuple(rest)]
+        return after
+
+    return _apply(e, session, fn), details[-1]
 
 
 def _emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
@@ -146,15 +161,9 @@ def add(
     e = env(ctx)
     position, description = _split_add(args)
     name = e.session_name(session)
-    placed: list[core.Target] = []
-
-    def fn(todo: core.TodoList) -> core.TodoList:
-        after, target = core.add(todo, position, description, priority=priority)
-        placed[:] = [target]
-        return after
-
-    done = _apply(e, name, fn)
-    target = placed[-1]
+    done, (target,) = _apply_op(
+        e, name, lambda todo: core.add(todo, position, description, priority=priority)
+    )
     restarted = bool(done.before.items) and not done.before.active
     fresh = " (a new list: the previous one was cleared)" if restarted else ""
     message = f"{_paint()('✓', 'green')} Added {_label(done.after, target)}{fresh}"
@@ -174,15 +183,7 @@ def delete(
     _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
-    gone: list[tuple[core.Target, dict]] = []
-
-    def fn(todo: core.TodoList) -> core.TodoList:
-        after, target, item = core.delete(todo, position)
-        gone[:] = [(target, item)]
-        return after
-
-    done = _apply(e, name, fn)
-    target, item = gone[-1]
+    done, (target, item) = _apply_op(e, name, lambda todo: core.delete(todo, position))
     subs = len(item.get("subtasks") or [])
     extra = f" (and its {subs} subtask{'s' if subs != 1 else ''})" if subs else ""
     _emit(
@@ -206,18 +207,11 @@ def tick(
     _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
-    hit: list[core.Target] = []
-
-    def fn(todo: core.TodoList) -> core.TodoList:
-        after, target = core.tick(todo, position)
-        hit[:] = [target]
-        return after
-
-    done = _apply(e, name, fn)
+    done, (target,) = _apply_op(e, name, lambda todo: core.tick(todo, position))
     if as_json:
         _emit(done.after, "", as_json=True)
         return
-    render.write_text(_tick_message(done, hit[-1]))
+    render.write_text(_tick_message(done, target))
 
 
 def _tick_message(done: core.Edit, target: core.Target) -> str:
@@ -264,15 +258,8 @@ def start(
     _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
-    hit: list[core.Target] = []
-
-    def fn(todo: core.TodoList) -> core.TodoList:
-        after, target = core.start(todo, position)
-        hit[:] = [target]
-        return after
-
-    done = _apply(e, name, fn)
-    label = _label(done.after, hit[-1])
+    done, (target,) = _apply_op(e, name, lambda todo: core.start(todo, position))
+    label = _label(done.after, target)
     if done.written:
         message = f"{_paint()('✓', 'green')} Started {label}"
     else:
