@@ -15,24 +15,17 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from aidp.agent import agents
 from aidp.errors import InvalidInput
 from aidp.paths import DATA_DIR
 
 PLACEHOLDER = "{prompt}"
 CONFIG_NAME = "config.toml"
 
-# The non-interactive ("headless") mode each CLI documents today. Where a CLI can
-# report its work as JSON events, that mode is used: aidp reads tool calls and the
-# agent's own plan from them. Permission flags are left to the user (see docs/agents.md).
-PRESETS: dict[str, str] = {
-    "claude": "claude -p --output-format stream-json --verbose",
-    "codex": "codex exec --json {prompt}",
-    "gemini": "gemini --output-format stream-json -p {prompt}",
-    "aider": "aider --no-pretty --message {prompt}",
-    "cursor": "cursor-agent -p --output-format stream-json {prompt}",
-    "copilot": "copilot -p {prompt}",
-    "opencode": "opencode run {prompt}",
-}
+# The non-interactive ("headless") mode each CLI documents today, from its module in
+# aidp.agent.agents. Where a CLI can report its work as JSON events, that mode is used:
+# aidp reads tool calls and the agent's own plan from them.
+PRESETS: dict[str, str] = {name: module.PRESET for name, module in agents.BY_NAME.items()}
 
 SOURCES_HELP = (
     "--agent NAME|COMMAND, the AIDP_AGENT variable, or agent = \"…\" in .aidp/config.toml"

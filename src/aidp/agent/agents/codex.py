@@ -1,0 +1,98 @@
+"""Codex CLI: `codex exec --json PROMPT`.
+
+Its `--json` events: `item.started|updated|completed` with agent_message,
+command_execution, file_change, mcp_tool_call, web_search and todo_list items
+(todo_list is its plan), `turn.failed` and `error`; the older `{"msg": {...}}`
+events, whose plan is `plan_update`.
+"""
+
+from __future__ import annotations
+
+from aidp.agent import events
+
+NAME = "codex"
+PRESET = "codex exec --json {prompt}"
+
+
+def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+    kind = event.get("type")
+    if isinstance(kind, str):
+        codex_error = kind == "error" and "message" in event and "timestamp" not in event
+        if kind.startswith(("item.", "thread.", "turn.")) or codex_error:
+            return _event(reader, kind, event)
+        return None
+    msg = event.get("msg")
+    if isinstance(msg, dict) and isinstance(msg.get("type"), str):
+        return _legacy(reader, msg)
+    return None
+
+
+def _event(reader: events.OutputReader, kind: str, event: dict) -> list[events.Item]:
+    Notice, Tool, one_line, summarize = (events.Notice, events.Tool, events.one_line,
+                                         events.summarize)
+    if kind == "error":
+        return [Notice(one_line(event.get("message") or "error"))]
+    if kind == "turn.failed":
+        error = event.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+        return [Notice(f"the turn failed: {one_line(message or 'no reason given')}")]
+    if not kind.startswith("item."):
+        return []
+    item = event.get("item")
+    if not isinstance(item, dict):
+        return []
+    item_type = item.get("type")
+    item_id = str(item.get("id", ""))
+    if item_type == "agent_message":
+        if kind != "item.completed" or not isinstance(item.get("text"), str):
+            return []
+        return reader.text(item["text"])
+    if item_type == "todo_list":
+        entries = events.plan_entries(item.get("items"))
+        return [events.Plan(entries)] if entries is not None else []
+    if item_type == "error":
+        return [Notice(one_line(item.get("message") or "error"))]
+    if item_type in ("command_execution", "file_change", "mcp_tool_call", "web_search"):
+        if item_id and item_id in reader.noted:
+            return []
+        if item_id:
+            reader.noted.add(item_id)
+        if item_type == "command_execution":
+            return [Tool("command", summarize(item.get("command")))]
+        if item_type == "file_change":
+            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            shown = ", ".join(
+                f"{c.get('kind', 'update')} {c.get('path', '?')}"
+                for c in changes
+                if isinstance(c, dict)
+            )
+            return [Tool("file_change", one_line(shown))]
+        if item_type == "mcp_tool_call":
+            name = f"{item.get('server', 'mcp')}.{item.get('tool', 'tool')}"
+            return [Tool(one_line(name, 40), summarize(item.get("arguments")))]
+        return [Tool("web_search", summarize(item.get("query")))]
+    return []  # reasoning and kinds this version does not know
+
+
+def _legacy(reader: events.OutputReader, msg: dict) -> list[events.Item]:
+    Notice, Tool, one_line, summarize = (events.Notice, events.Tool, events.one_line,
+                                         events.summarize)
+    kind = msg["type"]
+    if kind == "agent_message" and isinstance(msg.get("message"), str):
+        return reader.text(msg["message"])
+    if kind == "exec_command_begin":
+        return [Tool("command", summarize(msg.get("command")))]
+    if kind == "patch_apply_begin":
+        changes = msg.get("changes")
+        paths = one_line(", ".join(changes)) if isinstance(changes, dict) else ""
+        return [Tool("apply_patch", paths)]
+    if kind == "mcp_tool_call_begin":
+        call = msg.get("invocation") if isinstance(msg.get("invocation"), dict) else {}
+        name = f"{call.get('server', 'mcp')}.{call.get('tool', 'tool')}"
+        return [Tool(one_line(name, 40), summarize(call.get("arguments")))]
+    if kind == "plan_update":
+        entries = events.plan_entries(msg.get("plan"))
+        return [events.Plan(entries)] if entries is not None else []
+    if kind in ("error", "stream_error"):
+        return [Notice(one_line(msg.get("message") or "error"))]
+    return []

@@ -1,0 +1,26 @@
+"""Cursor CLI: `cursor-agent -p --output-format stream-json PROMPT`.
+
+Its stream-json follows Claude Code's (read by aidp.agent.agents.claude), plus
+`tool_call` events: `{"subtype": "started", "tool_call": {"<name>ToolCall": {"args": …}}}`.
+"""
+
+from __future__ import annotations
+
+from aidp.agent import events
+
+NAME = "cursor"
+PRESET = "cursor-agent -p --output-format stream-json {prompt}"
+
+
+def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+    if event.get("type") != "tool_call":
+        return None
+    if event.get("subtype") != "started":
+        return []
+    call = event.get("tool_call")
+    if not isinstance(call, dict) or not call:
+        return [events.Tool("tool")]
+    key, body = next(iter(call.items()))
+    name = str(key).removesuffix("ToolCall").removesuffix("_tool_call") or "tool"
+    arguments = body.get("args") if isinstance(body, dict) else None
+    return reader.tool(name, arguments)
