@@ -123,6 +123,28 @@ def summaries(fold: Fold, statuses: Collection[str]) -> list[tuple[str, str | No
     return [_summary(t) for t in tasks.values() if _status_key(t) in wanted]
 
 
+def created_stamps(fold: Fold, statuses: Collection[str] | None = None) -> list[int]:
+    """created_at µs (ts_of's value when unreadable) of every task, or of those whose
+    status is one of `statuses`, in no particular order; an indexed fold answers from
+    its columns."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.created_stamps(statuses)
+    wanted = None if statuses is None else set(statuses)
+    return [ts_of(t, "created_at") for t in tasks.values()
+            if wanted is None or _status_key(t) in wanted]
+
+
+def select_updated(fold: Fold, statuses: Collection[str], since: int) -> list[Record]:
+    """The tasks whose status is one of `statuses` and whose winning record was updated
+    at or after `since` (µs), in the fold's order; an indexed fold decodes only those."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.select(statuses, updated_from=since)
+    wanted = set(statuses)
+    return [t for t in tasks.values() if _status_key(t) in wanted and ts_of(t) >= since]
+
+
 def _summary(record: Record) -> tuple[str, str | None, int]:
     return (record["id"], _key(record.get("priority")), ts_of(record, "created_at"))
 
@@ -560,12 +582,35 @@ class LazyTasks(_Lazy):
         ]
         return self._with_overlay(found, wanted, _summary)
 
-    def select(self, statuses: Collection[str]) -> list[Record]:
+    def created_stamps(self, statuses: Collection[str] | None) -> list[int]:
+        cols = self._cols
+        created = cols.column("created")
+        shadowed = self._shadowed()
+        if statuses is None:
+            found = list(created)
+            for i in sorted(shadowed, reverse=True):
+                del found[i]
+            found.extend(ts_of(record, "created_at") for record in self._over.values())
+            return found
+        wanted = set(statuses)
+        codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
+        pairs = [(i, created[i]) for i in cols.positions(codes) if i not in shadowed]
+        return self._with_overlay(pairs, wanted, lambda record: ts_of(record, "created_at"))
+
+    def select(self, statuses: Collection[str], *, updated_from: int | None = None
+               ) -> list[Record]:
         cols = self._cols
         wanted = set(statuses)
         codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
         shadowed = self._shadowed()
-        positions = [i for i in cols.positions(codes) if i not in shadowed]
+        if updated_from is None:
+            positions = [i for i in cols.positions(codes) if i not in shadowed]
+        else:  # few tasks changed recently: find those first, then their status
+            chosen, status_codes = set(codes), cols.codes
+            positions = [
+                i for i, stamp in enumerate(cols.column("stamps"))
+                if stamp >= updated_from and status_codes[i] in chosen and i not in shadowed
+            ]
         with _no_gc():
             self._decode_many(positions)
         decoded = self._decoded
@@ -575,6 +620,10 @@ class LazyTasks(_Lazy):
             stamp = record.get("created_at")
             if type(stamp) is str and created[i] != _UNREADABLE:
                 remember_ts(stamp, created[i])
+        if updated_from is not None and self._over:
+            over = {rid for rid, record in self._over.items() if ts_of(record) < updated_from}
+            return [r for r in self._with_overlay(found, wanted, lambda record: record)
+                    if r.get("id") not in over]
         return self._with_overlay(found, wanted, lambda record: record)
 
     def _with_overlay(self, found: list[tuple[int, Any]], wanted: set[str | None],

@@ -15,7 +15,7 @@ from typing import Any, TextIO
 
 import orjson
 
-from aidp.model import PRIORITIES, STATUSES, Record, ts_of
+from aidp.model import STATUSES, Record, ts_of
 from aidp.when import age
 
 FORMATS = ("table", "json", "jsonl", "ids", "markdown", "csv")
@@ -191,16 +191,3 @@ def task_csv(tasks: Sequence[Record]) -> str:
             [",".join(t.get("tags") or []) if f == "tags" else t.get(f, "") for f in CSV_FIELDS]
         )
     return out.getvalue()
-
-
-def stats_text(counts: dict[str, Any], *, paint: Painter) -> str:
-    lines = [f"{paint('Total', 'bold')}        {counts['total']}"]
-    for status in STATUSES:
-        lines.append(f"  {STATUS_TITLES[status].lower():<11} {counts[status]}")
-    if counts.get("other"):
-        lines.append(f"  {'other':<11} {counts['other']}")
-    by_priority = counts.get("open_by_priority") or {}
-    if counts.get("open"):
-        shown = ", ".join(f"{by_priority.get(p, 0)} {p}" for p in PRIORITIES)
-        lines.append(f"Open by priority: {shown}")
-    return "\n".join(lines)

@@ -245,14 +245,51 @@ def reopen(
 @app.command()
 def stats(
     ctx: typer.Context,
+    since: str | None = typer.Option(
+        None, "--since", metavar="WHEN",
+        help="Only tasks created at or after WHEN (7d, 2026-11-01).",
+    ),
+    session: str | None = typer.Option(None, "--session", help="Only tasks filed in this session."),
+    tag: list[str] = typer.Option(
+        [], "--tag", "-t", help="Only tasks with this tag; repeat for any of several."
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Counts: total, pending, in_progress, done, abandoned, open by priority."""
-    counts = core.fold_stats(env(ctx).read())
+    """Counts and charts: by status and priority, filed vs finished per week, age, tags."""
+    from aidp import insights
+
+    now = now_micros()
+    filters = insights.Filters(since=_since(since, now), session=session,
+                               tags=[t.strip() for t in tag])
+    found = insights.from_fold(env(ctx).read(), now=now, filters=filters)
     if as_json:
-        render.write_bytes(render.json_bytes(counts))
-    else:
-        render.write_text(render.stats_text(counts, paint=_paint()))
+        render.write_bytes(render.json_bytes(found))
+        return
+    from aidp import charts
+
+    color = render.color_enabled()
+    render.write_text(charts.draw(found, color=color, width=_terminal_width()))
+
+
+def _since(text: str | None, now: int) -> int | None:
+    if text is None:
+        return None
+    from aidp.when import parse_when
+
+    return parse_when(text, now)
+
+
+def _terminal_width() -> int:
+    """The terminal's width when stdout is one; else the charts' own 80 columns."""
+    import os
+    import sys
+
+    try:
+        if sys.stdout.isatty():
+            return os.get_terminal_size(sys.stdout.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):
+        pass
+    return 80
 
 
 @app.command()

@@ -1,0 +1,285 @@
+"""What the backlog looks like: the series `tasks stats` draws and `aidp report` pages.
+
+Pure: everything is computed from a `Fold` (or plain task records) and a `now`, and
+returned as plain values; `render` draws them in the terminal and `aidp.page` as SVG.
+
+Definitions (docs/guide.md, "Stats and charts"):
+- weeks are ISO weeks, Monday 00:00 UTC; the series holds the last `WEEKS`, the
+  current one last;
+- a task is *filed* at its `created_at` and *finished* when it went done or abandoned
+  (`completed_at` / `abandoned_at`, else its last update); a task that is open again
+  counts as filed only;
+- ages are counted from `created_at`; a missing or unreadable one is "unknown".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from aidp.log import Fold, _Plain
+from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, ts_of
+
+WEEKS = 12
+TOP_TAGS = 10
+DAY = 86_400 * 1_000_000
+WEEK = 7 * DAY
+CLOSED_STATUSES = ("done", "abandoned")
+
+# (label, lower bound in days, upper bound in days or None): open tasks by age.
+AGE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
+    ("under 1 day", 0, 1),
+    ("1-7 days", 1, 7),
+    ("1-4 weeks", 7, 28),
+    ("1-3 months", 28, 91),
+    ("3-12 months", 91, 365),
+    ("over 1 year", 365, None),
+)
+UNKNOWN_AGE = "unknown"
+
+
+class Filters(_Plain):
+    """Which tasks the series count: created at or after `since` (µs), filed in
+    `session`, carrying any of `tags`. All empty: every task."""
+
+    _fields = ("since", "session", "tags")
+
+    def __init__(
+        self, since: int | None = None, session: str | None = None, tags: Sequence[str] = ()
+    ) -> None:
+        self.since = since
+        self.session = session
+        self.tags = tuple(tags)
+
+    def __bool__(self) -> bool:
+        return self.since is not None or self.session is not None or bool(self.tags)
+
+    def admits(self, task: Record) -> bool:
+        if self.since is not None and ts_of(task, "created_at") < self.since:
+            return False
+        if self.session is not None and task.get("session") != self.session:
+            return False
+        return not self.tags or not set(self.tags).isdisjoint(task.get("tags") or ())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "since": _iso(self.since) if self.since is not None else None,
+            "session": self.session,
+            "tags": list(self.tags),
+        }
+
+
+# --- time -------------------------------------------------------------------------
+
+
+def week_start(micros: int) -> int:
+    """Monday 00:00 UTC of the ISO week holding `micros`."""
+    days = micros // DAY
+    return (days - (days + 3) % 7) * DAY  # 1970-01-01 was a Thursday
+
+
+def _date(micros: int) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(micros // 1_000_000))
+
+
+def _iso(micros: int) -> str:
+    from aidp.model import format_ts
+
+    return format_ts(micros)
+
+
+def _week_label(micros: int) -> str:
+    from datetime import UTC, datetime
+
+    year, week, _day = datetime.fromtimestamp(micros // 1_000_000, UTC).isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def finished_at(task: Record) -> int | None:
+    """When a done or abandoned task was finished (µs); None for any other status.
+
+    The closing stamp (`completed_at`, `abandoned_at`) when readable, never later than
+    the record's own `updated_at` (a hand edit cannot put it in the future of the
+    record): so a task last updated before a time was finished before it, which lets
+    the indexed path skip decoding every task closed long ago.
+    """
+    status = task.get("status")
+    if status not in CLOSED_STATUSES:
+        return None
+    updated = ts_of(task, "updated_at")
+    closed = ts_of(task, "completed_at" if status == "done" else "abandoned_at")
+    if closed == UNKNOWN_TS:
+        return updated
+    return closed if updated == UNKNOWN_TS else min(closed, updated)
+
+
+# --- the series -------------------------------------------------------------------
+
+
+class _Tally:
+    """Accumulates the series one task at a time."""
+
+    def __init__(self, now: int, weeks: int) -> None:
+        self.now = now
+        self.first_week = week_start(now) - (weeks - 1) * WEEK
+        self.weeks = weeks
+        self.status: dict[str | None, int] = {}
+        self.filed = [0] * weeks
+        self.done = [0] * weeks
+        self.abandoned = [0] * weeks
+        self.open_tasks: list[tuple[str, str | None, int]] = []
+        self.ages = [0] * (len(AGE_BUCKETS) + 1)  # the last: unknown
+        self.tags: dict[str, int] = {}
+
+    def _week(self, micros: int) -> int | None:
+        if micros == UNKNOWN_TS or micros < self.first_week:
+            return None
+        n = (micros - self.first_week) // WEEK
+        return n if n < self.weeks else None  # a stamp in the future: after the window
+
+    def filed_at(self, created: int) -> None:
+        n = self._week(created)
+        if n is not None:
+            self.filed[n] += 1
+
+    def finished(self, status: str, micros: int) -> None:
+        n = self._week(micros)
+        if n is not None:
+            (self.done if status == "done" else self.abandoned)[n] += 1
+
+    def open_task(self, tid: str, priority: str | None, created: int,
+                  tags: Iterable[str] = ()) -> None:
+        self.open_tasks.append((tid, priority, created))
+        self.ages[_age_bucket(created, self.now)] += 1
+        for tag in tags:
+            self.tags[tag] = self.tags.get(tag, 0) + 1
+
+    def result(self, filters: Filters) -> dict[str, Any]:
+        from aidp.tasks import _stats
+
+        out = _stats(self.status, self.open_tasks)
+        starts = [self.first_week + n * WEEK for n in range(self.weeks)]
+        out["weeks"] = [
+            {
+                "week": _week_label(start),
+                "start": _date(start),
+                "filed": self.filed[n],
+                "done": self.done[n],
+                "abandoned": self.abandoned[n],
+                "finished": self.done[n] + self.abandoned[n],
+            }
+            for n, start in enumerate(starts)
+        ]
+        out["open_age"] = [
+            {"bucket": label, "min_days": low, "max_days": high, "count": self.ages[n]}
+            for n, (label, low, high) in enumerate(AGE_BUCKETS)
+        ] + [{"bucket": UNKNOWN_AGE, "min_days": None, "max_days": None,
+              "count": self.ages[-1]}]
+        ranked = sorted(self.tags.items(), key=lambda pair: (-pair[1], pair[0]))
+        out["top_tags"] = [{"tag": tag, "count": n} for tag, n in ranked[:TOP_TAGS]]
+        out["filters"] = filters.to_json()
+        return out
+
+
+def _age_bucket(created: int, now: int) -> int:
+    if created == UNKNOWN_TS:
+        return len(AGE_BUCKETS)
+    days = max(0, now - created) // DAY
+    for n, (_label, _low, high) in enumerate(AGE_BUCKETS):
+        if high is None or days < high:
+            return n
+    return len(AGE_BUCKETS) - 1  # pragma: no cover - the last bucket has no bound
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _tags(task: Record) -> list[str]:
+    tags = task.get("tags")
+    return [t for t in dict.fromkeys(tags) if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def from_tasks(tasks: Iterable[Record], *, now: int, filters: Filters | None = None,
+               weeks: int = WEEKS) -> dict[str, Any]:
+    """The stats of these tasks: the plain fold over every record (the reference)."""
+    filters = filters or Filters()
+    tally = _Tally(now, weeks)
+    for task in tasks:
+        if filters and not filters.admits(task):
+            continue
+        status = _text(task.get("status"))
+        tally.status[status] = tally.status.get(status, 0) + 1
+        tally.filed_at(ts_of(task, "created_at"))
+        if status in OPEN_STATUSES:
+            tally.open_task(task["id"], _text(task.get("priority")),
+                            ts_of(task, "created_at"), _tags(task))
+        elif status in CLOSED_STATUSES:
+            tally.finished(status, finished_at(task))  # type: ignore[arg-type]
+    return tally.result(filters)
+
+
+def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
+              weeks: int = WEEKS) -> dict[str, Any]:
+    """The same as `from_tasks(fold.tasks.values(), …)`; without filters, an indexed
+    fold answers from its columns and decodes only the open tasks and those finished
+    inside the window."""
+    from aidp import index
+
+    filters = filters or Filters()
+    counts = index.status_counts(fold)
+    if filters or None in counts:  # every task is needed: decoded in one go
+        # (a task without a readable status is not in the columns' selection)
+        tasks = fold.tasks.values() if None in counts else index.select(fold, list(counts))
+        return from_tasks(tasks, now=now, filters=filters, weeks=weeks)
+    tally = _Tally(now, weeks)
+    tally.status = dict(counts)
+    first = tally.first_week
+    for created in index.created_stamps(fold):
+        if created >= first:  # most tasks were filed before the window
+            tally.filed_at(created)
+    for task in index.select(fold, OPEN_STATUSES):
+        tally.open_task(task["id"], _text(task.get("priority")), ts_of(task, "created_at"),
+                        _tags(task))
+    # A task finishes no later than its last update: those updated before the window
+    # finished before it, and are never decoded.
+    for task in index.select_updated(fold, CLOSED_STATUSES, first):
+        stamp = finished_at(task)
+        if stamp is not None:
+            tally.finished(task["status"], stamp)
+    return tally.result(filters)
+
+
+# --- burndown (the report) --------------------------------------------------------
+
+
+def burndown(tasks: Sequence[Record], *, now: int, days: int = WEEKS * 7) -> list[dict[str, Any]]:
+    """Open tasks at the end of each of the last `days` days (UTC), oldest first: filed
+    by then and not finished by then. A task that was reopened counts as open since it
+    was filed (its earlier closing is history: `tasks history`); a task without a
+    readable created_at has no place in time and is left out."""
+    from bisect import bisect_right
+
+    created: list[int] = []
+    closed: list[int] = []
+    for task in tasks:
+        filed = ts_of(task, "created_at")
+        if filed == UNKNOWN_TS:
+            continue
+        created.append(filed)
+        stamp = finished_at(task)
+        if stamp is not None:
+            closed.append(max(stamp, filed))  # never finished before it was filed
+    created.sort()
+    closed.sort()
+    today = (now // DAY) * DAY
+    out = []
+    for n in range(days - 1, -1, -1):
+        start = today - n * DAY
+        cut = min(start + DAY, now + 1)  # exclusive: the end of that day, or now
+        out.append({
+            "date": _date(start),
+            "open": bisect_right(created, cut - 1) - bisect_right(closed, cut - 1),
+        })
+    return out
