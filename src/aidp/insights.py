@@ -15,6 +15,7 @@ Definitions (docs/guide.md, "Stats and charts"):
 from __future__ import annotations
 
 import time
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ AGE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
     ("over 1 year", 365, None),
 )
 UNKNOWN_AGE = "unknown"
+_AGE_LIMITS = [high for _label, _low, high in AGE_BUCKETS if high is not None]
 
 
 class Filters(_Plain):
@@ -151,7 +153,11 @@ class _Tally:
     def open_task(self, tid: str, priority: str | None, created: int,
                   tags: Iterable[str] = ()) -> None:
         self.open_tasks.append((tid, priority, created))
-        self.ages[_age_bucket(created, self.now)] += 1
+        if created == UNKNOWN_TS:
+            self.ages[-1] += 1
+        else:
+            days = max(0, self.now - created) // DAY
+            self.ages[bisect_right(_AGE_LIMITS, days)] += 1
         for tag in tags:
             self.tags[tag] = self.tags.get(tag, 0) + 1
 
@@ -180,16 +186,6 @@ class _Tally:
         out["top_tags"] = [{"tag": tag, "count": n} for tag, n in ranked[:TOP_TAGS]]
         out["filters"] = filters.to_json()
         return out
-
-
-def _age_bucket(created: int, now: int) -> int:
-    if created == UNKNOWN_TS:
-        return len(AGE_BUCKETS)
-    days = max(0, now - created) // DAY
-    for n, (_label, _low, high) in enumerate(AGE_BUCKETS):
-        if high is None or days < high:
-            return n
-    return len(AGE_BUCKETS) - 1  # pragma: no cover - the last bucket has no bound
 
 
 def _text(value: object) -> str | None:
@@ -239,9 +235,14 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
     for created in index.created_stamps(fold):
         if created >= first:  # most tasks were filed before the window
             tally.filed_at(created)
-    for task in index.select(fold, OPEN_STATUSES):
-        tally.open_task(task["id"], _text(task.get("priority")), ts_of(task, "created_at"),
-                        _tags(task))
+    for tid, priority, created in index.summaries(fold, OPEN_STATUSES):
+        tally.open_task(tid, priority, created)
+    counted = tally.tags
+    for task in index.select(fold, OPEN_STATUSES):  # decoded for their tags only
+        tags = task.get("tags")
+        if tags:
+            for tag in _tags(task):
+                counted[tag] = counted.get(tag, 0) + 1
     # A task finishes no later than its last update: those updated before the window
     # finished before it, and are never decoded.
     for task in index.select_updated(fold, CLOSED_STATUSES, first):
