@@ -9,9 +9,24 @@ a line, several per line, in the order they appear:
 
 The square brackets mark optional parts (they are not typed). Priority comes before
 tags; tags run to the next white space and are split on commas, empty pieces dropped.
-Straight or curly double quotes are accepted. Parsing never validates: an empty or
-over-long description is still returned, so the caller can warn about it instead of
-dropping it silently.
+
+Quoted text (a description or a reason) is read the way a person would read it:
+
+- Straight or curly double quotes open it. It may hold double quotes itself
+  (`File task: "Handle the "draft" flag's default"`): it ends at the last quote of
+  its stretch of line (up to the next signal) when only `priority:`, `tags:` and
+  closing punctuation follow that quote; otherwise at the first quote that leaves
+  the quotes inside paired and does not open a quotation of its own.
+- Opened with an escaped quote (`File task: \\"Escaped\\"`, as agents that think in
+  JSON print it), it ends at an escaped quote, and `\\"` and `\\\\` inside are read as `"`
+  and `\\`.
+- Terminal escape sequences (colours, bold) anywhere in the line are ignored, and so
+  is Markdown emphasis right after the colon (`**File task:** "…"`).
+
+Parsing never drops what it cannot use silently: an empty or over-long description is
+still returned (the caller reports it), and a priority other than the three or an
+empty reason is left out and named in the signal's `problems`, for the caller to warn
+about.
 """
 
 from __future__ import annotations
@@ -19,24 +34,31 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-QUOTED = r'["\u201c](?P<{name}>[^"\u201c\u201d]*)["\u201d]'
-
-_FILE = (
-    r"file\s+task\s*:\s*" + QUOTED.format(name="description")
-    + r"(?:\s+priority\s*:\s*(?P<priority>high|medium|low)\b)?"
-    + r"(?:\s+tags\s*:\s*(?P<tags>\S+))?"
-)
-_UPDATE = (
-    r"update\s+task\s*:\s*(?P<ref>[^\s\"]+?)[,;]?\s+status\s*:\s*"
+PRIORITIES = ("high", "medium", "low")
+_OPEN = r"(?P<{name}>\\?[\"\u201c])"
+_EMPHASIS = r"[*_]*"
+_HEAD_RE = re.compile(
+    r"(?P<file>file\s+task\s*:" + _EMPHASIS + r"\s*" + _OPEN.format(name="file_open") + ")"
+    r"|(?P<update>update\s+task\s*:" + _EMPHASIS + r"\s*(?P<ref>[^\s\"]+?)[,;]?\s+status\s*:"
     # Any word: a status the backlog does not know is reported by the loop, not ignored.
-    r"(?P<status>[A-Za-z][\w-]*)"
-    r"(?:\s+reason\s*:\s*" + QUOTED.format(name="reason") + ")?"
+    + _EMPHASIS + r"\s*(?P<status>[A-Za-z][\w-]*)"
+    r"(?:\s+(?P<reason_key>reason\s*:)" + _EMPHASIS + r"\s*" + _OPEN.format(name="reason_open")
+    + "?)?)"
+    r"|(?P<pause>todo\s+pause\s*:" + _EMPHASIS + r"\s*" + _OPEN.format(name="pause_open") + ")",
+    re.IGNORECASE,
 )
-_PAUSE = r"todo\s+pause\s*:\s*" + QUOTED.format(name="pause")
-
-SIGNAL_RE = re.compile(
-    f"(?P<file>{_FILE})|(?P<update>{_UPDATE})|(?P<todo_pause>{_PAUSE})", re.IGNORECASE
+# CSI (colours, cursor), OSC (titles, links) and two-character escapes.
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_VALUE = r"[^\s\"\u201c\u201d\\]+"
+_TAIL_RE = re.compile(
+    r"(?:\s+priority\s*:\s*(?P<priority>" + _VALUE + r"))?"
+    r"(?:\s+tags\s*:\s*(?P<tags>" + _VALUE + r"))?",
+    re.IGNORECASE,
 )
+# What may close a sentence or a bit of Markdown after a signal's last quote.
+_CLOSING = ".,;:!?)]}*_`'\u2019>"
+_VALUE_END = _CLOSING.replace("_", "")  # stripped from a priority or tags ("tags: a,b.")
+_CLEAN_END_RE = re.compile(r"[\s" + re.escape(_CLOSING) + r"]*")
 # What may wrap or follow an id in prose: `task_1_ab`, [task_1_ab], (ab12cd34), <…>,
 # '…', **…**, and sentence punctuation; ids never start or end with any of these.
 _ID_WRAPPERS = "`[]()<>'*.,;:"
@@ -47,6 +69,7 @@ class FileTask:
     description: str
     priority: str = "medium"
     tags: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()  # what was written but left out, in words
 
 
 @dataclass(frozen=True)
@@ -54,36 +77,40 @@ class UpdateTask:
     ref: str
     status: str
     reason: str | None = None
+    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class TodoPause:
     reason: str
+    problems: tuple[str, ...] = ()
 
 
 Signal = FileTask | UpdateTask | TodoPause
 
 
+def strip_ansi(text: str) -> str:
+    """`text` without terminal escape sequences."""
+    return _ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
 def parse(line: str) -> list[Signal]:
     """Every signal in one line of agent text, in order."""
+    line = strip_ansi(line)
+    heads = list(_HEAD_RE.finditer(line))
     found: list[Signal] = []
-    for match in SIGNAL_RE.finditer(line):
-        if match["file"] is not None:
-            tags = tuple(t.strip() for t in (match["tags"] or "").split(","))
-            found.append(
-                FileTask(
-                    description=match["description"].strip(),
-                    priority=(match["priority"] or "medium").lower(),
-                    tags=tuple(dict.fromkeys(t for t in tags if t)),
-                )
-            )
-        elif match["update"] is not None:
-            ref = match["ref"].strip(_ID_WRAPPERS)
-            status = match["status"].lower().replace("-", "_")
-            reason = match["reason"].strip() if match["reason"] else None
-            found.append(UpdateTask(ref=ref, status=status, reason=reason))
+    for at, head in enumerate(heads):
+        stretch_end = heads[at + 1].start() if at + 1 < len(heads) else len(line)
+        stretch = line[head.end():stretch_end]
+        if head["file"] is not None:
+            signal = _file_task(head["file_open"], stretch)
+        elif head["update"] is not None:
+            signal = _update_task(head, stretch)
         else:
-            found.append(TodoPause(reason=match["pause"].strip()))
+            quoted = _quoted(stretch, escaped=head["pause_open"].startswith("\\"))
+            signal = None if quoted is None else _pause(quoted[0])
+        if signal is not None:
+            found.append(signal)
     return found
 
 
@@ -95,4 +122,109 @@ def parse_text(text: str) -> list[Signal]:
 def signal_lines(text: str) -> set[str]:
     """The lines of `text` (stripped) that hold a signal: used to ignore an agent that
     merely echoes the prompt it was given, whose instructions show the grammar."""
-    return {line.strip() for line in text.splitlines() if SIGNAL_RE.search(line)}
+    return {line.strip() for line in text.splitlines() if parse(line)}
+
+
+def format_signal(signal: Signal) -> str:
+    """The signal as an agent would print it (straight quotes, nothing escaped)."""
+    if isinstance(signal, FileTask):
+        text = f'File task: "{signal.description}"'
+        if signal.priority != "medium":
+            text += f" priority: {signal.priority}"
+        if signal.tags:
+            text += " tags: " + ",".join(signal.tags)
+        return text
+    if isinstance(signal, UpdateTask):
+        text = f"Update task: {signal.ref} status: {signal.status}"
+        return text + (f' reason: "{signal.reason}"' if signal.reason is not None else "")
+    return f'Todo pause: "{signal.reason}"'
+
+
+# --- the pieces -----------------------------------------------------------------------
+
+
+def _file_task(opener: str, stretch: str) -> FileTask | None:
+    quoted = _quoted(stretch, escaped=opener.startswith("\\"))
+    if quoted is None:
+        return None
+    description, rest = quoted
+    tail = _TAIL_RE.match(rest)
+    assert tail is not None  # every part of it is optional
+    problems = []
+    priority = "medium"
+    if tail["priority"] is not None:
+        given = tail["priority"].rstrip(_VALUE_END).lower()
+        if given in PRIORITIES:
+            priority = given
+        else:
+            problems.append(f"priority {tail['priority']!r} (use high, medium or low)")
+    pieces = (t.strip() for t in (tail["tags"] or "").rstrip(_VALUE_END).split(","))
+    tags = tuple(dict.fromkeys(t for t in pieces if t))
+    return FileTask(description.strip(), priority, tags, tuple(problems))
+
+
+def _update_task(head: re.Match[str], stretch: str) -> UpdateTask:
+    ref = head["ref"].strip(_ID_WRAPPERS)
+    status = head["status"].lower().replace("-", "_")
+    reason = None
+    problems: list[str] = []
+    if head["reason_key"] is not None:
+        quoted = None
+        if head["reason_open"] is not None:
+            quoted = _quoted(stretch, escaped=head["reason_open"].startswith("\\"))
+        if quoted is None:
+            problems.append("reason (put it in double quotes: reason: \"WHY\")")
+        elif not quoted[0].strip():
+            problems.append("reason (it is empty)")
+        else:
+            reason = quoted[0].strip()
+    return UpdateTask(ref, status, reason, tuple(problems))
+
+
+def _pause(reason: str) -> TodoPause:
+    return TodoPause(reason.strip())
+
+
+def _quoted(stretch: str, *, escaped: bool) -> tuple[str, str] | None:
+    """(the quoted text, what follows its closing quote) from the text right after an
+    opening quote; None when no quote closes it."""
+    # Tokens: plain characters, and closing-quote candidates as (start, end) offsets.
+    chars: list[str] = []
+    quotes: list[tuple[int, int, int]] = []  # (start, end, index in chars)
+    at = 0
+    while at < len(stretch):
+        char = stretch[at]
+        if escaped and char == "\\" and at + 1 < len(stretch) and stretch[at + 1] in "\\\"":
+            if stretch[at + 1] == '"':
+                quotes.append((at, at + 2, len(chars)))
+                chars.append('"')
+            else:
+                chars.append("\\")
+            at += 2
+            continue
+        if not escaped and char in "\"\u201d\u201c":
+            if char != "\u201c":  # an opening curly quote never closes
+                quotes.append((at, at + 1, len(chars)))
+        chars.append(char)
+        at += 1
+    if not quotes:
+        return None
+    chosen = _closing(stretch, chars, quotes)
+    start, end, index = quotes[chosen]
+    return "".join(chars[:index]), stretch[end:]
+
+
+def _closing(stretch: str, chars: list[str], quotes: list[tuple[int, int, int]]) -> int:
+    """Which quote closes the quoted text (see the module's docstring)."""
+    last_start, last_end, _ = quotes[-1]
+    tail = _TAIL_RE.match(stretch, last_end)
+    assert tail is not None
+    if _CLEAN_END_RE.fullmatch(stretch, tail.end()):
+        return len(quotes) - 1
+    for number, (_start, _end, index) in enumerate(quotes):
+        before = chars[index - 1] if index > 0 else ""
+        after = chars[index + 1] if index + 1 < len(chars) else ""
+        opens = before.isspace() and after != "" and not after.isspace()
+        if number % 2 == 0 and not opens:
+            return number
+    return 0

@@ -119,6 +119,46 @@ def test_file_task_signals_of_every_form(cli, make_agent, project: Path) -> None
     assert "still running" in result.out  # the run went on
 
 
+def printing(*lines: str) -> str:
+    """An agent body that prints these lines exactly."""
+    return "".join(f"print({line!r})\n" for line in lines)
+
+
+def test_inner_and_escaped_quotes_ansi_and_bad_priorities(cli, make_agent) -> None:
+    agent = make_agent(printing(
+        'File task: "Handle the "draft" flag\'s default" priority: high',
+        'File task: \\"Escaped\\" tags: opencode',  # as opencode prints it
+        '\x1b[1mFile task:\x1b[0m "Coloured" priority: low',
+        'File task: "Urgent one" priority: urgent tags: a',
+    ))
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    found = {t["description"]: t for t in tasks_json(cli)}
+    assert set(found) == {'Handle the "draft" flag\'s default', "Escaped", "Coloured",
+                          "Urgent one"}
+    assert found['Handle the "draft" flag\'s default']["priority"] == "high"
+    assert found["Escaped"]["tags"] == ["opencode"]
+    assert found["Coloured"]["priority"] == "low"
+    assert (found["Urgent one"]["priority"], found["Urgent one"]["tags"]) == ("medium", ["a"])
+    assert ("Warning: File task 'Urgent one': left out priority 'urgent' (use high, medium or "
+            "low); filed with priority medium") in result.err
+
+
+def test_an_empty_reason_is_reported_not_silently_dropped(cli, make_agent) -> None:
+    added = json.loads(cli("tasks", "add", "Old bug", "--json").out)
+    todo_add(cli, "Deploy")
+    agent = make_agent(printing(
+        f'Update task: {added["id"]} status: abandoned reason: ""',
+        'Todo pause: ""',
+    ))
+    result = cli("run", "go", "--agent", agent.command, "--max-continuations", "0")
+    assert result.code == 0, result
+    assert tasks_json(cli)[0]["status"] == "abandoned"
+    assert f"Warning: Update task {added['id']}: left out reason (it is empty)" in result.err
+    assert "Warning: Ignored Todo pause signal: Invalid reason" in result.err
+    assert "Paused" not in cli("todo", "show").out
+
+
 def test_update_task_on_known_and_unknown_ids(cli, make_agent) -> None:
     added = json.loads(cli("tasks", "add", "Old bug", "--json").out)
     other = json.loads(cli("tasks", "add", "Dead end", "--json").out)

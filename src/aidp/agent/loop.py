@@ -273,10 +273,15 @@ class Loop:
         self.filed[key] = task["id"]
         self._record("signal", signal="file_task", task=task)
         self.emit(Message("filed", f"📋 Filed task: {task['description']} ({task['id']})"))
+        for problem in signal.problems:
+            self.emit(Message("warning", f"File task {description[:60]!r}: left out {problem}; "
+                                         f"filed with priority {signal.priority}"))
 
     def _update(self, signal: signals.UpdateTask) -> None:
         if signal.ref == PLACEHOLDER_ID:
             return
+        for problem in signal.problems:
+            self.emit(Message("warning", f"Update task {signal.ref}: left out {problem}"))
         try:
             change = backlog.set_status(
                 self.log, [signal.ref], signal.status, reason=signal.reason
