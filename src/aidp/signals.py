@@ -202,21 +202,20 @@ def _quoted(stretch: str, *, escaped: bool) -> tuple[str, str] | None:
                 chars.append("\\")
             at += 2
             continue
-        if not escaped and char in "\"\u201d\u201c":
-            if char != "\u201c":  # an opening curly quote never closes
-                quotes.append((at, at + 1, len(chars)))
+        if not escaped and char in "\"\u201d":  # an opening curly quote never closes
+            quotes.append((at, at + 1, len(chars)))
         chars.append(char)
         at += 1
     if not quotes:
         return None
     chosen = _closing(stretch, chars, quotes)
-    start, end, index = quotes[chosen]
+    _start, end, index = quotes[chosen]
     return "".join(chars[:index]), stretch[end:]
 
 
 def _closing(stretch: str, chars: list[str], quotes: list[tuple[int, int, int]]) -> int:
     """Which quote closes the quoted text (see the module's docstring)."""
-    last_start, last_end, _ = quotes[-1]
+    last_end = quotes[-1][1]
     tail = _TAIL_RE.match(stretch, last_end)
     assert tail is not None
     if _CLEAN_END_RE.fullmatch(stretch, tail.end()):
