@@ -85,7 +85,7 @@ def jsonl_bytes(records: Iterable[Record]) -> bytes:
 # --- tasks --------------------------------------------------------------------------
 
 
-def _task_line(task: Record, now: int, paint: Painter) -> str:
+def task_line(task: Record, now: int, paint: Painter) -> str:
     marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
     tid = paint(f"[{inert(task.get('id', '?'))}]", "dim")
     description = inert(task.get("description", ""))
@@ -115,7 +115,7 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str)
             continue
         title = STATUS_TITLES.get(status, "OTHER")
         lines = [paint(f"{title} ({len(members)})", "bold")]
-        lines.extend(_task_line(t, now, paint) for t in members)
+        lines.extend(task_line(t, now, paint) for t in members)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

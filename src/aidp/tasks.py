@@ -108,6 +108,10 @@ def set_status(
             updated = transition(current, status, reason=reason)
             latest[tid] = updated
             written.append(updated)
+            if status == "pending":  # back in the queue: nobody holds it any more
+                from aidp.queue import release_records
+
+                written.extend(release_records(fold, tid))
             results.append(Change(updated, changed=True))
         return written
 

@@ -48,21 +48,38 @@ def add(
     discovered_during: str | None = typer.Option(
         None, "--discovered-during", help="What you were doing when you found it."
     ),
+    blocked_by: list[str] = typer.Option(
+        [], "--blocked-by", metavar="ID",
+        help="A task it waits on; repeat or separate with commas.",
+    ),
+    parent: str | None = typer.Option(None, "--parent", metavar="ID",
+                                      help="The epic it belongs to."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the new id."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """File a task in the backlog (session = the current session)."""
     e = env(ctx)
-    task = core.add(
-        e.log,
-        " ".join(description),
-        priority=priority,
-        tags=tag,
-        session=e.session_name(),
-        discovered_during=discovered_during,
-    )
+    links = {}
+    if blocked_by or parent is not None:
+        from aidp import queue
+        from aidp.cli.queue import split_ids
+
+        waits = split_ids(blocked_by)
+        task = queue.add(e.log, " ".join(description), priority=priority, tags=tag,
+                         session=e.session_name(), discovered_during=discovered_during,
+                         blocked_by=waits, parent=parent)
+        links = queue.extras(queue.state(e.read()), task)
+    else:
+        task = core.add(
+            e.log,
+            " ".join(description),
+            priority=priority,
+            tags=tag,
+            session=e.session_name(),
+            discovered_during=discovered_during,
+        )
     if as_json:
-        render.write_bytes(render.json_bytes(task))
+        render.write_bytes(render.json_bytes({**task, **links}))
     elif quiet:
         render.write_text(task["id"])
     else:
@@ -123,6 +140,7 @@ def list_(
         None, "--format", "-f", help="table, json, jsonl, ids, markdown or csv."
     ),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    tree: bool = typer.Option(False, "--tree", help="Show epics with their children below."),
 ) -> None:
     """List tasks: open ones (pending, in_progress) unless told otherwise."""
     from aidp.when import parse_age, parse_when
@@ -132,6 +150,8 @@ def list_(
     fmt = "json" if as_json else (fmt or "table").lower()
     if fmt not in render.FORMATS:
         raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
+    if tree and fmt != "table":
+        raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     now = now_micros()
@@ -154,6 +174,17 @@ def list_(
     fold = e.read()
     candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
     found = core.query(candidates, query)
+    if fmt in ("json", "jsonl") or tree:
+        from aidp import queue
+
+        qs = queue.state(fold)
+        if tree:
+            empty = "No open tasks" if not words and not include_all else "No matching tasks"
+            render.write_text(_tree(found, qs, now, empty=empty))
+            if exit_code and found:
+                raise typer.Exit(ExitCode.FAILURE)
+            return
+        found = [queue.with_extras(qs, t) for t in found]
     _print_list(found, fmt, now=now, default_view=not words and not include_all)
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
@@ -175,25 +206,120 @@ def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool) 
         render.write_text(render.task_table(found, now, paint=_paint(), empty=empty))
 
 
+def _tree(found: list[Record], qs, now: int, *, empty: str) -> str:
+    """Each task under its epic when the epic is listed too; the rest at the top."""
+    if not found:
+        return empty
+    paint = _paint()
+    listed = {t["id"] for t in found}
+    children: dict[str, list[Record]] = {}
+    roots = []
+    for task in found:
+        parent = qs.parent.get(task["id"])
+        if parent in listed and parent != task["id"]:
+            children.setdefault(parent, []).append(task)
+        else:
+            roots.append(task)
+    lines: list[str] = []
+    shown: set[str] = set()
+
+    def walk(task: Record, depth: int) -> None:
+        if task["id"] in shown:  # a parent cycle merged in from two clones
+            return
+        shown.add(task["id"])
+        line = render.task_line(task, now, paint).lstrip()
+        status = task.get("status")
+        if status != "pending":
+            line += " " + paint(render.inert(status), "yellow")
+        lines.append("  " + "   " * depth + ("└─ " if depth else "") + line)
+        for child in children.get(task["id"], ()):
+            walk(child, depth + 1)
+
+    for task in roots:
+        walk(task, 0)
+    for task in found:  # only tasks caught in a parent cycle are left
+        walk(task, 0)
+    return "\n".join(lines)
+
+
 @app.command()
 def show(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Every field of one task."""
-    tasks = env(ctx).read().tasks
+    """Every field of one task, with its blockers, epic, children, assignee and notes."""
+    from aidp import queue
+
+    fold = env(ctx).read()
+    tasks = fold.tasks
     task = tasks[core.resolve_id(tasks, task_id)]
+    qs = queue.state(fold)
     if as_json:
-        render.write_bytes(render.json_bytes(task))
+        shown = queue.with_extras(qs, task)
+        for key, found in (("blocks", qs.dependents), ("children", qs.children)):
+            if found.get(task["id"]):
+                shown[key] = list(found[task["id"]])
+        render.write_bytes(render.json_bytes(shown))
     else:
-        render.write_text(render.task_detail(task, now_micros(), paint=_paint()))
+        paint, now = _paint(), now_micros()
+        text = render.task_detail(task, now, paint=paint)
+        render.write_text(text + _queue_detail(fold, qs, task, now, paint))
+
+
+def _queue_detail(fold, qs, task: Record, now: int, paint: render.Painter) -> str:
+    from aidp.when import age
+
+    tid = task["id"]
+
+    def ref(other: str) -> str:
+        found = fold.tasks.get(other)
+        if found is None:
+            return f"[{render.inert(other)}] (unknown task)"
+        return (f"[{render.inert(other)}] {render.inert(found.get('description', ''))} "
+                + paint(f"({render.inert(found.get('status', '?'))})", "dim"))
+
+    lines = []
+    parent = qs.parent.get(tid)
+    sections = [("Blocked by", qs.blockers.get(tid, [])), ("Blocks", qs.dependents.get(tid, [])),
+                ("Parent", [parent] if parent else []), ("Children", qs.children.get(tid, []))]
+    for title, ids in sections:
+        if ids:
+            lines.append(paint(title, "bold"))
+            lines.extend(f"  {ref(other)}" for other in ids)
+    holder = qs.holder(task)
+    if holder is not None:
+        since = age(queue_ts(holder), now)
+        lines.append(f"{paint('Assignee', 'bold')} {render.inert(holder['assignee'])} "
+                     + paint(f"(claimed {since})", "dim"))
+        for other in qs.claims.get(tid, [])[1:]:
+            lines.append(paint(f"  also claimed later by {render.inert(other['assignee'])} "
+                               "(on another clone); the first claim holds it", "dim"))
+    notes = qs.notes.get(tid, [])
+    if notes:
+        lines.append(paint(f"Notes ({len(notes)})", "bold"))
+        for item in notes:
+            who = f" {render.inert(item['author'])}" if isinstance(item.get("author"), str) else ""
+            when = render.inert(item.get("created_at", "?"))
+            lines.append(f"  {paint(when, 'dim')}{who}: {render.inert(item['text'])}")
+    return "\n" + "\n".join(lines) if lines else ""
+
+
+def queue_ts(record: Record) -> int:
+    from aidp.model import ts_of
+
+    return ts_of(record, "claimed_at")
 
 
 def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, as_json: bool,
                 reason: str | None = None) -> None:
     e = env(ctx)
     changes = core.set_status(e.log, ids, status, reason=reason)
+    if as_json:
+        from aidp import queue
+
+        qs = queue.state(e.read())
+        changes = [core.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
     _emit_tasks(changes, as_json=as_json, verb=verb)
 
 
@@ -305,9 +431,20 @@ def history(
     if as_json:
         render.write_bytes(render.json_bytes([entry.record for entry in entries]))
         return
+    from aidp import queue
+    from aidp.model import ts_of
+
     paint = _paint()
     blocks = []
+    # The queue's records about the task (waits, epic, claims, notes), between the states.
+    events = queue.events(e.log, entries[0].record["id"]) if entries else []
+    def queue_events_until(key: tuple[int, int] | None) -> None:
+        while events and (key is None or events[0][0] < key):
+            (_stamp, line), what = events.pop(0)
+            blocks.append(paint(f"  {render.inert(what)}", "cyan")
+                          + paint(f"  (line {line})", "dim"))
     for number, entry in enumerate(entries, start=1):
+        queue_events_until((ts_of(entry.record), entry.line))
         stamp = render.inert(entry.record.get("updated_at", "?"))
         head = paint(f"#{number} {stamp}", "bold") + paint(f"  (line {entry.line})", "dim")
         if number == 1:
@@ -320,6 +457,7 @@ def history(
                 for key, (before, after) in entry.changes.items()
             ] or ["  (no change but the time)"]
         blocks.append("\n".join([head, *body]))
+    queue_events_until(None)
     render.write_text("\n".join(blocks))
 
 
@@ -394,3 +532,7 @@ def compact(
         f"Backup: {render.inert(str(report.backup))}"
     )
 
+
+# The work queue's commands (ready, claim, block, …) live in their own module and
+# register themselves on this app.
+from aidp.cli import queue as _queue  # noqa: E402, F401

@@ -1,0 +1,322 @@
+"""`aidp tasks ready|blocked|claim|release|block|unblock|edit|note`: the work queue.
+
+Registered on the `tasks` app (see the end of aidp.cli.tasks); the core is aidp.queue.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from aidp import queue as core
+from aidp import render
+from aidp.cli.common import JSON_HELP, Env, env
+from aidp.cli.tasks import IDS_HELP, _paint, _print_list, app
+from aidp.errors import InvalidInput
+from aidp.log import Fold
+from aidp.model import Record, now_micros, ts_of, validate_priority
+from aidp.when import age
+
+ID_HELP = "Full id or ≥4 leading hex characters."
+
+
+def split_ids(values: list[str] | None) -> list[str]:
+    """Ids given as repeated options and/or comma-separated: `--on a,b --on c`."""
+    out = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out
+
+
+def _label(task: Record) -> str:
+    return f"[{render.inert(task.get('id', '?'))}] {render.inert(task.get('description', ''))}"
+
+
+def _line(task: Record, now: int, paint: render.Painter, *, status: bool = False) -> str:
+    marker = render.PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+    tid = paint(f"[{render.inert(task.get('id', '?'))}]", "dim")
+    text = f"{marker} {tid} {render.inert(task.get('description', ''))}"
+    text += " " + paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
+    tags = task.get("tags") or []
+    if tags:
+        text += " " + paint(" ".join(f"#{render.inert(t)}" for t in tags), "cyan")
+    if status:
+        text += " " + paint(render.inert(task.get("status", "?")), "yellow")
+    return text
+
+
+# --- ready and blocked ------------------------------------------------------------------
+
+
+def _filtered(fold: Fold, entries: list[core.Entry], *, priorities: list[str], tags: list[str],
+              session: str | None, limit: int | None) -> list[Record]:
+    """Decode only what is shown: with no filter that needs the task, just `limit`."""
+    wanted = {validate_priority(p) for p in priorities}
+    if wanted:
+        entries = [e for e in entries if e.priority in wanted]
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
+    if not tags and session is None:
+        return [fold.tasks[e.id] for e in entries[:limit]]
+    tag_set = {t.strip() for t in tags}
+    found = []
+    for entry in entries:
+        if limit is not None and len(found) >= limit:
+            break
+        task = fold.tasks[entry.id]
+        if tag_set and not tag_set.intersection(task.get("tags") or ()):
+            continue
+        if session is not None and task.get("session") != session:
+            continue
+        found.append(task)
+    return found
+
+
+def _format(fmt: str | None, as_json: bool) -> str:
+    if as_json and fmt is not None and fmt.lower() != "json":
+        raise InvalidInput(f"Conflicting --json and --format {fmt!r}: give one of them")
+    chosen = "json" if as_json else (fmt or "table").lower()
+    if chosen not in render.FORMATS:
+        raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
+    return chosen
+
+
+PRIORITY_OPTION = typer.Option([], "--priority", "-p", help="high, medium or low; repeatable.")
+TAG_OPTION = typer.Option([], "--tag", "-t", help="Has this tag; repeat for any of several.")
+SESSION_OPTION = typer.Option(None, "--session", help="Filed in this session.")
+LIMIT_OPTION = typer.Option(None, "--limit", "-n", help="At most N tasks.")
+FORMAT_OPTION = typer.Option(None, "--format", "-f",
+                             help="table, json, jsonl, ids, markdown or csv.")
+
+
+@app.command()
+def ready(
+    ctx: typer.Context,
+    priority: list[str] = PRIORITY_OPTION,
+    tag: list[str] = TAG_OPTION,
+    session: str | None = SESSION_OPTION,
+    limit: int | None = LIMIT_OPTION,
+    fmt: str | None = FORMAT_OPTION,
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+) -> None:
+    """Tasks to work on now: pending, unclaimed, waiting on nothing open; best first."""
+    chosen = _format(fmt, as_json)
+    fold = env(ctx).read()
+    qs = core.state(fold)
+    entries = core.ready(fold, qs)
+    found = _filtered(fold, entries, priorities=priority, tags=tag, session=session,
+                      limit=limit)
+    if chosen != "table":
+        _print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
+                    default_view=False)
+        return
+    if not found:
+        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, qs)})" if not entries
+                          else "No ready task matches")
+        return
+    paint, now = _paint(), now_micros()
+    shown = f"{len(found)}" if len(found) == len(entries) else f"{len(found)} of {len(entries)}"
+    lines = [paint(f"READY ({shown})", "bold")]
+    lines += [f"  {n}. {_line(t, now, paint)}" for n, t in enumerate(found, start=1)]
+    render.write_text("\n".join(lines))
+
+
+@app.command()
+def blocked(
+    ctx: typer.Context,
+    priority: list[str] = PRIORITY_OPTION,
+    tag: list[str] = TAG_OPTION,
+    session: str | None = SESSION_OPTION,
+    limit: int | None = LIMIT_OPTION,
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Open tasks waiting on an open task, with what they wait on."""
+    fold = env(ctx).read()
+    qs = core.state(fold)
+    entries = core.blocked(fold, qs)
+    found = _filtered(fold, entries, priorities=priority, tags=tag, session=session,
+                      limit=limit)
+    waiting = {e.id: e.waiting_on for e in entries}
+    if as_json:
+        render.write_bytes(render.json_bytes([
+            {**core.with_extras(qs, t), "waiting_on": waiting[t["id"]]} for t in found
+        ]))
+        return
+    if not found:
+        render.write_text("Nothing blocked")
+        return
+    paint, now = _paint(), now_micros()
+    lines = [paint(f"BLOCKED ({len(found)})", "bold")]
+    for task in found:
+        lines.append(f"  {_line(task, now, paint, status=task.get('status') != 'pending')}")
+        children = set(qs.children.get(task["id"], ()))
+        for other in waiting[task["id"]]:
+            blocker = fold.tasks.get(other) or {"id": other}
+            how = "child" if other in children else "waits on"
+            lines.append(paint(f"      {how}: ", "dim") + _label(blocker)
+                         + paint(f" ({render.inert(blocker.get('status', '?'))})", "dim"))
+    render.write_text("\n".join(lines))
+
+
+# --- claim and release ---------------------------------------------------------------------
+
+
+def actor(e: Env, given: str | None) -> str:
+    return core.validate_actor(given) if given is not None else core.default_actor(e.root)
+
+
+@app.command()
+def claim(
+    ctx: typer.Context,
+    task_id: str | None = typer.Argument(
+        None, metavar="[ID]", help="The task to claim; default: the first ready task."),
+    name: str | None = typer.Option(
+        None, "--as", metavar="NAME",
+        help="Who claims it. Default: AIDP_ACTOR, else git user.email, else the login name."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Atomically take a task: in_progress, with you as its assignee."""
+    e = env(ctx)
+    who = actor(e, name)
+    e.read()  # the damage warning, once
+    result = core.claim(e.log, task_id, who)
+    if as_json:
+        fold = e.read()
+        task = fold.tasks[result.task["id"]]
+        render.write_bytes(render.json_bytes(core.with_extras(core.state(fold), task)))
+        return
+    if result.changed:
+        render.write_text(f"{_paint()('✓', 'green')} Claimed: {_label(result.task)} "
+                          f"(as {render.inert(who)})")
+    else:
+        render.write_text(f"Already claimed by you, nothing changed: {_label(result.task)}")
+
+
+@app.command()
+def release(
+    ctx: typer.Context,
+    ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Put claimed tasks back: pending, no assignee."""
+    e = env(ctx)
+    changes = core.release(e.log, ids)
+    if as_json:
+        records = [c.task for c in changes]
+        render.write_bytes(render.json_bytes(records[0] if len(records) == 1 else records))
+        return
+    paint = _paint()
+    render.write_text("\n".join(
+        f"{paint('✓', 'green')} Released: {_label(c.task)}" if c.changed
+        else f"Not claimed, nothing changed: {_label(c.task)}"
+        for c in changes
+    ))
+
+
+# --- dependencies ------------------------------------------------------------------------
+
+
+def _linked(e: Env, result: core.Linked, *, as_json: bool, verb: str, unchanged: str) -> None:
+    if as_json:
+        fold = e.read()
+        task = fold.tasks[result.task["id"]]
+        render.write_bytes(render.json_bytes(core.with_extras(core.state(fold), task)))
+        return
+    paint = _paint()
+    lines = []
+    if result.changed:
+        shown = ", ".join(core.short(t) for t in result.changed)
+        lines.append(f"{paint('✓', 'green')} {verb} {shown}: {_label(result.task)}")
+    if result.unchanged:
+        shown = ", ".join(core.short(t) for t in result.unchanged)
+        lines.append(f"{unchanged} {shown}, nothing changed: {_label(result.task)}")
+    render.write_text("\n".join(lines))
+
+
+ON_HELP = "A task it waits on; repeat, separate with commas, or list more ids after it."
+
+
+@app.command()
+def block(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
+    more: list[str] = typer.Argument(None, metavar="[ON_ID...]", hidden=True),
+    on: list[str] = typer.Option([], "--on", metavar="ID", help=ON_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Make a task wait on others (refused when it would close a cycle)."""
+    e = env(ctx)
+    blockers = _on(on, more)
+    result = core.block(e.log, task_id, blockers)
+    _linked(e, result, as_json=as_json, verb="Now waits on", unchanged="Already waits on")
+
+
+@app.command()
+def unblock(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
+    more: list[str] = typer.Argument(None, metavar="[ON_ID...]", hidden=True),
+    on: list[str] = typer.Option([], "--on", metavar="ID", help=ON_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Remove dependencies: the task no longer waits on these."""
+    e = env(ctx)
+    result = core.unblock(e.log, task_id, _on(on, more))
+    _linked(e, result, as_json=as_json, verb="No longer waits on", unchanged="Did not wait on")
+
+
+def _on(on: list[str], more: list[str] | None) -> list[str]:
+    if not on:
+        raise InvalidInput("Missing --on ID: give the id of a task it waits on "
+                           "(aidp tasks block ID --on OTHER_ID…)")
+    return split_ids([*on, *(more or [])])
+
+
+# --- edit and note -------------------------------------------------------------------------
+
+
+@app.command()
+def edit(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
+    description: str | None = typer.Option(None, "--description", "-d",
+                                           help="The new description (1–200 characters)."),
+    priority: str | None = typer.Option(None, "--priority", "-p", help="high, medium or low."),
+    add_tag: list[str] = typer.Option([], "--add-tag", help="Add a tag; repeatable."),
+    remove_tag: list[str] = typer.Option([], "--remove-tag", help="Remove a tag; repeatable."),
+    parent: str | None = typer.Option(None, "--parent", metavar="ID",
+                                      help="Put it under this epic."),
+    no_parent: bool = typer.Option(False, "--no-parent", help="Take it out of its epic."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Change a task's description, priority, tags or epic (history keeps the old values)."""
+    e = env(ctx)
+    change = core.edit(e.log, task_id, description=description, priority=priority,
+                       add_tags=add_tag, remove_tags=remove_tag, parent=parent,
+                       detach=no_parent)
+    if as_json:
+        fold = e.read()
+        render.write_bytes(render.json_bytes(core.with_extras(core.state(fold),
+                                                              fold.tasks[change.task["id"]])))
+    elif change.changed:
+        render.write_text(f"{_paint()('✓', 'green')} Edited: {_label(change.task)}")
+    else:
+        render.write_text(f"Nothing changed: {_label(change.task)}")
+
+
+@app.command()
+def note(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
+    text: list[str] = typer.Argument(..., metavar="TEXT", help="The note (one line)."),
+    name: str | None = typer.Option(
+        None, "--as", metavar="NAME",
+        help="Who writes it. Default: AIDP_ACTOR, else git user.email, else the login name."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Append a note to a task (shown by 'tasks show', in order)."""
+    e = env(ctx)
+    record = core.note(e.log, task_id, " ".join(text), author=actor(e, name))
+    if as_json:
+        render.write_bytes(render.json_bytes({"task": record["task"], **core.note_out(record)}))
+    else:
+        render.write_text(f"{_paint()('✓', 'green')} Noted on [{render.inert(record['task'])}]")

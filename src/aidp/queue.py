@@ -1,0 +1,779 @@
+"""The work queue: dependencies, epics, claims and notes on top of the backlog.
+
+The original Ruby reader drops a task line with a key it does not know, so nothing
+here goes into task records (DESIGN §6). Each fact is a typed record of its own,
+keyed by the task id and folded by the same rule as everything else — the greatest
+(updated_at, line number) per id wins:
+
+- `dep`    `dep:<task>:<blocker>`     one dependency edge; `"removed": true` once unblocked
+- `parent` `parent:<task>`            the task's epic; no `parent` key once detached
+- `claim`  `claim:<task>:<assignee>`  one person's claim; `released_at` once released
+- `note`   `note:<task>:<8 hex>`      one note, never changed
+
+One record per edge, per claimant and per note (not one record per task) so that
+changes made on two clones merge item by item after a union merge: nothing made on one
+side is lost because the other side wrote a later snapshot.
+
+Who holds a task: a pending task is held by nobody (a later release or reopen wins
+over an older claim); otherwise the earliest active claim wins (claimed_at, then
+name). Two clones that claimed the same task concurrently therefore agree, after a
+merge, on the one who claimed first — what a single clone would have decided, since
+the second claim would have been refused there.
+
+An epic (a task with children) waits on its open children: it is not ready while any
+of them is open, and a dependency that would make a child wait on its epic is a cycle.
+
+Nothing here prints; errors are AidpErrors, turned into one line by the CLI.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+
+from aidp import index
+from aidp.errors import AidpError, ExitCode, InvalidInput
+from aidp.log import Fold, TaskLog, _Plain
+from aidp.model import (
+    OPEN_STATUSES,
+    PRIORITY_RANK,
+    Record,
+    canonical,
+    clean_text,
+    format_ts,
+    new_task,
+    next_updated_at,
+    transition,
+    ts_of,
+    validate_description,
+    validate_priority,
+    validate_tag,
+)
+from aidp.tasks import Change, resolve_id
+
+DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
+CLOSED_STATUSES = ("done", "abandoned")
+MAX_NOTE = 2000
+MAX_ACTOR = 200
+
+
+# --- errors -------------------------------------------------------------------------
+
+
+class DependencyCycle(InvalidInput):
+    """A dependency or parent that would close a cycle (exit 2, the cycle named)."""
+
+    def __init__(self, what: str, cycle: Sequence[str]) -> None:
+        shown = " → ".join(cycle)
+        super().__init__(f"Refused: {what} would close a cycle: {shown}")
+        self.cycle = list(cycle)
+
+
+class NothingReady(AidpError):
+    exit_code = ExitCode.FAILURE
+
+
+class ClaimRefused(AidpError):
+    exit_code = ExitCode.FAILURE
+
+
+# --- the folded queue state -----------------------------------------------------------
+
+
+class QueueState(_Plain):
+    """Dependencies, parents, claims and notes of every task, from the typed records."""
+
+    _fields = ("blockers", "dependents", "parent", "children", "claims", "notes")
+
+    def __init__(self) -> None:
+        self.blockers: dict[str, list[str]] = {}  # task -> its blockers, oldest edge first
+        self.dependents: dict[str, list[str]] = {}  # blocker -> the tasks it blocks
+        self.parent: dict[str, str] = {}
+        self.children: dict[str, list[str]] = {}
+        self.claims: dict[str, list[Record]] = {}  # task -> active claims, holder first
+        self.notes: dict[str, list[Record]] = {}  # task -> notes, oldest first
+        self.records: dict[str, Record] = {}  # every queue record by its id
+
+    def holder(self, task: Record) -> Record | None:
+        """The claim in effect: none while the task is pending, else the earliest."""
+        if task.get("status") == "pending":
+            return None
+        claims = self.claims.get(task.get("id", ""))
+        return claims[0] if claims else None
+
+    def waits(self, tid: str) -> list[str]:
+        """What the task waits on: its blockers, then its children (an epic's)."""
+        return [*self.blockers.get(tid, ()), *self.children.get(tid, ())]
+
+
+def _text(record: Record, key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def state(fold: Fold) -> QueueState:
+    """The queue state of a fold. Typed records of other kinds are skipped; malformed
+    queue records (a field that is not text) are ignored, like unknown types."""
+    qs = QueueState()
+    edges: list[tuple[tuple[int, int], str, str]] = []
+    kinds = (DEP, PARENT, CLAIM, NOTE)
+    keys = fold.typed_keys
+    for rid, record in fold.typed.items():
+        kind = record.get("type")
+        if kind not in kinds:
+            continue
+        task = _text(record, "task")
+        if task is None:
+            continue
+        qs.records[rid] = record
+        if kind == DEP:
+            blocker = _text(record, "blocked_by")
+            if blocker is not None and record.get("removed") is not True and blocker != task:
+                edges.append((keys.get(rid, (0, 0)), task, blocker))
+        elif kind == PARENT:
+            parent = _text(record, "parent")
+            if parent is not None and parent != task:
+                qs.parent[task] = parent
+        elif kind == CLAIM:
+            if _text(record, "assignee") is not None and not record.get("released_at"):
+                qs.claims.setdefault(task, []).append(record)
+        elif isinstance(record.get("text"), str):
+            qs.notes.setdefault(task, []).append(record)
+    edges.sort(key=lambda edge: edge[0])
+    for _key, task, blocker in edges:
+        qs.blockers.setdefault(task, []).append(blocker)
+        qs.dependents.setdefault(blocker, []).append(task)
+    for task, parent in qs.parent.items():
+        qs.children.setdefault(parent, []).append(task)
+    for claims in qs.claims.values():
+        claims.sort(key=lambda c: (ts_of(c, "claimed_at"), c["assignee"]))
+    for notes in qs.notes.values():
+        notes.sort(key=lambda n: (ts_of(n, "created_at"), n.get("id", "")))
+    return qs
+
+
+def extras(qs: QueueState, task: Record) -> Record:
+    """The queue keys a task shows in JSON (DESIGN §6), only those that are set."""
+    tid = task.get("id", "")
+    out: Record = {}
+    blockers = qs.blockers.get(tid)
+    if blockers:
+        out["blocked_by"] = list(blockers)
+    parent = qs.parent.get(tid)
+    if parent:
+        out["parent"] = parent
+    claim = qs.holder(task)
+    if claim is not None:
+        out["assignee"] = claim["assignee"]
+        if isinstance(claim.get("claimed_at"), str):
+            out["claimed_at"] = claim["claimed_at"]
+    notes = qs.notes.get(tid)
+    if notes:
+        out["notes"] = [note_out(n) for n in notes]
+    return out
+
+
+def note_out(note: Record) -> Record:
+    out: Record = {"text": note["text"]}
+    for key in ("author", "created_at"):
+        if isinstance(note.get(key), str):
+            out[key] = note[key]
+    return out
+
+
+def with_extras(qs: QueueState, task: Record) -> Record:
+    more = extras(qs, task)
+    return {**task, **more} if more else task
+
+
+# --- ready and blocked ------------------------------------------------------------------
+
+
+class Entry(_Plain):
+    """A task of the queue as the columns give it, before any task is decoded."""
+
+    _fields = ("id", "priority", "created", "status", "waiting_on")
+
+    def __init__(self, tid: str, priority: str | None, created: int, status: str,
+                 waiting_on: list[str]) -> None:
+        self.id = tid
+        self.priority = priority
+        self.created = created
+        self.status = status
+        self.waiting_on = waiting_on
+
+
+def _order(entries: list[Entry]) -> list[Entry]:
+    """High priority first, then oldest; the fold's order among equals."""
+    return sorted(entries, key=lambda e: (PRIORITY_RANK.get(e.priority, 1), e.created))
+
+
+def _open_entries(fold: Fold, qs: QueueState) -> list[Entry]:
+    """Every open task with what it waits on that is still open, from the columns."""
+    pending = index.summaries(fold, ("pending",))
+    started = index.summaries(fold, ("in_progress",))
+    open_ids = {s[0] for s in pending}
+    open_ids.update(s[0] for s in started)
+    entries = []
+    for status, found in (("pending", pending), ("in_progress", started)):
+        for tid, priority, created in found:
+            waits = qs.waits(tid)
+            waiting = [w for w in waits if w in open_ids] if waits else []
+            entries.append(Entry(tid, priority, created, status, waiting))
+    return entries
+
+
+def ready(fold: Fold, qs: QueueState | None = None, *,
+          exclude: Iterable[str] = ()) -> list[Entry]:
+    """Pending tasks that wait on nothing open, best first (DESIGN §7). A pending task
+    is never held (see QueueState.holder), so it is unclaimed by definition."""
+    qs = state(fold) if qs is None else qs
+    skip = set(exclude)
+    return _order([
+        e for e in _open_entries(fold, qs)
+        if e.status == "pending" and not e.waiting_on and e.id not in skip
+    ])
+
+
+def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:
+    """Open tasks waiting on an open blocker (or an epic on an open child), best first."""
+    qs = state(fold) if qs is None else qs
+    return _order([e for e in _open_entries(fold, qs) if e.waiting_on])
+
+
+def ready_tasks(fold: Fold, *, limit: int | None = None) -> list[Record]:
+    """The first ready tasks as records with their queue keys: for prompts (`aidp run`,
+    `aidp prime`). Only the tasks returned are decoded."""
+    qs = state(fold)
+    found = ready(fold, qs)
+    if limit is not None:
+        found = found[:limit]
+    return [with_extras(qs, fold.tasks[e.id]) for e in found]
+
+
+def claimed_tasks(fold: Fold, assignee: str | None = None) -> list[Record]:
+    """Open tasks held by `assignee` (by anyone when None), with their queue keys."""
+    qs = state(fold)
+    found = []
+    for tid, claims in qs.claims.items():
+        if assignee is not None and not any(c["assignee"] == assignee for c in claims):
+            continue
+        task = fold.tasks.get(tid)
+        if task is None or task.get("status") not in OPEN_STATUSES:
+            continue
+        holder = qs.holder(task)
+        if holder is not None and (assignee is None or holder["assignee"] == assignee):
+            found.append(with_extras(qs, task))
+    found.sort(key=lambda t: ts_of(t, "claimed_at"))
+    return found
+
+
+# --- cycles -------------------------------------------------------------------------------
+
+
+def find_path(graph: dict[str, list[str]], start: str, goal: str) -> list[str] | None:
+    """A path start → … → goal along `graph`'s edges (breadth first: the shortest)."""
+    if start == goal:
+        return [start]
+    previous: dict[str, str] = {start: start}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for nxt in graph.get(node, ()):
+                if nxt in previous:
+                    continue
+                previous[nxt] = node
+                if nxt == goal:
+                    path = [goal]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return path[::-1]
+                following.append(nxt)
+        frontier = following
+    return None
+
+
+def wait_graph(qs: QueueState) -> dict[str, list[str]]:
+    """task → what it waits on: its blockers and (for an epic) its children."""
+    graph: dict[str, list[str]] = {}
+    for task, blockers in qs.blockers.items():
+        graph.setdefault(task, []).extend(blockers)
+    for parent, children in qs.children.items():
+        graph.setdefault(parent, []).extend(children)
+    return graph
+
+
+def short(tid: str) -> str:
+    """The id as people type it: its hex part."""
+    return tid.rpartition("_")[2] or tid
+
+
+def _cycle_check(graph: dict[str, list[str]], waiter: str, waited: str, what: str) -> None:
+    """Refuse the edge waiter → waited when waited already reaches waiter."""
+    path = find_path(graph, waited, waiter)
+    if path is not None:
+        raise DependencyCycle(what, [short(n) for n in [waiter, *path]])
+
+
+# --- writes -------------------------------------------------------------------------------
+
+
+def _stamp(previous: Record | None) -> str:
+    return format_ts(next_updated_at(previous))
+
+
+def dep_id(task: str, blocker: str) -> str:
+    return f"{DEP}:{task}:{blocker}"
+
+
+def parent_id(task: str) -> str:
+    return f"{PARENT}:{task}"
+
+
+def claim_id(task: str, assignee: str) -> str:
+    return f"{CLAIM}:{task}:{assignee}"
+
+
+def _dep_record(fold: Fold, task: str, blocker: str, *, removed: bool = False) -> Record:
+    rid = dep_id(task, blocker)
+    record: Record = {"type": DEP, "id": rid, "task": task, "blocked_by": blocker}
+    if removed:
+        record["removed"] = True
+    record["updated_at"] = _stamp(fold.typed.get(rid))
+    return record
+
+
+def _parent_record(fold: Fold, task: str, parent: str | None) -> Record:
+    rid = parent_id(task)
+    record: Record = {"type": PARENT, "id": rid, "task": task}
+    if parent is not None:
+        record["parent"] = parent
+    record["updated_at"] = _stamp(fold.typed.get(rid))
+    return record
+
+
+def _self_dependency(tid: str) -> InvalidInput:
+    return InvalidInput(f"Invalid dependency: task {short(tid)} cannot wait on itself; "
+                        "give another task's id")
+
+
+def _resolve_all(fold: Fold, refs: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(resolve_id(fold.tasks, ref) for ref in refs))
+
+
+def _check_parent(graph: dict[str, list[str]], tid: str, parent: str) -> None:
+    if parent == tid:
+        raise InvalidInput(f"Invalid parent: task {short(tid)} cannot be its own parent; "
+                           "give another task's id")
+    _cycle_check(graph, parent, tid, f"making {short(parent)} the parent of {short(tid)}")
+
+
+class Added(_Plain):
+    _fields = ("task", "records")
+
+    def __init__(self, task: Record, records: list[Record]) -> None:
+        self.task = task
+        self.records = records
+
+
+def add(
+    log: TaskLog,
+    description: str,
+    *,
+    priority: str = "medium",
+    tags: Sequence[str] = (),
+    session: str | None = None,
+    discovered_during: str | None = None,
+    blocked_by: Sequence[str] = (),
+    parent: str | None = None,
+) -> Record:
+    """File a task that waits on others and/or belongs to an epic: one locked write of
+    the task and its queue records. Only the epic waits on the new task, so the one
+    cycle it can close runs from one of its blockers to the epic: refused, nothing
+    written."""
+    validate_description(description)
+    done: list[Record] = []
+
+    def change(fold: Fold) -> list[Record]:
+        blockers = _resolve_all(fold, blocked_by)
+        epic = resolve_id(fold.tasks, parent) if parent is not None else None
+        task = new_task(description, priority=priority, tags=list(tags), session=session,
+                        discovered_during=discovered_during)
+        records = [task, *(_dep_record(fold, task["id"], b) for b in blockers)]
+        if epic is not None:
+            graph = wait_graph(state(fold))
+            for blocker in blockers:
+                path = find_path(graph, blocker, epic)
+                if path is not None:
+                    cycle = [task["id"], *path, task["id"]]
+                    raise DependencyCycle(
+                        f"a new task under {short(epic)} waiting on {short(blocker)}",
+                        [short(n) for n in cycle])
+            records.append(_parent_record(fold, task["id"], epic))
+        done[:] = [task]
+        return records
+
+    log.update(change)
+    return done[0]
+
+
+class Linked(_Plain):
+    """What block/unblock/set_parent did: the task, the ids changed and left alone."""
+
+    _fields = ("task", "changed", "unchanged")
+
+    def __init__(self, task: Record, changed: list[str], unchanged: list[str]) -> None:
+        self.task = task
+        self.changed = changed
+        self.unchanged = unchanged
+
+
+def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
+    """`ref` waits on every task of `on`. A dependency that would close a cycle is
+    refused (DependencyCycle, exit 2) and nothing is written."""
+    if not on:
+        raise InvalidInput("Missing --on: give the id of a task it waits on")
+    result: list[Linked] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        blockers = _resolve_all(fold, on)
+        if tid in blockers:
+            raise _self_dependency(tid)
+        qs = state(fold)
+        graph = wait_graph(qs)
+        have = set(qs.blockers.get(tid, ()))
+        records, added, already = [], [], []
+        for blocker in blockers:
+            if blocker in have:
+                already.append(blocker)
+                continue
+            _cycle_check(graph, tid, blocker,
+                         f"making {short(tid)} wait on {short(blocker)}")
+            graph.setdefault(tid, []).append(blocker)
+            records.append(_dep_record(fold, tid, blocker))
+            added.append(blocker)
+        result[:] = [Linked(fold.tasks[tid], added, already)]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+def unblock(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
+    if not on:
+        raise InvalidInput("Missing --on: give the id of a task it waits on")
+    result: list[Linked] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        blockers = _resolve_all(fold, on)
+        have = set(state(fold).blockers.get(tid, ()))
+        records, removed, absent = [], [], []
+        for blocker in blockers:
+            if blocker in have:
+                records.append(_dep_record(fold, tid, blocker, removed=True))
+                removed.append(blocker)
+            else:
+                absent.append(blocker)
+        result[:] = [Linked(fold.tasks[tid], removed, absent)]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+# --- claims -------------------------------------------------------------------------------
+
+
+def validate_actor(value: str) -> str:
+    return clean_text(value, what="assignee name", limit=MAX_ACTOR)
+
+
+def default_actor(root: os.PathLike[str] | str | None = None) -> str:
+    """AIDP_ACTOR, else git's user.email, else the login name (DESIGN §7)."""
+    named = os.environ.get("AIDP_ACTOR", "").strip()
+    if named:
+        return validate_actor(named)
+    import subprocess  # only when AIDP_ACTOR is unset: kept off start-up
+
+    try:
+        found = subprocess.run(
+            ["git", "config", "--get", "user.email"], cwd=root, capture_output=True,
+            text=True, timeout=5, check=False,
+        )
+        email = found.stdout.strip() if found.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        email = ""
+    if email:
+        try:
+            return validate_actor(email)
+        except InvalidInput:
+            pass
+    import getpass
+
+    try:
+        return validate_actor(getpass.getuser())
+    except (OSError, KeyError, InvalidInput):
+        return "unknown"
+
+
+class Claimed(_Plain):
+    _fields = ("task", "claim", "changed")
+
+    def __init__(self, task: Record, claim: Record, changed: bool) -> None:
+        self.task = task
+        self.claim = claim
+        self.changed = changed
+
+
+def why_nothing_ready(fold: Fold, qs: QueueState, skipped: int = 0) -> str:
+    """What the open tasks are doing instead, e.g. "2 blocked, 1 in progress"."""
+    waiting = blocked(fold, qs)
+    parts = []
+    if waiting:
+        parts.append(f"{len(waiting)} blocked")
+    started = index.summaries(fold, ("in_progress",))
+    if started:
+        parts.append(f"{len(started)} in progress")
+    if skipped:
+        parts.append(f"{skipped} already tried in this run")
+    return ", ".join(parts) or "no open tasks"
+
+
+def _nothing_ready(fold: Fold, qs: QueueState, skipped: int) -> NothingReady:
+    return NothingReady(f"Nothing ready to claim ({why_nothing_ready(fold, qs, skipped)}); "
+                        "see 'aidp tasks blocked'")
+
+
+def _release_records(claims: Iterable[Record]) -> list[Record]:
+    out = []
+    for claim in claims:
+        released = dict(claim)
+        stamp = _stamp(claim)
+        released["released_at"] = stamp
+        released["updated_at"] = stamp
+        out.append(released)
+    return out
+
+
+def claim(log: TaskLog, ref: str | None, assignee: str, *,
+          exclude: Iterable[str] = ()) -> Claimed:
+    """Atomically (under the write lock): the task goes in_progress and `assignee` holds
+    it. Without `ref`, the first ready task (not in `exclude`). Refused when someone
+    else holds it, when it is closed or waits on an open task; NothingReady when no task
+    is ready. Concurrent claims never hand out one task twice: each sees the others'."""
+    assignee = validate_actor(assignee)
+    skip = list(exclude)
+    result: list[Claimed] = []
+
+    def change(fold: Fold) -> list[Record]:
+        qs = state(fold)
+        if ref is None:
+            found = ready(fold, qs, exclude=skip)
+            if not found:
+                raise _nothing_ready(fold, qs, len(set(skip)))
+            tid = found[0].id
+        else:
+            tid = resolve_id(fold.tasks, ref)
+        task = fold.tasks[tid]
+        status = task.get("status")
+        label = short(tid)
+        if status in CLOSED_STATUSES:
+            raise ClaimRefused(f"Cannot claim task {label}: it is {status}; "
+                               f"reopen it first ('aidp tasks reopen {label}')")
+        holder = qs.holder(task)
+        if holder is not None:
+            if holder["assignee"] == assignee:
+                result[:] = [Claimed(task, holder, changed=False)]
+                return []
+            raise ClaimRefused(f"Cannot claim task {label}: it is claimed by "
+                               f"{holder['assignee']} since {holder.get('claimed_at', '?')}")
+        if status == "pending":
+            open_ids = {s[0] for s in index.summaries(fold, OPEN_STATUSES)}
+            waiting = [w for w in qs.waits(tid) if w in open_ids]
+            if waiting:
+                shown = ", ".join(short(w) for w in waiting)
+                raise ClaimRefused(f"Cannot claim task {label}: it waits on open task(s) "
+                                   f"{shown}; see 'aidp tasks blocked'")
+        records: list[Record] = []
+        # Active claims that are not in effect (the task went back to pending on another
+        # clone, or before this version released claims on reopen) are released, so
+        # they can never come back into effect.
+        records += _release_records(qs.claims.get(tid, ()))
+        if status != "in_progress":
+            task = transition(task, "in_progress")
+            records.insert(0, task)
+        rid = claim_id(tid, assignee)
+        stamp = _stamp(fold.typed.get(rid))
+        claimed: Record = {"type": CLAIM, "id": rid, "task": tid, "assignee": assignee,
+                           "claimed_at": stamp, "updated_at": stamp}
+        records = [r for r in records if r.get("id") != rid]
+        records.append(claimed)
+        result[:] = [Claimed(task, claimed, changed=True)]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+def release_records(fold: Fold, tid: str) -> list[Record]:
+    """Records that release every active claim on `tid` (for any move back to pending)."""
+    return _release_records(state(fold).claims.get(tid, ()))
+
+
+def release(log: TaskLog, refs: Sequence[str]) -> list[Change]:
+    """Back to pending, no assignee. Every id is checked before anything is written."""
+    results: list[Change] = []
+
+    def change(fold: Fold) -> list[Record]:
+        results.clear()
+        ids = _resolve_all(fold, refs)
+        qs = state(fold)
+        for tid in ids:
+            status = fold.tasks[tid].get("status")
+            if status in CLOSED_STATUSES:
+                raise ClaimRefused(f"Cannot release task {short(tid)}: it is {status}; "
+                                   f"use 'aidp tasks reopen {short(tid)}' to put it back")
+        records: list[Record] = []
+        for tid in ids:
+            task = fold.tasks[tid]
+            claims = qs.claims.get(tid, [])
+            if task.get("status") == "pending" and not claims:
+                results.append(Change(task, changed=False))
+                continue
+            if task.get("status") != "pending":
+                task = transition(task, "pending")
+                records.append(task)
+            records += _release_records(claims)
+            results.append(Change(task, changed=True))
+        return records
+
+    log.update(change)
+    return results
+
+
+# --- edit and note ------------------------------------------------------------------------
+
+
+def edit(
+    log: TaskLog,
+    ref: str,
+    *,
+    description: str | None = None,
+    priority: str | None = None,
+    add_tags: Sequence[str] = (),
+    remove_tags: Sequence[str] = (),
+    parent: str | None = None,
+    detach: bool = False,
+) -> Change:
+    """Change a task's description, priority, tags or epic in one locked write: a new
+    snapshot of the task (so `history` keeps the old values) and/or a parent record.
+    Anything refused (a bad value, a cycle) writes nothing at all."""
+    if parent is not None and detach:
+        raise InvalidInput("Conflicting --parent and --no-parent: give one of them")
+    if (description is None and priority is None and not add_tags and not remove_tags
+            and parent is None and not detach):
+        raise InvalidInput("Nothing to edit: give --description, --priority, --add-tag, "
+                           "--remove-tag, --parent or --no-parent")
+    text = validate_description(description) if description is not None else None
+    level = validate_priority(priority) if priority is not None else None
+    adding = [validate_tag(t) for t in add_tags]
+    removing = [t.strip() for t in remove_tags]
+    result: list[Change] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        task = fold.tasks[tid]
+        records: list[Record] = []
+        if parent is not None or detach:
+            epic = resolve_id(fold.tasks, parent) if parent is not None else None
+            qs = state(fold)
+            current = qs.parent.get(tid)
+            if epic != current:
+                if epic is not None:
+                    graph = wait_graph(qs)
+                    if current is not None:  # the old epic stops waiting on it
+                        graph[current] = [n for n in graph.get(current, []) if n != tid]
+                    _check_parent(graph, tid, epic)
+                records.append(_parent_record(fold, tid, epic))
+        updated = dict(task)
+        if text is not None:
+            updated["description"] = text
+        if level is not None:
+            updated["priority"] = level
+        tags = [t for t in task.get("tags") or [] if t not in removing]
+        updated["tags"] = list(dict.fromkeys([*tags, *adding]))
+        if canonical(updated) != canonical(task):
+            updated["updated_at"] = _stamp(task)
+            task = canonical(updated)
+            records.insert(0, task)
+        result[:] = [Change(task, changed=bool(records))]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+def note(log: TaskLog, ref: str, text: str, *, author: str | None = None) -> Record:
+    """Append a note to a task; notes are never changed, so every clone's are kept."""
+    body = clean_text(text, what="note", limit=MAX_NOTE)
+    who = validate_actor(author) if author else None
+    result: list[Record] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        stamp = _stamp(None)
+        record: Record = {"type": NOTE, "id": f"{NOTE}:{tid}:{os.urandom(4).hex()}",
+                          "task": tid, "text": body}
+        if who:
+            record["author"] = who
+        record["created_at"] = stamp
+        record["updated_at"] = stamp
+        result[:] = [record]
+        return [record]
+
+    log.update(change)
+    return result[0]
+
+
+# --- the queue's events, for history ------------------------------------------------------
+
+
+def events(log: TaskLog, tid: str) -> list[tuple[tuple[int, int], str]]:
+    """Every queue record about `tid` as ((updated_at µs, line), what it says), oldest
+    first, equal records once: dependencies, parents, claims, releases and notes."""
+    seen: set[bytes] = set()
+    out: list[tuple[tuple[int, int], str]] = []
+    from aidp.log import dumps
+
+    for number, _raw, record in log.scan():
+        if record is None or record.get("task") != tid:
+            continue
+        kind = record.get("type")
+        if kind not in (DEP, PARENT, CLAIM, NOTE):
+            continue
+        fingerprint = dumps(dict(sorted(record.items())))
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        out.append(((ts_of(record), number), describe(record)))
+    out.sort(key=lambda pair: pair[0])
+    return out
+
+
+def describe(record: Record) -> str:
+    kind = record.get("type")
+    if kind == DEP:
+        other = short(str(record.get("blocked_by", "?")))
+        return (f"no longer waits on {other}" if record.get("removed") is True
+                else f"waits on {other}")
+    if kind == PARENT:
+        parent = record.get("parent")
+        return f"parent: {short(parent)}" if isinstance(parent, str) else "parent removed"
+    if kind == CLAIM:
+        who = record.get("assignee", "?")
+        return f"released by {who}" if record.get("released_at") else f"claimed by {who}"
+    author = record.get("author")
+    return f"note{f' by {author}' if author else ''}: {record.get('text', '')}"

@@ -1,0 +1,274 @@
+"""The work queue's core (aidp.queue): dependencies, epics, cycles, claims, notes."""
+
+from __future__ import annotations
+
+import graphlib
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aidp import queue, tasks
+from aidp.errors import InvalidInput, TaskNotFound
+from aidp.log import TaskLog, fold_bytes
+
+
+def add(log: TaskLog, text: str, **kw) -> str:
+    return queue.add(log, text, **kw)["id"] if kw else tasks.add(log, text)["id"]
+
+
+def test_ready_orders_high_priority_first_then_oldest(log: TaskLog) -> None:
+    low = tasks.add(log, "low", priority="low")["id"]
+    old = tasks.add(log, "old medium")["id"]
+    new = tasks.add(log, "new medium")["id"]
+    high = tasks.add(log, "high", priority="high")["id"]
+    assert [e.id for e in queue.ready(log.read())] == [high, old, new, low]
+
+
+def test_blockers_hold_a_task_back_until_closed(log: TaskLog) -> None:
+    a = add(log, "a")
+    b = add(log, "b")
+    c = add(log, "c", blocked_by=[a, b])
+    assert c not in [e.id for e in queue.ready(log.read())]
+    waiting = {e.id: e.waiting_on for e in queue.blocked(log.read())}
+    assert waiting == {c: [a, b]}
+    tasks.set_status(log, [a], "done")
+    tasks.set_status(log, [b], "abandoned", reason="not needed")
+    assert c in [e.id for e in queue.ready(log.read())]
+    assert queue.blocked(log.read()) == []
+
+
+def test_an_epic_waits_on_its_open_children(log: TaskLog) -> None:
+    epic = add(log, "epic")
+    child = add(log, "child", parent=epic)
+    fold = log.read()
+    assert [e.id for e in queue.ready(fold)] == [child]
+    assert {e.id: e.waiting_on for e in queue.blocked(fold)} == {epic: [child]}
+    tasks.set_status(log, [child], "done")
+    assert [e.id for e in queue.ready(log.read())] == [epic]
+
+
+def test_self_dependency_and_cycles_are_refused_and_write_nothing(log: TaskLog) -> None:
+    a, b, c = add(log, "a"), add(log, "b"), add(log, "c")
+    queue.block(log, b, [a])
+    queue.block(log, c, [b])
+    before = log.path.read_bytes()
+    with pytest.raises(InvalidInput, match="cannot wait on itself"):
+        queue.block(log, a, [a])
+    with pytest.raises(queue.DependencyCycle) as caught:
+        queue.block(log, a, [c])
+    short = queue.short
+    assert caught.value.cycle == [short(a), short(c), short(b), short(a)]
+    assert str(caught.value).startswith(f"Refused: making {short(a)} wait on {short(c)}")
+    # A child waiting on its epic is a cycle too (the epic waits on its children).
+    epic = add(log, "epic")
+    queue.edit(log, a, parent=epic)
+    middle = log.path.read_bytes()
+    with pytest.raises(queue.DependencyCycle):
+        queue.block(log, a, [epic])
+    with pytest.raises(queue.DependencyCycle):
+        queue.edit(log, epic, parent=a)
+    with pytest.raises(InvalidInput, match="its own parent"):
+        queue.edit(log, epic, parent=epic)
+    assert log.path.read_bytes() == middle
+    assert middle.startswith(before)
+
+
+def test_a_refused_edit_writes_none_of_its_fields(log: TaskLog) -> None:
+    a = add(log, "a")
+    b = add(log, "b", parent=a)
+    before = log.path.read_bytes()
+    with pytest.raises(queue.DependencyCycle):
+        queue.edit(log, a, description="changed", parent=b)
+    with pytest.raises(TaskNotFound):
+        queue.edit(log, a, description="changed", parent="ffff")
+    assert log.path.read_bytes() == before
+
+
+def test_unknown_blocker_files_nothing(log: TaskLog) -> None:
+    add(log, "a")
+    before = log.path.read_bytes()
+    with pytest.raises(TaskNotFound):
+        queue.add(log, "b", blocked_by=["ffffffff"])
+    assert log.path.read_bytes() == before
+
+
+def test_unblock_and_reblock_fold_per_edge(log: TaskLog) -> None:
+    a, b = add(log, "a"), add(log, "b")
+    queue.block(log, b, [a])
+    assert queue.unblock(log, b, [a]).changed == [a]
+    assert queue.unblock(log, b, [a]).unchanged == [a]
+    assert queue.state(log.read()).blockers == {}
+    queue.block(log, b, [a])
+    assert queue.state(log.read()).blockers == {b: [a]}
+
+
+# --- cycles on random graphs -----------------------------------------------------------
+
+edges = st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=30)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(attempts=edges)
+def test_random_dependencies_never_form_a_cycle(tmp_path_factory, attempts) -> None:
+    """Whatever order dependencies are asked for in, the accepted ones form a DAG
+    (graphlib agrees), and every refusal names a real cycle that the edge would close."""
+    log = TaskLog(tmp_path_factory.mktemp("graph"))
+    ids = [tasks.add(log, f"t{n}")["id"] for n in range(8)]
+    accepted: dict[str, set[str]] = {}
+    for waiter, waited in attempts:
+        a, b = ids[waiter], ids[waited]
+        if a == b:
+            with pytest.raises(InvalidInput):
+                queue.block(log, a, [b])
+            continue
+        try:
+            queue.block(log, a, [b])
+        except queue.DependencyCycle as refused:
+            trial = {k: set(v) for k, v in accepted.items()}
+            trial.setdefault(a, set()).add(b)
+            with pytest.raises(graphlib.CycleError):
+                graphlib.TopologicalSorter(trial).prepare()
+            cycle = refused.cycle
+            assert cycle[0] == cycle[-1] == queue.short(a)
+            by_short = {queue.short(i): i for i in ids}
+            for x, y in itertools.pairwise(cycle):
+                assert by_short[y] in trial.get(by_short[x], set())
+        else:
+            accepted.setdefault(a, set()).add(b)
+            graphlib.TopologicalSorter(accepted).prepare()
+    folded = queue.state(log.read()).blockers
+    assert {k: set(v) for k, v in folded.items()} == accepted
+
+
+# --- claims -------------------------------------------------------------------------------
+
+
+def test_claim_takes_the_first_ready_task_and_nothing_twice(log: TaskLog) -> None:
+    a = add(log, "a")
+    b = add(log, "b")
+    first = queue.claim(log, None, "alice")
+    assert first.task["id"] == a and first.task["status"] == "in_progress"
+    assert queue.claim(log, None, "bob").task["id"] == b
+    with pytest.raises(queue.NothingReady, match=r"Nothing ready to claim \(2 in progress\)"):
+        queue.claim(log, None, "carol")
+    fold = log.read()
+    extras = queue.extras(queue.state(fold), fold.tasks[a])
+    assert extras["assignee"] == "alice" and "claimed_at" in extras
+
+
+def test_claim_refusals_name_the_reason(log: TaskLog) -> None:
+    a = add(log, "a")
+    b = add(log, "b", blocked_by=[a])
+    queue.claim(log, a, "alice")
+    before = log.path.read_bytes()
+    with pytest.raises(queue.ClaimRefused, match="claimed by alice"):
+        queue.claim(log, a, "bob")
+    with pytest.raises(queue.ClaimRefused, match=f"waits on open task.*{queue.short(a)}"):
+        queue.claim(log, b, "bob")
+    assert queue.claim(log, a, "alice").changed is False
+    tasks.set_status(log, [a], "done")
+    middle = log.path.read_bytes()
+    with pytest.raises(queue.ClaimRefused, match="it is done; reopen it first"):
+        queue.claim(log, a, "bob")
+    with pytest.raises(queue.ClaimRefused, match="it is done"):
+        queue.release(log, [a])
+    assert log.path.read_bytes() == middle and middle.startswith(before)
+
+
+def test_release_and_reopen_free_the_task(log: TaskLog) -> None:
+    a = add(log, "a")
+    queue.claim(log, a, "alice")
+    [change] = queue.release(log, [a])
+    assert change.changed and change.task["status"] == "pending"
+    fold = log.read()
+    assert queue.state(fold).claims == {}
+    assert [e.id for e in queue.ready(fold)] == [a]
+    assert queue.release(log, [a])[0].changed is False
+    queue.claim(log, a, "bob")
+    tasks.set_status(log, [a], "done")
+    fold = log.read()
+    assert queue.extras(queue.state(fold), fold.tasks[a])["assignee"] == "bob"  # who did it
+    tasks.set_status(log, [a], "pending")  # reopen releases the claim
+    fold = log.read()
+    assert queue.state(fold).claims == {}
+    assert queue.claim(log, None, "carol").task["id"] == a
+
+
+def test_started_task_without_assignee_can_be_claimed(log: TaskLog) -> None:
+    a = add(log, "a")
+    tasks.set_status(log, [a], "in_progress")
+    result = queue.claim(log, a, "alice")
+    assert result.changed and result.task["status"] == "in_progress"
+
+
+def test_merged_claims_fold_to_the_earliest_whatever_the_line_order(log: TaskLog) -> None:
+    a = add(log, "a")
+    base = log.path.read_bytes()
+    queue.claim(log, a, "alice")
+    alice = log.path.read_bytes()[len(base):]
+    log.path.write_bytes(base)
+    queue.claim(log, a, "bob")  # later
+    bob = log.path.read_bytes()[len(base):]
+    for merged in (base + alice + bob, base + bob + alice):
+        fold = fold_bytes(merged)
+        qs = queue.state(fold)
+        assert queue.extras(qs, fold.tasks[a])["assignee"] == "alice"
+        assert [c["assignee"] for c in qs.claims[a]] == ["alice", "bob"]
+
+
+def test_notes_and_edits(log: TaskLog) -> None:
+    a = add(log, "a")
+    queue.note(log, a, "first", author="alice")
+    queue.note(log, a, "second")
+    change = queue.edit(log, a, description="a, clearer", priority="high", add_tags=["x", "y"])
+    assert change.changed and change.task["description"] == "a, clearer"
+    assert queue.edit(log, a, remove_tags=["x"]).task["tags"] == ["y"]
+    assert queue.edit(log, a, priority="high").changed is False
+    fold = log.read()
+    notes = queue.extras(queue.state(fold), fold.tasks[a])["notes"]
+    assert [n["text"] for n in notes] == ["first", "second"]
+    assert notes[0]["author"] == "alice" and "author" not in notes[1]
+    history = tasks.history(log, a)
+    assert [h.changes.get("description") for h in history][1] == ("a", "a, clearer")
+    with pytest.raises(InvalidInput, match="Nothing to edit"):
+        queue.edit(log, a)
+    with pytest.raises(InvalidInput, match="note"):
+        queue.note(log, a, "   ")
+
+
+def test_task_records_keep_only_the_ruby_keys(log: TaskLog) -> None:
+    from tests.test_interchange import RUBY_KEYS
+
+    a = add(log, "a")
+    with pytest.raises(queue.DependencyCycle, match="a new task under"):
+        add(log, "b", blocked_by=[a], parent=a)  # a waits on its child b, b on a
+    epic = add(log, "epic")
+    b = add(log, "b", blocked_by=[a], parent=epic)
+    queue.claim(log, a, "alice")
+    queue.note(log, b, "n")
+    queue.edit(log, b, description="bb")
+    for number, _raw, record in log.scan():
+        assert record is not None, number
+        if "type" not in record:
+            assert set(record) <= RUBY_KEYS
+
+
+def test_malformed_queue_records_are_ignored(log: TaskLog) -> None:
+    a = add(log, "a")
+    log.append([
+        {"type": "dep", "id": "dep:x", "task": a, "blocked_by": 7, "updated_at": "2026-01-01T00:00:00Z"},
+        {"type": "claim", "id": "claim:y", "task": None, "assignee": "z"},
+        {"type": "note", "id": "note:z", "task": a, "text": ["no"]},
+    ])
+    fold = log.read()
+    assert queue.extras(queue.state(fold), fold.tasks[a]) == {}
+    assert [e.id for e in queue.ready(fold)] == [a]
+
+
+def test_find_path_is_shortest() -> None:
+    graph = {"a": ["b", "c"], "b": ["d"], "c": ["d"], "d": ["e"]}
+    assert queue.find_path(graph, "a", "e") in (["a", "b", "d", "e"], ["a", "c", "d", "e"])
+    assert queue.find_path(graph, "e", "a") is None
