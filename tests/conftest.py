@@ -15,7 +15,8 @@ import pytest
 
 from aidp.log import TaskLog
 
-ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "NO_COLOR", "GIT_DIR", "GIT_WORK_TREE")
+ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "NO_COLOR", "GIT_DIR", "GIT_WORK_TREE",
+            "XDG_CONFIG_HOME")
 
 
 @pytest.fixture(autouse=True)

@@ -33,7 +33,9 @@ LOCK_NOTICE_SECONDS = 1.0
 # Local-only state under .aidp/ that must never be committed.
 GITIGNORE = """\
 # Local state of aidp: caches, locks, backups and run transcripts.
-# Only tasklist.jsonl (and config.toml) are meant to be committed.
+# Only tasklist.jsonl (and config.toml) are meant to be committed;
+# config.local.toml is your own (it needs no 'aidp trust': docs/security.md).
+config.local.toml
 *.lock
 cache/
 backups/

@@ -27,15 +27,33 @@ STATUS_TITLES = {
 }
 PRIORITY_MARKERS = {"high": "🔴", "medium": "🟡", "low": "🟢"}
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Control characters (escape sequences: colours, cursor moves, OSC 8 links, titles) and
+# the invisible ones that change what a reader sees: bidi overrides and isolates,
+# zero-width characters, tag characters, line/paragraph separators — every Unicode
+# format character (Cf), Zl and Zp. tests/test_inert.py checks the list against
+# unicodedata.
+_CONTROL_RE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
+)
 _ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
 
 def inert(text: object) -> str:
     """Text safe to print: control characters (escape sequences included) are shown as
-    \\xNN instead of being sent to the terminal."""
+    \\xNN, invisible format characters (bidi overrides, zero-width, …) as \\uNNNN,
+    instead of being sent to the terminal."""
     value = text if isinstance(text, str) else str(text)
-    return _CONTROL_RE.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    return _CONTROL_RE.sub(_escaped, value)
+
+
+def _escaped(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def color_enabled(stream: TextIO | None = None) -> bool:

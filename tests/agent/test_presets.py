@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from aidp import trust
 from aidp.agent import presets
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env, choose, parse
 
@@ -64,6 +65,7 @@ def test_config_may_give_the_command_as_a_list(project: Path) -> None:
     (project / ".aidp").mkdir()
     (project / ".aidp" / "config.toml").write_text(
         'agent = ["python3", "agent with space.py", "{prompt}"]\n', encoding="utf-8")
+    trust.trust(project)  # a command line in config.toml runs only once trusted
     spec = choose(None, project)
     assert spec.argv == ("python3", "agent with space.py", "{prompt}")
 
@@ -76,8 +78,9 @@ def test_no_agent_anywhere_is_a_clear_usage_error(project: Path) -> None:
 def test_a_broken_config_is_a_usage_error(project: Path) -> None:
     (project / ".aidp").mkdir()
     (project / ".aidp" / "config.toml").write_text("agent = \n", encoding="utf-8")
-    with pytest.raises(AgentError, match=r"Invalid .*config\.toml"):
+    with pytest.raises(trust.ConfigError, match=r"Invalid .*config\.toml") as info:
         choose(None, project)
+    assert info.value.exit_code == 2
 
 
 def test_child_env_points_the_agent_at_this_project_and_this_aidp(tmp_path: Path) -> None:

@@ -484,6 +484,7 @@ def test_agent_from_env_and_from_config(cli, make_agent, project: Path, monkeypa
     (project / ".aidp").mkdir(exist_ok=True)
     (project / ".aidp" / "config.toml").write_text(
         f"agent = {json.dumps(from_config.command)}\n", encoding="utf-8")
+    assert cli("trust").code == 0  # a command line in config.toml runs only once trusted
     assert "config agent" in cli("run", "go").out
     from_env = make_agent("print('env agent')\n")
     monkeypatch.setenv("AIDP_AGENT", from_env.command)

@@ -57,32 +57,20 @@ class AgentSpec:
         return list(self.argv), prompt
 
 
-def read_config(root: Path) -> dict:
-    """`.aidp/config.toml` as a dict; {} when there is none."""
-    import tomllib
-
-    path = root / DATA_DIR / CONFIG_NAME
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise AgentError(f"Invalid {path}: {exc}") from None
-    except OSError as exc:
-        raise AgentError(f"Cannot read {path}: {exc.strerror or exc}") from None
-
-
 def choose(option: str | None, root: Path) -> AgentSpec:
-    """The agent from --agent, else AIDP_AGENT, else .aidp/config.toml."""
+    """The agent from --agent, else AIDP_AGENT, else .aidp/config.local.toml, else
+    .aidp/config.toml (whose command line runs only once trusted: aidp.trust)."""
     if option is not None:
         return parse(option, source="--agent")
     from_env = os.environ.get("AIDP_AGENT")
     if from_env and from_env.strip():
         return parse(from_env, source="AIDP_AGENT")
-    configured = read_config(root).get("agent")
+    from aidp import trust  # config is read only through the trust gate (docs/security.md)
+
+    config = trust.load(root)
+    configured = config.get("agent")  # a command line there needs `aidp trust`
     if configured is not None:
-        return parse(configured, source=f"{DATA_DIR}/{CONFIG_NAME}")
+        return parse(configured, source=config.source("agent") or f"{DATA_DIR}/{CONFIG_NAME}")
     raise AgentError(
         f"No agent configured: give {SOURCES_HELP}; presets: {', '.join(PRESETS)}"
     )

@@ -10,6 +10,7 @@ import typer
 from aidp.cli.common import env, info
 from aidp.errors import StorageError
 from aidp.render import inert
+from aidp.trust import LOCAL_NAME as LOCAL_CONFIG
 
 ATTRIBUTE = ".aidp/tasklist.jsonl merge=union"
 
@@ -27,6 +28,7 @@ def init(ctx: typer.Context) -> None:
             os.close(os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
         except OSError as exc:
             raise StorageError(f"Cannot create {log.path}: {exc.strerror}") from exc
+    _ignore_local_config(log.dir / ".gitignore")
     try:
         existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
         if not any(line.split() == ATTRIBUTE.split() for line in existing.splitlines()):
@@ -41,6 +43,24 @@ def init(ctx: typer.Context) -> None:
             "Warning: .aidp/tasklist.jsonl is ignored by git; it is meant to be committed. "
             "Remove the rule that ignores it (see 'git check-ignore -v .aidp/tasklist.jsonl')."
         )
+
+
+def _ignore_local_config(ignore) -> None:
+    """A .aidp/.gitignore written before config.local.toml existed gets its line, so the
+    user's own config stays out of commits (and needs no 'aidp trust')."""
+    try:
+        if ignore.is_symlink() or not ignore.is_file():
+            return  # never written through a link; log.locked() wrote a fresh one
+        existing = ignore.read_text(encoding="utf-8")
+        if any(line.strip() == LOCAL_CONFIG for line in existing.splitlines()):
+            return
+        prefix = "" if not existing or existing.endswith("\n") else "\n"
+        fd = os.open(ignore, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+        with os.fdopen(fd, "a", encoding="utf-8") as handle:
+            handle.write(f"{prefix}{LOCAL_CONFIG}\n")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StorageError(f"Cannot update {ignore}: {getattr(exc, 'strerror', None) or exc}"
+                           ) from exc
 
 
 def _git_ignored(root, path) -> bool:

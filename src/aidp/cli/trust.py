@@ -1,0 +1,77 @@
+"""`aidp trust`: let this project's `.aidp/config.toml` start the commands it names."""
+
+from __future__ import annotations
+
+import typer
+
+from aidp.cli.common import env
+from aidp.errors import InvalidInput
+
+
+def trust(
+    ctx: typer.Context,
+    revoke: bool = typer.Option(
+        False, "--revoke", help="Take the trust back: its commands no longer run."
+    ),
+    show: bool = typer.Option(
+        False, "--show", help="Only show each config file, whether it is trusted and what "
+        "it would start; change nothing.",
+    ),
+) -> None:
+    """Trust this project's .aidp/config.toml: show the commands it starts and allow them.
+
+    The exact file content is recorded (a SHA-256, in ~/.config/aidp/trust.json or
+    $XDG_CONFIG_HOME/aidp); a changed file needs 'aidp trust' again. A built-in preset
+    name needs no trust, nor does a git-ignored .aidp/config.local.toml. See
+    docs/security.md.
+    """
+    from aidp import render
+    from aidp import trust as core
+
+    if revoke and show:
+        raise InvalidInput("Invalid options: give --revoke or --show, not both")
+    root = env(ctx).root
+    out = render.inert
+    if revoke:
+        forgotten = core.revoke(root)
+        if not forgotten:
+            render.write_text(f"Nothing to revoke: no config file of {out(str(root))} is trusted")
+            return
+        render.write_text("\n".join(
+            f"Revoked trust in {name}: its commands will not run until 'aidp trust'"
+            for name in forgotten
+        ))
+        return
+    if show:
+        lines = []
+        for layer, trusted, settings in core.status(root):
+            if layer.own:
+                state = "your own (git-ignored): needs no trust"
+            else:
+                state = "trusted" if trusted else "NOT trusted"
+            lines.append(f"{layer.shown}: {state} (sha256 {layer.sha256[:12]})")
+            lines.extend(_settings(settings, out))
+        render.write_text("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
+        return
+    done = core.trust(root)
+    if not done:
+        render.write_text(
+            f"Nothing to trust: {out(str(root))} has no .aidp/config.toml "
+            "(a git-ignored .aidp/config.local.toml is your own and needs no trust)"
+        )
+        return
+    lines = []
+    for item in done:
+        verb = "Already trusted" if item.already else "Trusted"
+        lines.append(f"{verb} {item.shown} (sha256 {item.sha256[:12]}); "
+                     "aidp may now start what it names:")
+        lines.extend(_settings(item.settings, out))
+    lines.append("A change to the file needs 'aidp trust' again; "
+                 "'aidp trust --revoke' takes it back.")
+    render.write_text("\n".join(lines))
+
+
+def _settings(settings: list[str], out) -> list[str]:
+    if not settings:
+        return ["  nothing but built-in presets"]
+    return [f"  {out(setting)}" for setting in settings]

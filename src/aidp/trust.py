@@ -1,0 +1,396 @@
+"""What a repository may make aidp do: reading `.aidp/config.toml` behind a trust gate.
+
+A clone of someone else's project brings its `.aidp/config.toml`. Naming a built-in
+agent preset there is harmless; a command line (or anything else that starts a
+process or changes what is started) runs only after the user ran `aidp trust` on that
+exact file content. Trust is a SHA-256 of the file's bytes recorded per file in the
+user's config dir ($XDG_CONFIG_HOME/aidp/trust.json, else ~/.config/aidp/trust.json),
+outside every repository; a changed file needs trust again.
+
+A git-ignored `.aidp/config.local.toml` is the user's own: it needs no trust and wins
+over config.toml. One that git does not ignore (committed, or no git to ask) is
+treated like config.toml.
+
+Every reader of these files goes through `load()`; `Config.get` is default-deny: a
+value from an untrusted file raises `Untrusted` unless `INERT` says its key and value
+can never start a process. New settings are therefore gated without their reader
+doing anything (see docs/security.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aidp.errors import InvalidInput
+from aidp.paths import DATA_DIR
+
+CONFIG_NAME = "config.toml"
+LOCAL_NAME = "config.local.toml"
+STORE_NAME = "trust.json"
+STORE_VERSION = 1
+
+
+class ConfigError(InvalidInput):
+    """A config file or the trust store cannot be read or parsed (exit 2; nothing run)."""
+
+
+class Untrusted(InvalidInput):
+    """A value from an untrusted repository config would start a process (exit 2)."""
+
+
+def _preset_names() -> frozenset[str]:
+    from aidp.agent import presets
+
+    return frozenset(name.lower() for name in presets.PRESETS)
+
+
+def _is_preset_name(value: object) -> bool:
+    return isinstance(value, str) and value.strip().lower() in _preset_names()
+
+
+# Settings a repository may set without trust: key path → "this value starts nothing
+# the user did not choose". Everything else read from an untrusted file is refused.
+# Add a line here for a setting that can never start or change a process.
+INERT: dict[tuple[str, ...], Callable[[object], bool]] = {
+    ("agent",): _is_preset_name,
+}
+
+
+def is_inert(keys: tuple[str, ...], value: object) -> bool:
+    check = INERT.get(keys)
+    return check is not None and check(value)
+
+
+# --- where things live ------------------------------------------------------------------
+
+
+def config_dir() -> Path:
+    """aidp's own folder in the user's config dir (XDG; a relative XDG_CONFIG_HOME is
+    ignored, as the spec says)."""
+    xdg = os.environ.get("XDG_CONFIG_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".config"
+    return base / "aidp"
+
+
+def store_path() -> Path:
+    return config_dir() / STORE_NAME
+
+
+def config_files(root: Path) -> tuple[Path, Path]:
+    """(config.local.toml, config.toml) of the project at `root`."""
+    folder = root / DATA_DIR
+    return folder / LOCAL_NAME, folder / CONFIG_NAME
+
+
+def _key_of(path: Path) -> str:
+    """How the trust store names a file: its real folder (a linked .aidp/ is followed,
+    as the tasklist's is) and its name."""
+    return str(Path(os.path.realpath(path.parent)) / path.name)
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# --- reading the config -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One config file as read: its bytes' hash, its settings, and whether it is the
+    user's own (no trust needed)."""
+
+    path: Path
+    shown: str  # ".aidp/config.toml"
+    sha256: str
+    data: dict
+    own: bool  # the user's own file: a git-ignored config.local.toml
+
+
+@dataclass
+class Config:
+    """The project's settings: config.local.toml over config.toml, gated by trust."""
+
+    root: Path
+    layers: list[Layer]
+    _store: dict | None = field(default=None, repr=False)
+
+    def get(self, *keys: str) -> object | None:
+        """The value at `keys` (`get("agent")`, `get("agents", "claude", "args")`) from
+        the first file that sets it, or None. A value from a file the user has not
+        trusted is refused with `Untrusted` unless `INERT` lets that key hold it."""
+        for layer in self.layers:
+            value = _lookup(layer.data, keys)
+            if value is None:
+                continue
+            if not layer.own and not is_inert(keys, value):
+                self._require_trust(layer, keys, value)
+            return value
+        return None
+
+    def source(self, *keys: str) -> str | None:
+        """Which file sets `keys` (".aidp/config.local.toml" or ".aidp/config.toml")."""
+        for layer in self.layers:
+            if _lookup(layer.data, keys) is not None:
+                return layer.shown
+        return None
+
+    def is_trusted(self, layer: Layer) -> bool:
+        if layer.own:
+            return True
+        entry = self._trust_store().get(_key_of(layer.path))
+        return entry is not None and entry.get("sha256") == layer.sha256
+
+    def _trust_store(self) -> dict:
+        if self._store is None:
+            self._store = read_store()
+        return self._store
+
+    def _require_trust(self, layer: Layer, keys: tuple[str, ...], value: object) -> None:
+        if self.is_trusted(layer):
+            return
+        entry = self._trust_store().get(_key_of(layer.path))
+        what = describe(keys, value)
+        why = ("has changed since you trusted it" if entry is not None
+               else "is not trusted")
+        raise Untrusted(
+            f"Not started: {layer.shown} sets {what}, and this file {why}. Review it, "
+            "then run 'aidp trust' to allow it (or choose your own agent with --agent or "
+            "AIDP_AGENT)"
+        )
+
+
+def _lookup(data: dict, keys: tuple[str, ...]) -> object | None:
+    value: object = data
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def describe(keys: tuple[str, ...], value: object) -> str:
+    """A value as the user should see it before it runs: the agent's command line as a
+    shell would show it, anything else as `key = value`."""
+    if keys == ("agent",):
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return f"the agent command {shlex.join(value)!r}"
+        if isinstance(value, str):
+            return f"the agent command {value.strip()!r}"
+    return f"{'.'.join(keys)} = {json.dumps(value, ensure_ascii=False, default=str)}"
+
+
+def load(root: Path) -> Config:
+    """Read the project's config files (none is fine). A file that cannot be read or
+    parsed is a ConfigError; the trust store is read only when a value needs it."""
+    local, shared = config_files(root)
+    layers = []
+    for path in (local, shared):
+        read = _read(path)
+        if read is None:
+            continue
+        raw, data = read
+        own = path == local and _git_ignored(root, path)
+        layers.append(Layer(path=path, shown=f"{DATA_DIR}/{path.name}", sha256=digest(raw),
+                            data=data, own=own))
+    return Config(root=root, layers=layers)
+
+
+def _read(path: Path) -> tuple[bytes, dict] | None:
+    """(bytes, settings) of one config file, or None when there is none. Never through
+    a symbolic link: a clone could point one anywhere."""
+    import tomllib
+
+    shown = f"{DATA_DIR}/{path.name}"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if path.is_symlink():
+            raise ConfigError(
+                f"Cannot read {shown}: it is a symbolic link, and aidp reads no config "
+                "through a link; replace it with the file itself"
+            ) from None
+        raise ConfigError(f"Cannot read {shown}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:  # a folder named like the file, an I/O error
+        raise ConfigError(f"Cannot read {shown}: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"Invalid {shown}: it is not UTF-8 text; nothing was run") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"Invalid {shown}: {exc}; nothing was run") from None
+    return raw, data
+
+
+def _git_ignored(root: Path, path: Path) -> bool:
+    """Whether git ignores `path` (a tracked file is never ignored). No git, or no
+    repository: False, so the file needs trust like config.toml."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            # fsmonitor is a command line in .git/config: never let a copied .git run one.
+            ["git", "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", str(path)],
+            cwd=root, capture_output=True, check=False, timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+# --- what `aidp trust` shows ---------------------------------------------------------------
+
+
+def gated_settings(layer: Layer) -> Iterator[str]:
+    """Every setting in `layer` that needs trust, described as `get` would name it."""
+
+    def walk(keys: tuple[str, ...], value: object) -> Iterator[str]:
+        if isinstance(value, dict) and value and keys not in INERT:
+            for key, sub in value.items():
+                yield from walk((*keys, key), sub)
+        elif not is_inert(keys, value):
+            yield describe(keys, value)
+
+    for key, value in layer.data.items():
+        yield from walk((key,), value)
+
+
+# --- the trust store --------------------------------------------------------------------------
+
+
+def read_store() -> dict[str, dict]:
+    """file key → {"sha256", "trusted_at"}; {} when there is no store yet."""
+    path = store_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise ConfigError(f"Cannot read the trust store {path}: {exc.strerror or exc}; "
+                          "nothing was run") from None
+    return _parse_store(raw, path)
+
+
+def _parse_store(raw: bytes, path: Path) -> dict[str, dict]:
+    bad = (f"Invalid trust store {path}: {{}}; nothing was run or changed — fix it, or "
+           "remove it and run 'aidp trust' again where you trust a config")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(bad.format(f"not JSON ({exc})")) from None
+    if not isinstance(data, dict) or data.get("version") != STORE_VERSION:
+        raise ConfigError(bad.format(f"expected an object with \"version\": {STORE_VERSION}"))
+    files = data.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values()
+    ):
+        raise ConfigError(bad.format('"files" must map each file to {"sha256": …}'))
+    return files
+
+
+def _update_store(change: Callable[[dict[str, dict]], None]) -> None:
+    """Read, change and atomically replace the store under a lock, so two `aidp trust`
+    at once lose nothing; a malformed store is refused, never overwritten."""
+    import fcntl
+    import tempfile
+
+    path = store_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        lock = os.open(path.with_name(STORE_NAME + ".lock"),
+                       os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError as exc:
+        raise ConfigError(f"Cannot write the trust store in {path.parent}: "
+                          f"{exc.strerror or exc}") from None
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        files = read_store()
+        change(files)
+        body = json.dumps({"version": STORE_VERSION, "files": files}, indent=2,
+                          ensure_ascii=False, sort_keys=True) + "\n"
+        try:
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".trust.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write(body)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        except OSError as exc:
+            raise ConfigError(f"Cannot write the trust store {path}: "
+                              f"{exc.strerror or exc}; it was left as it was") from None
+    finally:
+        os.close(lock)
+
+
+@dataclass(frozen=True)
+class Trusted:
+    """What `aidp trust` did for one file."""
+
+    shown: str
+    sha256: str
+    settings: list[str]
+    already: bool
+
+
+def trust(root: Path) -> list[Trusted]:
+    """Trust the exact content of the project's config files that need trust (the ones
+    read now: what was shown is what is trusted). [] when there are none."""
+    from datetime import UTC, datetime
+
+    config = load(root)
+    layers = [layer for layer in config.layers if not layer.own]
+    if not layers:
+        return []
+    store = read_store()
+    done = [
+        Trusted(shown=layer.shown, sha256=layer.sha256, settings=list(gated_settings(layer)),
+                already=store.get(_key_of(layer.path), {}).get("sha256") == layer.sha256)
+        for layer in layers
+    ]
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def record(files: dict[str, dict]) -> None:
+        for layer in layers:
+            files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp}
+
+    _update_store(record)
+    return done
+
+
+def revoke(root: Path) -> list[str]:
+    """Forget the trust of this project's config files; the files it forgot (shown)."""
+    local, shared = config_files(root)
+    names = {_key_of(path): f"{DATA_DIR}/{path.name}" for path in (local, shared)}
+    if not any(key in read_store() for key in names):
+        return []
+    forgotten: list[str] = []
+
+    def forget(files: dict[str, dict]) -> None:
+        for key, shown in names.items():
+            if files.pop(key, None) is not None:
+                forgotten.append(shown)
+
+    _update_store(forget)
+    return forgotten
+
+
+def status(root: Path) -> list[tuple[Layer, bool, list[str]]]:
+    """(file, trusted?, settings that need trust) for each config file of the project."""
+    config = load(root)
+    return [(layer, config.is_trusted(layer), list(gated_settings(layer)))
+            for layer in config.layers]

@@ -1,0 +1,339 @@
+"""The trust gate: what a cloned repository's `.aidp/config.toml` can make aidp start.
+
+A stand-in agent writes a marker file when it starts, so "nothing was started" is
+checked by the marker's absence, not by the message alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from aidp import trust
+from aidp.agent import presets
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "aidp"
+
+
+@pytest.fixture
+def agent(tmp_path: Path):
+    """A stand-in agent outside the project: prints a line and leaves a marker."""
+    folder = tmp_path / "agents"
+    folder.mkdir()
+    script = folder / "agent.py"
+    marker = folder / "started"
+    script.write_text(
+        "import pathlib, sys\n"
+        f"pathlib.Path({str(marker)!r}).write_text('yes')\n"
+        "print('agent ran')\n",
+        encoding="utf-8",
+    )
+
+    @dataclass
+    class Agent:
+        argv: list[str]
+        started: Path
+
+        @property
+        def command(self) -> str:
+            return shlex.join(self.argv)
+
+    return Agent([sys.executable, str(script)], marker)
+
+
+def write_config(project: Path, text: str, name: str = "config.toml") -> Path:
+    folder = project / ".aidp"
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+def store(tmp_path: Path) -> Path:
+    return tmp_path / "home" / ".config" / "aidp" / "trust.json"
+
+
+def assert_refused(result, agent, command: str, why: str = "is not trusted") -> None:
+    assert result.code == 2, result
+    assert command in result.err and "'aidp trust'" in result.err, result
+    assert why in result.err
+    assert len(result.err.strip().splitlines()) == 1, result  # one clear line
+    assert result.out == ""  # nothing shown, nothing started
+    assert not agent.started.exists()
+
+
+# --- the gate on `aidp run` ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("form", ["list", "string"])
+def test_a_command_line_in_config_toml_runs_only_after_aidp_trust(cli, project, agent,
+                                                                  form) -> None:
+    value = json.dumps(agent.argv if form == "list" else agent.command)
+    write_config(project, f"agent = {value}\n")
+    assert_refused(cli("run", "go"), agent, agent.command)
+    trusted = cli("trust")
+    assert trusted.code == 0, trusted
+    assert agent.command in trusted.out  # it shows what it allows
+    assert "Trusted .aidp/config.toml" in trusted.out
+    result = cli("run", "go")
+    assert result.code == 0, result
+    assert "agent ran" in result.out and agent.started.exists()
+
+
+def test_a_changed_file_needs_trust_again(cli, project, agent) -> None:
+    path = write_config(project, f"agent = {json.dumps(agent.command)}\n")
+    assert cli("trust").code == 0
+    path.write_text(f"agent = {json.dumps(agent.command + ' --more')}\n", encoding="utf-8")
+    assert_refused(cli("run", "go"), agent, agent.command + " --more",
+                   why="has changed since you trusted it")
+    path.write_text(f"agent = {json.dumps(agent.command)}\n# a comment\n", encoding="utf-8")
+    assert_refused(cli("run", "go"), agent, agent.command,
+                   why="has changed since you trusted it")  # any byte counts
+
+
+def test_revoke_takes_the_trust_back(cli, project, agent, tmp_path) -> None:
+    write_config(project, f"agent = {json.dumps(agent.command)}\n")
+    assert cli("trust").code == 0
+    revoked = cli("trust", "--revoke")
+    assert revoked.code == 0 and "Revoked trust in .aidp/config.toml" in revoked.out
+    assert json.loads(store(tmp_path).read_text())["files"] == {}
+    assert_refused(cli("run", "go"), agent, agent.command)
+    again = cli("trust", "--revoke")
+    assert again.code == 0 and "Nothing to revoke" in again.out
+
+
+def test_a_builtin_preset_needs_no_trust(project, monkeypatch, tmp_path) -> None:
+    write_config(project, 'agent = "Claude"\n')
+    spec = presets.choose(None, project)
+    assert (spec.preset, spec.source) == ("claude", ".aidp/config.toml")
+    assert not store(tmp_path).exists()  # the store was not even needed
+
+
+def test_a_builtin_preset_from_a_clone_starts_the_users_own_cli(cli, project, tmp_path,
+                                                                monkeypatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "claude"
+    fake.write_text(f"#!{sys.executable}\nprint('the user claude')\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    write_config(project, 'agent = "claude"\n')
+    result = cli("run", "go")
+    assert result.code == 0, result
+    assert "the user claude" in result.out
+
+
+def test_the_users_own_choice_needs_no_trust(cli, project, agent, monkeypatch) -> None:
+    write_config(project, 'agent = ["python3", "tools/anything.py"]\n')
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0 and "agent ran" in result.out, result
+    agent.started.unlink()
+    monkeypatch.setenv("AIDP_AGENT", agent.command)
+    result = cli("run", "go")
+    assert result.code == 0 and "agent ran" in result.out, result
+
+
+def test_a_git_ignored_local_config_needs_no_trust_and_wins(cli, project, agent) -> None:
+    git(project, "init", "-q")
+    assert cli("init").code == 0  # its .aidp/.gitignore ignores config.local.toml
+    write_config(project, 'agent = ["python3", "tools/anything.py"]\n')
+    write_config(project, f"agent = {json.dumps(agent.argv)}\n", name="config.local.toml")
+    result = cli("run", "go")
+    assert result.code == 0, result
+    assert "agent ran" in result.out
+
+
+def test_a_local_config_git_does_not_ignore_needs_trust(cli, project, agent) -> None:
+    # No git to ask (a downloaded archive could bring the file): treated like config.toml.
+    write_config(project, f"agent = {json.dumps(agent.argv)}\n", name="config.local.toml")
+    result = cli("run", "go")
+    assert_refused(result, agent, agent.command)
+    assert ".aidp/config.local.toml" in result.err
+    assert cli("trust").code == 0
+    assert cli("run", "go").code == 0 and agent.started.exists()
+
+
+def test_a_committed_local_config_needs_trust(cli, project, agent) -> None:
+    git(project, "init", "-q")
+    assert cli("init").code == 0
+    write_config(project, f"agent = {json.dumps(agent.argv)}\n", name="config.local.toml")
+    git(project, "add", "-f", ".aidp/config.local.toml")  # tracked: a clone brought it
+    assert_refused(cli("run", "go"), agent, agent.command)
+
+
+def test_trust_is_per_project_not_per_content(cli, project, agent, tmp_path) -> None:
+    text = f"agent = {json.dumps(agent.command)}\n"
+    write_config(project, text)
+    assert cli("trust").code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    write_config(other, text)
+    assert_refused(cli("--dir", str(other), "run", "go"), agent, agent.command)
+
+
+# --- anything else a repository configures -----------------------------------------------
+
+
+def test_every_setting_but_an_inert_one_is_gated(project) -> None:
+    write_config(project, '[agents.claude]\nargs = ["--dangerously-skip-permissions"]\n'
+                          'env = { PATH = "/evil" }\n')
+    config = trust.load(project)
+    with pytest.raises(trust.Untrusted, match=r"agents\.claude\.args = \[\"--danger") as info:
+        config.get("agents", "claude", "args")
+    assert info.value.exit_code == 2 and "'aidp trust'" in str(info.value)
+    with pytest.raises(trust.Untrusted, match=r"agents\.claude\.env"):
+        config.get("agents", "claude", "env")
+    with pytest.raises(trust.Untrusted):
+        config.get("agents")  # a whole table is gated too
+    assert config.get("agents", "codex", "args") is None  # unset: nothing to gate
+    trust.trust(project)
+    assert trust.load(project).get("agents", "claude", "args") == [
+        "--dangerously-skip-permissions"]
+
+
+def test_aidp_trust_shows_every_gated_setting(cli, project) -> None:
+    write_config(project, 'agent = "codex"\n[agents.codex]\nargs = ["--yolo"]\n')
+    shown = cli("trust", "--show")
+    assert shown.code == 0, shown
+    assert shown.out.splitlines() == [
+        f".aidp/config.toml: NOT trusted (sha256 {trust.load(project).layers[0].sha256[:12]})",
+        '  agents.codex.args = ["--yolo"]',  # the preset name itself needs nothing
+    ]
+    assert not (project / ".aidp" / "trust.json").exists()
+    assert cli("trust").code == 0
+    assert "trusted (sha256" in cli("trust", "--show").out
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(min_size=1, max_size=40))
+def test_only_a_preset_name_is_inert_for_agent(value: str) -> None:
+    is_preset = value.strip().lower() in presets.PRESETS
+    assert trust.is_inert(("agent",), value) == is_preset
+    assert not trust.is_inert(("agent",), [value])
+    assert not trust.is_inert(("anything", "else"), value)
+
+
+def test_no_module_reads_config_files_around_the_gate() -> None:
+    """Settings read anywhere else would bypass the trust gate."""
+    offenders = [
+        str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
+        if path != SRC / "trust.py"
+        and any(word in path.read_text(encoding="utf-8")
+                for word in ("tomllib", "import toml", '"config.local.toml"'))
+    ]
+    assert offenders == []
+
+
+# --- bad input: clear error, nothing run, nothing lost -------------------------------------
+
+
+def test_a_malformed_trust_store_is_a_clear_error_and_is_kept(cli, project, agent,
+                                                              tmp_path) -> None:
+    write_config(project, f"agent = {json.dumps(agent.command)}\n")
+    path = store(tmp_path)
+    path.parent.mkdir(parents=True)
+    for bad in (b"{not json", b'{"version": 1, "files": {"x": 3}}', b"[]", b"\xff\xfe"):
+        path.write_bytes(bad)
+        for args in (("run", "go"), ("trust",), ("trust", "--revoke")):
+            result = cli(*args)
+            assert result.code == 2, (bad, args, result)
+            assert result.err.startswith(f"Error: Invalid trust store {path}:"), result
+            assert path.read_bytes() == bad  # nothing lost
+            assert not agent.started.exists()
+
+
+def test_a_malformed_config_is_a_clear_error(cli, project, agent, tmp_path) -> None:
+    write_config(project, "agent = [unclosed\n")
+    for args in (("run", "go"), ("trust",), ("trust", "--show")):
+        result = cli(*args)
+        assert result.code == 2, result
+        assert result.err.startswith("Error: Invalid .aidp/config.toml:"), result
+    assert not store(tmp_path).exists()
+    (project / ".aidp" / "config.toml").write_bytes(b'agent = "\xff"\n')
+    result = cli("run", "go")
+    assert result.code == 2 and "not UTF-8" in result.err
+
+
+def test_a_linked_config_is_never_read(cli, project, agent, tmp_path) -> None:
+    outside = tmp_path / "elsewhere.toml"
+    outside.write_text(f"agent = {json.dumps(agent.command)}\n", encoding="utf-8")
+    (project / ".aidp").mkdir()
+    (project / ".aidp" / "config.toml").symlink_to(outside)
+    for args in (("run", "go"), ("trust",)):
+        result = cli(*args)
+        assert result.code == 2 and "symbolic link" in result.err, result
+    assert not agent.started.exists() and not store(tmp_path).exists()
+
+
+def test_the_store_lives_in_the_users_config_dir_outside_the_project(cli, project, agent,
+                                                                     tmp_path,
+                                                                     monkeypatch) -> None:
+    write_config(project, f"agent = {json.dumps(agent.command)}\n")
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    assert cli("trust").code == 0
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
+    saved = json.loads(store(tmp_path).read_text())
+    assert saved["version"] == 1
+    assert set(saved["files"]) == {str(project.resolve() / ".aidp" / "config.toml")}
+    assert os.stat(store(tmp_path)).st_mode & 0o077 == 0  # private to the user
+    xdg = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    assert_refused(cli("run", "go"), agent, agent.command)  # another store: not trusted
+    assert cli("trust").code == 0 and (xdg / "aidp" / "trust.json").is_file()
+    monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")  # ignored, as XDG says
+    assert trust.store_path() == tmp_path / "home" / ".config" / "aidp" / "trust.json"
+
+
+def test_trust_keeps_other_projects_entries(cli, project, tmp_path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    write_config(other, 'agent = "x y"\n')
+    write_config(project, 'agent = "a b"\n')
+    assert cli("--dir", str(other), "trust").code == 0
+    assert cli("trust").code == 0
+    assert len(json.loads(store(tmp_path).read_text())["files"]) == 2
+    assert cli("trust", "--revoke").code == 0
+    assert list(json.loads(store(tmp_path).read_text())["files"]) == [
+        str(other.resolve() / ".aidp" / "config.toml")]
+
+
+def test_nothing_to_trust(cli, project, tmp_path) -> None:
+    result = cli("trust")
+    assert result.code == 0 and result.out.startswith("Nothing to trust:"), result
+    assert not store(tmp_path).exists()
+    assert cli("trust", "--revoke", "--show").code == 2
+
+
+def test_what_trust_shows_is_inert(cli, project) -> None:
+    write_config(project, 'agent = "evil\\u001b]0;title\\u0007 \\u202egnp.exe"\n')
+    result = cli("trust")
+    assert result.code == 0, result
+    assert "\x1b" not in result.out and "\u202e" not in result.out
+    assert "\\x1b]0;title\\x07" in result.out and "\\u202e" in result.out
+    run = cli("trust", "--revoke")
+    assert run.code == 0
+    refused = cli("run", "go")
+    assert refused.code == 2 and "\x1b" not in refused.err and "\u202e" not in refused.err
+
+
+def test_init_ignores_the_local_config_in_an_existing_gitignore(cli, project) -> None:
+    (project / ".aidp").mkdir()
+    (project / ".aidp" / ".gitignore").write_text("*.lock\ncache/", encoding="utf-8")
+    assert cli("init").code == 0
+    assert (project / ".aidp" / ".gitignore").read_text(encoding="utf-8") == (
+        "*.lock\ncache/\nconfig.local.toml\n")
+    assert cli("init").code == 0  # twice: no second line
+    assert (project / ".aidp" / ".gitignore").read_text().count("config.local.toml") == 1
