@@ -88,6 +88,18 @@ def _register(only: str | None = None) -> None:
         from aidp.cli import trust as trust_cli
 
         app.command("trust")(trust_cli.trust)
+    if only in (None, "prime"):
+        from aidp.cli import prime
+
+        app.command("prime")(prime.prime)
+    if only in (None, "setup"):
+        from aidp.cli import setup
+
+        app.command("setup")(setup.setup)
+    if only in (None, "hook"):
+        from aidp.cli import hook
+
+        app.command("hook")(hook.hook)
 
 
 _VALUED_GLOBALS = ("--dir", "--session")

@@ -1,0 +1,79 @@
+"""`aidp hook AGENT EVENT`: what an agent's hook runs (written by `aidp setup`).
+
+A hook must never break the agent: whatever goes wrong after the arguments were
+accepted — unreadable JSON, a damaged tasklist, a bug — ends with exit 0 and one line
+on stderr, never a traceback and never a block. Only an unknown AGENT or EVENT is a
+usage error (exit 2): setup never writes one.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from aidp.cli.common import env
+
+
+def hook(
+    ctx: typer.Context,
+    agent: str = typer.Argument(..., metavar="AGENT", help="claude or gemini."),
+    event: str = typer.Argument(
+        ..., metavar="EVENT",
+        help="The agent's hook event: claude SessionStart, UserPromptSubmit, PostToolUse, "
+        "Stop; gemini SessionStart, BeforeAgent, AfterTool, AfterAgent.",
+    ),
+    max_continuations: int = typer.Option(
+        3, "--max-continuations", min=0, metavar="N",
+        help="Refuse a stop at most N times in a row (reset by the next user prompt).",
+    ),
+) -> None:
+    """Answer an agent's hook (JSON on stdin) as that agent expects; used by `aidp setup`."""
+    from aidp import hooks
+
+    name, canonical = hooks.resolve(agent, event)  # exit 2 with the accepted names
+    try:
+        answer = _answer(ctx, name, canonical, max_continuations)
+    except Exception as exc:  # a hook must never break the agent: any failure is a note
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        answer = hooks.Answer(notes=[f"aidp hook {name} {canonical}: {text[:300]}"])
+    _emit(answer)
+
+
+def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int):
+    import orjson
+
+    from aidp import hooks
+
+    if sys.stdin is None or sys.stdin.isatty():
+        return hooks.Answer(notes=[f"aidp hook {agent} {event}: no hook JSON on stdin; "
+                                   "this command is run by the agent's hooks"])
+    raw = sys.stdin.buffer.read()
+    try:
+        payload = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return hooks.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
+                                   f"JSON ({exc})"])
+    if not isinstance(payload, dict):
+        return hooks.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
+                                   "a JSON object"])
+    e = env(ctx)
+    root = e.root
+    session, flagged = hooks.session_for(payload, explicit=e.session, root=root)
+    if session is None:  # missing fields: nothing to do
+        return hooks.Answer(notes=[f"aidp hook {agent} {event}: the hook JSON has no "
+                                   "session_id; nothing done (AIDP_SESSION names one)"])
+    context = hooks.Context(agent=agent, event=event, log=e.log, root=root, session=session,
+                            session_flag=flagged, max_continuations=max_continuations)
+    answer = hooks.handle(context, payload)
+    return answer
+
+
+def _emit(answer) -> None:
+    import orjson
+
+    for note in answer.notes:
+        sys.stderr.write(" ".join(note.split()) + "\n")
+    if answer.output is not None:
+        sys.stdout.buffer.write(orjson.dumps(answer.output) + b"\n")
+        sys.stdout.buffer.flush()

@@ -1,0 +1,24 @@
+"""`aidp prime`: the context an agent needs at session start or after compaction."""
+
+from __future__ import annotations
+
+import typer
+
+from aidp.cli.common import JSON_HELP, env
+
+
+def prime(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """What an agent needs at session start: TODO list, tasks in progress, the first
+    ready tasks, commands and signals (always under 6,000 characters)."""
+    from aidp import prime as core
+    from aidp import render
+
+    e = env(ctx)
+    result = core.build(e.read(), e.session_name())
+    if as_json:
+        render.write_bytes(render.json_bytes(result.to_json()))
+    else:
+        render.write_text(result.text())

@@ -1,0 +1,76 @@
+"""`aidp setup AGENT`: aidp's hooks in an agent's project settings."""
+
+from __future__ import annotations
+
+import typer
+
+from aidp.cli.common import env, info
+from aidp.errors import ExitCode, InvalidInput
+
+
+def setup(
+    ctx: typer.Context,
+    agent: str = typer.Argument(..., metavar="AGENT", help="claude or gemini."),
+    remove: bool = typer.Option(
+        False, "--remove", help="Take out exactly what setup added (hooks and snippet)."
+    ),
+    check: bool = typer.Option(
+        False, "--check", help="Change nothing; exit 1 when a hook (or snippet) is missing."
+    ),
+    instructions: bool = typer.Option(
+        False, "--instructions",
+        help="Also put a short aidp snippet into CLAUDE.md / GEMINI.md, between markers.",
+    ),
+) -> None:
+    """Install aidp's hooks (session start, plan mirror, stop) in the agent's project
+    settings (.claude/settings.json, .gemini/settings.json); idempotent."""
+    import shutil
+
+    from aidp import integrate
+    from aidp.render import inert
+
+    if remove and check:
+        raise InvalidInput("Invalid options: give --remove or --check, not both")
+    root = env(ctx).root
+    result = integrate.setup(root, agent, remove=remove, check=check,
+                             instructions=instructions)
+    spec = integrate.agent(agent)
+    where = inert(_shown(result.path, root))
+    events = ", ".join(result.events)
+    if check:
+        problems = []
+        if result.missing:
+            problems.append(f"{spec.title} hooks missing in {where}: {', '.join(result.missing)}"
+                            f" (run 'aidp setup {spec.name}')")
+        if instructions and not result.instructions_present:
+            problems.append(f"aidp snippet missing or changed in "
+                            f"{inert(_shown(result.instructions, root))} "
+                            f"(run 'aidp setup {spec.name} --instructions')")
+        if problems:
+            for line in problems:
+                typer.echo(line)
+            raise typer.Exit(ExitCode.FAILURE)
+        typer.echo(f"{spec.title}: aidp hooks are set up in {where} ({events})")
+        return
+    if remove:
+        typer.echo(f"{spec.title}: removed aidp hooks from {where}" if result.changed
+                   else f"{spec.title}: no aidp hooks in {where}; nothing changed")
+        if result.instructions_changed:
+            typer.echo(f"Removed the aidp snippet from {inert(_shown(result.instructions, root))}")
+        return
+    typer.echo(f"{spec.title}: added aidp hooks to {where} ({events})" if result.changed
+               else f"{spec.title}: aidp hooks already set up in {where}; nothing changed")
+    if result.instructions is not None:
+        shown = inert(_shown(result.instructions, root))
+        typer.echo(f"Added the aidp snippet to {shown}" if result.instructions_changed
+                   else f"The aidp snippet in {shown} is up to date")
+    if shutil.which("aidp") is None:
+        info("Warning: 'aidp' is not on PATH; the agent runs the hooks as 'aidp hook …', "
+             "so put aidp on the PATH the agent sees (e.g. pipx install aidp-tasklist)")
+
+
+def _shown(path, root) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,410 @@
+"""`aidp hook AGENT EVENT`: aidp inside an interactive agent session, through its hooks.
+
+The agent runs `aidp hook claude Stop` (say) with its hook JSON on stdin; `handle`
+answers with the JSON that agent expects, or nothing:
+
+- session start / resume / after compaction → the `prime` text as additional context;
+- after the agent's plan tool (Claude TodoWrite, TaskCreate/TaskUpdate; Gemini
+  write_todos) → the session's TODO list mirrors the plan, entry by entry;
+- a user prompt → the continuation count goes back to 0, a pause is lifted and a list
+  whose items are all completed is cleared (what a prompt does in `aidp run`);
+- stop → while TODO items are open and the list is not paused, the stop is refused
+  with the continuation prompt (`You have an active task: …`), at most
+  `max_continuations` times in a row. Signals in the final reply (`File task:`,
+  `Update task:`, `Todo pause:`) are applied first.
+
+What a hook must remember between its processes (the count of blocks in a row, Claude's
+task id → item map, what was filed) is local state in `.aidp/hooks/`, one JSON file per
+agent and session, git-ignored by its own `.gitignore`; never in the tasklist. Pure
+apart from that state and the log: `handle` returns an `Answer`, the CLI prints it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from aidp import todos
+from aidp.errors import AidpError, InvalidInput
+from aidp.log import TaskLog
+from aidp.paths import DATA_DIR
+
+CONTINUATION_HEAD = "You have an active task: "
+STATE_DIR = "hooks"
+STATE_TTL = 14 * 86400  # state of sessions untouched this long is swept at session start
+MAX_SESSION = 200
+REASON_TODO_BUDGET = 3000
+
+# agent → {its event name: what aidp does}. The names are the agents' own.
+EVENTS: dict[str, dict[str, str]] = {
+    "claude": {
+        "SessionStart": "start",
+        "UserPromptSubmit": "prompt",
+        "PostToolUse": "plan",
+        "Stop": "stop",
+    },
+    "gemini": {
+        "SessionStart": "start",
+        "BeforeAgent": "prompt",
+        "AfterTool": "plan",
+        "AfterAgent": "stop",
+    },
+}
+# The plan tools each agent's settings point the plan hook at.
+PLAN_TOOLS = {"claude": ("TodoWrite", "TaskCreate", "TaskUpdate"), "gemini": ("write_todos",)}
+
+
+class UnknownHook(InvalidInput):
+    pass
+
+
+def agent_names() -> list[str]:
+    return list(EVENTS)
+
+
+def resolve(agent: str, event: str) -> tuple[str, str]:
+    """(agent, its canonical event name); case and `-`/`_` in the event do not matter."""
+    name = agent.strip().lower()
+    if name not in EVENTS:
+        raise UnknownHook(f"Unknown agent {agent!r}: use one of {', '.join(EVENTS)}")
+    wanted = event.replace("-", "").replace("_", "").lower()
+    for known in EVENTS[name]:
+        if known.lower() == wanted:
+            return name, known
+    raise UnknownHook(
+        f"Unknown {name} hook event {event!r}: use one of {', '.join(EVENTS[name])}"
+    )
+
+
+@dataclass
+class Answer:
+    """What the hook prints: JSON for the agent on stdout (None: nothing), and notes for
+    people on stderr. The exit code is always 0: a hook never breaks the agent."""
+
+    output: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+# --- local state ------------------------------------------------------------------------
+
+
+class State:
+    """One agent session's hook state, read and written under an exclusive lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {}
+        self._fd: int | None = None
+
+    def __enter__(self) -> State:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ignore = self.path.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("# aidp hook state: local to this clone\n*\n", encoding="utf-8")
+        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        raw = b""
+        while chunk := os.read(self._fd, 1 << 16):
+            raw += chunk
+        try:
+            loaded = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            loaded = {}  # damaged local state: start afresh, it is only a cache
+        self.data = loaded if isinstance(loaded, dict) else {}
+        return self
+
+    def save(self) -> None:
+        assert self._fd is not None
+        data = dict(self.data, updated=int(time.time()))
+        body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        os.ftruncate(self._fd, 0)
+        os.write(self._fd, body)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock
+            self._fd = None
+
+    def blocks(self) -> int:
+        value = self.data.get("blocks")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def state_path(root: Path, agent: str, session: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session)[:60]
+    digest = zlib.crc32(session.encode("utf-8", "surrogatepass"))
+    return root / DATA_DIR / STATE_DIR / f"{agent}-{safe}-{digest:08x}.json"
+
+
+def sweep(root: Path, *, now: float | None = None) -> None:
+    """Forget the state of sessions nobody touched for STATE_TTL."""
+    folder = root / DATA_DIR / STATE_DIR
+    limit = (now if now is not None else time.time()) - STATE_TTL
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.endswith(".json"):
+            try:
+                if entry.stat().st_mtime < limit:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+
+
+# --- the session ------------------------------------------------------------------------
+
+
+def session_for(payload: dict[str, Any], *, explicit: str | None, root: Path
+                ) -> tuple[str | None, bool]:
+    """(session, whether it differs from what a plain `aidp` command would use): the
+    --session option or AIDP_SESSION, else the agent's session id; None without any."""
+    from aidp.paths import resolve_session
+
+    if explicit or os.environ.get("AIDP_SESSION"):
+        return resolve_session(explicit, root), bool(explicit)
+    raw = payload.get("session_id")
+    if isinstance(raw, str):
+        text = raw.strip()
+        if text and len(text) <= MAX_SESSION and text.isprintable():
+            return text, True
+    return None, False
+
+
+# --- the handler ------------------------------------------------------------------------
+
+
+@dataclass
+class Context:
+    agent: str
+    event: str
+    log: TaskLog
+    root: Path
+    session: str
+    session_flag: bool  # the session must be named in the commands the agent is shown
+    max_continuations: int = 3
+
+
+def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
+    kind = EVENTS[ctx.agent][ctx.event]
+    with State(state_path(ctx.root, ctx.agent, ctx.session)) as state:
+        if kind == "start":
+            answer = _start(ctx, payload, state)
+        elif kind == "prompt":
+            answer = _prompt(ctx, payload, state)
+        elif kind == "plan":
+            answer = _plan(ctx, payload, state)
+        else:
+            answer = _stop(ctx, payload, state)
+        state.data.setdefault("agent", ctx.agent)
+        state.data.setdefault("session", ctx.session)
+        state.save()
+    return answer
+
+
+def _start(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
+    from aidp import prime
+
+    sweep(ctx.root)
+    state.data["blocks"] = 0  # a new or resumed session: nobody has been pushed yet
+    text = prime.build(ctx.log.read(), ctx.session, session_flag=ctx.session_flag,
+                       hooked=True).text()
+    if ctx.agent == "claude" and ctx.session_flag:
+        _export_session(ctx.session)
+    return Answer({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                          "additionalContext": text}})
+
+
+def _export_session(session: str) -> None:
+    """Claude Code runs the lines a SessionStart hook writes to $CLAUDE_ENV_FILE before
+    each Bash command: the agent's own `aidp` commands then work on this session."""
+    import shlex
+
+    target = os.environ.get("CLAUDE_ENV_FILE")
+    if not target:
+        return
+    try:
+        with open(target, "a", encoding="utf-8") as handle:
+            handle.write(f"export AIDP_SESSION={shlex.quote(session)}\n")
+    except OSError:
+        pass  # the commands in the prime text name the session anyway
+
+
+def _is_own_continuation(prompt: object, state: State) -> bool:
+    if not isinstance(prompt, str):
+        return False
+    last = state.data.get("last_continuation")
+    text = prompt.strip()
+    return text.startswith(CONTINUATION_HEAD) or (isinstance(last, str) and text == last.strip())
+
+
+def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
+    if _is_own_continuation(payload.get("prompt"), state):
+        return Answer()  # our own push re-entering as a prompt: not the user's
+    state.data["blocks"] = 0
+    state.data.pop("last_continuation", None)
+    todos.change(ctx.log, ctx.session, todos.on_user_prompt)
+    return Answer()
+
+
+# --- plans ------------------------------------------------------------------------------
+
+
+def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
+    from aidp.agent.claude_tasks import ClaudeTasks
+    from aidp.agent.events import plan_entries
+
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, dict):
+        return Answer()
+    raw: object
+    if tool in ("TaskCreate", "TaskUpdate") and ctx.agent == "claude":
+        tasks = ClaudeTasks.from_json(state.data.get("claude_tasks"))
+        changed = tasks.apply(tool, tool_input, payload.get("tool_response"))
+        state.data["claude_tasks"] = tasks.to_json()
+        if not changed:
+            return Answer()
+        raw = tasks.entries()
+    elif tool in PLAN_TOOLS[ctx.agent]:
+        raw = tool_input.get("todos")
+    else:
+        return Answer()
+    entries = plan_entries(raw)
+    if entries is None:
+        return Answer(notes=[f"aidp: ignored the {tool} plan: its todos are not a list"])
+    kept, notes = valid_entries(entries)
+    todos.change(ctx.log, ctx.session, lambda todo: todos.set_plan(todo, kept))
+    return Answer(notes=notes)
+
+
+def valid_entries(entries: list[dict]) -> tuple[list[dict], list[str]]:
+    """The entries `todos.set_plan` accepts, over-long text clipped; one note per entry
+    left out. A bad entry skips that entry, never the plan."""
+    from aidp.model import MAX_DESCRIPTION
+
+    kept: list[dict] = []
+    notes: list[str] = []
+    for number, raw in enumerate(entries, start=1):
+        entry = raw
+        content = raw.get("content")
+        if isinstance(content, str) and len(content) > MAX_DESCRIPTION:
+            entry = dict(raw, content=content[: MAX_DESCRIPTION - 1].rstrip() + "…")
+        try:
+            todos.set_plan(todos.TodoList(session="check"), [entry])
+        except AidpError as exc:
+            notes.append(f"aidp: left out plan entry {number}: {' '.join(str(exc).split())}")
+            continue
+        kept.append(entry)
+    return kept, notes
+
+
+# --- stop -------------------------------------------------------------------------------
+
+
+def continuation(todo: todos.TodoList, *, attempt: int, limit: int, aidp: str) -> str:
+    """The stop refusal: its first line names the item to work on, as in `aidp run`."""
+    item = todos.continuation_item(todo) or {"content": "?"}
+    first = " ".join(str(item["content"]).split())
+    shown = todos.render_show(todo)
+    if len(shown) > REASON_TODO_BUDGET:
+        shown = shown[: REASON_TODO_BUDGET - 40] + f"\n… (run `{aidp} todo show`)"
+    return (
+        f"{CONTINUATION_HEAD}{first}\n"
+        "\n"
+        f"You stopped while items on your TODO list are still open (reminder {attempt} "
+        f"of {limit}). Make concrete progress on this task now, and mark each item "
+        "completed in your TODO tool as you finish it (or run "
+        f"`{aidp} todo tick N`). If you are blocked and need the user, run "
+        f'`{aidp} todo pause "REASON"`.\n'
+        "\n"
+        f"## Your TODO list\n\n{shown}\n"
+    )
+
+
+def _stop(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
+    notes = _apply_signals(ctx, payload, state)
+    blocks = state.blocks()
+    if ctx.agent == "claude" and payload.get("stop_hook_active") is False:
+        # Claude says this stop does not follow a block: whatever was counted belongs
+        # to an earlier chain (a turn whose prompt hook did not run).
+        blocks = 0
+    todo = todos.current(ctx.log.read(), ctx.session)
+    if not todos.has_open_items(todo) or todo.paused:
+        state.data["blocks"] = 0
+        return Answer(notes=notes)
+    if blocks >= ctx.max_continuations:
+        state.data["blocks"] = blocks
+        if ctx.max_continuations:
+            notes.append(f"aidp: {blocks} reminders in a row used up; the agent may stop "
+                         "with TODO items open")
+        return Answer(notes=notes)
+    blocks += 1
+    aidp = "aidp" if not ctx.session_flag else f"aidp --session {_quote(ctx.session)}"
+    reason = continuation(todo, attempt=blocks, limit=ctx.max_continuations, aidp=aidp)
+    state.data["blocks"] = blocks
+    state.data["last_continuation"] = reason
+    decision = "block" if ctx.agent == "claude" else "deny"
+    return Answer({"decision": decision, "reason": reason}, notes)
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)
+
+
+def _final_reply(ctx: Context, payload: dict[str, Any]) -> str | None:
+    key = "last_assistant_message" if ctx.agent == "claude" else "prompt_response"
+    value = payload.get(key)
+    return value if isinstance(value, str) else None
+
+
+_PLACEHOLDERS = {"DESCRIPTION", "ID", "REASON"}
+
+
+def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[str]:
+    """`File task:`, `Update task:` and `Todo pause:` in the final reply of the turn,
+    applied as `aidp run` applies them; a description filed once per session."""
+    text = _final_reply(ctx, payload)
+    if not text or ":" not in text:
+        return []
+    from aidp import signals
+    from aidp import tasks as backlog
+    from aidp.errors import AmbiguousId, TaskNotFound
+    from aidp.model import validate_tag
+
+    notes: list[str] = []
+    filed = state.data.get("filed") if isinstance(state.data.get("filed"), list) else []
+    for signal in signals.parse_text(text):
+        try:
+            if isinstance(signal, signals.FileTask):
+                key = " ".join(signal.description.split()).casefold()
+                if signal.description in _PLACEHOLDERS or key in filed:
+                    continue
+                tags = [validate_tag(t) for t in signal.tags]
+                task = backlog.add(ctx.log, signal.description, priority=signal.priority,
+                                   tags=tags, session=ctx.session,
+                                   discovered_during=f"{ctx.session} ({ctx.agent} hook)")
+                filed.append(key)
+                notes.append(f"aidp: filed task {task['id']}: {task['description']}")
+            elif isinstance(signal, signals.UpdateTask):
+                if signal.ref in _PLACEHOLDERS:
+                    continue
+                backlog.set_status(ctx.log, [signal.ref], signal.status, reason=signal.reason)
+            elif signal.reason not in _PLACEHOLDERS:
+                todos.change(ctx.log, ctx.session, lambda t, r=signal.reason: todos.pause(t, r))
+        except (InvalidInput, TaskNotFound, AmbiguousId) as exc:
+            notes.append(f"aidp: ignored a signal: {' '.join(str(exc).split())}")
+    state.data["filed"] = filed[-200:]
+    return notes

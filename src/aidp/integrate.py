@@ -1,0 +1,336 @@
+"""`aidp setup AGENT`: put aidp's hooks into an agent's project settings, or take them out.
+
+The settings are merged, never rewritten: every other key and every other hook stays
+as it was, in its place. aidp's own hook handlers are recognised by their command,
+which is always `aidp hook AGENT EVENT` (nothing else is ever written: `aidp trust`
+relies on that), so `--remove` takes out exactly those and running setup twice
+changes nothing. A settings file that is not a JSON object with well-formed `hooks` is
+refused and left as it was. Optionally the agent's instructions file (CLAUDE.md,
+GEMINI.md) gets a short snippet between markers. Pure apart from the files it edits;
+returns what it did.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from aidp.errors import AidpError, InvalidInput
+from aidp.hooks import EVENTS, PLAN_TOOLS
+
+BEGIN = "<!-- aidp:begin (written by `aidp setup`; `aidp setup --remove` takes it out) -->"
+END = "<!-- aidp:end -->"
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    name: str
+    title: str
+    settings: str  # the project settings file, relative to the root
+    instructions: str  # the instructions file `--instructions` writes to
+    # event → matcher (None: the event takes no matcher)
+    matchers: dict[str, str | None]
+    extra: dict[str, Any] = field(default_factory=dict)  # more keys of each handler
+
+
+AGENTS: dict[str, AgentSettings] = {
+    "claude": AgentSettings(
+        name="claude",
+        title="Claude Code",
+        settings=".claude/settings.json",
+        instructions="CLAUDE.md",
+        matchers={"SessionStart": None, "UserPromptSubmit": None,
+                  "PostToolUse": "|".join(PLAN_TOOLS["claude"]), "Stop": None},
+    ),
+    "gemini": AgentSettings(
+        name="gemini",
+        title="Gemini CLI",
+        settings=".gemini/settings.json",
+        instructions="GEMINI.md",
+        matchers={"SessionStart": None, "BeforeAgent": None,
+                  "AfterTool": "|".join(PLAN_TOOLS["gemini"]), "AfterAgent": None},
+        extra={"name": "aidp"},
+    ),
+}
+assert all(set(a.matchers) == set(EVENTS[n]) for n, a in AGENTS.items())
+
+SNIPPET = """\
+## Work tracking with aidp
+
+This project keeps its backlog and your TODO list with `aidp` (`.aidp/tasklist.jsonl`).
+Hooks installed by `aidp setup {agent}` give you the TODO list and the open backlog at
+session start, mirror your own TODO tool into aidp, and remind you of open items
+before you stop.
+
+- Plan with your TODO tool and mark items completed as you finish them.
+- Blocked and need the user? Run `aidp todo pause "REASON"`.
+- Found work you will not do now? `aidp tasks add "DESCRIPTION" -p high`.
+- See the backlog: `aidp tasks list`; finish a task: `aidp tasks done ID`.
+"""
+
+
+class SettingsError(AidpError):
+    """A settings or instructions file aidp will not edit; it is left as it was."""
+
+    exit_code = InvalidInput.exit_code
+
+
+def agent(name: str) -> AgentSettings:
+    found = AGENTS.get(name.strip().lower())
+    if found is None:
+        raise InvalidInput(f"Unknown agent {name!r}: use one of {', '.join(AGENTS)}")
+    return found
+
+
+def command(spec: AgentSettings, event: str) -> str:
+    return f"aidp hook {spec.name} {event}"
+
+
+def is_ours(handler: object, spec: AgentSettings) -> bool:
+    return (isinstance(handler, dict)
+            and isinstance(handler.get("command"), str)
+            and handler["command"].strip().startswith(f"aidp hook {spec.name} "))
+
+
+@dataclass
+class Result:
+    agent: str
+    path: Path
+    changed: bool
+    events: list[str]  # the events aidp's hooks are (or were) set on
+    missing: list[str] = field(default_factory=list)  # --check: events without our hook
+    instructions: Path | None = None
+    instructions_changed: bool = False
+    instructions_present: bool = False
+
+
+# --- reading and writing ------------------------------------------------------------
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise SettingsError(
+            f"Cannot edit {path}: it is not valid JSON ({exc}); fix it by hand "
+            "(aidp edits plain JSON only, without comments) and run setup again"
+        ) from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"Cannot edit {path}: it holds a JSON "
+                            f"{type(data).__name__}, expected an object")
+    hooks = data.get("hooks")
+    if hooks is not None and not isinstance(hooks, dict):
+        raise SettingsError(f"Cannot edit {path}: its \"hooks\" is not an object")
+    for event, groups in (hooks or {}).items():
+        if not isinstance(groups, list) or not all(isinstance(g, dict) for g in groups):
+            raise SettingsError(
+                f"Cannot edit {path}: hooks.{event} is not a list of hook groups"
+            )
+        for group in groups:
+            if "hooks" in group and not isinstance(group["hooks"], list):
+                raise SettingsError(
+                    f"Cannot edit {path}: a hooks.{event} group's \"hooks\" is not a list"
+                )
+    return data
+
+
+def _dump(data: dict[str, Any]) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+
+
+def _write(path: Path, body: bytes) -> None:
+    target = path.resolve()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.with_name(f".{target.name}.aidp.tmp")
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o644
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+        os.replace(temp, target)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise SettingsError(f"Cannot write {path}: {exc.strerror or exc}") from exc
+
+
+# --- merging ------------------------------------------------------------------------
+
+
+def _without_ours(groups: list[dict], spec: AgentSettings, keep: tuple[str | None, str] | None
+                  ) -> tuple[list[dict], bool]:
+    """The groups with aidp's handlers taken out, except the first one equal to `keep`
+    (matcher, command); and whether that one was found."""
+    out: list[dict] = []
+    found = False
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group.get("hooks"), list) else None
+        if handlers is None:
+            out.append(group)
+            continue
+        kept = []
+        for handler in handlers:
+            if not is_ours(handler, spec):
+                kept.append(handler)
+            elif (keep is not None and not found and group.get("matcher") == keep[0]
+                  and handler.get("command") == keep[1]):
+                kept.append(handler)
+                found = True
+        if kept or not handlers:
+            out.append(group if kept == handlers else dict(group, hooks=kept))
+    return out, found
+
+
+def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool) -> dict[str, Any]:
+    """The settings with aidp's hooks added (or taken out); everything else as it was."""
+    result = dict(data)
+    hooks = dict(result.get("hooks") or {})
+    for event, matcher in spec.matchers.items():
+        groups = list(hooks.get(event) or [])
+        keep = None if remove else (matcher, command(spec, event))
+        groups, found = _without_ours(groups, spec, keep)
+        if keep is not None and not found:
+            group: dict[str, Any] = {}
+            if matcher is not None:
+                group["matcher"] = matcher
+            group["hooks"] = [{"type": "command", "command": keep[1], **spec.extra}]
+            groups.append(group)
+        if groups:
+            hooks[event] = groups
+        else:
+            hooks.pop(event, None)
+    # Events aidp no longer uses may still hold handlers of an older version.
+    for event in [e for e in hooks if e not in spec.matchers]:
+        groups, _ = _without_ours(list(hooks[event]), spec, None)
+        if groups:
+            hooks[event] = groups
+        else:
+            hooks.pop(event, None)
+    if hooks:
+        result["hooks"] = hooks
+    else:
+        result.pop("hooks", None)
+    return result
+
+
+def installed(data: dict[str, Any], spec: AgentSettings) -> list[str]:
+    """The events whose aidp hook is set exactly as setup writes it."""
+    found = []
+    hooks = data.get("hooks") or {}
+    for event, matcher in spec.matchers.items():
+        for group in hooks.get(event) or []:
+            handlers = group.get("hooks") if isinstance(group.get("hooks"), list) else []
+            if group.get("matcher") == matcher and any(
+                isinstance(h, dict) and h.get("command") == command(spec, event)
+                for h in handlers
+            ):
+                found.append(event)
+                break
+    return found
+
+
+# --- instructions -------------------------------------------------------------------
+
+
+def _block(spec: AgentSettings) -> str:
+    return f"{BEGIN}\n{SNIPPET.format(agent=spec.name)}{END}\n"
+
+
+def _split_block(text: str, path: Path) -> tuple[str, str, str] | None:
+    """(before, block, after) when the markers are there; None when they are not."""
+    start = text.find(BEGIN)
+    if start < 0:
+        if END in text:
+            raise SettingsError(f"Cannot edit {path}: it has {END} without {BEGIN}; "
+                                "fix the markers by hand")
+        return None
+    stop = text.find(END, start)
+    if stop < 0:
+        raise SettingsError(f"Cannot edit {path}: it has aidp's begin marker without "
+                            f"{END}; fix the markers by hand")
+    stop += len(END)
+    if text[stop : stop + 1] == "\n":
+        stop += 1
+    return text[:start], text[start:stop], text[stop:]
+
+
+def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
+                  ) -> tuple[Path, bool, bool]:
+    """(path, changed, present afterwards)."""
+    path = root / spec.instructions
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"Cannot read {path}: {exc}") from exc
+    parts = _split_block(text, path)
+    if check:
+        return path, False, parts is not None and parts[1] == _block(spec)
+    if remove:
+        if parts is None:
+            return path, False, False
+        before, _, after = parts
+        if before.endswith("\n\n"):
+            before = before[:-1]  # the blank line setup put before the block
+        rest = before + after
+        if rest.strip():
+            _write(path, rest.encode("utf-8"))
+        else:
+            path.unlink()
+        return path, True, False
+    block = _block(spec)
+    if parts is not None:
+        if parts[1] == block:
+            return path, False, True
+        new = parts[0] + block + parts[2]
+    else:
+        sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        new = text + sep + block
+    _write(path, new.encode("utf-8"))
+    return path, True, True
+
+
+# --- the command --------------------------------------------------------------------
+
+
+def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
+          instructions: bool = False) -> Result:
+    """Add (or with `remove` take out, or with `check` only look at) aidp's hooks in the
+    agent's project settings; `instructions` also handles the snippet. With `remove`,
+    a snippet found is always taken out."""
+    spec = agent(name)
+    path = root / spec.settings
+    data = _load(path)
+    result = Result(agent=spec.name, path=path, changed=False, events=list(spec.matchers))
+    if check:
+        present = installed(data, spec)
+        result.missing = [e for e in spec.matchers if e not in present]
+    else:
+        new = merged(data, spec, remove=remove)
+        if new != data:
+            if remove and not new and path.exists():
+                path.unlink()  # nothing but aidp's hooks was in it
+            else:
+                _write(path, _dump(new))
+            result.changed = True
+    if instructions or remove:
+        where, changed, present = _instructions(root, spec, remove=remove, check=check)
+        result.instructions = where if (instructions or changed) else None
+        result.instructions_changed = changed
+        result.instructions_present = present
+    return result

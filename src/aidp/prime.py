@@ -1,0 +1,209 @@
+"""`aidp prime`: what an agent needs at the start of a session or after compaction.
+
+The current TODO list, the tasks in progress, the first tasks ready to pick up, and the
+few commands and signals to use — always under `LIMIT` characters, whatever the size
+of the backlog: every section has a budget and says how much it left out. It runs at
+every session start (through `aidp hook`), so it reads through the index's public
+queries and decodes only the handful of tasks it shows. Pure: returns values.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import Any
+
+from aidp import index, todos
+from aidp.log import Fold
+from aidp.model import PRIORITY_RANK, Record
+
+LIMIT = 6000  # the contract: the text stays under this many characters
+IN_PROGRESS_SHOWN = 5
+READY_SHOWN = 8
+TODO_BUDGET = 2200  # characters for the TODO list section
+DESCRIPTION_WIDTH = 140
+
+
+@dataclass
+class Prime:
+    session: str
+    todo: todos.TodoList
+    in_progress: list[Record] = field(default_factory=list)
+    in_progress_count: int = 0
+    ready: list[Record] = field(default_factory=list)
+    pending_count: int = 0
+    session_flag: bool = False  # commands name the session (it is not the default one)
+    hooked: bool = False  # shown through an agent's hook: say what the hooks do
+
+    def text(self) -> str:
+        return render_text(self)
+
+    def to_json(self) -> dict[str, Any]:
+        shown = todos.show_json(self.todo)
+        items, left_out = _fit_items(shown["items"])
+        shown["items"] = items
+        shown["items_left_out"] = left_out
+        return {
+            "session": self.session,
+            "todo": shown,
+            "in_progress": [_task_json(t) for t in self.in_progress],
+            "in_progress_count": self.in_progress_count,
+            "ready": [_task_json(t) for t in self.ready],
+            "pending_count": self.pending_count,
+            "commands": commands(self.session if self.session_flag else None),
+            "text": self.text(),
+        }
+
+
+def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False
+          ) -> Prime:
+    """The prime for `session` from the folded state."""
+    todo = todos.current(fold, session)
+    in_progress_ids = index.summaries(fold, ("in_progress",))
+    pending_ids = index.summaries(fold, ("pending",))
+    # Most recently filed work first for what is under way; for what to pick up next,
+    # the work queue's order: high priority first, then oldest.
+    in_progress_ids.sort(key=lambda s: -s[2])
+    pending_ids.sort(key=lambda s: (PRIORITY_RANK.get(s[1] or "", 1), s[2]))
+    tasks = fold.tasks
+    return Prime(
+        session=session,
+        todo=todo,
+        in_progress=[tasks[s[0]] for s in in_progress_ids[:IN_PROGRESS_SHOWN]],
+        in_progress_count=len(in_progress_ids),
+        ready=[tasks[s[0]] for s in pending_ids[:READY_SHOWN]],
+        pending_count=len(pending_ids),
+        session_flag=session_flag,
+        hooked=hooked,
+    )
+
+
+# --- text -----------------------------------------------------------------------------
+
+
+def _clip(text: object, width: int = DESCRIPTION_WIDTH) -> str:
+    from aidp.render import inert
+
+    flat = " ".join(inert(str(text)).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _task_line(task: Record) -> str:
+    priority = task.get("priority") if task.get("priority") in PRIORITY_RANK else "medium"
+    tags = task.get("tags") if isinstance(task.get("tags"), list) else []
+    shown_tags = " ".join(f"#{_clip(t, 20)}" for t in tags[:4] if isinstance(t, str))
+    line = f"- {_clip(task.get('id'), 40)} [{priority}] {_clip(task.get('description', ''))}"
+    return line + (f" {shown_tags}" if shown_tags else "")
+
+
+def _task_json(task: Record) -> dict[str, Any]:
+    out = {key: task[key] for key in ("id", "description", "status", "priority", "tags")
+           if key in task}
+    if isinstance(out.get("description"), str):
+        out["description"] = _clip(out["description"], 200)
+    return out
+
+
+def _fit_items(items: list[dict]) -> tuple[list[dict], int]:
+    """The TODO items that fit the section's budget (as JSON), and how many did not."""
+    kept: list[dict] = []
+    used = 0
+    for item in items:
+        cost = len(item.get("content", "")) + 40 + sum(
+            len(s.get("content", "")) + 20 for s in item.get("subtasks") or []
+        )
+        if used + cost > TODO_BUDGET:
+            break
+        kept.append(item)
+        used += cost
+    return kept, len(items) - len(kept)
+
+
+def _todo_section(todo: todos.TodoList, aidp: str) -> list[str]:
+    shown = todos.render_show(todo).split("\n")
+    lines: list[str] = []
+    used = 0
+    for number, full in enumerate(shown):
+        line = full if len(full) <= 240 else full[:239] + "…"
+        if used + len(line) + 1 > TODO_BUDGET:
+            rest = len(shown) - number
+            lines.append(f"… {rest} more lines: run `{aidp} todo show`")
+            break
+        lines.append(line)
+        used += len(line) + 1
+    return lines
+
+
+def commands(session: str | None) -> list[str]:
+    """The commands an agent uses, naming the session when it is not the default one."""
+    aidp = _aidp(session)
+    return [
+        f"{aidp} todo show",
+        f'{aidp} todo add "STEP"',
+        f"{aidp} todo start N",
+        f"{aidp} todo tick N",
+        f'{aidp} todo pause "REASON"',
+        "aidp tasks list",
+        'aidp tasks add "DESCRIPTION" -p high',
+        "aidp tasks start ID",
+        "aidp tasks done ID",
+    ]
+
+
+def _aidp(session: str | None) -> str:
+    return f"aidp --session {shlex.quote(session)}" if session else "aidp"
+
+
+def render_text(prime: Prime) -> str:
+    session = prime.session if prime.session_flag else None
+    aidp = _aidp(session)
+    out = [
+        "# aidp: your TODO list and the project backlog",
+        "",
+        f"Session: {_clip(prime.session, 120)}."
+        + (" aidp's hooks mirror your own TODO tool into this session's TODO list; "
+           "while its items are open and not paused, you are asked to go on before you "
+           "stop." if prime.hooked else ""),
+        "",
+        "## Your TODO list",
+        "",
+        *_todo_section(prime.todo, aidp),
+        "",
+    ]
+    if prime.in_progress_count:
+        out += [f"## In progress ({prime.in_progress_count})", ""]
+        out += [_task_line(t) for t in prime.in_progress]
+        if prime.in_progress_count > len(prime.in_progress):
+            more = prime.in_progress_count - len(prime.in_progress)
+            out.append(f"- … and {more} more: `aidp tasks list in_progress`")
+        out.append("")
+    if prime.pending_count:
+        out += [f"## Ready to pick up ({prime.pending_count} pending, "
+                "highest priority first)", ""]
+        out += [_task_line(t) for t in prime.ready]
+        if prime.pending_count > len(prime.ready):
+            more = prime.pending_count - len(prime.ready)
+            out.append(f"- … and {more} more: `aidp tasks list pending`")
+        out.append("")
+    else:
+        out += ["## Backlog", "", "No pending tasks.", ""]
+    cmds = commands(session)
+    out += [
+        "## Commands",
+        "",
+        f"- `{cmds[0]}` · `{cmds[1]}` · `{cmds[2]}` · `{cmds[3]}` (or N.M)",
+        f"- `{cmds[4]}` — you are blocked and need the user: no more pushing until "
+        "the next prompt",
+        f"- `{cmds[5]}` · `{cmds[6]}` · `{cmds[7]}` · `{cmds[8]}` (ID or its first 4+ "
+        "hex characters)",
+        "",
+        "Signals you may write on a line of your reply"
+        + (" (the final reply of a turn):" if prime.hooked else ":"),
+        '- File task: "DESCRIPTION" priority: high tags: a,b — work found but not done now',
+        "- Update task: ID status: done (pending, in_progress, done, abandoned)",
+        '- Todo pause: "REASON"',
+    ]
+    text = "\n".join(out) + "\n"
+    if len(text) >= LIMIT:  # every section is bounded, so this is a last resort
+        text = text[: LIMIT - 40] + "\n… (cut: run `aidp todo show`)\n"
+    return text
