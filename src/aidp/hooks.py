@@ -280,10 +280,15 @@ def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
         raw = tool_input.get("todos")
     else:
         return Answer()
-    entries = plan_entries(raw)
-    if entries is None:
+    if not isinstance(raw, list):
         return Answer(notes=[f"aidp: ignored the {tool} plan: its todos are not a list"])
-    kept, notes = valid_entries(entries)
+    notes = [f"aidp: left out plan entry {n}: it is not an object"
+             for n, entry in enumerate(raw, start=1) if not isinstance(entry, dict)]
+    entries = plan_entries([entry for entry in raw if isinstance(entry, dict)]) or []
+    kept, more = valid_entries(entries)
+    notes += more
+    if raw and not kept:
+        return Answer(notes=[*notes, f"aidp: ignored the {tool} plan: no entry was usable"])
     todos.change(ctx.log, ctx.session, lambda todo: todos.set_plan(todo, kept))
     return Answer(notes=notes)
 

@@ -20,8 +20,8 @@ from aidp.model import PRIORITY_RANK, Record
 LIMIT = 6000  # the contract: the text stays under this many characters
 IN_PROGRESS_SHOWN = 5
 READY_SHOWN = 8
-TODO_BUDGET = 2200  # characters for the TODO list section
-DESCRIPTION_WIDTH = 140
+TODO_BUDGET = 1800  # characters for the TODO list section
+DESCRIPTION_WIDTH = 120
 
 
 @dataclass

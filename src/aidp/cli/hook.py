@@ -48,7 +48,8 @@ def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int):
     if sys.stdin is None or sys.stdin.isatty():
         return hooks.Answer(notes=[f"aidp hook {agent} {event}: no hook JSON on stdin; "
                                    "this command is run by the agent's hooks"])
-    raw = sys.stdin.buffer.read()
+    stream = getattr(sys.stdin, "buffer", None)
+    raw = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

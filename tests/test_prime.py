@@ -1,0 +1,127 @@
+"""`aidp prime`: the session-start context, bounded whatever the backlog's size."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import orjson
+import pytest
+
+from aidp import prime, todos
+from aidp.log import TaskLog
+
+LIMIT = 6000
+
+
+def _task(n: int, *, status: str, priority: str, description: str) -> dict:
+    stamp = f"2026-01-{1 + n % 28:02d}T{n % 24:02d}:00:{n % 60:02d}.{n % 1_000_000:06d}Z"
+    return {"id": f"task_{1_700_000_000 + n}_{n:08x}", "description": description,
+            "status": status, "priority": priority, "created_at": stamp,
+            "updated_at": stamp, "tags": ["bulk", "x" * 30]}
+
+
+def _big_log(project: Path, events: int) -> None:
+    """`events` lines: tasks filed and moved on, long descriptions, plus a long TODO list."""
+    folder = project / ".aidp"
+    folder.mkdir(exist_ok=True)
+    statuses = ("pending", "in_progress", "done", "pending", "abandoned")
+    lines = []
+    for n in range(events):
+        lines.append(orjson.dumps(_task(
+            n % (events // 2 or 1), status=statuses[n % 5], priority=("high", "medium", "low")[n % 3],
+            description=f"Task {n} " + "long words " * 18,
+        )))
+    items = [{"id": str(i), "content": f"Step {i} " + "y" * 180, "status": "pending",
+              "priority": "medium", "subtasks": [{"id": f"{i}.1", "content": "z" * 150,
+                                                  "status": "pending"}]}
+             for i in range(120)]
+    lines.append(orjson.dumps({"type": "todo_list", "id": "todo_list:s", "session": "s",
+                               "items": items, "active": True, "paused": False,
+                               "updated_at": "2026-02-01T00:00:00.000000Z"}))
+    (folder / "tasklist.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+
+
+def test_prime_stays_under_the_limit_at_100k_events(project: Path, cli) -> None:
+    _big_log(project, 100_000)
+    result = cli("--session", "s", "prime")
+    assert result.code == 0, result
+    assert len(result.out) < LIMIT
+    assert "## Your TODO list" in result.out
+    assert "Step 0 " in result.out and "more lines: run `aidp todo show`" in result.out
+    assert "## In progress (" in result.out and "more: `aidp tasks list in_progress`" in result.out
+    assert "more: `aidp tasks list pending`" in result.out
+    assert "aidp tasks add" in result.out and 'Todo pause: "REASON"' in result.out
+    # Twice: the second read goes through the snapshot the first one built.
+    again = cli("--session", "s", "prime", "--json")
+    assert again.code == 0, again
+    data = json.loads(again.out)
+    assert len(data["text"]) < LIMIT
+    assert data["todo"]["items_left_out"] > 0 and data["todo"]["items"]
+    assert len(data["ready"]) == prime.READY_SHOWN and data["pending_count"] > 10_000
+    # The longest form: through a hook, commands naming a session id as long as Claude's.
+    fold = TaskLog(project).read()
+    hooked = prime.build(fold, "s", session_flag=True, hooked=True)
+    hooked.session = "0b5f8c8e-1f0e-4c51-9a3e-6b2b2c1d9e7f"
+    text = hooked.text()
+    assert len(text) < LIMIT and "(cut:" not in text
+
+
+def test_ready_is_high_priority_first_then_oldest(log: TaskLog, cli) -> None:
+    from aidp import tasks
+
+    old_low = tasks.add(log, "old low", priority="low")
+    mid = tasks.add(log, "medium one")
+    high1 = tasks.add(log, "first high", priority="high")
+    high2 = tasks.add(log, "second high", priority="high")
+    busy = tasks.add(log, "under way")
+    tasks.set_status(log, [busy["id"]], "in_progress")
+    done = tasks.add(log, "finished")
+    tasks.set_status(log, [done["id"]], "done")
+    data = json.loads(cli("prime", "--json").out)
+    assert [t["id"] for t in data["ready"]] == [high1["id"], high2["id"], mid["id"],
+                                                old_low["id"]]
+    assert [t["id"] for t in data["in_progress"]] == [busy["id"]]
+    assert data["pending_count"] == 4 and data["in_progress_count"] == 1
+    text = cli("prime").out
+    assert text.index("first high") < text.index("medium one") < text.index("old low")
+    assert "finished" not in text
+
+
+def test_prime_of_an_empty_project_creates_nothing(project: Path, cli) -> None:
+    result = cli("prime")
+    assert result.code == 0 and result.err == ""
+    assert "No active TODOs" in result.out and "No pending tasks." in result.out
+    assert not (project / ".aidp").exists()
+
+
+def test_prime_shows_the_session_list_and_names_a_non_default_session(log: TaskLog) -> None:
+    todos.change(log, "abc-123", lambda t: todos.add(t, "last", "Write the parser")[0])
+    built = prime.build(log.read(), "abc-123", session_flag=True, hooked=True)
+    text = built.text()
+    assert "1. [PENDING] (MEDIUM) Write the parser" in text
+    assert "`aidp --session abc-123 todo tick N`" in text
+    assert "mirror your own TODO tool" in text
+    plain = prime.build(log.read(), "abc-123").text()
+    assert "`aidp todo tick N`" in plain and "mirror" not in plain
+    data = built.to_json()
+    assert data["session"] == "abc-123" and data["todo"]["items"][0]["content"] == (
+        "Write the parser")
+    assert "aidp --session abc-123 todo show" in data["commands"]
+
+
+@pytest.mark.parametrize("session", ["a b", "it's"])
+def test_session_names_are_quoted_for_the_shell(log: TaskLog, session: str) -> None:
+    text = prime.build(log.read(), session, session_flag=True).text()
+    import shlex
+
+    assert f"aidp --session {shlex.quote(session)} todo show" in text
+
+
+def test_control_characters_in_tasks_are_made_inert(log: TaskLog) -> None:
+    folder = log.path.parent
+    folder.mkdir(exist_ok=True)
+    task = _task(1, status="pending", priority="high", description="evil \x1b[31mred")
+    log.path.write_bytes(orjson.dumps(task) + b"\n")
+    text = prime.build(log.read(), "s").text()
+    assert "\x1b" not in text and "evil" in text
