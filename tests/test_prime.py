@@ -50,7 +50,7 @@ def test_prime_stays_under_the_limit_at_100k_events(project: Path, cli) -> None:
     assert "## Your TODO list" in result.out
     assert "Step 0 " in result.out and "more lines: run `aidp todo show`" in result.out
     assert "## In progress (" in result.out and "more: `aidp tasks list in_progress`" in result.out
-    assert "more: `aidp tasks list pending`" in result.out
+    assert "more: `aidp tasks ready`" in result.out
     assert "aidp tasks add" in result.out and 'Todo pause: "REASON"' in result.out
     # Twice: the second read goes through the snapshot the first one built.
     again = cli("--session", "s", "prime", "--json")
@@ -58,7 +58,7 @@ def test_prime_stays_under_the_limit_at_100k_events(project: Path, cli) -> None:
     data = json.loads(again.out)
     assert len(data["text"]) < LIMIT
     assert data["todo"]["items_left_out"] > 0 and data["todo"]["items"]
-    assert len(data["ready"]) == prime.READY_SHOWN and data["pending_count"] > 10_000
+    assert len(data["ready"]) == prime.READY_SHOWN and data["ready_count"] > 10_000
     # The longest form: through a hook, commands naming a session id as long as Claude's.
     fold = TaskLog(project).read()
     hooked = prime.build(fold, "s", session_flag=True, hooked=True)

@@ -31,6 +31,7 @@ class Prime:
     in_progress: list[Record] = field(default_factory=list)
     in_progress_count: int = 0
     ready: list[Record] = field(default_factory=list)
+    ready_count: int = 0
     pending_count: int = 0
     session_flag: bool = False  # commands name the session (it is not the default one)
     hooked: bool = False  # shown through an agent's hook: say what the hooks do
@@ -49,6 +50,7 @@ class Prime:
             "in_progress": [_task_json(t) for t in self.in_progress],
             "in_progress_count": self.in_progress_count,
             "ready": [_task_json(t) for t in self.ready],
+            "ready_count": self.ready_count,
             "pending_count": self.pending_count,
             "commands": commands(self.session if self.session_flag else None),
             "text": self.text(),
@@ -58,21 +60,25 @@ class Prime:
 def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False
           ) -> Prime:
     """The prime for `session` from the folded state."""
+    from aidp import queue
+
     todo = todos.current(fold, session)
+    qs = queue.state(fold)
     in_progress_ids = index.summaries(fold, ("in_progress",))
-    pending_ids = index.summaries(fold, ("pending",))
-    # Most recently filed work first for what is under way; for what to pick up next,
-    # the work queue's order: high priority first, then oldest.
+    # Most recently filed work first for what is under way; what to pick up next is the
+    # work queue's order (unclaimed, nothing open to wait on, high priority, oldest).
     in_progress_ids.sort(key=lambda s: -s[2])
-    pending_ids.sort(key=lambda s: (PRIORITY_RANK.get(s[1] or "", 1), s[2]))
+    ready = queue.ready(fold, qs)
     tasks = fold.tasks
     return Prime(
         session=session,
         todo=todo,
-        in_progress=[tasks[s[0]] for s in in_progress_ids[:IN_PROGRESS_SHOWN]],
+        in_progress=[queue.with_extras(qs, tasks[s[0]])
+                     for s in in_progress_ids[:IN_PROGRESS_SHOWN]],
         in_progress_count=len(in_progress_ids),
-        ready=[tasks[s[0]] for s in pending_ids[:READY_SHOWN]],
-        pending_count=len(pending_ids),
+        ready=[queue.with_extras(qs, tasks[e.id]) for e in ready[:READY_SHOWN]],
+        ready_count=len(ready),
+        pending_count=index.status_counts(fold).get("pending", 0),
         session_flag=session_flag,
         hooked=hooked,
     )
@@ -93,12 +99,14 @@ def _task_line(task: Record) -> str:
     tags = task.get("tags") if isinstance(task.get("tags"), list) else []
     shown_tags = " ".join(f"#{_clip(t, 20)}" for t in tags[:4] if isinstance(t, str))
     line = f"- {_clip(task.get('id'), 40)} [{priority}] {_clip(task.get('description', ''))}"
+    if isinstance(task.get("assignee"), str):
+        line += f" (claimed by {_clip(task['assignee'], 40)})"
     return line + (f" {shown_tags}" if shown_tags else "")
 
 
 def _task_json(task: Record) -> dict[str, Any]:
-    out = {key: task[key] for key in ("id", "description", "status", "priority", "tags")
-           if key in task}
+    out = {key: task[key] for key in ("id", "description", "status", "priority", "tags",
+                                      "assignee") if key in task}
     if isinstance(out.get("description"), str):
         out["description"] = _clip(out["description"], 200)
     return out
@@ -145,7 +153,7 @@ def commands(session: str | None) -> list[str]:
         f'{aidp} todo pause "REASON"',
         "aidp tasks list",
         'aidp tasks add "DESCRIPTION" -p high',
-        "aidp tasks start ID",
+        "aidp tasks claim ID",
         "aidp tasks done ID",
     ]
 
@@ -177,14 +185,20 @@ def render_text(prime: Prime) -> str:
             more = prime.in_progress_count - len(prime.in_progress)
             out.append(f"- … and {more} more: `aidp tasks list in_progress`")
         out.append("")
-    if prime.pending_count:
-        out += [f"## Ready to pick up ({prime.pending_count} pending, "
+    if prime.ready_count:
+        waiting = prime.pending_count - prime.ready_count
+        also = f", {waiting} more waiting on others" if waiting > 0 else ""
+        out += [f"## Ready to pick up ({prime.ready_count} ready{also}; "
                 "highest priority first)", ""]
         out += [_task_line(t) for t in prime.ready]
-        if prime.pending_count > len(prime.ready):
-            more = prime.pending_count - len(prime.ready)
-            out.append(f"- … and {more} more: `aidp tasks list pending`")
+        if prime.ready_count > len(prime.ready):
+            more = prime.ready_count - len(prime.ready)
+            out.append(f"- … and {more} more: `aidp tasks ready`")
         out.append("")
+    elif prime.pending_count:
+        out += ["## Ready to pick up", "",
+                f"None: all {prime.pending_count} pending tasks wait on others "
+                "(`aidp tasks blocked`).", ""]
     else:
         out += ["## Backlog", "", "No pending tasks.", ""]
     cmds = commands(session)
