@@ -99,3 +99,44 @@ def test_equal_timestamps_list_newest_written_first(cli, ruby_project: Path) -> 
     listed = json.loads(cli("tasks", "list", "--all", "--json").out)
     numbers = [int(t["description"].rsplit("(", 1)[1].rstrip(")")) for t in listed]
     assert numbers == sorted(numbers, reverse=True)
+
+
+def ruby_reading(path: Path) -> dict[str, dict]:
+    """The Ruby original's reading of any file: it builds a task from every key of a
+    line and drops a line with a key it does not know (typed records included); the
+    later line for an id wins."""
+    state: dict[str, dict] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if set(record) <= RUBY_KEYS:
+            state[record["id"]] = record
+    return state
+
+
+QUEUE_KEYS = {"blocked_by", "parent", "assignee", "claimed_at", "notes"}
+
+
+def test_work_queue_on_a_ruby_file_stays_readable_by_ruby(cli, ruby_project: Path,
+                                                          monkeypatch) -> None:
+    """Both ways: the queue works on the Ruby sample's tasks, and the Ruby original
+    still reads every task of the result, agreeing with us on each one."""
+    monkeypatch.setenv("AIDP_ACTOR", "alice")
+    pending = [t["id"] for t in json.loads(cli("tasks", "list", "pending", "--json").out)]
+    first, second, third = pending[:3]
+    assert cli("tasks", "block", second, "--on", first).code == 0
+    assert cli("tasks", "edit", third, "--parent", first, "-d", "Edited by aidp").code == 0
+    assert cli("tasks", "note", first, "a note").code == 0
+    claimed = json.loads(cli("tasks", "claim", "--json").out)
+    assert claimed["assignee"] == "alice"
+    epic = cli("tasks", "claim", first, "--as", "bob")  # it waits on its child, `third`
+    assert epic.code == 1 and "waits on open task(s)" in epic.err
+    ready = json.loads(cli("tasks", "ready", "--json").out)
+    assert second not in [t["id"] for t in ready]
+
+    ours = {t["id"]: t for t in json.loads(cli("tasks", "list", "--all", "--json").out)}
+    ruby = ruby_reading(ruby_project / ".aidp" / "tasklist.jsonl")
+    assert set(ruby) == set(ours)  # no task line was made unreadable for Ruby
+    for tid, task in ours.items():
+        assert {k: v for k, v in task.items() if k not in QUEUE_KEYS} == ruby[tid]
+    assert ruby[third]["description"] == "Edited by aidp"
+    assert ruby[claimed["id"]]["status"] == "in_progress"

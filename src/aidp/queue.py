@@ -369,14 +369,6 @@ def _check_parent(graph: dict[str, list[str]], tid: str, parent: str) -> None:
     _cycle_check(graph, parent, tid, f"making {short(parent)} the parent of {short(tid)}")
 
 
-class Added(_Plain):
-    _fields = ("task", "records")
-
-    def __init__(self, task: Record, records: list[Record]) -> None:
-        self.task = task
-        self.records = records
-
-
 def add(
     log: TaskLog,
     description: str,
