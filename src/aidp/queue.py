@@ -565,7 +565,8 @@ def claim(log: TaskLog, ref: str | None, assignee: str, *,
         if ref is None:
             found = ready(fold, qs, exclude=skip)
             if not found:
-                raise _nothing_ready(fold, qs, len(set(skip)))
+                tried = set(skip)
+                raise _nothing_ready(fold, qs, sum(e.id in tried for e in ready(fold, qs)))
             tid = found[0].id
         else:
             tid = resolve_id(fold.tasks, ref)

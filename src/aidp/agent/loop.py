@@ -98,9 +98,16 @@ class Loop:
         todo = todos.current(fold, self.session)
         by_priority = backlog.Query(statuses=OPEN_STATUSES, sort="priority")
         open_tasks = backlog.query(index.select(fold, OPEN_STATUSES), by_priority)
+        open_tasks, ready = ready_first(fold, open_tasks)
         text = prompts.build(
-            user_prompt, todo_text=todos.render_show(todo), backlog=open_tasks, now=now_micros()
+            user_prompt, todo_text=todos.render_show(todo), backlog=open_tasks, now=now_micros(),
+            ready=ready,
         )
+        return self._turn(text, attempts=0)
+
+    def follow_up(self, text: str) -> TurnResult:
+        """A prompt of aidp's own (run --backlog's follow-ups), sent as it is, with the
+        continuation rules of any turn."""
         return self._turn(text, attempts=0)
 
     def resume(self) -> TurnResult:
@@ -329,12 +336,22 @@ class Loop:
 # --- pure helpers -------------------------------------------------------------------
 
 
+def ready_first(fold: Fold, tasks: list[dict]) -> tuple[list[dict], int]:
+    """The tasks with the ready ones first, in the queue's order (aidp.queue), and how
+    many are ready; the others keep their order."""
+    from aidp import queue
+
+    order = {entry.id: n for n, entry in enumerate(queue.ready(fold))}
+    ready = sorted((t for t in tasks if t["id"] in order), key=lambda t: order[t["id"]])
+    return ready + [t for t in tasks if t["id"] not in order], len(ready)
+
+
 def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
-    """Lines for the pending backlog at the start of a run."""
+    """Lines for the pending backlog at the start of a run, ready tasks first."""
     from aidp.render import PRIORITY_MARKERS
 
     query = backlog.Query(statuses=("pending",), sort="priority")
-    pending = backlog.query(index.select(fold, ("pending",)), query)
+    pending, _ready = ready_first(fold, backlog.query(index.select(fold, ("pending",)), query))
     if not pending:
         return ["📋 No pending tasks"]
     lines = [f"📋 Pending tasks ({len(pending)}):"]

@@ -56,9 +56,20 @@ def backlog_lines(tasks: Sequence[Record], now: int, *, limit: int = BACKLOG_LIM
     return lines
 
 
-def build(user_prompt: str, *, todo_text: str, backlog: Sequence[Record], now: int) -> str:
-    """The prompt for a user turn."""
-    if backlog:
+def build(user_prompt: str, *, todo_text: str, backlog: Sequence[Record], now: int,
+          ready: int | None = None) -> str:
+    """The prompt for a user turn. With `ready`, the first `ready` tasks of `backlog` are
+    the ones ready to work on now, and they are shown first, apart from the rest."""
+    if backlog and ready is not None:
+        first = "\n".join(backlog_lines(backlog[:ready], now)) or "Nothing is ready now."
+        rest = backlog[ready:]
+        backlog_block = (f"## Ready to work on ({ready}, best first; "
+                         f"`aidp tasks claim ID` takes one)\n\n{first}")
+        if rest:
+            more = "\n".join(backlog_lines(rest, now, limit=max(BACKLOG_LIMIT - ready, 5)))
+            backlog_block += (f"\n\n## Other open tasks ({len(rest)}: in progress, or "
+                              f"waiting on others)\n\n{more}")
+    elif backlog:
         open_tasks = "\n".join(backlog_lines(backlog, now))
         backlog_block = f"## Open backlog ({len(backlog)}, highest priority first)\n\n{open_tasks}"
     else:
@@ -84,5 +95,64 @@ def continuation(content: str, *, todo_text: str) -> str:
         "`aidp todo tick N` as you finish it. If you are blocked and need the user, say "
         'Todo pause: "REASON" (or run `aidp todo pause "REASON"`).\n'
         "\n"
+        f"## Your TODO list\n\n{todo_text}\n"
+    )
+
+
+# --- run --backlog ------------------------------------------------------------------------
+
+
+def _closing(tid: str) -> str:
+    return (
+        f"- finished: run `aidp tasks done {tid}` (or write `Update task: {tid} status: done`)\n"
+        f"- cannot or should not be done: `aidp tasks abandon {tid} \"REASON\"`\n"
+        f"- you must stop before it is finished: `aidp tasks release {tid}` (it goes back "
+        "to the queue)\n"
+        "The task is not done while your TODO list has open items: tick each one "
+        "(`aidp todo tick N`) as you finish it."
+    )
+
+
+def backlog_task(task: Record, *, actor: str, guidance: str | None = None,
+                 parent: str | None = None, blockers: Sequence[str] = (),
+                 notes: Sequence[Record] = ()) -> str:
+    """The user prompt for one task of `aidp run --backlog`: the task, its context, and
+    how to close it."""
+    tid = task.get("id", "")
+    tags = " ".join(f"#{t}" for t in task.get("tags") or [])
+    lines = [
+        f"Work on this backlog task, claimed for you (as {actor}):",
+        "",
+        f"  {tid} [{task.get('priority', 'medium')}] {task.get('description', '')}"
+        + (f" {tags}" if tags else ""),
+    ]
+    if parent:
+        lines.append(f"  part of the epic: {parent}")
+    for blocker in blockers:
+        lines.append(f"  done before it: {blocker}")
+    for note in notes:
+        who = f"{note['author']}: " if note.get("author") else ""
+        lines.append(f"  note: {who}{note.get('text', '')}")
+    lines += ["", "Plan it in your TODO list (`aidp todo add \"STEP\"`) and do it. Close the "
+              f"task {tid} when you are through:", _closing(tid)]
+    if guidance:
+        lines += ["", guidance]
+    return "\n".join(lines)
+
+
+def backlog_continuation(task: Record, *, todo_text: str, gate: bool = False) -> str:
+    """The follow-up for a backlog task that is still open; its first line names it."""
+    tid = task.get("id", "")
+    first = " ".join(str(task.get("description", "")).split())
+    why = (
+        f"You marked task {tid} done, but your TODO list still has open items: a task is "
+        "not done while they are open. Finish them (or delete the ones that no longer "
+        "apply), then close the task again."
+        if gate else
+        f"You stopped while backlog task {tid} is still open. Make concrete progress on it "
+        "now, or close it."
+    )
+    return (
+        f"You have an active task: {first} ({tid})\n\n{why}\n{_closing(tid)}\n\n"
         f"## Your TODO list\n\n{todo_text}\n"
     )

@@ -54,6 +54,18 @@ def run(
         None, "--session", metavar="NAME",
         help="The session whose TODO list the run keeps (overrides the global --session).",
     ),
+    backlog: bool = typer.Option(
+        False, "--backlog",
+        help="Drain the ready queue: claim each ready task in turn and keep the agent on it "
+        "until it is closed (PROMPT, if given, is added to every task's prompt).",
+    ),
+    max_tasks: int | None = typer.Option(
+        None, "--max-tasks", metavar="N", help="With --backlog: stop after N tasks."),
+    claim_as: str | None = typer.Option(
+        None, "--as", metavar="NAME",
+        help="With --backlog: who claims the tasks. Default: AIDP_ACTOR, else git "
+        "user.email, else the login name.",
+    ),
 ) -> None:
     """Run an agent CLI in a loop that keeps the backlog and TODO list in step.
 
@@ -82,8 +94,20 @@ def run(
         )
     if timeout is not None and not timeout > 0:
         raise InvalidInput(f"Invalid --timeout {timeout:g}: use a number of seconds > 0")
+    if backlog and interactive:
+        raise InvalidInput("Conflicting --backlog and --interactive: give one of them")
+    if not backlog and (max_tasks is not None or claim_as is not None):
+        raise InvalidInput("--max-tasks and --as need --backlog")
+    if max_tasks is not None and max_tasks < 1:
+        raise InvalidInput(f"Invalid --max-tasks {max_tasks}: use a whole number ≥ 1")
     root = e.root
     name = e.session_name()
+    who = None
+    if backlog:
+        from aidp import queue
+
+        who = (queue.validate_actor(claim_as) if claim_as is not None
+               else queue.default_actor(root))
     spec = presets.choose(agent, root)
     output = Output()
     loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
@@ -92,7 +116,11 @@ def run(
         output.line(line)
     restore = _term_as_interrupt()
     try:
-        if interactive:
+        if who is not None:
+            from aidp.agent.backlog import Drain
+
+            code = Drain(loop, actor=who, max_tasks=max_tasks, guidance=prompt).run()
+        elif interactive:
             code = _interactive(loop, prompt, e, output)
         elif prompt is None:
             code = loop.resume().exit_code

@@ -1,0 +1,173 @@
+"""`aidp run --backlog`: drain the ready queue, one claimed task at a time.
+
+For each task: claim the first ready one (atomically, so several runs can drain one
+queue side by side), start a fresh TODO list, prompt the agent with the task and how
+to close it, and keep it going until the task is closed:
+
+- done → the next task; but a task is not done while the session's TODO list still
+  has open items (the completion gate): the done is taken back (in_progress again,
+  history keeps both) and the agent is told to finish the list first;
+- abandoned, or released / reopened / taken by someone else → the next task;
+- still open when the agent stops → a follow-up prompt, at most `max_continuations`
+  times; then the claim is released and the run goes on with the next ready task
+  (never the same task twice in one run);
+- the agent fails or times out → the claim is released and the run stops with the
+  agent's exit code (124 on timeout);
+- the TODO list is paused (the agent needs the user) → the run stops, the claim kept;
+- Ctrl-C → the claim is released and the interrupt goes on (exit 130).
+
+The run stops when nothing is ready or after `max_tasks` tasks. Nothing here prints:
+everything goes through the loop's `emit`.
+"""
+
+from __future__ import annotations
+
+from aidp import queue, todos
+from aidp.agent import prompt as prompts
+from aidp.agent.loop import Loop, Message
+from aidp.errors import ExitCode, InvalidInput
+from aidp.log import Fold
+from aidp.model import Record, transition
+
+
+class Drain:
+    def __init__(self, loop: Loop, *, actor: str, max_tasks: int | None = None,
+                 guidance: str | None = None) -> None:
+        if max_tasks is not None and max_tasks < 1:
+            raise InvalidInput(f"Invalid --max-tasks {max_tasks}: use a whole number ≥ 1")
+        self.loop = loop
+        self.log = loop.log
+        self.actor = queue.validate_actor(actor)
+        self.max_tasks = max_tasks
+        self.guidance = guidance.strip() if guidance and guidance.strip() else None
+        self.tried: list[str] = []
+        self.current: str | None = None
+        self.closed = 0
+        loop.env["AIDP_ACTOR"] = self.actor  # the agent's own aidp commands act as us
+
+    def emit(self, kind: str, text: str) -> None:
+        self.loop.emit(Message(kind, text))
+
+    # --- the queue ---------------------------------------------------------------------
+
+    def run(self) -> int:
+        while self.max_tasks is None or len(self.tried) < self.max_tasks:
+            try:
+                claimed = queue.claim(self.log, None, self.actor, exclude=self.tried)
+            except queue.NothingReady as exc:
+                self.emit("info", f"📋 {str(exc).split(';')[0]}: the backlog run stops")
+                break
+            task = claimed.task
+            self.tried.append(task["id"])
+            self.current = task["id"]
+            self.emit("info", f"▶ Task {len(self.tried)}: {task.get('description', '')} "
+                              f"({task['id']}), claimed as {self.actor}")
+            try:
+                code, stop = self._work_on(task)
+            except KeyboardInterrupt:
+                self._release("interrupted")
+                raise
+            self.current = None
+            if stop:
+                return code
+        else:
+            self.emit("info", f"📋 --max-tasks {self.max_tasks} reached: the backlog run stops")
+        done = "task" if self.closed == 1 else "tasks"
+        self.emit("info", f"📋 Backlog run: {len(self.tried)} claimed, {self.closed} {done} "
+                          "closed")
+        return ExitCode.OK
+
+    # --- one task ----------------------------------------------------------------------
+
+    def _work_on(self, task: Record) -> tuple[int, bool]:
+        """(exit code, whether the run stops) once the task is settled."""
+        tid = task["id"]
+        had = todos.current(self.log.read(), self.loop.session)
+        if had.visible:  # a fresh plan per task; the old list stays in `todo list`
+            todos.change(self.log, self.loop.session, todos.clear)
+        fold = self.log.read()
+        result = self.loop.user_turn(self._task_prompt(fold, tid))
+        follow_ups = 0
+        while True:
+            if result.exit_code:
+                self._release("the agent failed" if result.exit_code != ExitCode.TIMEOUT
+                              else "the agent timed out")
+                return result.exit_code, True
+            if result.ended == "paused":
+                self.emit("info", f"⏸ Task {queue.short(tid)} stays claimed by {self.actor}; "
+                                  f"'aidp tasks release {queue.short(tid)}' puts it back")
+                return ExitCode.OK, True
+            fold = self.log.read()
+            task = fold.tasks[tid]
+            status = task.get("status")
+            todo = todos.current(fold, self.loop.session)
+            gate = False
+            if status == "done":
+                if not todos.has_open_items(todo):
+                    self.closed += 1
+                    self.emit("filed", f"✓ Task done: {task.get('description', '')} ({tid})")
+                    return ExitCode.OK, False
+                gate = self._take_back_done(tid)
+            elif status == "abandoned":
+                self.closed += 1
+                self.emit("info", f"✗ Task abandoned: {task.get('description', '')} ({tid})")
+                return ExitCode.OK, False
+            elif status != "in_progress" or not self._mine(fold, task):
+                self.emit("info", f"↩ Task {queue.short(tid)} was released or taken over; "
+                                  "on to the next")
+                return ExitCode.OK, False
+            if follow_ups >= self.loop.max_continuations:
+                self._release(f"the agent stopped {follow_ups + 1} times without closing it")
+                return ExitCode.OK, False
+            follow_ups += 1
+            todo = todos.current(self.log.read(), self.loop.session)
+            text = prompts.backlog_continuation(task, todo_text=todos.render_show(todo),
+                                                gate=gate)
+            first = text.splitlines()[0]
+            self.emit("continuation",
+                      f"↻ Follow-up {follow_ups}/{self.loop.max_continuations}: {first}")
+            result = self.loop.follow_up(text)
+
+    def _mine(self, fold: Fold, task: Record) -> bool:
+        holder = queue.state(fold).holder(task)
+        return holder is None or holder["assignee"] == self.actor
+
+    def _task_prompt(self, fold: Fold, tid: str) -> str:
+        qs = queue.state(fold)
+        task = fold.tasks[tid]
+
+        def described(other: str) -> str:
+            found = fold.tasks.get(other)
+            return f"{other} {found.get('description', '')}" if found else other
+
+        return prompts.backlog_task(
+            task, actor=self.actor, guidance=self.guidance,
+            parent=described(qs.parent[tid]) if tid in qs.parent else None,
+            blockers=[described(b) for b in qs.blockers.get(tid, ())],
+            notes=[queue.note_out(n) for n in qs.notes.get(tid, ())],
+        )
+
+    def _take_back_done(self, tid: str) -> bool:
+        """The completion gate: done with open TODO items is not done."""
+        def change(fold: Fold) -> list[Record]:
+            task = fold.tasks[tid]
+            return [transition(task, "in_progress")] if task.get("status") == "done" else []
+
+        self.log.update(change)
+        self.emit("warning", f"Task {queue.short(tid)} was marked done with TODO items still "
+                             "open: it stays in progress until they are finished")
+        return True
+
+    def _release(self, why: str) -> None:
+        """Put the current task back, if we still hold it and it is still open."""
+        tid = self.current
+        if tid is None:
+            return
+        self.current = None
+        fold = self.log.read()
+        task = fold.tasks.get(tid)
+        if task is None or task.get("status") != "in_progress" or not self._mine(fold, task):
+            return
+        queue.release(self.log, [tid])
+        self.emit("info", f"↩ Released task {queue.short(tid)} ({why}): it is ready for "
+                          "the next run")
