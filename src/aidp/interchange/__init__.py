@@ -1,0 +1,322 @@
+"""Tasks in and out of other tools' formats: `tasks export` and `tasks import`.
+
+One module per format, each a pure mapping both ways where the format has both:
+`parse(data) -> list[Incoming]` (raises `BadFile` naming the line and field) and
+`dump(tasks) -> bytes`. This package adds what they share: the text clean-up every
+foreign value goes through, and `plan_import`, which turns parsed items into the
+records one locked append writes (see docs/guide.md, "Export and import").
+
+Nothing here prints or touches the file system; `aidp.cli.tasks` reads the file and
+calls `import_items` (one `log.update`) or writes the export.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from importlib import import_module
+from typing import Any
+
+import orjson
+
+from aidp.errors import InvalidInput
+from aidp.log import Fold, TaskLog, _Plain
+from aidp.model import (
+    MAX_DESCRIPTION,
+    MAX_TAG,
+    PRIORITIES,
+    STATUSES,
+    TASK_ID_RE,
+    Record,
+    canonical,
+    format_ts,
+    now_micros,
+    parse_ts,
+)
+
+EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
+IMPORT_FORMATS = ("csv", "jsonl", "taskwarrior", "beads", "github")
+_MODULES = {"markdown": "markdown", "csv": "csv_format", "jsonl": "jsonl",
+            "taskwarrior": "taskwarrior", "beads": "beads", "github": "github"}
+
+SOURCE_TYPE = "import_source"
+NOTE_TYPE = "note"  # the work queue's note record (docs/file-format.md)
+MAX_NOTE = 2000
+IMPORT_AUTHOR = "aidp import"
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_SPACE = re.compile(r"\s+")
+_TAG_BAD = re.compile(r"[\s,\x00-\x1f\x7f-\x9f]+")
+
+
+class BadFile(InvalidInput):
+    """The file cannot be imported; the message names where and what (exit 2)."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}; nothing was imported")
+
+
+class Incoming(_Plain):
+    """One task read from a file.
+
+    `task` holds aidp's keys (no `id` unless `native`); `key` is the stable source key
+    that makes a second import of the same item file nothing; `extra` keeps what has no
+    place in a task (shown in a note and kept whole in the import_source record).
+    """
+
+    _fields = ("key", "task", "extra", "native", "line", "same_as")
+
+    def __init__(self, key: str, task: Record, extra: dict[str, Any] | None = None, *,
+                 native: bool = False, line: int = 0, same_as: str | None = None) -> None:
+        self.key = key
+        self.task = task
+        self.extra = extra or {}
+        self.native = native
+        self.line = line
+        self.same_as = same_as  # the aidp task an export of ours wrote this item from
+
+
+def module(fmt: str) -> Any:
+    return import_module(f"aidp.interchange.{_MODULES[fmt]}")
+
+
+def check_format(fmt: str, allowed: Sequence[str], option: str) -> str:
+    normal = fmt.strip().lower()
+    if normal not in allowed:
+        raise InvalidInput(f"Invalid {option} {fmt!r}: use one of {', '.join(allowed)}")
+    return normal
+
+
+# --- cleaning foreign values -------------------------------------------------------
+
+
+def one_line(value: object) -> str:
+    """Text on one line: white space runs (newlines included) become one space, other
+    control characters go."""
+    text = value if isinstance(value, str) else "" if value is None else str(value)
+    return _CONTROL.sub("", _SPACE.sub(" ", text)).strip()
+
+
+def description(value: object, extra: dict[str, Any], key: str, where: str) -> str:
+    """A task description from a foreign title: on one line, shortened to 200
+    characters (the whole title is then kept in `extra[key]`)."""
+    text = one_line(value)
+    if not text:
+        raise BadFile(where, f"field '{key}' is empty; a task needs a title")
+    if len(text) > MAX_DESCRIPTION:
+        extra.setdefault(key, value)
+        text = text[: MAX_DESCRIPTION - 1].rstrip() + "…"
+    return text
+
+
+def tags(values: Iterable[object], extra: dict[str, Any], key: str) -> list[str]:
+    """Foreign labels as aidp tags: spaces and commas become '-', at most 64
+    characters. When any label had to change, the originals are kept in extra[key]."""
+    out: list[str] = []
+    changed = False
+    originals = []
+    for value in values:
+        if not isinstance(value, str):
+            continue
+        originals.append(value)
+        tag = _TAG_BAD.sub("-", value.strip()).strip("-")[:MAX_TAG]
+        if tag != value:
+            changed = True
+        if tag and tag not in out:
+            out.append(tag)
+    if changed:
+        extra.setdefault(key, originals)
+    return out
+
+
+def timestamp(value: object, where: str, field: str) -> str | None:
+    """An ISO-8601 (or Taskwarrior's 20261123T173125Z) timestamp as aidp writes them;
+    None when empty; a BadFile when unreadable."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise BadFile(where, f"field '{field}' is not a timestamp: {_shown(value)}")
+    text = value.strip()
+    compact = re.fullmatch(r"(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z", text)
+    if compact:
+        text = "{}-{}-{}T{}:{}:{}Z".format(*compact.groups())
+    micros = parse_ts(text)
+    if micros is None:
+        raise BadFile(where, f"field '{field}' is not an ISO-8601 timestamp: {_shown(value)}")
+    return format_ts(micros)
+
+
+def _shown(value: object) -> str:
+    text = value if isinstance(value, str) else orjson.dumps(value).decode(errors="replace")
+    text = one_line(text)
+    return repr(text if len(text) <= 60 else text[:59] + "…")
+
+
+def choice(value: object, mapping: dict[str, str], where: str, field: str) -> str:
+    """A foreign status or priority word through `mapping` (keys lower case)."""
+    key = one_line(value).lower() if isinstance(value, (str, int)) else None
+    if key is None or key not in mapping:
+        accepted = ", ".join(sorted(dict.fromkeys(mapping)))
+        raise BadFile(where, f"field '{field}' has an unknown value {_shown(value)}; "
+                             f"accepted: {accepted}")
+    return mapping[key]
+
+
+def build_task(fields: dict[str, Any]) -> Record:
+    """A task record (without id) from mapped fields, with aidp's invariants: timestamps
+    ordered sensibly, closing stamps only for the closing status."""
+    task = {k: v for k, v in fields.items() if v not in (None, "")}
+    status = task.get("status", "pending")
+    task["status"] = status
+    task.setdefault("priority", "medium")
+    task.setdefault("tags", [])
+    if "created_at" not in task:
+        task["created_at"] = task.get("updated_at") or format_ts(now_micros())
+    stamps = [task[k] for k in ("created_at", "started_at", "completed_at", "abandoned_at",
+                                "updated_at") if k in task]
+    task["updated_at"] = max(stamps, key=lambda s: parse_ts(s) or 0)
+    if status == "done":
+        task.setdefault("completed_at", task["updated_at"])
+        task.pop("abandoned_at", None)
+        task.pop("abandoned_reason", None)
+    elif status == "abandoned":
+        task.setdefault("abandoned_at", task["updated_at"])
+        task.pop("completed_at", None)
+    else:
+        for key in ("completed_at", "abandoned_at", "abandoned_reason"):
+            task.pop(key, None)
+    if status == "in_progress":
+        task.setdefault("started_at", task["updated_at"])
+    return canonical(task)
+
+
+# --- the import -----------------------------------------------------------------------
+
+
+class ImportResult(_Plain):
+    _fields = ("source", "filed", "skipped", "records")
+
+    def __init__(self, source: str, filed: list[Record], skipped: int,
+                 records: list[Record]) -> None:
+        self.source = source
+        self.filed = filed  # the new tasks
+        self.skipped = skipped  # items already imported (or already present)
+        self.records = records  # everything appended
+
+
+def source_id(source: str, key: str) -> str:
+    return f"{SOURCE_TYPE}:{source}:{key}"
+
+
+def task_id_for(source: str, key: str, created_at: str) -> str:
+    """A task id derived from the source key: two clones importing the same file file
+    the same ids, so a union merge of both folds to one task each."""
+    digest = hashlib.sha256(f"{source}\0{key}".encode()).hexdigest()[:8]
+    seconds = (parse_ts(created_at) or 0) // 1_000_000
+    return f"task_{max(seconds, 0)}_{digest}"
+
+
+def note_text(source: str, key: str, extra: dict[str, Any]) -> str:
+    """The note shown with an imported task: where it came from and what aidp has no
+    field for, as compact JSON on one line (cut at 2,000 characters; the
+    import_source record keeps it whole)."""
+    body = orjson.dumps(extra, option=orjson.OPT_SORT_KEYS).decode()
+    text = f"Imported from {source} ({key}): {body}"
+    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 1] + "…"
+
+
+def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
+                now: int | None = None) -> ImportResult:
+    """What importing `items` appends to a log in state `fold`: for each item not
+    imported before, its task, its import_source record and (when it has fields aidp
+    keeps nowhere else) a note. Pure."""
+    stamp = format_ts(now_micros() if now is None else now)
+    filed: list[Record] = []
+    records: list[Record] = []
+    skipped = 0
+    seen_tasks: set[str] = set()
+    seen_sources: set[str] = set()
+    for item in items:
+        if item.native:
+            tid = item.task["id"]
+            if tid in fold.tasks or tid in seen_tasks:
+                skipped += 1
+                continue
+            seen_tasks.add(tid)
+            task = item.task
+            filed.append(task)
+            records.append(task)
+            continue
+        sid = source_id(source, item.key)
+        if item.same_as is not None and item.same_as in fold.tasks:
+            skipped += 1  # exported from this backlog: the task is here already
+            continue
+        if sid in fold.typed or sid in seen_sources:
+            skipped += 1
+            continue
+        seen_sources.add(sid)
+        tid = task_id_for(source, item.key, item.task["created_at"])
+        if tid in fold.tasks or tid in seen_tasks:
+            skipped += 1  # filed by an import whose source record was compacted away
+            continue
+        seen_tasks.add(tid)
+        task = canonical({"id": tid, **item.task})
+        filed.append(task)
+        records.append(task)
+        source_record: Record = {"type": SOURCE_TYPE, "id": sid, "task": tid,
+                                 "source": source, "key": item.key}
+        if item.extra:
+            source_record["fields"] = item.extra
+            records.append({
+                "type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{tid.rpartition('_')[2]}",
+                "task": tid, "text": note_text(source, item.key, item.extra),
+                "author": IMPORT_AUTHOR, "created_at": stamp, "updated_at": stamp,
+            })
+        source_record["imported_at"] = stamp
+        source_record["updated_at"] = stamp
+        records.append(source_record)
+    return ImportResult(source, filed, skipped, records)
+
+
+def import_items(log: TaskLog, items: Sequence[Incoming], source: str) -> ImportResult:
+    """Append what `plan_import` says, in one locked read-modify-append."""
+    result: list[ImportResult] = []
+
+    def change(fold: Fold) -> list[Record]:
+        result[:] = [plan_import(fold, items, source)]
+        return result[0].records
+
+    log.update(change)
+    return result[0]
+
+
+def parse(fmt: str, data: bytes, name: str) -> list[Incoming]:
+    """The items of a file in format `fmt`; `name` is how messages call the file."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise BadFile(f"{name}: line {line}", "is not valid UTF-8 text") from None
+    return module(fmt).parse(text, name)
+
+
+def dump(fmt: str, tasks: Sequence[Record]) -> bytes:
+    return module(fmt).dump(tasks)
+
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
+    "PRIORITIES",
+    "STATUSES",
+    "TASK_ID_RE",
+    "BadFile",
+    "ImportResult",
+    "Incoming",
+    "dump",
+    "import_items",
+    "parse",
+    "plan_import",
+]

@@ -1,0 +1,110 @@
+"""Beads' issues JSONL (`.beads/issues.jsonl`): one issue per line.
+
+status: open, blocked, deferred, pinned, hooked → pending; in_progress → in_progress;
+closed → done; tombstone → abandoned. priority 0–1 → high, 2 → medium, 3–4 → low.
+`title` is the description, `labels` the tags; created_at/updated_at/closed_at keep
+their meaning. Everything else (description text, issue_type, assignee,
+dependencies, close_reason…) is kept in the import note. Export writes `aidp-<hex>`
+ids and the aidp id as `external_ref`, which an import of that file recognises."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from aidp.interchange import (
+    BadFile,
+    Incoming,
+    build_task,
+    choice,
+    description,
+    tags,
+    timestamp,
+)
+from aidp.model import TASK_ID_RE, Record
+
+STATUS = {
+    **dict.fromkeys(("open", "blocked", "deferred", "pinned", "hooked"), "pending"),
+    "in_progress": "in_progress", "closed": "done", "tombstone": "abandoned",
+}
+PRIORITY = {"0": "high", "1": "high", "2": "medium", "3": "low", "4": "low"}
+TO_PRIORITY = {"high": 1, "medium": 2, "low": 3}
+TO_STATUS = {"pending": "open", "in_progress": "in_progress", "done": "closed",
+             "abandoned": "closed"}
+_MAPPED = {"id", "title", "status", "priority", "labels", "created_at", "updated_at",
+           "closed_at"}
+
+
+def dump(tasks: Sequence[Record]) -> bytes:
+    lines = []
+    for task in tasks:
+        tid = str(task.get("id", ""))
+        status = task.get("status")
+        issue: dict[str, Any] = {
+            "id": "aidp-" + tid.rpartition("_")[2],
+            "title": task.get("description", ""),
+            "status": TO_STATUS.get(status, "open"),
+            "priority": TO_PRIORITY.get(task.get("priority"), 2),
+            "issue_type": "task",
+            "created_at": task.get("created_at"),
+            "updated_at": task.get("updated_at"),
+        }
+        if status in ("done", "abandoned"):
+            issue["closed_at"] = task.get("completed_at") or task.get("abandoned_at") \
+                or task.get("updated_at")
+        if status == "abandoned":
+            issue["close_reason"] = "abandoned" + (
+                f": {task['abandoned_reason']}" if task.get("abandoned_reason") else "")
+        if task.get("tags"):
+            issue["labels"] = list(task["tags"])
+        issue["external_ref"] = tid
+        lines.append(orjson.dumps({k: v for k, v in issue.items() if v is not None}))
+    return b"".join(line + b"\n" for line in lines)
+
+
+def parse(text: str, name: str) -> list[Incoming]:
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}: line {number}"
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise BadFile(where, "is not JSON (Beads' issues.jsonl has one issue per line)"
+                          ) from None
+        if not isinstance(obj, dict):
+            raise BadFile(where, "is not a JSON object (a Beads issue)")
+        key = obj.get("id")
+        if not isinstance(key, str) or not key.strip():
+            raise BadFile(where, "field 'id' is missing; every Beads issue has one")
+        extra: dict[str, Any] = {k: v for k, v in obj.items() if k not in _MAPPED}
+        status = choice(obj.get("status", "open"), STATUS, where, "status")
+        if obj.get("status") not in ("open", "in_progress", "closed"):
+            extra["status"] = obj.get("status")
+        priority = obj.get("priority", 2)
+        if isinstance(priority, bool) or not isinstance(priority, (int, str)):
+            raise BadFile(where, f"field 'priority' has an unknown value {priority!r}; "
+                                 "accepted: 0, 1, 2, 3, 4")
+        closed = timestamp(obj.get("closed_at"), where, "closed_at")
+        labels = obj.get("labels") or []
+        if not isinstance(labels, list):
+            raise BadFile(where, "field 'labels' must be a list")
+        fields = {
+            "description": description(obj.get("title"), extra, "title", where),
+            "status": status,
+            "priority": choice(str(priority), PRIORITY, where, "priority"),
+            "created_at": timestamp(obj.get("created_at"), where, "created_at"),
+            "updated_at": timestamp(obj.get("updated_at"), where, "updated_at"),
+            "completed_at": closed if status == "done" else None,
+            "abandoned_at": closed if status == "abandoned" else None,
+            "abandoned_reason": "Deleted in Beads" if status == "abandoned" else None,
+            "tags": tags(labels, extra, "labels"),
+        }
+        ref = obj.get("external_ref")
+        same = ref if isinstance(ref, str) and TASK_ID_RE.fullmatch(ref) else None
+        items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
+                              same_as=same))
+    return items

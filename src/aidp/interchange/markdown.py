@@ -1,0 +1,44 @@
+"""A Markdown checklist of the backlog, grouped by status (export only): open tasks
+as `- [ ]`, finished ones as `- [x]`, each with its priority, tags and id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from aidp.model import STATUSES, Record
+
+TITLES = {"pending": "Pending", "in_progress": "In progress", "done": "Done",
+          "abandoned": "Abandoned"}
+
+
+def _cell(text: object) -> str:
+    import re
+
+    value = re.sub(r"[\x00-\x1f\x7f-\x9f]", " ", str(text))
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", value)
+
+
+def dump(tasks: Sequence[Record]) -> bytes:
+    groups: dict[str, list[Record]] = {s: [] for s in (*STATUSES, "other")}
+    for task in tasks:
+        groups.get(task.get("status"), groups["other"]).append(task)
+    lines = ["# Backlog", ""]
+    for status, members in groups.items():
+        if not members:
+            continue
+        lines += [f"## {TITLES.get(status, 'Other')} ({len(members)})", ""]
+        for task in members:
+            box = "x" if status in ("done", "abandoned") else " "
+            text = _cell(task.get("description", ""))
+            if status == "abandoned":
+                text = f"~~{text}~~"
+            parts = [f"- [{box}] {text}", f"({_cell(task.get('priority', 'medium'))})"]
+            parts += [f"#{_cell(t)}" for t in task.get("tags") or []]
+            parts.append(f"`{task.get('id', '')}`")
+            if status == "abandoned" and task.get("abandoned_reason"):
+                parts.append(f"— {_cell(task['abandoned_reason'])}")
+            lines.append(" ".join(parts))
+        lines.append("")
+    if len(lines) == 2:
+        lines.append("No tasks.")
+    return ("\n".join(lines).rstrip() + "\n").encode()

@@ -1,0 +1,154 @@
+"""Taskwarrior's `task export` JSON (an array of tasks; one object per line is also
+read) and what `task import` takes.
+
+status: pending → pending, or in_progress when it has `start`; waiting and recurring
+→ pending; completed → done (`end` is completed_at); deleted → abandoned. Priority
+H/M/L → high/medium/low, none → medium. `entry` is created_at, `modified` updated_at.
+Everything else (project, due, annotations, depends, urgency, UDAs…) is kept in the
+import note. Export writes uuids derived from the aidp ids, so exporting twice gives
+the same Taskwarrior tasks."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from aidp.interchange import (
+    BadFile,
+    Incoming,
+    build_task,
+    choice,
+    description,
+    tags,
+    timestamp,
+)
+from aidp.model import Record, parse_ts
+
+STATUS = {"pending": "pending", "waiting": "pending", "recurring": "pending",
+          "completed": "done", "deleted": "abandoned"}
+PRIORITY = {"h": "high", "m": "medium", "l": "low", "": "medium"}
+TO_PRIORITY = {"high": "H", "medium": "M", "low": "L"}
+TO_STATUS = {"pending": "pending", "in_progress": "pending", "done": "completed",
+             "abandoned": "deleted"}
+_MAPPED = {"description", "status", "priority", "entry", "modified", "end", "start",
+           "tags", "uuid", "id", "urgency"}  # id and urgency are derived, not data
+NAMESPACE = uuid.UUID("5c3f1e0a-6a8d-4f44-9d51-6f0a1d7e2b90")  # aidp's, for uuid5
+
+
+def _tw_stamp(value: str | None) -> str | None:
+    if not value:
+        return None
+    micros = parse_ts(value)
+    if micros is None:
+        return None
+    import time
+
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(micros // 1_000_000))
+
+
+def dump(tasks: Sequence[Record]) -> bytes:
+    out = []
+    for task in tasks:
+        status = task.get("status")
+        item: dict[str, Any] = {
+            "uuid": str(uuid.uuid5(NAMESPACE, str(task.get("id")))),
+            "description": task.get("description", ""),
+            "status": TO_STATUS.get(status, "pending"),
+            "entry": _tw_stamp(task.get("created_at")),
+            "modified": _tw_stamp(task.get("updated_at")),
+        }
+        if task.get("priority") in TO_PRIORITY:
+            item["priority"] = TO_PRIORITY[task["priority"]]
+        if status == "in_progress":
+            item["start"] = _tw_stamp(task.get("started_at") or task.get("updated_at"))
+        if status in ("done", "abandoned"):
+            item["end"] = _tw_stamp(task.get("completed_at") or task.get("abandoned_at")
+                                    or task.get("updated_at"))
+        if task.get("tags"):
+            item["tags"] = list(task["tags"])
+        annotations = []
+        if status == "abandoned" and task.get("abandoned_reason"):
+            annotations.append({"entry": item["end"],
+                                "description": f"Abandoned: {task['abandoned_reason']}"})
+        if annotations:
+            item["annotations"] = annotations
+        item["aidp_id"] = task.get("id")  # an orphan UDA: Taskwarrior keeps it
+        out.append({k: v for k, v in item.items() if v is not None})
+    return b"[\n" + b",\n".join(orjson.dumps(i) for i in out) + b"\n]\n"
+
+
+def _objects(text: str, name: str) -> list[tuple[int, Any]]:
+    stripped = text.strip()
+    if not stripped:
+        return []
+    if stripped.startswith("["):
+        try:
+            value = orjson.loads(stripped)
+        except orjson.JSONDecodeError as exc:
+            raise BadFile(f"{name}: line {_line_of(text, exc)}",
+                          "is not valid JSON (a Taskwarrior export is a JSON array)") from None
+        if not isinstance(value, list):
+            raise BadFile(name, "is not a JSON array of tasks")
+        lines = _element_lines(text, len(value))
+        return list(zip(lines, value, strict=True))
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                found.append((number, orjson.loads(line.strip().rstrip(","))))
+            except orjson.JSONDecodeError:
+                raise BadFile(f"{name}: line {number}", "is not a JSON object") from None
+    return found
+
+
+def _line_of(text: str, exc: orjson.JSONDecodeError) -> int:
+    pos = getattr(exc, "pos", None)
+    return text.count("\n", 0, pos) + 1 if isinstance(pos, int) else 1
+
+
+def _element_lines(text: str, count: int) -> list[int]:
+    """Where each element of a JSON array starts: `task export` puts one per line; for
+    other layouts the element number is the best we can name."""
+    starts = [n for n, line in enumerate(text.splitlines(), start=1)
+              if line.lstrip().startswith("{")]
+    return starts if len(starts) == count else list(range(1, count + 1))
+
+
+def parse(text: str, name: str) -> list[Incoming]:
+    items = []
+    for number, obj in _objects(text, name):
+        where = f"{name}: line {number}"
+        if not isinstance(obj, dict):
+            raise BadFile(where, "is not a JSON object (a Taskwarrior task)")
+        key = obj.get("uuid")
+        if not isinstance(key, str) or not key.strip():
+            raise BadFile(where, "field 'uuid' is missing; every exported task has one")
+        extra: dict[str, Any] = {k: v for k, v in obj.items() if k not in _MAPPED}
+        status = choice(obj.get("status", "pending"), STATUS, where, "status")
+        if status == "pending" and obj.get("start"):
+            status = "in_progress"
+        end = timestamp(obj.get("end"), where, "end")
+        fields = {
+            "description": description(obj.get("description"), extra, "description", where),
+            "status": status,
+            "priority": choice(obj.get("priority") or "", PRIORITY, where, "priority"),
+            "created_at": timestamp(obj.get("entry"), where, "entry"),
+            "updated_at": timestamp(obj.get("modified"), where, "modified"),
+            "started_at": timestamp(obj.get("start"), where, "start"),
+            "completed_at": end if status == "done" else None,
+            "abandoned_at": end if status == "abandoned" else None,
+            "abandoned_reason": "Deleted in Taskwarrior" if status == "abandoned" else None,
+        }
+        if obj.get("status") in ("waiting", "recurring"):
+            extra["status"] = obj["status"]
+        raw_tags = obj.get("tags") or []
+        if not isinstance(raw_tags, list):
+            raise BadFile(where, "field 'tags' must be a list")
+        fields["tags"] = tags(raw_tags, extra, "tags")
+        same = obj.get("aidp_id")
+        items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
+                              same_as=same if isinstance(same, str) else None))
+    return items
