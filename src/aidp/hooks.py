@@ -5,7 +5,8 @@ answers with the JSON that agent expects, or nothing:
 
 - session start / resume / after compaction → the `prime` text as additional context;
 - after the agent's plan tool (Claude TodoWrite, TaskCreate/TaskUpdate; Gemini
-  write_todos) → the session's TODO list mirrors the plan, entry by entry;
+  write_todos; Codex update_plan) → the session's TODO list mirrors the plan, entry by
+  entry;
 - a user prompt → the continuation count goes back to 0, a pause is lifted and a list
   whose items are all completed is cleared (what a prompt does in `aidp run`);
 - stop → while TODO items are open and the list is not paused, the stop is refused
@@ -55,9 +56,20 @@ EVENTS: dict[str, dict[str, str]] = {
         "AfterTool": "plan",
         "AfterAgent": "stop",
     },
+    "codex": {
+        "SessionStart": "start",
+        "UserPromptSubmit": "prompt",
+        "PostToolUse": "plan",
+        "Stop": "stop",
+    },
 }
 # The plan tools each agent's settings point the plan hook at.
-PLAN_TOOLS = {"claude": ("TodoWrite", "TaskCreate", "TaskUpdate"), "gemini": ("write_todos",)}
+PLAN_TOOLS = {"claude": ("TodoWrite", "TaskCreate", "TaskUpdate"), "gemini": ("write_todos",),
+              "codex": ("update_plan",)}
+# How each agent's stop is refused, and whether its `stop_hook_active` can be trusted to
+# say that a stop follows one of our refusals (Gemini's cannot; Codex's is unverified).
+BLOCK_DECISION = {"claude": "block", "gemini": "deny", "codex": "block"}
+TRUSTS_STOP_HOOK_ACTIVE = {"claude"}
 
 
 class UnknownHook(InvalidInput):
@@ -245,7 +257,8 @@ def _is_own_continuation(prompt: object, state: State) -> bool:
         return False
     last = state.data.get("last_continuation")
     text = prompt.strip()
-    return text.startswith(CONTINUATION_HEAD) or (isinstance(last, str) and text == last.strip())
+    # An agent may wrap it (Codex: `<hook_prompt …>`), so look near the start.
+    return CONTINUATION_HEAD in text[:300] or (isinstance(last, str) and text == last.strip())
 
 
 def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
@@ -277,7 +290,7 @@ def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
             return Answer()
         raw = tasks.entries()
     elif tool in PLAN_TOOLS[ctx.agent]:
-        raw = tool_input.get("todos")
+        raw = tool_input.get("plan") if tool == "update_plan" else tool_input.get("todos")
     else:
         return Answer()
     if not isinstance(raw, list):
@@ -340,7 +353,7 @@ def continuation(todo: todos.TodoList, *, attempt: int, limit: int, aidp: str) -
 def _stop(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     notes = _apply_signals(ctx, payload, state)
     blocks = state.blocks()
-    if ctx.agent == "claude" and payload.get("stop_hook_active") is False:
+    if ctx.agent in TRUSTS_STOP_HOOK_ACTIVE and payload.get("stop_hook_active") is False:
         # Claude says this stop does not follow a block: whatever was counted belongs
         # to an earlier chain (a turn whose prompt hook did not run).
         blocks = 0
@@ -359,7 +372,7 @@ def _stop(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     reason = continuation(todo, attempt=blocks, limit=ctx.max_continuations, aidp=aidp)
     state.data["blocks"] = blocks
     state.data["last_continuation"] = reason
-    decision = "block" if ctx.agent == "claude" else "deny"
+    decision = BLOCK_DECISION[ctx.agent]
     return Answer({"decision": decision, "reason": reason}, notes)
 
 
@@ -370,7 +383,7 @@ def _quote(text: str) -> str:
 
 
 def _final_reply(ctx: Context, payload: dict[str, Any]) -> str | None:
-    key = "last_assistant_message" if ctx.agent == "claude" else "prompt_response"
+    key = "prompt_response" if ctx.agent == "gemini" else "last_assistant_message"
     value = payload.get(key)
     return value if isinstance(value, str) else None
 

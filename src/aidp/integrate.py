@@ -55,6 +55,14 @@ AGENTS: dict[str, AgentSettings] = {
                   "AfterTool": "|".join(PLAN_TOOLS["gemini"]), "AfterAgent": None},
         extra={"name": "aidp"},
     ),
+    "codex": AgentSettings(
+        name="codex",
+        title="Codex CLI",
+        settings=".codex/hooks.json",
+        instructions="AGENTS.md",
+        matchers={"SessionStart": None, "UserPromptSubmit": None,
+                  "PostToolUse": "|".join(PLAN_TOOLS["codex"]), "Stop": None},
+    ),
 }
 assert all(set(a.matchers) == set(EVENTS[n]) for n, a in AGENTS.items())
 

@@ -327,7 +327,7 @@ def test_damaged_hook_state_starts_afresh(cli, project: Path) -> None:
 
 
 @pytest.mark.parametrize(("agent", "event", "message"), [
-    ("cursor", "Stop", "Error: Unknown agent 'cursor': use one of claude, gemini\n"),
+    ("cursor", "Stop", "Error: Unknown agent 'cursor': use one of claude, gemini, codex\n"),
     ("claude", "AfterAgent", "Error: Unknown claude hook event 'AfterAgent': use one of "
      "SessionStart, UserPromptSubmit, PostToolUse, Stop\n"),
     ("gemini", "Stop", "Error: Unknown gemini hook event 'Stop': use one of SessionStart, "
@@ -354,3 +354,29 @@ def test_old_state_is_swept(project: Path) -> None:
     os.utime(old, (1, 1))
     hooks.sweep(project)
     assert not old.exists() and new.exists()
+
+
+# --- codex ----------------------------------------------------------------------------
+
+
+def test_codex_update_plan_and_stop(cli) -> None:
+    payload = {"session_id": "c", "hook_event_name": "PostToolUse", "tool_name": "update_plan",
+               "tool_input": {"plan": [{"step": "Write code", "status": "in_progress"},
+                                       {"step": "Write tests", "status": "pending"}]},
+               "tool_response": "Plan updated"}
+    assert answer(hook(cli, "codex", "PostToolUse", payload)) is None
+    assert contents(cli, "c") == [("Write code", "in_progress"), ("Write tests", "pending")]
+    start = answer(hook(cli, "codex", "SessionStart", {"session_id": "c", "source": "startup"}))
+    assert "1. [IN_PROGRESS] (MEDIUM) Write code" in start["hookSpecificOutput"][
+        "additionalContext"]
+    stopping = {"session_id": "c", "stop_hook_active": False, "last_assistant_message": "ok"}
+    for n in (1, 2, 3):
+        out = answer(hook(cli, "codex", "Stop", stopping))
+        assert out["decision"] == "block" and f"reminder {n} of 3" in out["reason"]
+        # Codex wraps its hook prompts; one reaching the prompt hook is not the user's.
+        wrapped = f'<hook_prompt hook_run_id="stop:3">{out["reason"]}</hook_prompt>'
+        answer(hook(cli, "codex", "UserPromptSubmit", {"session_id": "c", "prompt": wrapped}))
+    # stop_hook_active false did not reset the count: only a user prompt does for Codex.
+    assert hook(cli, "codex", "Stop", stopping).out == ""
+    answer(hook(cli, "codex", "UserPromptSubmit", {"session_id": "c", "prompt": "go on"}))
+    assert answer(hook(cli, "codex", "Stop", stopping))["decision"] == "block"

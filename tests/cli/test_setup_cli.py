@@ -139,7 +139,7 @@ def test_a_malformed_settings_file_is_refused_and_left_as_it_was(
 def test_unknown_agent_and_conflicting_options(project: Path, cli) -> None:
     result = cli("setup", "cursor")
     assert result.code == 2
-    assert result.err == "Error: Unknown agent 'cursor': use one of claude, gemini\n"
+    assert result.err == "Error: Unknown agent 'cursor': use one of claude, gemini, codex\n"
     both = cli("setup", "claude", "--remove", "--check")
     assert both.code == 2 and "give --remove or --check, not both" in both.err
     assert not (project / ".claude").exists()
@@ -176,10 +176,24 @@ def test_instructions_in_a_new_file_and_broken_markers(project: Path, cli) -> No
 
 
 def test_setup_only_ever_writes_aidp_hook_commands(project: Path, cli) -> None:
-    for agent, name in (("claude", CLAUDE), ("gemini", GEMINI)):
+    for agent, name in (("claude", CLAUDE), ("gemini", GEMINI), ("codex", ".codex/hooks.json")):
         assert cli("setup", agent, "--instructions").code == 0
         data = read(project, name)
         for groups in data["hooks"].values():
             for group in groups:
                 for handler in group["hooks"]:
                     assert handler["command"].startswith(f"aidp hook {agent} ")
+
+
+def test_setup_codex_writes_its_hooks_json(project: Path, cli) -> None:
+    result = cli("setup", "codex")
+    assert result.code == 0 and result.out.startswith("Codex CLI: added aidp hooks to "
+                                                      ".codex/hooks.json")
+    assert "trust" in result.err and "tools.update_plan.enabled=true" in result.err
+    data = read(project, ".codex/hooks.json")
+    assert data["hooks"]["PostToolUse"] == [{"matcher": "update_plan", "hooks": [
+        {"type": "command", "command": "aidp hook codex PostToolUse"}]}]
+    assert set(data["hooks"]) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"}
+    assert cli("setup", "codex", "--check").code == 0
+    assert cli("setup", "codex", "--remove").code == 0
+    assert not (project / ".codex" / "hooks.json").exists()

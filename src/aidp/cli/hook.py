@@ -17,11 +17,11 @@ from aidp.cli.common import env
 
 def hook(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., metavar="AGENT", help="claude or gemini."),
+    agent: str = typer.Argument(..., metavar="AGENT", help="claude, gemini or codex."),
     event: str = typer.Argument(
         ..., metavar="EVENT",
         help="The agent's hook event: claude SessionStart, UserPromptSubmit, PostToolUse, "
-        "Stop; gemini SessionStart, BeforeAgent, AfterTool, AfterAgent.",
+        "Stop; gemini SessionStart, BeforeAgent, AfterTool, AfterAgent; codex as claude.",
     ),
     max_continuations: int = typer.Option(
         3, "--max-continuations", min=0, metavar="N",

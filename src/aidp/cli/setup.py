@@ -10,7 +10,7 @@ from aidp.errors import ExitCode, InvalidInput
 
 def setup(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., metavar="AGENT", help="claude or gemini."),
+    agent: str = typer.Argument(..., metavar="AGENT", help="claude, gemini or codex."),
     remove: bool = typer.Option(
         False, "--remove", help="Take out exactly what setup added (hooks and snippet)."
     ),
@@ -23,7 +23,7 @@ def setup(
     ),
 ) -> None:
     """Install aidp's hooks (session start, plan mirror, stop) in the agent's project
-    settings (.claude/settings.json, .gemini/settings.json); idempotent."""
+    settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json); idempotent."""
     import shutil
 
     from aidp import integrate
@@ -64,6 +64,11 @@ def setup(
         shown = inert(_shown(result.instructions, root))
         typer.echo(f"Added the aidp snippet to {shown}" if result.instructions_changed
                    else f"The aidp snippet in {shown} is up to date")
+    if spec.name == "codex" and result.changed:
+        info("Note: Codex runs project hooks only in a trusted project and once you trust "
+             "them in its /hooks panel (or, for a one-off run you checked, with "
+             "'codex exec --dangerously-bypass-hook-trust'); its plan tool needs "
+             "'-c tools.update_plan.enabled=true'")
     if shutil.which("aidp") is None:
         info("Warning: 'aidp' is not on PATH; the agent runs the hooks as 'aidp hook …', "
              "so put aidp on the PATH the agent sees (e.g. pipx install aidp-tasklist)")
