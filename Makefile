@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test bench clean agents test-agents
 
 $(BIN)/aidp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,21 @@ run: $(BIN)/aidp
 test: $(BIN)/aidp
 	$(BIN)/ruff check src tests bench
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+# The real agent CLIs (versions pinned in tests/agents/versions.toml), installed into
+# $$AIDP_AGENTS_HOME (default .agents/). AGENTS_ARGS=--upgrade moves the pins to the latest.
+agents: $(BIN)/aidp
+	$(BIN)/python tests/agents/install.py $(AGENTS_ARGS)
+
+# `aidp run --agent NAME` against each real CLI and a scripted model server on
+# 127.0.0.1. When the CLIs cannot be installed (no node/npm, no registry), it says why
+# and skips (exit 0); any other install failure fails.
+test-agents: $(BIN)/aidp
+	@rc=0; $(BIN)/python tests/agents/install.py || rc=$$?; \
+	if [ $$rc -eq 75 ]; then \
+		echo "SKIPPED the real-agent suite: the agent CLIs cannot be installed (see above)"; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; \
+	else AIDP_REAL_AGENTS=1 $(BIN)/python -m pytest -q tests/agents $(PYTEST_ARGS); fi
 
 bench: $(BIN)/aidp
 	$(BIN)/python bench/run.py $(BENCH_ARGS)

@@ -15,6 +15,11 @@ import pytest
 
 from aidp.log import TaskLog
 
+# The real-agent suite (tests/agents/) drives the installed agent CLIs and takes
+# minutes: it runs with `make test-agents` (which sets AIDP_REAL_AGENTS=1), not in the
+# unit tests.
+collect_ignore = [] if os.environ.get("AIDP_REAL_AGENTS") == "1" else ["agents"]
+
 ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "NO_COLOR", "GIT_DIR", "GIT_WORK_TREE",
             "XDG_CONFIG_HOME")
 

@@ -61,7 +61,7 @@ def test_claude_result_is_shown_when_no_assistant_text_came() -> None:
 def test_claude_error_result_is_a_notice() -> None:
     result = {"type": "result", "subtype": "error_max_turns", "is_error": True}
     items = read_all([orjson.dumps(result).decode()])
-    assert items == [Notice("the agent reported an error (error_max_turns)")]
+    assert items == [Notice("the agent reported an error: error_max_turns")]
 
 
 def test_recorded_codex_exec_json() -> None:
@@ -161,7 +161,12 @@ def test_summaries_are_one_short_line() -> None:
 def test_plan_entries_reject_what_is_no_plan() -> None:
     assert plan_entries("nope") is None
     assert plan_entries([1, 2]) is None
-    assert plan_entries([{"content": " ", "status": "pending"}]) == []
+    # A plan of nothing but bad entries is no plan (it must not clear the TODO list);
+    # an empty plan is one, and a bad entry among good ones is skipped alone.
+    assert plan_entries([{"content": " ", "status": "pending"}]) is None
+    assert plan_entries([]) == []
+    assert plan_entries([{"content": "a\x1b[31mb"}, {"content": "ok", "status": "done"}, 3]) == [
+        {"content": "ok", "status": "completed"}]
 
 
 # --- agent output is untrusted: no shape of event may crash the reader -----------------

@@ -19,10 +19,14 @@ def test_every_preset_is_a_command_line_split_like_a_shell() -> None:
     assert set(presets.PRESETS) == {"claude", "codex", "gemini", "aider", "cursor", "copilot",
                                     "opencode"}
     claude = parse("claude", source="--agent")
-    assert claude.argv == ("claude", "-p", "--output-format", "stream-json", "--verbose")
+    assert claude.argv == ("claude", "-p", "--output-format", "stream-json", "--verbose",
+                           "--allowedTools", "Bash(aidp:*)")
     assert claude.preset == "claude" and not claude.prompt_in_argv
+    assert dict(claude.env) == {"CLAUDE_CODE_MAX_RETRIES": "3"}
     codex = parse("Codex", source="--agent")
-    assert codex.argv == ("codex", "exec", "--json", "{prompt}") and codex.prompt_in_argv
+    assert codex.argv == ("codex", "exec", "--json", "--sandbox", "workspace-write", "-c",
+                          "tools.update_plan.enabled=true", "-c", "allow_login_shell=false",
+                          "--", "{prompt}") and codex.prompt_in_argv
 
 
 def test_the_prompt_goes_on_stdin_without_a_placeholder() -> None:

@@ -696,21 +696,15 @@ def test_session_after_the_command(cli, make_agent) -> None:
 
 
 @pytest.mark.parametrize(
-    ("preset", "argv_head", "prompt_on_stdin"),
-    [
-        ("claude", ["-p", "--output-format", "stream-json", "--verbose"], True),
-        ("codex", ["exec", "--json"], False),
-        ("gemini", ["--output-format", "stream-json", "-p"], False),
-        ("aider", ["--no-pretty", "--message"], False),
-        ("cursor", ["-p", "--output-format", "stream-json"], False),
-        ("copilot", ["-p"], False),
-        ("opencode", ["run"], False),
-    ],
+    ("preset", "prompt_on_stdin"),
+    [("claude", True), ("codex", False), ("gemini", False), ("aider", False),
+     ("cursor", False), ("copilot", False), ("opencode", False)],
 )
 def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(
-        cli, tmp_path: Path, monkeypatch, preset: str, argv_head: list[str],
-        prompt_on_stdin: bool) -> None:
-    program = {"cursor": "cursor-agent"}.get(preset, preset)
+        cli, tmp_path: Path, monkeypatch, preset: str, prompt_on_stdin: bool) -> None:
+    from aidp.agent.presets import PRESETS
+
+    program, *preset_args = shlex.split(PRESETS[preset])
     bin_dir = tmp_path / "fake-bin"
     bin_dir.mkdir()
     record = tmp_path / "fake.json"
@@ -730,9 +724,11 @@ def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(
     assert "fake agent done" in result.out
     seen = json.loads(record.read_text(encoding="utf-8"))
     if prompt_on_stdin:
-        assert seen["argv"] == argv_head
+        assert seen["argv"] == preset_args
         assert seen["stdin"].startswith("Do the work\n")
     else:
-        assert seen["argv"][:-1] == argv_head
-        assert seen["argv"][-1].startswith("Do the work\n")
+        where = preset_args.index("{prompt}")
+        assert seen["argv"][:where] + seen["argv"][where + 1:] == (
+            preset_args[:where] + preset_args[where + 1:])
+        assert seen["argv"][where].startswith("Do the work\n")
         assert seen["stdin"] == ""

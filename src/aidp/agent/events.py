@@ -45,9 +45,15 @@ class Tool:
 
 @dataclass
 class Plan:
-    """The agent reported its own plan: [{"content", "status"}] with item statuses."""
+    """The agent reported its own plan: [{"content", "status"}] with item statuses.
+
+    `skipped` says why entries were left out (each bad entry is skipped alone);
+    `knows_in_progress` is False for a plan that only says done or not done (Codex's
+    todo_list), so an item the TODO list has in progress stays so."""
 
     entries: list[dict]
+    skipped: list[str] = field(default_factory=list)
+    knows_in_progress: bool = True
 
 
 @dataclass
@@ -102,25 +108,50 @@ def _plan_status(value: object) -> str | None:
     return "pending"
 
 
-def plan_entries(raw: object, *, text_keys: tuple[str, ...] = ("content", "step", "text",
-                                                             "description")) -> list[dict] | None:
-    """[{"content", "status"}] from an agent's plan list; None when it is not one."""
+TEXT_KEYS = ("content", "step", "text", "description", "subject", "title")
+
+
+def read_plan(raw: object, *, text_keys: tuple[str, ...] = TEXT_KEYS,
+              knows_in_progress: bool = True) -> Plan | None:
+    """The Plan in an agent's plan list, entry by entry: an entry that is no object, has
+    no text, or whose text aidp cannot keep (too long, control characters) is skipped
+    with its reason. None when `raw` is no list, or when every entry was bad (a plan of
+    nothing but bad entries never clears the TODO list; an empty list does)."""
+    from aidp.errors import InvalidInput
+    from aidp.model import validate_description
+
     if not isinstance(raw, list):
         return None
-    entries = []
-    for entry in raw:
+    entries: list[dict] = []
+    skipped: list[str] = []
+    for number, entry in enumerate(raw, start=1):
         if not isinstance(entry, dict):
-            return None
+            skipped.append(f"entry {number} is not an object")
+            continue
         content = next((entry[k] for k in text_keys if isinstance(entry.get(k), str)), None)
-        if content is None or not content.strip():
+        if content is None:
+            skipped.append(f"entry {number} has no text")
+            continue
+        try:
+            text = validate_description(" ".join(content.split()))
+        except InvalidInput as exc:
+            skipped.append(f"entry {number}: {exc}")
             continue
         if "completed" in entry and "status" not in entry:
             status: str | None = "completed" if entry.get("completed") is True else "pending"
         else:
             status = _plan_status(entry.get("status"))
         if status is not None:
-            entries.append({"content": " ".join(content.split()), "status": status})
-    return entries
+            entries.append({"content": text, "status": status})
+    if raw and skipped and len(skipped) == len(raw):
+        return None
+    return Plan(entries, skipped, knows_in_progress)
+
+
+def plan_entries(raw: object, *, text_keys: tuple[str, ...] = TEXT_KEYS) -> list[dict] | None:
+    """[{"content", "status"}] from an agent's plan list; None when it is not one."""
+    plan = read_plan(raw, text_keys=text_keys)
+    return plan.entries if plan is not None else None
 
 
 @dataclass
@@ -131,6 +162,7 @@ class OutputReader:
     saw_text: bool = False
     partial: str = ""  # Gemini's assistant deltas, until a line is complete
     noted: set[str] = field(default_factory=set)  # Codex items already announced
+    scratch: dict[str, Any] = field(default_factory=dict)  # per-agent reader state
 
     def feed(self, line: str) -> list[Item]:
         event = _json_object(line)
@@ -172,9 +204,9 @@ class OutputReader:
             todos = None
             if isinstance(arguments, dict):
                 todos = arguments.get("todos", arguments.get("plan"))
-            entries = plan_entries(todos)
-            if entries is not None:
-                items.append(Plan(entries))
+            plan = read_plan(todos)
+            if plan is not None:
+                items.append(plan)
         return items
 
     # --- dialects -------------------------------------------------------------------

@@ -86,7 +86,7 @@ class Loop:
             )
         if self.timeout is not None and not self.timeout > 0:
             raise InvalidInput(f"Invalid --timeout {self.timeout:g}: use a number of seconds > 0")
-        self.env = child_env(self.root, self.session)
+        self.env = child_env(self.root, self.session, defaults=dict(self.agent.env))
         check_startable(self.agent, cwd=self.root, env=self.env)
 
     # --- the public surface ---------------------------------------------------------
@@ -207,7 +207,7 @@ class Loop:
                 tool_calls.append(item.name)
                 self.emit(Message("tool", item.note))
             elif isinstance(item, events.Plan):
-                self._follow_plan(item.entries)
+                self._follow_plan(item)
             else:
                 self.emit(Message("notice", item.text))
 
@@ -315,12 +315,21 @@ class Loop:
         self._record("signal", signal="todo_pause", reason=signal.reason)
         self.emit(Message("filed", f"⏸ Todo paused: {signal.reason}"))
 
-    def _follow_plan(self, entries: list[dict]) -> None:
-        """The agent reported its own plan: the session's TODO list follows it."""
+    def _follow_plan(self, plan: events.Plan) -> None:
+        """The agent reported its own plan: the session's TODO list follows it, entry by
+        entry (a bad entry is skipped with a warning, the rest still applies)."""
+        for why in plan.skipped:
+            self.emit(Message("warning", f"Left out of the agent's plan: {why}"))
+        entries = plan.entries
         if entries == self._last_plan:
             return
+
+        def follow(todo: todos.TodoList) -> todos.TodoList:
+            wanted = entries if plan.knows_in_progress else keep_in_progress(todo, entries)
+            return todos.set_plan(todo, wanted)
+
         try:
-            edit = todos.edit(self.log, self.session, lambda todo: todos.set_plan(todo, entries))
+            edit = todos.edit(self.log, self.session, follow)
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored the agent's plan: {exc}"))
             return
@@ -361,6 +370,17 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     if len(pending) > limit:
         lines.append(f"  … and {len(pending) - limit} more (see all: aidp tasks list pending)")
     return lines
+
+
+def keep_in_progress(todo: todos.TodoList, entries: list[dict]) -> list[dict]:
+    """For a plan that only says done or not done: an entry still pending whose item
+    the TODO list has in progress stays in progress."""
+    started = {i["content"] for i in todo.visible if i.get("status") == "in_progress"}
+    return [
+        {**entry, "status": "in_progress"}
+        if entry["status"] == "pending" and entry["content"] in started else entry
+        for entry in entries
+    ]
 
 
 def nothing_to_resume(todo: todos.TodoList, *, max_continuations: int) -> str | None:

@@ -44,6 +44,8 @@ class AgentSpec:
     argv: tuple[str, ...]
     source: str  # --agent, AIDP_AGENT or .aidp/config.toml
     preset: str | None = None
+    # Environment defaults the preset sets (a variable already set is left alone).
+    env: tuple[tuple[str, str], ...] = ()
 
     @property
     def prompt_in_argv(self) -> bool:
@@ -95,8 +97,9 @@ def parse(value: object, *, source: str) -> AgentSpec:
         )
     preset = text.lower()
     if preset in PRESETS:
+        module = agents.BY_NAME[preset]
         return AgentSpec(label=preset, argv=tuple(shlex.split(PRESETS[preset])), source=source,
-                         preset=preset)
+                         preset=preset, env=tuple(getattr(module, "ENV", {}).items()))
     try:
         argv = shlex.split(text)
     except ValueError as exc:
@@ -106,10 +109,14 @@ def parse(value: object, *, source: str) -> AgentSpec:
     return AgentSpec(label=text, argv=tuple(argv), source=source)
 
 
-def child_env(root: Path, session: str, base: dict[str, str] | None = None) -> dict[str, str]:
+def child_env(root: Path, session: str, base: dict[str, str] | None = None, *,
+              defaults: dict[str, str] | None = None) -> dict[str, str]:
     """The agent's environment: AIDP_DIR and AIDP_SESSION set, and this Python's bin
-    folder first on PATH, so an `aidp` the agent runs is this aidp, on this list."""
+    folder first on PATH, so an `aidp` the agent runs is this aidp, on this list.
+    `defaults` (a preset's variables) apply where the variable is not set already."""
     env = dict(os.environ if base is None else base)
+    for name, value in (defaults or {}).items():
+        env.setdefault(name, value)
     env["AIDP_DIR"] = str(root)
     env["AIDP_SESSION"] = session
     bin_dir = str(Path(sys.executable).parent)

@@ -1,17 +1,47 @@
 """Claude Code: `claude -p --output-format stream-json --verbose`, prompt on stdin.
 
-Its stream-json events: `assistant` messages with `text` and `tool_use` blocks
-(TodoWrite is its plan), `user` messages (tool results), `system` and `result`.
+Its stream-json events: `assistant` messages with `text` and `tool_use` blocks,
+`user` messages (tool results), `system` (init, `api_retry`) and `result`.
+
+Its plan: `TodoWrite` (the whole list each time), or — the default in `-p` mode since
+2.1 — the Tasks API: `TaskCreate {subject}` (the id comes back in the tool result,
+`tool_use_result.task.id`) and `TaskUpdate {taskId, status, subject?}`, which carries
+no text: the reader keeps a task-id → entry map and reports the whole plan after each
+change.
+
+The preset allows aidp's own commands (`Bash(aidp:*)`) and nothing broader, and bounds
+Claude Code's API retries (ten by default, minutes of silence) to three; each retry
+is shown as it happens.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+
 from aidp.agent import events
 
 NAME = "claude"
-PRESET = "claude -p --output-format stream-json --verbose"
+PRESET = "claude -p --output-format stream-json --verbose --allowedTools 'Bash(aidp:*)'"
+ENV = {"CLAUDE_CODE_MAX_RETRIES": "3"}
 
 _KINDS = ("assistant", "user", "system", "result", "stream_event")
+_CREATED = re.compile(r"Task #(\w+) created")
+
+
+@dataclass
+class Tasks:
+    """Claude Code's task list in one invocation: id → {"content", "status"}."""
+
+    by_id: dict[str, dict] = field(default_factory=dict)
+    creating: dict[str, str] = field(default_factory=dict)  # tool_use id → subject
+
+    def plan(self) -> events.Plan | None:
+        return events.read_plan(list(self.by_id.values()))
+
+
+def _tasks(reader: events.OutputReader) -> Tasks:
+    return reader.scratch.setdefault(NAME, Tasks())
 
 
 def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
@@ -19,30 +49,119 @@ def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
     if kind not in _KINDS:
         return None
     if kind == "assistant":
-        message = event.get("message")
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            return reader.text(content)
-        if not isinstance(content, list):
-            return None
-        items: list[events.Item] = []
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if block.get("type") == "text" and isinstance(block.get("text"), str):
-                items.extend(reader.text(block["text"]))
-            elif block.get("type") == "tool_use":
-                items.extend(reader.tool(block.get("name"), block.get("input")))
-        return items
+        return _assistant(reader, event)
+    if kind == "user":
+        return _tool_results(reader, event)
+    if kind == "system":
+        return _system(event)
     if kind == "result":
-        items = []
+        items: list[events.Item] = []
         # The result repeats the last assistant message: shown only if nothing was.
         if not reader.saw_text and isinstance(event.get("result"), str):
             items.extend(reader.text(event["result"]))
         subtype = event.get("subtype")
         failed = isinstance(subtype, str) and subtype.startswith("error")
         if event.get("is_error") is True or failed:
-            what = events.one_line(subtype or "error", 60)
-            items.append(events.Notice(f"the agent reported an error ({what})"))
+            items.append(events.Notice(f"the agent reported an error: {_error_words(event)}"))
         return items
-    return []  # system (init), user (tool results), partial stream events
+    return []  # partial stream events
+
+
+def _error_words(event: dict) -> str:
+    status = event.get("api_error_status")
+    result = event.get("result")
+    subtype = event.get("subtype")
+    words = events.one_line(result, 160) if isinstance(result, str) and result.strip() else ""
+    if not words:
+        words = events.one_line(subtype if isinstance(subtype, str) else "error", 60)
+    if isinstance(status, int) and str(status) not in words:
+        words = f"HTTP {status}: {words}"
+    return words
+
+
+def _system(event: dict) -> list[events.Item]:
+    if event.get("subtype") != "api_retry":
+        return []  # init, and kinds this version does not know
+    attempt, most = event.get("attempt"), event.get("max_retries")
+    status, error = event.get("error_status"), event.get("error")
+    delay = event.get("retry_delay_ms")
+    what = " ".join(str(p) for p in (status, error) if p not in (None, "")) or "an error"
+    when = f" in {delay / 1000:.1f}s" if isinstance(delay, (int, float)) else ""
+    count = f" ({attempt}/{most})" if attempt is not None and most is not None else ""
+    return [events.Notice(f"API error {events.one_line(what, 60)}; retrying{when}{count}")]
+
+
+def _assistant(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return reader.text(content)
+    if not isinstance(content, list):
+        return None
+    items: list[events.Item] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and isinstance(block.get("text"), str):
+            items.extend(reader.text(block["text"]))
+        elif block.get("type") == "tool_use":
+            name, arguments = block.get("name"), block.get("input")
+            items.extend(reader.tool(name, arguments))
+            if name == "TaskCreate" and isinstance(arguments, dict):
+                subject = arguments.get("subject")
+                if isinstance(subject, str) and isinstance(block.get("id"), str):
+                    _tasks(reader).creating[block["id"]] = subject
+            elif name == "TaskUpdate" and isinstance(arguments, dict):
+                items.extend(_task_update(reader, arguments))
+    return items
+
+
+def _task_update(reader: events.OutputReader, arguments: dict) -> list[events.Item]:
+    tasks = _tasks(reader)
+    entry = tasks.by_id.get(str(arguments.get("taskId")))
+    if entry is None:
+        return []
+    status = arguments.get("status")
+    if status == "deleted":
+        tasks.by_id = {k: v for k, v in tasks.by_id.items() if v is not entry}
+    elif isinstance(status, str):
+        entry["status"] = status
+    if isinstance(arguments.get("subject"), str):
+        entry["content"] = arguments["subject"]
+    plan = tasks.plan()
+    return [plan] if plan is not None else []
+
+
+def _tool_results(reader: events.OutputReader, event: dict) -> list[events.Item]:
+    """A TaskCreate's result names the new task's id: the task joins the plan."""
+    tasks = _tasks(reader)
+    if not tasks.creating:
+        return []
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return []
+    changed = False
+    for block in content:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        subject = tasks.creating.pop(str(block.get("tool_use_id")), None)
+        if subject is None or block.get("is_error") is True:
+            continue
+        task_id = _created_id(event.get("tool_use_result"), block.get("content"))
+        if task_id is not None:
+            tasks.by_id[task_id] = {"content": subject, "status": "pending"}
+            changed = True
+    plan = tasks.plan() if changed else None
+    return [plan] if plan is not None else []
+
+
+def _created_id(result: object, content: object) -> str | None:
+    task = result.get("task") if isinstance(result, dict) else None
+    if isinstance(task, dict) and task.get("id") is not None:
+        return str(task["id"])
+    text = content if isinstance(content, str) else ""
+    if isinstance(content, list):
+        text = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    match = _CREATED.search(text)
+    return match.group(1) if match else None

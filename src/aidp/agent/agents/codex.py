@@ -11,7 +11,8 @@ from __future__ import annotations
 from aidp.agent import events
 
 NAME = "codex"
-PRESET = "codex exec --json {prompt}"
+PRESET = ("codex exec --json --sandbox workspace-write -c tools.update_plan.enabled=true "
+          "-c allow_login_shell=false -- {prompt}")
 
 
 def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
@@ -48,8 +49,11 @@ def _event(reader: events.OutputReader, kind: str, event: dict) -> list[events.I
             return []
         return reader.text(item["text"])
     if item_type == "todo_list":
-        entries = events.plan_entries(item.get("items"))
-        return [events.Plan(entries)] if entries is not None else []
+        # Its items are {text, completed}: done or not, never "in progress".
+        raw = item.get("items")
+        knows = isinstance(raw, list) and any(isinstance(e, dict) and "status" in e for e in raw)
+        plan = events.read_plan(raw, knows_in_progress=knows)
+        return [plan] if plan is not None else []
     if item_type == "error":
         return [Notice(one_line(item.get("message") or "error"))]
     if item_type in ("command_execution", "file_change", "mcp_tool_call", "web_search"):
@@ -91,8 +95,8 @@ def _legacy(reader: events.OutputReader, msg: dict) -> list[events.Item]:
         name = f"{call.get('server', 'mcp')}.{call.get('tool', 'tool')}"
         return [Tool(one_line(name, 40), summarize(call.get("arguments")))]
     if kind == "plan_update":
-        entries = events.plan_entries(msg.get("plan"))
-        return [events.Plan(entries)] if entries is not None else []
+        plan = events.read_plan(msg.get("plan"))
+        return [plan] if plan is not None else []
     if kind in ("error", "stream_error"):
         return [Notice(one_line(msg.get("message") or "error"))]
     return []

@@ -1,0 +1,70 @@
+"""Fixtures of the real-agent suite (`make test-agents`).
+
+- `fake_model`: a FakeModelServer on 127.0.0.1 (port 0) with an empty script; a test
+  sets `fake_model.scenario` before running the agent.
+- `agent_world(cli)`: a factory building the hermetic AgentWorld for one CLI (skips
+  the test with a clear reason when that CLI is not installed).
+- `claude`, `codex`, `gemini`, `opencode`, `copilot`, `aider`: an AgentWorld per CLI.
+
+See tests/agents/README.md.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from fakemodel import FakeModelServer
+from harness import AgentWorld, missing_reason
+
+
+@pytest.fixture
+def fake_model() -> Iterator[FakeModelServer]:
+    with FakeModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def agent_world(tmp_path: Path, fake_model: FakeModelServer) -> Callable[[str], AgentWorld]:
+    def make(cli: str) -> AgentWorld:
+        why = missing_reason(cli)
+        if why is not None:
+            pytest.skip(why)
+        return AgentWorld(cli, tmp_path / cli, fake_model).build()
+
+    return make
+
+
+@pytest.fixture
+def claude(agent_world: Callable[[str], AgentWorld]) -> AgentWorld:
+    return agent_world("claude")
+
+
+@pytest.fixture
+def codex(agent_world: Callable[[str], AgentWorld]) -> AgentWorld:
+    return agent_world("codex")
+
+
+@pytest.fixture
+def gemini(agent_world: Callable[[str], AgentWorld]) -> AgentWorld:
+    return agent_world("gemini")
+
+
+@pytest.fixture
+def opencode(agent_world: Callable[[str], AgentWorld]) -> AgentWorld:
+    return agent_world("opencode")
+
+
+@pytest.fixture
+def copilot(agent_world: Callable[[str], AgentWorld]) -> AgentWorld:
+    return agent_world("copilot")
+
+
+@pytest.fixture
+def aider(agent_world: Callable[[str], AgentWorld]) -> AgentWorld:
+    return agent_world("aider")

@@ -1,0 +1,189 @@
+"""The CLI × scenario table: `aidp run --agent CLI` with no extra flags, each real agent
+CLI driven by the scripted model server (tests/agents/fakemodel.py).
+
+Each scenario is a function of the agent's world; the table runs every scenario for
+every CLI in CLIS, except the pairs in IMPOSSIBLE (an agent that makes the scenario
+impossible; docs/agents.md says which and why). Add a CLI: add it to CLIS, give its
+world a `_configure_<cli>` in harness.py, and list what it cannot do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from fakemodel import Conversation, FakeModelServer, Scenario, error, plan, shell, text
+from harness import AgentWorld, Result
+
+CLIS = ["claude", "codex"]
+# (cli, scenario) → why the agent itself makes it impossible.
+IMPOSSIBLE: dict[tuple[str, str], str] = {}
+
+CONTINUATION = "You have an active task"
+
+
+def ok(result: Result) -> Result:
+    assert result.exit_code == 0, str(result)
+    assert "Traceback" not in result.output, str(result)
+    return result
+
+
+def descriptions(world: AgentWorld) -> list[str]:
+    return [t["description"] for t in world.tasks()]
+
+
+def statuses(world: AgentWorld) -> list[tuple[str, str]]:
+    return [(i["content"], i["status"]) for i in world.todo()["items"]]
+
+
+def invocations(result: Result) -> int:
+    """How many times aidp started the agent in this run (from the run's transcript
+    would be exact; the continuation lines count the re-prompts)."""
+    return 1 + result.stdout.count("↻ Continuation")
+
+
+# --- the scenarios ------------------------------------------------------------------------
+
+
+def file_task_basic(world: AgentWorld, server: FakeModelServer) -> None:
+    """Signals in the agent's text: priority and tags, ANSI colour around the line,
+    the same task twice (filed once), and the grammar's placeholder (never filed)."""
+    server.scenario = Scenario.of(text(
+        'I found two problems.\n'
+        'File task: "Fix the login redirect" priority: high tags: auth,web\n'
+        '\x1b[33mFile task: "Colour around the signal"\x1b[0m\n'
+        'File task: "Fix the login redirect" priority: high\n'
+        'File task: "DESCRIPTION"'
+    ))
+    result = ok(world.aidp_run("Review the code"))
+    tasks = {t["description"]: t for t in world.tasks()}
+    assert set(tasks) == {"Fix the login redirect", "Colour around the signal"}, str(result)
+    assert tasks["Fix the login redirect"]["priority"] == "high"
+    assert tasks["Fix the login redirect"]["tags"] == ["auth", "web"]
+    assert result.stdout.count("📋 Filed task: Fix the login redirect") == 1, str(result)
+
+
+def file_task_quotes(world: AgentWorld, server: FakeModelServer) -> None:
+    """Quotes inside a description, and quotes escaped the way JSON-minded agents
+    write them, are filed whole — never truncated, never silently dropped."""
+    server.scenario = Scenario.of(text(
+        'File task: "Handle the "draft" flag\'s default" priority: low\n'
+        'File task: \\"Escaped quotes\\"'
+    ))
+    result = ok(world.aidp_run("Review the code"))
+    assert sorted(descriptions(world)) == sorted(
+        ['Handle the "draft" flag\'s default', "Escaped quotes"]), str(result)
+
+
+def tool_echo_not_filed(world: AgentWorld, server: FakeModelServer) -> None:
+    """A signal inside a tool call (its command or its output) is not the agent
+    speaking: nothing is filed."""
+    server.scenario = Scenario.of(
+        shell("echo 'File task: \"From a tool call\"'"),
+        text("Checked."),
+    )
+    result = ok(world.aidp_run("Run the echo"))
+    assert descriptions(world) == [], str(result)
+    assert "Filed task" not in result.stdout
+
+
+def plan_sync(world: AgentWorld, server: FakeModelServer) -> None:
+    """The agent's own plan tool: the session's TODO list follows it, and follows
+    each change (in_progress kept where the agent's tool has it)."""
+    server.scenario = Scenario.of(
+        plan([("Write the parser", "in_progress"), ("Test the parser", "pending")]),
+        plan([("Write the parser", "completed"), ("Test the parser", "in_progress")]),
+        text("Parser written; testing next."),
+    )
+    result = ok(world.aidp_run("Write a parser"))
+    assert "📝 TODO list follows the agent's plan" in result.stdout, str(result)
+    second = "in_progress" if world.cli not in NO_IN_PROGRESS else "pending"
+    assert statuses(world) == [("Write the parser", "completed"),
+                               ("Test the parser", second)], str(result)
+
+
+# CLIs whose plan events say only done / not done (docs/agents.md).
+NO_IN_PROGRESS = {"codex"}
+
+
+def tick_via_shell(world: AgentWorld, server: FakeModelServer) -> None:
+    """`aidp todo tick` through the agent's own shell tool, allowed by the preset."""
+    ok(world.aidp("todo", "add", "Write the parser"))
+    ok(world.aidp("todo", "add", "Test the parser"))
+    server.scenario = Scenario.of(shell("aidp todo tick 1"), text("Ticked the first item."))
+    result = ok(world.aidp_run("Tick the first item"))
+    assert statuses(world) == [("Write the parser", "completed"),
+                               ("Test the parser", "pending")], str(result)
+
+
+def continuation(world: AgentWorld, server: FakeModelServer) -> None:
+    """A lazy first answer with TODO items open gets the continuation prompt; the
+    agent then finishes the list with its shell tool, and the run ends."""
+    ok(world.aidp("todo", "add", "Write the parser"))
+    ok(world.aidp("todo", "add", "Test the parser"))
+    server.scenario = Scenario((
+        Conversation((shell("aidp todo tick 1"), shell("aidp todo tick 2"), text("All done.")),
+                     when=CONTINUATION),
+        Conversation((text("I will get to it."),)),
+    ))
+    result = ok(world.aidp_run("Finish the list"))
+    assert "↻ Continuation 1/3: You have an active task: Write the parser" in result.stdout, \
+        str(result)
+    assert invocations(result) == 2, str(result)
+    assert statuses(world) == [("Write the parser", "completed"),
+                               ("Test the parser", "completed")], str(result)
+
+
+def dash_prompt(world: AgentWorld, server: FakeModelServer) -> None:
+    """A prompt that starts with `-` is the prompt, not options."""
+    server.scenario = Scenario.of(text("Looked at it."))
+    result = ok(world.aidp_run("-v prints nothing; find out why"))
+    assert "Looked at it." in result.stdout, str(result)
+    assert any("-v prints nothing; find out why" in (r.parsed.user_text if r.parsed else "")
+               for r in server.main_requests()), server.describe()
+
+
+def _api_error(world: AgentWorld, server: FakeModelServer, status: int) -> Result:
+    ok(world.aidp("todo", "add", "Write the parser"))
+    server.scenario = Scenario.of(error(status))
+    result = world.aidp_run("Write the parser")
+    assert result.exit_code != 0, str(result)
+    assert "Traceback" not in result.output, str(result)
+    assert str(status) in result.stderr, str(result)  # the agent's error, named
+    assert "The agent exited with code" in result.stderr, str(result)
+    assert "↻" not in result.stdout, str(result)  # no re-prompt loop
+    assert descriptions(world) == [], str(result)  # nothing filed
+    return result
+
+
+def api_error_401(world: AgentWorld, server: FakeModelServer) -> None:
+    """A rejected API key: non-zero exit naming the error, no re-prompt, nothing filed."""
+    _api_error(world, server, 401)
+
+
+def api_error_500(world: AgentWorld, server: FakeModelServer) -> None:
+    """A server error: retries shown live, then a non-zero exit naming the error."""
+    result = _api_error(world, server, 500)
+    if world.cli in SHOWS_RETRIES:
+        assert "retrying" in result.stderr.lower() or "reconnecting" in result.stderr.lower(), \
+            str(result)
+
+
+# CLIs that report each retry (docs/agents.md says how each behaves).
+SHOWS_RETRIES = {"claude", "codex"}
+
+SCENARIOS: dict[str, Callable[[AgentWorld, FakeModelServer], None]] = {
+    f.__name__: f for f in (file_task_basic, file_task_quotes, tool_echo_not_filed, plan_sync,
+                            tick_via_shell, continuation, dash_prompt, api_error_401,
+                            api_error_500)
+}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
+@pytest.mark.parametrize("cli", CLIS)
+def test_scenario(cli: str, scenario: str, agent_world, fake_model: FakeModelServer) -> None:
+    why = IMPOSSIBLE.get((cli, scenario))
+    if why is not None:
+        pytest.skip(f"{cli} cannot: {why}")
+    world = agent_world(cli)
+    SCENARIOS[scenario](world, fake_model)
