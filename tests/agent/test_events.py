@@ -204,3 +204,74 @@ def test_any_event_shape_is_read_without_failing(events: list) -> None:
                 assert all(e["status"] in ("pending", "in_progress", "completed")
                            and isinstance(e["content"], str) for e in item.entries)
     reader.finish()
+
+
+# --- Claude Code's Tasks API, retries and errors (2.1) ---------------------------------
+
+
+def _assistant_tool(tool_id: str, name: str, arguments: dict) -> str:
+    return orjson.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "tool_use", "id": tool_id, "name": name, "input": arguments}]}}).decode()
+
+
+def _tool_result(tool_id: str, text: str, result: object, *, error: bool = False) -> str:
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": text}
+    if error:
+        block["is_error"] = True
+    return orjson.dumps({"type": "user", "message": {"role": "user", "content": [block]},
+                         "tool_use_result": result}).decode()
+
+
+def test_claude_tasks_api_is_mirrored_as_a_plan() -> None:
+    lines = [
+        _assistant_tool("t1", "TaskCreate", {"subject": "Write code", "description": "x"}),
+        _assistant_tool("t2", "TaskCreate", {"subject": "Test it", "description": "y"}),
+        _tool_result("t1", "Task #1 created successfully: Write code",
+                     {"task": {"id": "1", "subject": "Write code"}}),
+        _tool_result("t2", "Task #2 created successfully: Test it",
+                     {"task": {"id": "2", "subject": "Test it"}}),
+        # TaskUpdate carries no text: the id says which entry it is.
+        _assistant_tool("t3", "TaskUpdate", {"taskId": "1", "status": "completed"}),
+        _assistant_tool("t4", "TaskUpdate", {"taskId": "2", "status": "in_progress"}),
+        _assistant_tool("t5", "TaskUpdate", {"taskId": "9", "status": "completed"}),
+    ]
+    plans = [i.entries for i in read_all(lines) if isinstance(i, Plan)]
+    assert plans[0] == [{"content": "Write code", "status": "pending"}]
+    assert plans[-1] == [{"content": "Write code", "status": "completed"},
+                         {"content": "Test it", "status": "in_progress"}]
+    assert len(plans) == 4  # two creations, two updates; the unknown id changes nothing
+
+
+def test_claude_task_whose_creation_failed_leaves_the_plan() -> None:
+    lines = [
+        _assistant_tool("t1", "TaskCreate", {"subject": "Keep", "description": "x"}),
+        _tool_result("t1", "Task #1 created successfully: Keep", {"task": {"id": "1"}}),
+        _assistant_tool("t2", "TaskCreate", {"subject": "Refused", "description": "y"}),
+        _tool_result("t2", "Error: no", "Error: no", error=True),
+    ]
+    plans = [i.entries for i in read_all(lines) if isinstance(i, Plan)]
+    assert plans[-1] == [{"content": "Keep", "status": "pending"}]
+
+
+def test_claude_api_retries_are_shown_as_they_happen() -> None:
+    retry = {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 3,
+             "retry_delay_ms": 588.3, "error_status": 500, "error": "server_error"}
+    assert read_all([orjson.dumps(retry).decode()]) == [
+        Notice("API error 500 server_error; retrying in 0.6s (1/3)")]
+
+
+def test_claude_api_error_result_names_the_error() -> None:
+    result = {"type": "result", "subtype": "success", "is_error": True,
+              "api_error_status": 401, "result": "Failed to authenticate. API Error: 401 bad key"}
+    items = read_all([orjson.dumps(result).decode()])
+    assert items[-1] == Notice(
+        "the agent reported an error: Failed to authenticate. API Error: 401 bad key")
+
+
+def test_codex_todo_list_says_only_done_or_not() -> None:
+    event = {"type": "item.updated", "item": {"id": "i1", "type": "todo_list", "items": [
+        {"text": "Write code", "completed": True}, {"text": "Test it", "completed": False}]}}
+    (plan,) = read_all([orjson.dumps(event).decode()])
+    assert isinstance(plan, Plan) and plan.knows_in_progress is False
+    assert plan.entries == [{"content": "Write code", "status": "completed"},
+                            {"content": "Test it", "status": "pending"}]

@@ -79,3 +79,27 @@ def test_nothing_to_resume_reasons() -> None:
     assert "is 0" in (nothing_to_resume(open_list, max_continuations=0) or "")
     paused = todos.pause(open_list, "stuck")
     assert "paused (stuck)" in (nothing_to_resume(paused, max_continuations=3) or "")
+
+
+def test_a_plan_applies_entry_by_entry_and_keeps_in_progress(project: Path,
+                                                             tmp_path: Path) -> None:
+    """A bad plan entry is skipped with a warning while the others apply; a plan that
+    only says done or not (Codex's todo_list) leaves an item in progress as it was."""
+    log = TaskLog(project)
+    todos.change(log, "lib", lambda t: todos.add(t, "last", "Test it")[0])
+    todos.change(log, "lib", lambda t: todos.start(t, "1")[0])
+    codex_plan = (
+        '{"type": "item.started", "item": {"id": "i1", "type": "todo_list", "items": ['
+        '{"text": "Write code", "completed": true}, {"text": "Test it", "completed": false},'
+        ' {"text": "bad \\u001b[31m entry", "completed": false}, 7]}}'
+    )
+    loop, messages = make_loop(project, tmp_path, f"print({codex_plan!r})\n")
+    result = loop.user_turn("go")
+    assert result.exit_code == 0
+    items = todos.current(log.read(), "lib").visible
+    assert [(i["content"], i["status"]) for i in items] == [
+        ("Write code", "completed"), ("Test it", "in_progress")]
+    warnings = [m.text for m in messages if m.kind == "warning"]
+    assert len(warnings) == 2 and all(w.startswith("Left out of the agent's plan: entry")
+                                      for w in warnings), warnings
+    assert "entry 3: Invalid description" in warnings[0] and "entry 4" in warnings[1]

@@ -6,8 +6,8 @@ Its stream-json events: `assistant` messages with `text` and `tool_use` blocks,
 Its plan: `TodoWrite` (the whole list each time), or — the default in `-p` mode since
 2.1 — the Tasks API: `TaskCreate {subject}` (the id comes back in the tool result,
 `tool_use_result.task.id`) and `TaskUpdate {taskId, status, subject?}`, which carries
-no text: the reader keeps a task-id → entry map and reports the whole plan after each
-change.
+no text: the reader keeps the task-id → entry map (aidp.agent.claude_tasks) and
+reports the whole plan after each change.
 
 The preset allows aidp's own commands (`Bash(aidp:*)`) and nothing broader, and bounds
 Claude Code's API retries (ten by default, minutes of silence) to three; each retry
@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from aidp.agent import events
+from aidp.agent.claude_tasks import ClaudeTasks
 
 NAME = "claude"
 PRESET = "claude -p --output-format stream-json --verbose --allowedTools 'Bash(aidp:*)'"
@@ -30,18 +31,23 @@ _CREATED = re.compile(r"Task #(\w+) created")
 
 
 @dataclass
-class Tasks:
-    """Claude Code's task list in one invocation: id → {"content", "status"}."""
+class _State:
+    """Claude Code's task list in one invocation (aidp.agent.claude_tasks, shared with
+    `aidp hook claude`), and the TaskCreate calls whose answer has not come yet."""
 
-    by_id: dict[str, dict] = field(default_factory=dict)
-    creating: dict[str, str] = field(default_factory=dict)  # tool_use id → subject
+    tasks: ClaudeTasks = field(default_factory=ClaudeTasks)
+    creating: dict[str, str] = field(default_factory=dict)  # tool_use id → assumed id
 
-    def plan(self) -> events.Plan | None:
-        return events.read_plan(list(self.by_id.values()))
+    def plan(self) -> list[events.Item]:
+        # No tasks left (the only creation failed, or all were deleted) is no plan: a
+        # TODO list the user had is never cleared by it.
+        entries = self.tasks.entries()
+        plan = events.read_plan(entries) if entries else None
+        return [plan] if plan is not None else []
 
 
-def _tasks(reader: events.OutputReader) -> Tasks:
-    return reader.scratch.setdefault(NAME, Tasks())
+def _state(reader: events.OutputReader) -> _State:
+    return reader.scratch.setdefault(NAME, _State())
 
 
 def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
@@ -107,35 +113,23 @@ def _assistant(reader: events.OutputReader, event: dict) -> list[events.Item] | 
         elif block.get("type") == "tool_use":
             name, arguments = block.get("name"), block.get("input")
             items.extend(reader.tool(name, arguments))
-            if name == "TaskCreate" and isinstance(arguments, dict):
-                subject = arguments.get("subject")
-                if isinstance(subject, str) and isinstance(block.get("id"), str):
-                    _tasks(reader).creating[block["id"]] = subject
-            elif name == "TaskUpdate" and isinstance(arguments, dict):
-                items.extend(_task_update(reader, arguments))
+            if name == "TaskCreate":
+                state = _state(reader)
+                assumed = state.tasks.create(arguments)
+                if assumed is not None:
+                    if isinstance(block.get("id"), str):
+                        state.creating[block["id"]] = assumed
+                    items.extend(state.plan())
+            elif name == "TaskUpdate" and _state(reader).tasks.update(arguments):
+                items.extend(_state(reader).plan())
     return items
 
 
-def _task_update(reader: events.OutputReader, arguments: dict) -> list[events.Item]:
-    tasks = _tasks(reader)
-    entry = tasks.by_id.get(str(arguments.get("taskId")))
-    if entry is None:
-        return []
-    status = arguments.get("status")
-    if status == "deleted":
-        tasks.by_id = {k: v for k, v in tasks.by_id.items() if v is not entry}
-    elif isinstance(status, str):
-        entry["status"] = status
-    if isinstance(arguments.get("subject"), str):
-        entry["content"] = arguments["subject"]
-    plan = tasks.plan()
-    return [plan] if plan is not None else []
-
-
 def _tool_results(reader: events.OutputReader, event: dict) -> list[events.Item]:
-    """A TaskCreate's result names the new task's id: the task joins the plan."""
-    tasks = _tasks(reader)
-    if not tasks.creating:
+    """A TaskCreate's answer names the new task's id: an id assumed earlier is
+    corrected (Claude numbers tasks 1, 2, … so it rarely differs)."""
+    state = _state(reader)
+    if not state.creating:
         return []
     message = event.get("message")
     content = message.get("content") if isinstance(message, dict) else None
@@ -145,15 +139,18 @@ def _tool_results(reader: events.OutputReader, event: dict) -> list[events.Item]
     for block in content:
         if not isinstance(block, dict) or block.get("type") != "tool_result":
             continue
-        subject = tasks.creating.pop(str(block.get("tool_use_id")), None)
-        if subject is None or block.get("is_error") is True:
+        assumed = state.creating.pop(str(block.get("tool_use_id")), None)
+        if assumed is None:
             continue
-        task_id = _created_id(event.get("tool_use_result"), block.get("content"))
-        if task_id is not None:
-            tasks.by_id[task_id] = {"content": subject, "status": "pending"}
+        if block.get("is_error") is True:  # the task was never created
+            state.tasks.update({"taskId": assumed, "status": "deleted"})
             changed = True
-    plan = tasks.plan() if changed else None
-    return [plan] if plan is not None else []
+            continue
+        actual = _created_id(event.get("tool_use_result"), block.get("content"))
+        if actual is not None and actual != assumed:
+            state.tasks.created(assumed, actual)
+            changed = True
+    return state.plan() if changed else []
 
 
 def _created_id(result: object, content: object) -> str | None:
