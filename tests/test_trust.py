@@ -337,3 +337,30 @@ def test_init_ignores_the_local_config_in_an_existing_gitignore(cli, project) ->
         "*.lock\ncache/\nconfig.local.toml\n")
     assert cli("init").code == 0  # twice: no second line
     assert (project / ".aidp" / ".gitignore").read_text().count("config.local.toml") == 1
+
+
+# --- a linked .aidp/ a clone could plant -----------------------------------------------------
+
+
+def test_no_tasklist_is_started_through_a_linked_aidp_folder(cli, project, tmp_path) -> None:
+    sourced = tmp_path / "bashrc.d"  # a folder a shell sources every file of
+    sourced.mkdir()
+    (project / ".aidp").symlink_to(sourced, target_is_directory=True)
+    for args in (("tasks", "add", "$(touch ~/pwned)"), ("todo", "add", "x")):
+        result = cli(*args)
+        assert result.code == 1, result
+        assert "is a symbolic link" in result.err and "'aidp init'" in result.err
+        assert len(result.err.splitlines()) == 1
+    assert list(sourced.iterdir()) == []
+    assert cli("tasks", "list").code == 0 and list(sourced.iterdir()) == []  # reads too
+
+
+def test_aidp_init_adopts_a_linked_aidp_folder(cli, project, tmp_path) -> None:
+    elsewhere = tmp_path / "kept-elsewhere"
+    elsewhere.mkdir()
+    (project / ".aidp").symlink_to(elsewhere, target_is_directory=True)
+    result = cli("init")
+    assert result.code == 0, result
+    assert str(elsewhere / "tasklist.jsonl") in result.out and "through the link" in result.out
+    assert cli("tasks", "add", "kept elsewhere").code == 0  # a tasklist is there now
+    assert "kept elsewhere" in (elsewhere / "tasklist.jsonl").read_text()

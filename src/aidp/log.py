@@ -223,6 +223,8 @@ class TaskLog:
         self.dir = root / DATA_DIR
         self.path = self.dir / LOG_NAME
         self.lock_path = self.dir / LOCK_NAME
+        # `aidp init` sets this: the user asked for a tasklist here, even in a linked .aidp/.
+        self.adopt_linked_dir = False
 
     # --- reading ------------------------------------------------------------------
 
@@ -300,6 +302,20 @@ class TaskLog:
         finally:
             os.close(fd)  # closing releases the lock; a killed holder releases it too
 
+    def _check_linked_dir(self) -> None:
+        """A `.aidp` that is a symbolic link may be the user's (a folder kept elsewhere)
+        or planted by a cloned repository to make aidp write where a shell reads
+        (`.aidp -> ../../.bashrc.d`). Writes go through it only where a tasklist already
+        is, or after the user ran `aidp init`, which says where it wrote."""
+        if self.adopt_linked_dir or not self.dir.is_symlink() or os.path.lexists(self.path):
+            return
+        target = os.path.realpath(self.dir)
+        raise StorageError(
+            f"Cannot create {self.path}: {self.dir} is a symbolic link to {target}, and "
+            "aidp starts no tasklist through a link a repository could have planted; if "
+            "you made the link, run 'aidp init' once; nothing was written"
+        )
+
     def _check_root(self) -> None:
         if not self.create_root and not self.root.is_dir():
             # A mistyped --dir or AIDP_DIR must not grow a tree of folders somewhere.
@@ -311,6 +327,7 @@ class TaskLog:
 
     def ensure_dir(self) -> None:
         self._check_root()
+        self._check_linked_dir()
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             ignore = self.dir / ".gitignore"

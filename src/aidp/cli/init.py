@@ -19,6 +19,7 @@ def init(ctx: typer.Context) -> None:
     """Create .aidp/, the tasklist, .aidp/.gitignore and the union-merge rule in .gitattributes."""
     e = env(ctx)
     log = e.log
+    log.adopt_linked_dir = True  # the user asked for it here: a linked .aidp/ is theirs
     attributes = e.root / ".gitattributes"
     for path in (log.path, attributes):  # a cloned repository may plant links: never follow
         if path.is_symlink():
@@ -37,7 +38,8 @@ def init(ctx: typer.Context) -> None:
                 handle.write(f"{prefix}{ATTRIBUTE}\n")
     except OSError as exc:
         raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
-    typer.echo(f"Initialised {inert(str(log.path))}")
+    where = f" (through the link {inert(str(log.dir))})" if log.dir.is_symlink() else ""
+    typer.echo(f"Initialised {inert(str(log.path.resolve()) if where else str(log.path))}{where}")
     if _git_ignored(e.root, log.path):
         info(
             "Warning: .aidp/tasklist.jsonl is ignored by git; it is meant to be committed. "
