@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean agents test-agents
+.PHONY: run test bench browser clean agents test-agents
 
 $(BIN)/aidp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,17 @@ test-agents: $(BIN)/aidp
 		echo "SKIPPED the real-agent suite: the agent CLIs cannot be installed (see above)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; \
 	else AIDP_REAL_AGENTS=1 $(BIN)/python -m pytest -q tests/agents $(PYTEST_ARGS); fi
+
+# The headless browser that tests/browser/ drives (aidp report --html): Debian's
+# chromium and the playwright package from PyPI, pointed at it (Playwright's own
+# browser download is never used). apt-get needs root, or sudo.
+browser: $(BIN)/aidp
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
+	$(BIN)/python -c 'import playwright' 2>/dev/null || \
+	  $(BIN)/python -m pip install -q -e '.[test,browser]'
 
 bench: $(BIN)/aidp
 	$(BIN)/python bench/run.py $(BENCH_ARGS)

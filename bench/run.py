@@ -6,10 +6,11 @@
     .venv/bin/python bench/run.py --help
 
 For every log size it times `aidp tasks list --status pending --json`, `tasks stats
---json`, `tasks show ID`, `tasks add`, `tasks done ID` (a fresh pending id each run)
-and `todo show`, each alternated run by run with a bare Typer app with ten
-subcommands (bench/floor.py) in the same virtualenv, and reports medians, the ratio
-to the floor measured in the same loop, and peak memory (ru_maxrss of each child).
+--json`, `tasks stats` (the charts), `tasks show ID`, `tasks add`, `tasks done ID` (a
+fresh pending id each run) and `todo show`, each alternated run by run with a bare
+Typer app with ten subcommands (bench/floor.py) in the same virtualenv, and reports
+medians, the ratio to the floor measured in the same loop, and peak memory (ru_maxrss
+of each child); then `aidp report --html` on its own (median of 5).
 Taskwarrior, when installed, gets the same tasks at 100k events and the operations
 it has. Generated logs go to bench/data/, working copies and reports to bench/out/
 (both git-ignored); bench/RESULTS.md holds a recorded run.
@@ -45,8 +46,11 @@ TAGS = ("bug", "parser", "cli", "docs", "perf", "tests", "ci", "refactor")
 # Targets from issue 5: ratio to the floor (median, whole process) per size.
 TARGETS = {
     1_000: {"list": 1.2, "stats": 1.2, "show": 1.2, "add": 1.2, "done": 1.2, "todo": 1.2},
-    100_000: {"list": 1.5, "stats": 1.5, "show": 1.5, "add": 1.3, "done": 1.3},
+    100_000: {"list": 1.5, "stats": 1.5, "charts": 1.5, "show": 1.5, "add": 1.3,
+              "done": 1.3},
 }
+# Issue 17: `aidp report --html` at 100k events, whole process, median of a few runs.
+REPORT_TARGET_MS = {100_000: 3000}
 MEMORY_TARGET_MB = 100
 
 
@@ -279,6 +283,7 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
     commands = [
         ("list", lambda i: [*aidp, "tasks", "list", "--status", "pending", "--json"]),
         ("stats", lambda i: [*aidp, "tasks", "stats", "--json"]),
+        ("charts", lambda i: [*aidp, "tasks", "stats"]),  # the drawing, piped: no colour
         ("show", lambda i: [*aidp, "tasks", "show", some.rpartition("_")[2]]),
         ("add", lambda i: [*aidp, "tasks", "add", "Benchmark task", "-q"]),
         ("done", done_argv),
@@ -292,8 +297,16 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
         print(f"  {name:<6} aidp {row['aidp_ms']:7.1f} ms  floor {row['floor_ms']:6.1f} ms  "
               f"×{row['ratio']:.2f}  (CPU ×{row['cpu_ratio']:.2f})  peak {row['peak_mb']:.0f} MB",
               flush=True)
+    page = work / "report.html"
+    report_s = [run_once([*aidp, "report", "--html", str(page)], env, work) for _ in range(5)]
+    report_ms = statistics.median(s for s, _peak, _cpu in report_s) * 1000
+    report_mb = peak_kb([*aidp, "report", "--html", str(page)], env, work) / 1024
+    print(f"  report --html: {report_ms:.0f} ms ({page.stat().st_size / 1e6:.1f} MB page), "
+          f"peak {report_mb:.0f} MB", flush=True)
     return {"events": events, "data": info, "cold_build_ms": round(cold_s * 1000, 1),
-            "cold_build_peak_mb": round(cold_kb / 1024, 1), "rows": rows}
+            "cold_build_peak_mb": round(cold_kb / 1024, 1), "rows": rows,
+            "report_ms": round(report_ms, 1), "report_peak_mb": round(report_mb, 1),
+            "report_bytes": page.stat().st_size}
 
 
 def pending_ids(aidp: list[str], env: dict[str, str], cwd: Path) -> list[str]:
@@ -470,6 +483,14 @@ def report(results: list[dict], tw: dict | None, info: dict[str, str], command: 
         lines.append(f"- {result['events']:,} events ({result['data']['bytes'] / 1e6:.1f} MB): "
                      f"{result['cold_build_ms']:.0f} ms, "
                      f"peak {result['cold_build_peak_mb']:.0f} MB")
+    lines += ["", "`aidp report --html` (whole process, median of 5):", ""]
+    for result in results:
+        target = REPORT_TARGET_MS.get(result["events"])
+        verdict = "" if target is None else (
+            f" ({'✓' if result['report_ms'] <= target else '✗'} target ≤ {target / 1000:.0f} s)")
+        lines.append(f"- {result['events']:,} events: {result['report_ms']:.0f} ms{verdict}, "
+                     f"page {result['report_bytes'] / 1e6:.1f} MB, "
+                     f"peak {result['report_peak_mb']:.0f} MB")
     if tw:
         ours = next((r for r in results if r["events"] == tw["events"]), None)
         lines += ["", f"Taskwarrior at {tw['events']:,} events ({tw['tasks']:,} tasks imported "

@@ -284,3 +284,54 @@ def burndown(tasks: Sequence[Record], *, now: int, days: int = WEEKS * 7) -> lis
             "open": bisect_right(created, cut - 1) - bisect_right(closed, cut - 1),
         })
     return out
+
+
+# --- the HTML report's data -------------------------------------------------------
+
+
+def report_data(fold: Fold, *, now: int, project: str = "",
+                current_session: str | None = None) -> dict[str, Any]:
+    """Everything `aidp report` pages, as plain values: the stats series, the burndown,
+    every task (with its queue keys), the work queue and every session's TODO list."""
+    import copy
+
+    from aidp import index, queue, todos
+
+    counts = index.status_counts(fold)
+    if None in counts:
+        everything = list(fold.tasks.values())
+    else:
+        everything = index.select(fold, list(counts))  # type: ignore[arg-type]
+    qs = queue.state(fold)
+    by_id = {task["id"]: task for task in everything if isinstance(task.get("id"), str)}
+    ready = [e.id for e in queue.ready(fold, qs)]
+    blocked = [{"id": e.id, "waiting_on": list(e.waiting_on)} for e in queue.blocked(fold, qs)]
+    wanted = set(ready) | {b["id"] for b in blocked}
+    for entry in blocked:
+        wanted.update(entry["waiting_on"])
+    extras = {}
+    for tid in wanted | set(qs.blockers) | set(qs.claims) | set(qs.parent):
+        if tid in by_id:
+            keys = queue.extras(qs, by_id[tid])
+            keys.pop("notes", None)
+            if keys:
+                extras[tid] = keys
+    lists = []
+    for todo in todos.all_lists(fold):
+        held = copy.copy(todo)
+        held.active = True  # a cleared list shows what it held, as `todo list` reports
+        shown = todos.show_json(held)
+        shown.update(active=todo.active and bool(todo.items), updated_at=todo.updated_at,
+                     current=todo.session == current_session)
+        lists.append(shown)
+    lists.sort(key=lambda t: (not t["current"], -ts_of({"updated_at": t["updated_at"]})))
+    return {
+        "project": project,
+        "generated_at": _iso(now),
+        "stats": from_fold(fold, now=now),
+        "burndown": burndown(everything, now=now),
+        "tasks": everything,
+        "extras": extras,
+        "queue": {"ready": ready, "blocked": blocked},
+        "todos": lists,
+    }

@@ -100,6 +100,10 @@ def _register(only: str | None = None) -> None:
         from aidp.cli import hook
 
         app.command("hook")(hook.hook)
+    if only in (None, "report"):
+        from aidp.cli import report
+
+        app.command("report")(report.report)
 
 
 _VALUED_GLOBALS = ("--dir", "--session")

@@ -1,0 +1,49 @@
+"""`aidp report --html FILE [--open]`: the backlog as one self-contained web page."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from aidp.cli.common import env, info
+from aidp.errors import InvalidInput
+
+
+def report(
+    ctx: typer.Context,
+    html: str = typer.Option(
+        ..., "--html", metavar="FILE", help="Write the report as one HTML page to FILE."
+    ),
+    open_: bool = typer.Option(False, "--open", help="Open the page in the web browser."),
+) -> None:
+    """One self-contained HTML page: charts, work queue, backlog table, TODO lists."""
+    from aidp import insights, page
+    from aidp.model import now_micros
+    from aidp.render import inert
+
+    e = env(ctx)
+    fold = e.read()
+    data = insights.report_data(fold, now=now_micros(), project=e.root.name,
+                                current_session=e.session_name())
+    text = page.build(data)
+    target = Path(html)
+    if target.is_dir():
+        raise InvalidInput(f"Invalid --html {html!r}: it is a folder; name a file to write")
+    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, target)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise InvalidInput(f"Cannot write {html}: {exc.strerror or exc}") from None
+    tasks = len(data["tasks"])
+    info(f"Wrote {inert(html)}: {tasks:,} task{'s' if tasks != 1 else ''}, "
+         f"{len(data['todos'])} TODO list{'s' if len(data['todos']) != 1 else ''}")
+    if open_:
+        import webbrowser
+
+        url = target.resolve().as_uri()
+        if not webbrowser.open(url):
+            info(f"No web browser found; open {url} yourself")

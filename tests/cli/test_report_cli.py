@@ -1,0 +1,96 @@
+"""`aidp report --html FILE [--open]`: what is written, and the errors around it.
+(The page in a real browser: tests/browser/test_report_browser.py.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+
+from aidp import insights, page
+from aidp.log import TaskLog
+from aidp.model import new_task, now_micros
+
+
+def test_writes_one_self_contained_page(cli, project) -> None:
+    a = cli("tasks", "add", "First", "-t", "x", "-q").out.strip()
+    b = cli("tasks", "add", "Second", "-q").out.strip()
+    cli("tasks", "block", b, "--on", a)
+    cli("todo", "add", "Plan the work")
+    result = cli("report", "--html", "report.html")
+    assert result.code == 0 and result.out == ""
+    assert result.err == "Wrote report.html: 2 tasks, 1 TODO list\n"
+    html = (project / "report.html").read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched
+    assert html.count("<svg class=\"chart\"") == 6
+    assert "First" in html and "Plan the work" in html
+    data = json.loads(re.search(r'<script type="application/json" id="task-data">(.*?)</script>',
+                                html, re.DOTALL).group(1))
+    assert sorted(row[1] for row in data) == ["First", "Second"]
+    blocked_row = next(row for row in data if row[1] == "Second")
+    assert blocked_row[9] == 1  # one blocker
+    assert not list(project.glob(".report.html.*.tmp"))
+
+
+def test_markup_in_tasks_cannot_leave_its_place(project) -> None:
+    evil = "</script><script>alert(1)</script><b>&"
+    TaskLog(project).append([new_task(evil, tags=["<i>"])])
+    data = insights.report_data(TaskLog(project).read(), now=now_micros())
+    html = page.build(data)
+    assert html.count("<script") == 2  # the data block and the page's own script
+    assert "\\u003c/script\\u003e" in html and "&lt;b&gt;&amp;" in html
+
+
+def test_report_data_has_the_queue_and_every_todo_list(cli, project) -> None:
+    a = cli("tasks", "add", "Base", "-p", "high", "-q").out.strip()
+    b = cli("tasks", "add", "On top", "-q").out.strip()
+    cli("tasks", "block", b, "--on", a)
+    cli("--session", "one", "todo", "add", "Step")
+    cli("--session", "two", "todo", "add", "Other step")
+    cli("--session", "two", "todo", "clear")
+    data = insights.report_data(TaskLog(project).read(), now=now_micros(),
+                                current_session="one")
+    assert data["queue"] == {"ready": [a], "blocked": [{"id": b, "waiting_on": [a]}]}
+    assert data["extras"][b] == {"blocked_by": [a]}
+    assert [(t["session"], t["current"], t["active"]) for t in data["todos"]] == [
+        ("one", True, True), ("two", False, False)]
+    assert data["todos"][1]["items"][0]["content"] == "Other step"  # what it held
+    assert len(data["burndown"]) == 84 and data["burndown"][-1]["open"] == 2
+
+
+def test_html_is_required_and_must_name_a_file(cli, project) -> None:
+    missing = cli("report")
+    assert missing.code == 2 and "Missing option '--html'" in missing.err
+    (project / "folder").mkdir()
+    folder = cli("report", "--html", "folder")
+    assert folder.code == 2
+    assert folder.err == "Error: Invalid --html 'folder': it is a folder; name a file to write\n"
+    (project / "locked").mkdir()
+    (project / "locked").chmod(stat.S_IRUSR | stat.S_IXUSR)
+    try:
+        if os.geteuid() != 0:  # root writes anyway
+            denied = cli("report", "--html", "locked/r.html")
+            assert denied.code == 2 and denied.err.startswith("Error: Cannot write locked/r.html")
+    finally:
+        (project / "locked").chmod(stat.S_IRWXU)
+
+
+def test_open_hands_the_file_url_to_the_browser(aidp_proc, project, tmp_path) -> None:
+    opened = tmp_path / "opened.txt"
+    fake = tmp_path / "fake-browser"
+    fake.write_text(f"#!{sys.executable}\nimport sys\nopen({str(opened)!r}, 'w')"
+                    ".write(sys.argv[1])\n")
+    fake.chmod(0o755)
+    result = aidp_proc("report", "--html", "r.html", "--open", cwd=project,
+                       env={"BROWSER": str(fake), "AIDP_DIR": str(project)})
+    assert result.code == 0, result
+    assert opened.read_text() == (project / "r.html").resolve().as_uri()
+
+
+def test_report_is_listed_in_help(cli) -> None:
+    listed = cli("--help").out
+    assert re.search(r"│ report +One self-contained HTML page", listed), listed
