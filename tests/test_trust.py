@@ -364,3 +364,47 @@ def test_aidp_init_adopts_a_linked_aidp_folder(cli, project, tmp_path) -> None:
     assert str(elsewhere / "tasklist.jsonl") in result.out and "through the link" in result.out
     assert cli("tasks", "add", "kept elsewhere").code == 0  # a tasklist is there now
     assert "kept elsewhere" in (elsewhere / "tasklist.jsonl").read_text()
+
+
+# --- invariants ------------------------------------------------------------------------------
+
+agent_values = st.one_of(
+    st.sampled_from([*presets.PRESETS, "CLAUDE", " codex ", "claude --yolo", "sh -c 'x'"]),
+    st.text(max_size=30),
+    st.lists(st.text(max_size=10), max_size=4),
+    st.integers(), st.booleans(),
+    st.dictionaries(st.sampled_from(["cmd", "args"]), st.text(max_size=8), max_size=2),
+)
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=agent_values)
+def test_an_untrusted_config_yields_a_builtin_preset_or_nothing(project, value) -> None:
+    """Whatever config.toml says: either the agent is a built-in preset, or nothing is
+    chosen at all (a clear exit-2 error) — never a command the user did not approve."""
+    write_config(project, f"agent = {json.dumps(value)}\n")
+    try:
+        spec = presets.choose(None, project)
+    except (trust.Untrusted, trust.ConfigError, presets.AgentError) as exc:
+        assert exc.exit_code == 2
+    else:
+        assert spec.preset is not None
+        assert spec.argv == tuple(shlex.split(presets.PRESETS[spec.preset]))
+
+
+def test_concurrent_trusts_lose_no_entry(project, tmp_path) -> None:
+    projects = []
+    for n in range(6):
+        folder = tmp_path / f"p{n}"
+        folder.mkdir()
+        write_config(folder, f'agent = "tool{n} --flag"\n')
+        projects.append(folder)
+    env = {**os.environ}
+    procs = [subprocess.Popen([sys.executable, "-m", "aidp", "--dir", str(p), "trust"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for p in projects]
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    files = json.loads(store(tmp_path).read_text())["files"]
+    assert set(files) == {str(p.resolve() / ".aidp" / "config.toml") for p in projects}
