@@ -408,3 +408,16 @@ def test_concurrent_trusts_lose_no_entry(project, tmp_path) -> None:
         assert proc.wait(timeout=120) == 0, proc.stderr.read()
     files = json.loads(store(tmp_path).read_text())["files"]
     assert set(files) == {str(p.resolve() / ".aidp" / "config.toml") for p in projects}
+
+
+def test_describe_shows_a_setting_without_handing_out_its_value(project) -> None:
+    write_config(project, 'agent = ["python3", "x.py"]\n')
+    config = trust.load(project)
+    shown = config.describe("agent")
+    assert shown == trust.Described(text="the agent command 'python3 x.py'",
+                                    source=".aidp/config.toml", allowed=False)
+    assert config.describe("agents", "claude") is None
+    trust.trust(project)
+    assert trust.load(project).describe("agent").allowed
+    write_config(project, 'agent = "gemini"\n')
+    assert trust.load(project).describe("agent").allowed  # a preset: changed, still fine

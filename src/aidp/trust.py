@@ -113,6 +113,15 @@ class Layer:
     own: bool  # the user's own file: a git-ignored config.local.toml
 
 
+@dataclass(frozen=True)
+class Described:
+    """A setting as `Config.describe` shows it."""
+
+    text: str  # "the agent command 'python3 x.py'", "agents.claude.args = [...]"
+    source: str  # ".aidp/config.toml"
+    allowed: bool  # get() would return it: the user's own, inert, or trusted
+
+
 @dataclass
 class Config:
     """The project's settings: config.local.toml over config.toml, gated by trust."""
@@ -139,6 +148,18 @@ class Config:
         for layer in self.layers:
             if _lookup(layer.data, keys) is not None:
                 return layer.shown
+        return None
+
+    def describe(self, *keys: str) -> Described | None:
+        """How the setting at `keys` reads, for showing it (`aidp agents`, `doctor`):
+        a description, not the value, so nothing can start it by mistake. None when no
+        file sets it. Never raises Untrusted."""
+        for layer in self.layers:
+            value = _lookup(layer.data, keys)
+            if value is None:
+                continue
+            allowed = layer.own or is_inert(keys, value) or self.is_trusted(layer)
+            return Described(text=describe(keys, value), source=layer.shown, allowed=allowed)
         return None
 
     def is_trusted(self, layer: Layer) -> bool:
