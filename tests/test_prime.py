@@ -125,3 +125,16 @@ def test_control_characters_in_tasks_are_made_inert(log: TaskLog) -> None:
     log.path.write_bytes(orjson.dumps(task) + b"\n")
     text = prime.build(log.read(), "s").text()
     assert "\x1b" not in text and "evil" in text
+
+
+def test_a_new_session_is_told_of_another_open_list(log: TaskLog) -> None:
+    todos.change(log, "main", lambda t: todos.add(t, "last", "Refactor the parser")[0])
+    todos.change(log, "done", lambda t: todos.tick(todos.add(t, "last", "Old")[0], "1")[0])
+    built = prime.build(log.read(), "fresh-id", session_flag=True)
+    text = built.text()
+    assert ("Session main has a list with 1 open item (first: Refactor the parser); to "
+            "continue it here: `aidp --session fresh-id todo load main`") in text
+    assert [s["session"] for s in built.to_json()["other_open_lists"]] == ["main"]
+    # A session with a list of its own is not distracted by others.
+    todos.change(log, "fresh-id", lambda t: todos.add(t, "last", "Mine")[0])
+    assert "todo load" not in prime.build(log.read(), "fresh-id").text()

@@ -35,6 +35,7 @@ class Prime:
     pending_count: int = 0
     session_flag: bool = False  # commands name the session (it is not the default one)
     hooked: bool = False  # shown through an agent's hook: say what the hooks do
+    other_open: list[todos.Summary] = field(default_factory=list)  # other sessions' lists
 
     def text(self) -> str:
         return render_text(self)
@@ -53,6 +54,7 @@ class Prime:
             "ready_count": self.ready_count,
             "pending_count": self.pending_count,
             "commands": commands(self.session if self.session_flag else None),
+            "other_open_lists": [s.to_json() for s in self.other_open[:5]],
             "text": self.text(),
         }
 
@@ -81,7 +83,15 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
         pending_count=index.status_counts(fold).get("pending", 0),
         session_flag=session_flag,
         hooked=hooked,
+        other_open=[] if todo.visible else _other_open(fold, session),
     )
+
+
+def _other_open(fold: Fold, session: str) -> list[todos.Summary]:
+    """Other sessions' active lists with open items, newest first: a new session (an
+    agent's fresh session id) may want to pick one up."""
+    return [s for s in todos.summaries(fold, session)
+            if not s.current and s.active and s.counts["pending"] + s.counts["in_progress"]]
 
 
 # --- text -----------------------------------------------------------------------------
@@ -142,6 +152,20 @@ def _todo_section(todo: todos.TodoList, aidp: str) -> list[str]:
     return lines
 
 
+def _other_lists(prime: Prime, aidp: str) -> list[str]:
+    if not prime.other_open:
+        return []
+    newest = prime.other_open[0]
+    open_items = newest.counts["pending"] + newest.counts["in_progress"]
+    more = len(prime.other_open) - 1
+    line = (f"Session {_clip(newest.session, 60)} has a list with {open_items} open "
+            f"item{'s' if open_items != 1 else ''} (first: {_clip(newest.first or '', 80)}); "
+            f"to continue it here: `{aidp} todo load {shlex.quote(newest.session)}`")
+    if more:
+        line += f" ({more} more: `aidp todo list`)"
+    return ["", line]
+
+
 def commands(session: str | None) -> list[str]:
     """The commands an agent uses, naming the session when it is not the default one."""
     aidp = _aidp(session)
@@ -176,6 +200,7 @@ def render_text(prime: Prime) -> str:
         "## Your TODO list",
         "",
         *_todo_section(prime.todo, aidp),
+        *_other_lists(prime, aidp),
         "",
     ]
     if prime.in_progress_count:

@@ -380,3 +380,32 @@ def test_codex_update_plan_and_stop(cli) -> None:
     assert hook(cli, "codex", "Stop", stopping).out == ""
     answer(hook(cli, "codex", "UserPromptSubmit", {"session_id": "c", "prompt": "go on"}))
     assert answer(hook(cli, "codex", "Stop", stopping))["decision"] == "block"
+
+
+# --- start-up: hooks run at every session start, stop and plan change --------------------
+
+
+def _imported(args: list[str], stdin: str) -> set[str]:
+    import os
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "aidp", *args],
+                          input=stdin, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "NO_COLOR": "1"}, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line}
+
+
+@pytest.mark.parametrize(("args", "payload"), [
+    (["prime"], ""),
+    (["hook", "claude", "SessionStart"], '{"session_id": "s", "source": "startup"}'),
+    (["hook", "claude", "Stop"], '{"session_id": "s", "stop_hook_active": false}'),
+    (["hook", "gemini", "AfterTool"], '{"session_id": "s", "tool_name": "write_todos", '
+                                      '"tool_input": {"todos": []}}'),
+])
+def test_prime_and_hooks_stay_light(args: list[str], payload: str) -> None:
+    names = _imported(args, payload)
+    assert "aidp.cli" in names
+    heavy = ("rich", "pydantic", "dateutil", "aidp.agent.loop", "aidp.agent.process",
+             "aidp.cli.tasks", "aidp.cli.todo", "aidp.cli.run", "aidp.cli.init")
+    assert sorted(n for n in names if n.startswith(heavy)) == []
