@@ -37,6 +37,7 @@ from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
 
 CONTINUATION_HEAD = "You have an active task: "
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a planted link must not redirect the write
 STATE_DIR = "hooks"
 STATE_TTL = 14 * 86400  # state of sessions untouched this long is swept at session start
 MAX_SESSION = 200
@@ -113,19 +114,30 @@ class State:
         self.path = path
         self.data: dict[str, Any] = {}
         self._fd: int | None = None
+        self.problem: str | None = None
 
     def __enter__(self) -> State:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        ignore = self.path.parent / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# aidp hook state: local to this clone\n*\n", encoding="utf-8")
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        fcntl.flock(self._fd, fcntl.LOCK_EX)
-        raw = b""
-        while chunk := os.read(self._fd, 1 << 16):
-            raw += chunk
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ignore = self.path.parent / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# aidp hook state: local to this clone\n*\n",
+                                  encoding="utf-8")
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            raw = b""
+            while chunk := os.read(self._fd, 1 << 16):
+                raw += chunk
+        except OSError as exc:
+            # Without its state a hook still answers (the count starts at 0): the prime
+            # text at session start matters more than the count.
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            self.problem = f"aidp: hook state {self.path} unusable ({exc.strerror or exc})"
+            return self
         try:
             loaded = orjson.loads(raw) if raw.strip() else {}
         except orjson.JSONDecodeError:
@@ -134,7 +146,8 @@ class State:
         return self
 
     def save(self) -> None:
-        assert self._fd is not None
+        if self._fd is None:
+            return
         data = dict(self.data, updated=int(time.time()))
         body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
         os.lseek(self._fd, 0, os.SEEK_SET)
@@ -221,6 +234,8 @@ def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
         state.data.setdefault("agent", ctx.agent)
         state.data.setdefault("session", ctx.session)
         state.save()
+        if state.problem:
+            answer.notes.append(state.problem)
     return answer
 
 

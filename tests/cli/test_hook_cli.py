@@ -409,3 +409,13 @@ def test_prime_and_hooks_stay_light(args: list[str], payload: str) -> None:
     heavy = ("rich", "pydantic", "dateutil", "aidp.agent.loop", "aidp.agent.process",
              "aidp.cli.tasks", "aidp.cli.todo", "aidp.cli.run", "aidp.cli.init")
     assert sorted(n for n in names if n.startswith(heavy)) == []
+
+
+def test_unusable_hook_state_still_gives_the_prime(cli, project: Path) -> None:
+    (project / ".aidp").mkdir()
+    (project / ".aidp" / "hooks").write_text("a file where the folder should be")
+    result = hook(cli, "claude", "SessionStart", {"session_id": "s", "source": "startup"})
+    assert result.code == 0
+    assert "# aidp: your TODO list" in json.loads(result.out)["hookSpecificOutput"][
+        "additionalContext"]
+    assert result.err.count("\n") == 1 and "hook state" in result.err and "unusable" in result.err
