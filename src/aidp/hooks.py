@@ -32,7 +32,7 @@ from typing import Any
 import orjson
 
 from aidp import todos
-from aidp.errors import AidpError, InvalidInput
+from aidp.errors import InvalidInput
 from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
 
@@ -290,7 +290,7 @@ def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
 
 def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     from aidp.agent.claude_tasks import ClaudeTasks
-    from aidp.agent.events import plan_entries
+    from aidp.agent.events import read_plan
 
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
@@ -310,36 +310,17 @@ def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
         return Answer()
     if not isinstance(raw, list):
         return Answer(notes=[f"aidp: ignored the {tool} plan: its todos are not a list"])
-    notes = [f"aidp: left out plan entry {n}: it is not an object"
-             for n, entry in enumerate(raw, start=1) if not isinstance(entry, dict)]
-    entries = plan_entries([entry for entry in raw if isinstance(entry, dict)]) or []
-    kept, more = valid_entries(entries)
-    notes += more
-    if raw and not kept:
-        return Answer(notes=[*notes, f"aidp: ignored the {tool} plan: no entry was usable"])
-    todos.change(ctx.log, ctx.session, lambda todo: todos.set_plan(todo, kept))
+    # The same reading as `aidp run`'s: a bad entry is skipped with its reason, a plan
+    # of nothing but bad entries changes nothing, an empty plan clears the list.
+    plan = read_plan(raw)
+    if plan is None:
+        return Answer(notes=[f"aidp: ignored the {tool} plan: no entry was usable"])
+    notes = [f"aidp: left out plan {why}" for why in plan.skipped]
+    try:
+        todos.change(ctx.log, ctx.session, lambda todo: todos.set_plan(todo, plan.entries))
+    except InvalidInput as exc:
+        notes.append(f"aidp: ignored the {tool} plan: {' '.join(str(exc).split())}")
     return Answer(notes=notes)
-
-
-def valid_entries(entries: list[dict]) -> tuple[list[dict], list[str]]:
-    """The entries `todos.set_plan` accepts, over-long text clipped; one note per entry
-    left out. A bad entry skips that entry, never the plan."""
-    from aidp.model import MAX_DESCRIPTION
-
-    kept: list[dict] = []
-    notes: list[str] = []
-    for number, raw in enumerate(entries, start=1):
-        entry = raw
-        content = raw.get("content")
-        if isinstance(content, str) and len(content) > MAX_DESCRIPTION:
-            entry = dict(raw, content=content[: MAX_DESCRIPTION - 1].rstrip() + "…")
-        try:
-            todos.set_plan(todos.TodoList(session="check"), [entry])
-        except AidpError as exc:
-            notes.append(f"aidp: left out plan entry {number}: {' '.join(str(exc).split())}")
-            continue
-        kept.append(entry)
-    return kept, notes
 
 
 # --- stop -------------------------------------------------------------------------------

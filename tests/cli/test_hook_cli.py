@@ -98,11 +98,15 @@ def test_todowrite_mirrors_the_plan_and_bad_entries_skip_only_themselves(cli) ->
                                        {"content": "bad\x00char", "status": "pending"}]
     result = hook(cli, "claude", "PostToolUse", payload)
     assert result.code == 0 and result.out == ""
-    assert "left out plan entry 4: it is not an object" in result.err
-    assert "left out plan entry" in result.err.split("\n")[1]
-    items = contents(cli, "s")
-    assert items[:2] == [("Write tests", "in_progress"), ("Docs", "pending")]
-    assert len(items) == 3 and items[2][0].endswith("…") and len(items[2][0]) == 200
+    assert result.err.splitlines() == [
+        "aidp: left out plan entry 3: Invalid description: 300 characters; at most 200 are "
+        "accepted",
+        "aidp: left out plan entry 4 is not an object",
+        "aidp: left out plan entry 5 has no text",
+        "aidp: left out plan entry 6: Invalid description: it contains control characters "
+        "(newlines, escapes, …); plain text only",
+    ]
+    assert contents(cli, "s") == [("Write tests", "in_progress"), ("Docs", "pending")]
     answer(hook(cli, "claude", "PostToolUse",
                 todo_write("s", ("Write tests", "completed"), ("Docs", "in_progress"))))
     assert contents(cli, "s") == [("Write tests", "completed"), ("Docs", "in_progress")]
