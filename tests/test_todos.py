@@ -356,10 +356,10 @@ def test_session_names_and_contents_are_shown_inert():
 # --- the log --------------------------------------------------------------------------
 
 
-def test_change_appends_one_snapshot_and_an_unchanged_list_writes_nothing(log: TaskLog):
+def test_change_appends_small_records_and_an_unchanged_list_writes_nothing(log: TaskLog):
     after = todos.change(log, "s", lambda t: todos.add(t, "last", "a")[0])
     data = log.path.read_bytes()
-    assert data.count(b"\n") == 1
+    assert data.count(b"\n") == 2  # the new list's head, and its item
     assert todos.current(log.read(), "s").items == after.items
     assert todos.change(log, "s", lambda t: None).items == after.items
     assert todos.change(log, "s", lambda t: t).items == after.items

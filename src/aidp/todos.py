@@ -1,8 +1,8 @@
 """Session TODO lists: the agent's working plan, one list per session.
 
-A list is stored as `todo_list` records in the event log, one full snapshot per change
-(see docs/todo.md). Everything here is pure except `change`/`edit`, which do the
-read-modify-append of one snapshot under the log's exclusive lock.
+A list is stored as small records in the event log, one per changed item (see
+"storage" below and docs/file-format.md). Everything here is pure except
+`change`/`edit`, which do the read-modify-append under the log's exclusive lock.
 
 Positions are 1-based: `N`, `last`, `N.M`, `N.last`. An item's subtasks are its
 checklist; an item with subtasks has a status derived from them.
@@ -25,7 +25,7 @@ from aidp.model import (
     Record,
     clean_text,
     format_ts,
-    next_updated_at,
+    now_micros,
     ts_of,
     validate_priority,
     validate_reason,
@@ -65,6 +65,12 @@ class TodoList:
     paused: bool = False
     pause_reason: str | None = None
     updated_at: str | None = None
+    # Whose list it is (a git identity), recorded with the list's state.
+    owner: str | None = field(default=None, compare=False)
+    # Storage details: which generation of the session's items this is, and each item's
+    # place among its siblings (see "storage" below). Not part of the list's content.
+    epoch: str | None = field(default=None, compare=False, repr=False)
+    ranks: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def visible(self) -> list[dict]:
@@ -172,14 +178,227 @@ def _item_out(item: dict, *, public: bool = False) -> dict:
     return out
 
 
-# --- folding and writing ------------------------------------------------------------
+# --- storage: one record per changed item ----------------------------------------------
+#
+# A session's list is folded from small records (docs/file-format.md, "TODO lists"):
+#
+# - `todo_head` {"session", "list", "active", "paused", "pause_reason"?, "owner"?}: the
+#   list's state, and which generation (`list`, an id) of items is current. A fresh
+#   start (an add after a clear, a load, an agent's new plan on a cleared list) begins a
+#   new generation, so the old items stay as history without a record per item.
+# - `todo_item` {"list", "item", "parent"?, "rank", "content", "status", …}: one item or
+#   subtask of a generation, or {"deleted": true}. Siblings are ordered by `rank`, a
+#   fraction in base 36 ("i" < "r" < "ri"), then by item id: an insert writes one record
+#   whatever the list's size, and concurrent inserts on two clones both keep a place.
+# - `todo_list`: the full snapshots older versions wrote. Still read: when it is the
+#   newest state of a session, its items are the list; the next change writes them out
+#   as items of a generation named after the snapshot, the same name in every clone.
+#
+# Every head and item record is written under an id that also names the writer (a hash
+# of the host and the project's path), so two clones never write the same id; of a
+# node's records (one per writer) the one with the greatest (updated_at, id) wins. The
+# fold of a list is thus a function of the set of lines: clones that merged the same
+# lines, in any order, see the same list, and a tie on updated_at is broken by the
+# writer, not by where git put the lines.
+
+HEAD_TYPE = "todo_head"
+ITEM_TYPE = "todo_item"
+_DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
+_RANK_RE = re.compile(r"[0-9a-z]*[1-9a-z]")
+# Keys of an item record that are storage, not part of the item.
+_NODE_KEYS = frozenset(("type", "id", "list", "item", "parent", "rank", "deleted", "updated_at",
+                        "subtasks"))
+_HEAD_KEYS = ("active", "paused", "pause_reason", "owner")
 
 
 def record_id(session: str) -> str:
+    """The id of the session's legacy snapshot record."""
     return f"{RECORD_TYPE}:{session}"
 
 
+def rank_between(low: str | None, high: str | None) -> str:
+    """A rank strictly between `low` and `high` (None: the start, the end), as a base-36
+    fraction without a trailing zero. Appends grow it by a digit every ~35 items."""
+    low = low or ""
+    out: list[str] = []
+    bounded = high is not None
+    at = 0
+    while True:
+        a = _DIGITS.index(low[at]) if at < len(low) else 0
+        b = 36
+        if bounded and high is not None:
+            b = _DIGITS.index(high[at]) if at < len(high) else 0
+            if b < a:  # not below `high` (only a hand-edited rank does that): go above `low`
+                bounded, b = False, 36
+        if b - a >= 2:
+            out.append(_DIGITS[(a + b) // 2 if bounded else a + 1])
+            return "".join(out)
+        out.append(_DIGITS[a])
+        if b - a == 1:
+            bounded = False  # below `high` from here on: anything longer than `low` fits
+        at += 1
+
+
+def _valid_rank(value: object) -> bool:
+    return isinstance(value, str) and _RANK_RE.fullmatch(value) is not None
+
+
+def writer_id(root: object) -> str:
+    """This clone's writer name: 8 hex digits of a hash of the host and the project path.
+    Stable, private, and different for every clone a person has."""
+    import zlib
+
+    try:
+        host = os.uname().nodename
+    except AttributeError:  # pragma: no cover - not on POSIX
+        host = ""
+    text = host + "\0" + str(root)
+    return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
+
+
+def _hex_of(text: str) -> str:
+    import zlib
+
+    data = text.encode("utf-8", "surrogatepass")
+    return f"{zlib.crc32(data):08x}{zlib.crc32(b'aidp' + data):08x}"[:12]
+
+
+def _new_generation() -> str:
+    return os.urandom(6).hex()
+
+
+def _session_of(record: Record) -> str | None:
+    session = record.get("session")
+    if isinstance(session, str):
+        return session
+    rid = record.get("id")
+    if record.get("type") == RECORD_TYPE and isinstance(rid, str):
+        return rid.partition(":")[2]
+    return None
+
+
+def _winner(records: list[Record]) -> Record:
+    return max(records, key=lambda r: (ts_of(r), str(r.get("id"))))
+
+
+class _Index:
+    """The TODO records of a fold, grouped: head candidates by session, item records by
+    generation and item id."""
+
+    def __init__(self, fold: Fold) -> None:
+        self.heads: dict[str, list[Record]] = {}
+        self.nodes: dict[str, dict[str, list[Record]]] = {}
+        for record in fold.typed.values():
+            kind = record.get("type")
+            if kind == ITEM_TYPE:
+                gen, node = record.get("list"), record.get("item")
+                if isinstance(gen, str) and isinstance(node, str):
+                    self.nodes.setdefault(gen, {}).setdefault(node, []).append(record)
+            elif kind in (HEAD_TYPE, RECORD_TYPE):
+                session = _session_of(record)
+                if session is not None:
+                    self.heads.setdefault(session, []).append(record)
+
+    def state(self, session: str) -> _State:
+        candidates = self.heads.get(session)
+        if not candidates:
+            return _State(TodoList(session=session), None, {}, UNKNOWN_TS)
+        head = _winner(candidates)
+        newest = max(ts_of(r) for r in candidates)
+        if head.get("type") == RECORD_TYPE:
+            todo = from_record(head)
+            todo.session = session
+            todo.epoch = None
+            return _State(todo, head, {}, newest)
+        gen = head.get("list")
+        gen = gen if isinstance(gen, str) else ""
+        winners = {n: _winner(rs) for n, rs in self.nodes.get(gen, {}).items()}
+        for records in self.nodes.get(gen, {}).values():
+            for record in records:
+                newest = max(newest, ts_of(record))
+        todo = _assemble(session, head, gen, winners)
+        latest = _winner([head, *winners.values()]).get("updated_at")
+        todo.updated_at = latest if isinstance(latest, str) else None
+        return _State(todo, head, winners, newest)
+
+
+def _index(fold: Fold) -> _Index:
+    key = (fold.lines, len(fold.typed), id(fold.typed))
+    cached = getattr(fold, "_todo_index", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    found = _Index(fold)
+    try:
+        fold._todo_index = (key, found)  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover - a fold without a __dict__
+        pass
+    return found
+
+
+@dataclass
+class _State:
+    todo: TodoList
+    head: Record | None
+    nodes: dict[str, Record]  # item id -> its winning record, in the current generation
+    newest: int  # the greatest updated_at among the list's records: a change goes past it
+
+
+def _rank_key(record: Record) -> tuple[int, str, str]:
+    rank = record.get("rank")
+    if _valid_rank(rank):
+        return (0, rank, str(record.get("item")))  # type: ignore[return-value]
+    return (1, "", str(record.get("item")))  # a hand-edited rank: after the others
+
+
+def _node_fields(record: Record) -> dict:
+    return {k: v for k, v in record.items() if k not in _NODE_KEYS}
+
+
+def _assemble(session: str, head: Record, gen: str, winners: dict[str, Record]) -> TodoList:
+    live = {n: r for n, r in winners.items() if r.get("deleted") is not True}
+    tops = sorted((r for r in live.values() if not isinstance(r.get("parent"), str)),
+                  key=_rank_key)
+    children: dict[str, list[Record]] = {}
+    for record in live.values():
+        parent = record.get("parent")
+        if isinstance(parent, str):
+            children.setdefault(parent, []).append(record)
+    items: list[dict] = []
+    ranks: dict[str, str] = {}
+    for number, record in enumerate(tops, start=1):
+        node = str(record["item"])
+        subs = []
+        for sub in sorted(children.get(node, []), key=_rank_key):
+            subs.append({"id": sub["item"], **_node_fields(sub)})
+            if _valid_rank(sub.get("rank")):
+                ranks[sub["item"]] = sub["rank"]
+        raw = {"id": node, **_node_fields(record), "subtasks": subs}
+        if subs:  # the stored status is the one it gets back without its checklist
+            raw[OWN_STATUS] = raw.get("status")
+        item = _normal_item(raw, number)
+        if item is None:
+            continue
+        items.append(item)
+        if _valid_rank(record.get("rank")):
+            ranks[node] = record["rank"]
+    reason = head.get("pause_reason")
+    owner = head.get("owner")
+    updated = head.get("updated_at")
+    return TodoList(
+        session=session,
+        items=items,
+        active=head.get("active") is True,
+        paused=head.get("paused") is True,
+        pause_reason=reason if isinstance(reason, str) else None,
+        updated_at=updated if isinstance(updated, str) else None,
+        owner=owner if isinstance(owner, str) else None,
+        epoch=gen,
+        ranks=ranks,
+    )
+
+
 def from_record(record: Record) -> TodoList:
+    """A list from one full snapshot (a `todo_list` record, as older versions wrote)."""
     session = record.get("session")
     if not isinstance(session, str):
         session = str(record.get("id", "")).partition(":")[2]
@@ -187,6 +406,7 @@ def from_record(record: Record) -> TodoList:
     items = [_normal_item(raw, n) for n, raw in enumerate(raw_items, start=1)]
     reason = record.get("pause_reason")
     updated = record.get("updated_at")
+    owner = record.get("owner")
     return TodoList(
         session=session,
         items=[i for i in items if i is not None],
@@ -194,29 +414,28 @@ def from_record(record: Record) -> TodoList:
         paused=record.get("paused") is True,
         pause_reason=reason if isinstance(reason, str) else None,
         updated_at=updated if isinstance(updated, str) else None,
+        owner=owner if isinstance(owner, str) else None,
     )
 
 
 def current(fold: Fold, session: str) -> TodoList:
     """The session's list; an empty inactive list when none is recorded."""
-    record = fold.typed.get(record_id(session))
-    if record is None or record.get("type") != RECORD_TYPE:
-        return TodoList(session=session)
-    todo = from_record(record)
-    todo.session = session
-    return todo
+    return _index(fold).state(session).todo
+
+
+def exists(fold: Fold, session: str) -> bool:
+    """Whether anything was ever recorded for the session's list."""
+    return session in _index(fold).heads
 
 
 def all_lists(fold: Fold) -> list[TodoList]:
     """Every recorded list, in no particular order."""
-    return [
-        from_record(record)
-        for record in fold.typed.values()
-        if record.get("type") == RECORD_TYPE
-    ]
+    index = _index(fold)
+    return [index.state(session).todo for session in index.heads]
 
 
 def to_record(todo: TodoList, updated_at: str) -> Record:
+    """The list as one full `todo_list` snapshot (the format older versions read)."""
     record: Record = {
         "type": RECORD_TYPE,
         "id": record_id(todo.session),
@@ -242,6 +461,158 @@ def same(a: TodoList, b: TodoList) -> bool:
     )
 
 
+def _head_record(todo: TodoList, gen: str, stamp: str, writer: str) -> Record:
+    record: Record = {
+        "type": HEAD_TYPE,
+        "id": f"{HEAD_TYPE}:{todo.session}@{writer}",
+        "session": todo.session,
+        "list": gen,
+        "active": todo.active,
+        "paused": todo.paused,
+    }
+    if todo.pause_reason is not None:
+        record["pause_reason"] = todo.pause_reason
+    if todo.owner is not None:
+        record["owner"] = todo.owner
+    record["updated_at"] = stamp
+    return record
+
+
+def _node_record(gen: str, node: dict, parent: str | None, rank: str, stamp: str,
+                 writer: str) -> Record:
+    record: Record = {"type": ITEM_TYPE, "id": f"{ITEM_TYPE}:{gen}:{node['id']}@{writer}",
+                      "list": gen, "item": node["id"]}
+    if parent is not None:
+        record["parent"] = parent
+    record["rank"] = rank
+    for key, value in node.items():
+        if key not in _NODE_KEYS:
+            record[key] = value
+    record["updated_at"] = stamp
+    return record
+
+
+def _tombstone(gen: str, node: str, stamp: str, writer: str) -> Record:
+    return {"type": ITEM_TYPE, "id": f"{ITEM_TYPE}:{gen}:{node}@{writer}", "list": gen,
+            "item": node, "deleted": True, "updated_at": stamp}
+
+
+def _stored(item: dict) -> dict:
+    """An item's own fields as its record stores them (no subtasks; status derived)."""
+    out = _item_out(item)
+    if out.pop("subtasks"):
+        # A checklist decides the status: store the item's own one instead, so that
+        # ticking a subtask writes the subtask alone.
+        own = out.pop(OWN_STATUS, None)
+        out["status"] = own if own in ITEM_STATUSES else "pending"
+    return out
+
+
+def _kept_ranks(order: list[str], old: dict[str, str]) -> set[str]:
+    """The nodes whose old ranks already increase along `order` (a longest increasing
+    subsequence): they keep their ranks, only the others are written again."""
+    import bisect
+
+    seq = [(old[n], n) for n in order if n in old]
+    tails: list[str] = []
+    tail_at: list[int] = []
+    back: list[int] = []
+    for i, (rank, _n) in enumerate(seq):
+        at = bisect.bisect_left(tails, rank)
+        if at == len(tails):
+            tails.append(rank)
+            tail_at.append(i)
+        else:
+            tails[at] = rank
+            tail_at[at] = i
+        back.append(tail_at[at - 1] if at else -1)
+    kept: set[str] = set()
+    i = tail_at[-1] if tail_at else -1
+    while i >= 0:
+        kept.add(seq[i][1])
+        i = back[i]
+    return kept
+
+
+def _place(order: list[str], old: dict[str, str]) -> dict[str, str]:
+    """Ranks for `order`: kept where they already increase, new ones between them."""
+    kept = _kept_ranks(order, old)
+    ranks: dict[str, str] = {}
+    low: str | None = None
+    for at, node in enumerate(order):
+        if node in kept:
+            ranks[node] = old[node]
+            low = old[node]
+            continue
+        high = next((old[n] for n in order[at + 1:] if n in kept), None)
+        low = ranks[node] = rank_between(low, high)
+    return ranks
+
+
+def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[list[Record], str]:
+    """The records that take the stored list from `state` to `after`, and the generation."""
+    before = state.todo
+    legacy = state.head is not None and state.head.get("type") == RECORD_TYPE
+    fresh = (
+        state.head is None
+        or after.epoch != before.epoch
+        or (after.active and not before.active)
+    )
+    if fresh and not (legacy and before.active and after.epoch == before.epoch):
+        gen = after.epoch if after.epoch and after.epoch != before.epoch else _new_generation()
+        old_nodes: dict[str, Record] = {}
+        old_ranks: dict[str, str] = {}
+        head_changed = True
+    elif legacy:
+        # The first change to a list an older version wrote: its items become a
+        # generation named after the snapshot, so every clone that upgrades names it alike.
+        gen = "s" + _hex_of(f"{before.session}\0{state.head.get('updated_at')}")[:11]
+        old_nodes, old_ranks, head_changed = {}, {}, True
+    else:
+        gen = before.epoch or _new_generation()
+        old_nodes, old_ranks = state.nodes, before.ranks
+        head_changed = any(getattr(before, k) != getattr(after, k) for k in _HEAD_KEYS)
+    records: list[Record] = []
+    if head_changed:
+        records.append(_head_record(after, gen, stamp, writer))
+    seen: set[str] = set()
+    groups = [(None, [str(i["id"]) for i in after.items])]
+    groups += [(str(i["id"]), [str(s["id"]) for s in i.get("subtasks") or []])
+               for i in after.items]
+    by_id: dict[str, tuple[dict, str | None]] = {}
+    for item in after.items:
+        by_id[str(item["id"])] = (_stored(item), None)
+        for sub in item.get("subtasks") or []:
+            by_id[str(sub["id"])] = (dict(sub), str(item["id"]))
+    for parent, order in groups:
+        siblings = {n: old_ranks[n] for n in order if n in old_ranks
+                    and _parent_of(old_nodes.get(n)) == parent}
+        for node, rank in _place(order, siblings).items():
+            if node in seen:
+                continue  # an id twice in a hand-made list: the first place counts
+            seen.add(node)
+            fields, _ = by_id[node]
+            previous = old_nodes.get(node)
+            if (previous is not None and previous.get("deleted") is not True
+                    and _parent_of(previous) == parent and previous.get("rank") == rank
+                    and _node_fields(previous) == {k: v for k, v in fields.items()
+                                                   if k not in _NODE_KEYS}):
+                continue
+            records.append(_node_record(gen, {**fields, "id": node}, parent, rank, stamp,
+                                        writer))
+    for node, previous in old_nodes.items():
+        if node not in seen and previous.get("deleted") is not True:
+            records.append(_tombstone(gen, node, stamp, writer))
+    return records, gen
+
+
+def _parent_of(record: Record | None) -> str | None:
+    if record is None:
+        return None
+    parent = record.get("parent")
+    return parent if isinstance(parent, str) else None
+
+
 @dataclass
 class Edit:
     before: TodoList
@@ -250,35 +621,47 @@ class Edit:
 
 
 def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) -> Edit:
-    """Locked read-modify-append of one full snapshot of the session's list. `fn` sees
-    the newest state; returning None or an equal list writes nothing, raising writes
-    nothing either."""
+    """Locked read-modify-append of the session's list: `fn` sees the newest state and
+    returns the new one; only what changed is appended (a tick: one small record).
+    Returning None or an equal list writes nothing, raising writes nothing either."""
     outcome: list[Edit] = []
+    writer = writer_id(log.root)
 
     def apply(fold: Fold) -> list[Record]:
-        before = current(fold, session)
+        state = _index(fold).state(session)
+        before = state.todo
         after = fn(_copy(before))
         if after is None or same(before, after):
             outcome[:] = [Edit(before, before, written=False)]
             return []
-        previous = fold.typed.get(record_id(session))
-        stamp = format_ts(next_updated_at(previous))
-        after = replace(after, session=session, updated_at=stamp)
+        stamp = format_ts(max(now_micros(), state.newest + 1))
+        if after.owner is None:
+            after = replace(after, owner=before.owner or _owner_for(log, session))
+        records, gen = _changes(state, replace(after, session=session), stamp, writer)
+        after = replace(after, session=session, updated_at=stamp, epoch=gen)
         outcome[:] = [Edit(before, after, written=True)]
-        return [to_record(after, stamp)]
+        return records
 
     log.update(apply)
     return outcome[0]
 
 
+def _owner_for(log: TaskLog, session: str) -> str | None:
+    """Who a list belongs to, recorded when its head is first written: the person's git
+    identity (see aidp.git)."""
+    from aidp.git import identity
+
+    return identity(log.root)
+
+
 def change(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) -> TodoList:
-    """Locked read-modify-append of one full todo_list snapshot; the list as it now is."""
+    """Locked read-modify-append of the session's list; the list as it now is."""
     return edit(log, session, fn).after
 
 
 def _copy(todo: TodoList) -> TodoList:
     items = [dict(i, subtasks=[dict(s) for s in i.get("subtasks") or []]) for i in todo.items]
-    return replace(todo, items=items)
+    return replace(todo, items=items, ranks=dict(todo.ranks))
 
 
 # --- positions ----------------------------------------------------------------------
@@ -492,7 +875,8 @@ def load(todo: TodoList, source: TodoList) -> TodoList:
     """Copy `source`'s items (active or cleared) into `todo` and make them active. Loading
     a plan is a fresh start, like a user prompt: a pause is lifted."""
     items = _copy(source).items
-    return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None)
+    return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None,
+                   epoch=_new_generation())
 
 
 def on_user_prompt(todo: TodoList) -> TodoList:
