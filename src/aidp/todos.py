@@ -428,6 +428,19 @@ def exists(fold: Fold, session: str) -> bool:
     return session in _index(fold).heads
 
 
+def personal_session(fold: Fold, branch: str, who: str) -> str:
+    """The default session of person `who` on `branch`: `<branch>@<who>`, their own list,
+    unless they already have a list under the bare branch name (from before lists were
+    per person): a list there that records them as its owner, or no owner at all, keeps
+    working for them (and records them as its owner on its next change)."""
+    personal = f"{branch}@{who}"
+    index = _index(fold)
+    if personal in index.heads or branch not in index.heads:
+        return personal
+    owner = index.state(branch).todo.owner
+    return branch if owner is None or owner == who else personal
+
+
 def all_lists(fold: Fold) -> list[TodoList]:
     """Every recorded list, in no particular order."""
     index = _index(fold)
@@ -478,7 +491,7 @@ def _head_record(todo: TodoList, gen: str, stamp: str, writer: str) -> Record:
     return record
 
 
-def _node_record(gen: str, node: dict, parent: str | None, rank: str, stamp: str,
+def _node_record(gen: str, node: dict, parent: str | None, rank: str, stamp: str | None,
                  writer: str) -> Record:
     record: Record = {"type": ITEM_TYPE, "id": f"{ITEM_TYPE}:{gen}:{node['id']}@{writer}",
                       "list": gen, "item": node["id"]}
@@ -488,7 +501,8 @@ def _node_record(gen: str, node: dict, parent: str | None, rank: str, stamp: str
     for key, value in node.items():
         if key not in _NODE_KEYS:
             record[key] = value
-    record["updated_at"] = stamp
+    if stamp is not None:
+        record["updated_at"] = stamp
     return record
 
 
@@ -549,6 +563,23 @@ def _place(order: list[str], old: dict[str, str]) -> dict[str, str]:
     return ranks
 
 
+def _all_nodes(todo: TodoList, gen: str, stamp: str | None, writer: str) -> dict[str, Record]:
+    """Every item and subtask of `todo` as records of generation `gen`, ranked in order."""
+    out: dict[str, Record] = {}
+    rank: str | None = None
+    for item in todo.items:
+        rank = rank_between(rank, None)
+        node = str(item["id"])
+        out.setdefault(node, _node_record(gen, {**_stored(item), "id": node}, None, rank,
+                                          stamp, writer))
+        sub_rank: str | None = None
+        for sub in item.get("subtasks") or []:
+            sub_rank = rank_between(sub_rank, None)
+            out.setdefault(str(sub["id"]), _node_record(gen, {**sub, "id": str(sub["id"])},
+                                                        node, sub_rank, stamp, writer))
+    return out
+
+
 def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[list[Record], str]:
     """The records that take the stored list from `state` to `after`, and the generation."""
     before = state.todo
@@ -558,32 +589,38 @@ def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[l
         or after.epoch != before.epoch
         or (after.active and not before.active)
     )
-    if fresh and not (legacy and before.active and after.epoch == before.epoch):
+    base: dict[str, Record] = {}
+    if fresh:
         gen = after.epoch if after.epoch and after.epoch != before.epoch else _new_generation()
         old_nodes: dict[str, Record] = {}
-        old_ranks: dict[str, str] = {}
         head_changed = True
-    elif legacy:
-        # The first change to a list an older version wrote: its items become a
-        # generation named after the snapshot, so every clone that upgrades names it alike.
-        gen = "s" + _hex_of(f"{before.session}\0{state.head.get('updated_at')}")[:11]
-        old_nodes, old_ranks, head_changed = {}, {}, True
+    elif legacy and state.head is not None:
+        # The first change to a list that an older version wrote as a snapshot: its items
+        # become a generation named after the snapshot, stamped with the snapshot's time,
+        # so every clone that upgrades writes the same thing and real changes win over it.
+        then = state.head.get("updated_at")
+        gen = "s" + _hex_of(f"{before.session}\0{then}")[:11]
+        base = old_nodes = _all_nodes(before, gen, then if isinstance(then, str) else None,
+                                      writer)
+        head_changed = True
     else:
         gen = before.epoch or _new_generation()
-        old_nodes, old_ranks = state.nodes, before.ranks
+        old_nodes = state.nodes
         head_changed = any(getattr(before, k) != getattr(after, k) for k in _HEAD_KEYS)
+    old_ranks = {n: r["rank"] for n, r in old_nodes.items() if _valid_rank(r.get("rank"))}
     records: list[Record] = []
     if head_changed:
         records.append(_head_record(after, gen, stamp, writer))
+    written: dict[str, Record] = {}
     seen: set[str] = set()
     groups = [(None, [str(i["id"]) for i in after.items])]
     groups += [(str(i["id"]), [str(s["id"]) for s in i.get("subtasks") or []])
                for i in after.items]
-    by_id: dict[str, tuple[dict, str | None]] = {}
+    by_id: dict[str, dict] = {}
     for item in after.items:
-        by_id[str(item["id"])] = (_stored(item), None)
+        by_id.setdefault(str(item["id"]), _stored(item))
         for sub in item.get("subtasks") or []:
-            by_id[str(sub["id"])] = (dict(sub), str(item["id"]))
+            by_id.setdefault(str(sub["id"]), dict(sub))
     for parent, order in groups:
         siblings = {n: old_ranks[n] for n in order if n in old_ranks
                     and _parent_of(old_nodes.get(n)) == parent}
@@ -591,18 +628,19 @@ def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[l
             if node in seen:
                 continue  # an id twice in a hand-made list: the first place counts
             seen.add(node)
-            fields, _ = by_id[node]
+            fields = {k: v for k, v in by_id[node].items() if k not in _NODE_KEYS}
             previous = old_nodes.get(node)
             if (previous is not None and previous.get("deleted") is not True
                     and _parent_of(previous) == parent and previous.get("rank") == rank
-                    and _node_fields(previous) == {k: v for k, v in fields.items()
-                                                   if k not in _NODE_KEYS}):
+                    and _node_fields(previous) == fields):
                 continue
-            records.append(_node_record(gen, {**fields, "id": node}, parent, rank, stamp,
-                                        writer))
+            written[node] = _node_record(gen, {**fields, "id": node}, parent, rank, stamp,
+                                         writer)
     for node, previous in old_nodes.items():
         if node not in seen and previous.get("deleted") is not True:
-            records.append(_tombstone(gen, node, stamp, writer))
+            written[node] = _tombstone(gen, node, stamp, writer)
+    records += [record for node, record in base.items() if node not in written]
+    records += written.values()
     return records, gen
 
 
@@ -1013,6 +1051,7 @@ class Summary:
     items: int
     counts: dict[str, int]
     first: str | None
+    owner: str | None = None
 
     def to_json(self) -> dict:
         return {
@@ -1023,6 +1062,7 @@ class Summary:
             "items": self.items,
             "counts": self.counts,
             "first": self.first,
+            "owner": self.owner,
         }
 
 
@@ -1046,6 +1086,7 @@ def summaries(fold: Fold, current_session: str) -> list[Summary]:
             items=len(todo.items),
             counts=counts(todo.items),
             first=todo.items[0]["content"] if todo.items else None,
+            owner=todo.owner,
         ))
     return out
 
@@ -1059,7 +1100,7 @@ def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
             return current(fold, found[number - 1].session)
         if not found:
             raise TodoListNotFound(f"No saved TODO list numbered {ref}: there are none yet")
-        if record_id(ref) not in fold.typed:
+        if not exists(fold, ref):
             raise InvalidInput(
                 f"Invalid list number {ref}: 'aidp todo list' shows {len(found)}; "
                 f"use a number from 1 to {len(found)} or a session name"
@@ -1103,5 +1144,7 @@ def render_list(found: Sequence[Summary], now: int, *, current_session: str) -> 
         lines = [head, f"   {_count(s.items, 'item')}: {by_status}"]
         if s.first is not None:
             lines.append(f"   First: {_inert(s.first)}")
+        if s.owner is not None and not s.session.endswith(f"@{s.owner}"):
+            lines.append(f"   Owner: {_inert(s.owner)}")
         blocks.append("\n".join(lines))
     return "\n".join(blocks)

@@ -297,10 +297,13 @@ def git(project: Path, *args: str) -> None:
 def test_the_git_branch_is_the_default_session(cli, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     git(project, "init", "-q", "-b", "feature/unborn")  # a branch with no commits yet
     monkeypatch.setenv("AIDP_SESSION", "")  # empty counts as unset
+    monkeypatch.delenv("GIT_AUTHOR_EMAIL")  # no identity: the bare branch (see test_sessions)
+    monkeypatch.delenv("GIT_AUTHOR_NAME")
     assert ok(cli, "todo", "add", "on the branch") == "✓ Added 1: on the branch\n"
     assert shown(cli)["session"] == "feature/unborn"
     git(project, "add", ".")
-    git(project, "commit", "-q", "-m", "first")
+    git(project, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m",
+        "first")
     git(project, "checkout", "-q", "-b", "other")
     assert shown(cli) == {"session": "other", "active": False, "paused": False, "items": []}
     listed = json.loads(ok(cli, "todo", "list", "--json"))
@@ -341,7 +344,8 @@ def test_list_orders_four_sessions(cli) -> None:
     listed = json.loads(ok(cli, "--session", "gamma", "todo", "list", "--json"))
     assert [s["session"] for s in listed] == ["gamma", "delta", "alpha", "beta"]
     assert [s["current"] for s in listed] == [True, False, False, False]
-    assert list(listed[0]) == ["session", "current", "updated_at", "active", "items", "counts", "first"]
+    assert list(listed[0]) == ["session", "current", "updated_at", "active", "items", "counts", "first",
+                              "owner"]
     beta = listed[3]
     assert (beta["active"], beta["items"], beta["first"]) == (True, 2, "beta first")
     assert beta["counts"] == {"pending": 1, "in_progress": 0, "completed": 1}

@@ -31,6 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
+from aidp import todos
 from aidp.log import LOG_NAME, TaskLog
 from aidp.model import ts_of
 
@@ -129,22 +130,32 @@ def op_set(world: World, clone: int, pick: int, verb: str) -> None:
     world.record(task, verb)
 
 
+def record_appended(world: World, clone: int, before: bytes) -> None:
+    """Every record a todo command appended (a list's head, the items it changed)."""
+    data = (world.clones[clone] / TASKLIST).read_bytes()
+    assert data.startswith(before)
+    for line in data[len(before):].splitlines():
+        world.record(orjson.loads(line), "todo")
+
+
 def op_todo_add(world: World, clone: int, which: int) -> None:
     session = world.session(clone, which)
+    before = (world.clones[clone] / TASKLIST).read_bytes()
     result = world.aidp(clone, "todo", "add", "--session", session, f"item by clone {clone}")
     assert result.code == 0, result
-    world.record(world.fold(clone).typed[f"todo_list:{session}"], "todo")
+    record_appended(world, clone, before)
 
 
 def op_todo_tick(world: World, clone: int, which: int, pick: int) -> None:
     session = world.session(clone, which)
-    current = world.fold(clone).typed.get(f"todo_list:{session}")
-    if not current or not current.get("items"):
+    current = todos.current(world.fold(clone), session)
+    if not current.visible:
         return
-    position = pick % len(current["items"]) + 1
+    position = pick % len(current.visible) + 1
+    before = (world.clones[clone] / TASKLIST).read_bytes()
     result = world.aidp(clone, "todo", "tick", "--session", session, str(position))
     assert result.code == 0, result
-    world.record(world.fold(clone).typed[f"todo_list:{session}"], "todo")
+    record_appended(world, clone, before)
 
 
 def op_compact(world: World, clone: int) -> None:

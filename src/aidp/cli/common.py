@@ -18,6 +18,8 @@ class Env:
         self.directory = directory
         self.session = session
         self.warned = False
+        self._last: Fold | None = None  # the fold this command read last
+        self._handoff: Fold | None = None  # read to name the session; the next read takes it
 
     def __repr__(self) -> str:
         return f"Env(directory={self.directory!r}, session={self.session!r})"
@@ -31,11 +33,21 @@ class Env:
         return TaskLog(self.root, create_root=False, on_wait=_say_waiting)
 
     def session_name(self, override: str | None = None) -> str:
-        return resolve_session(override or self.session, self.root)
+        return resolve_session(override or self.session, self.root, self._for_session)
+
+    def _for_session(self) -> Fold:
+        """A fold to name the session by: one read moments ago will do, and a fresh read
+        is handed on to the command's own next read, so naming costs no second read."""
+        if self._last is None:
+            self._handoff = self._last = self.log.read()
+        return self._last
 
     def read(self) -> Fold:
         """The folded state, with the one damage warning a command may print."""
-        fold = self.log.read()
+        fold, self._handoff = self._handoff, None
+        if fold is None:
+            fold = self.log.read()
+        self._last = fold
         self.warn_damage(fold)
         return fold
 
