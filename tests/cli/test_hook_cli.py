@@ -138,7 +138,7 @@ def test_claude_tasks_api_is_mirrored_through_the_id_map(cli, project: Path) -> 
     assert contents(cli, "s") == [("Parse input", "completed")]
     # The map is local state, never a record in the tasklist.
     types = {r.get("type") for r in records(project)}
-    assert types == {"todo_list"}
+    assert types == {"todo_head", "todo_item"}  # the TODO list's own records only
     state = list((project / ".aidp" / "hooks").glob("claude-s-*.json"))
     assert len(state) == 1 and json.loads(state[0].read_text())["claude_tasks"]["tasks"]
     assert (project / ".aidp" / "hooks" / ".gitignore").read_text().endswith("*\n")
