@@ -31,7 +31,7 @@ agents: $(BIN)/aidp
 test-agents: $(BIN)/aidp
 	@rc=0; $(BIN)/python tests/agents/install.py || rc=$$?; \
 	if [ $$rc -eq 75 ]; then \
-		echo "SKIPPED the real-agent suite: the agent CLIs cannot be installed (see above)"; \
+		echo "SKIPPED the real-agent suite: no agent CLI could be installed (reason above)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; \
 	else AIDP_REAL_AGENTS=1 $(BIN)/python -m pytest -q tests/agents $(PYTEST_ARGS); fi
 

@@ -38,8 +38,16 @@ CANNOT_INSTALL = 75  # EX_TEMPFAIL: the suite skips
 TIMEOUT = 1200
 
 
+FAILURES: list[str] = []  # why each install failed, for the one-line summary
+
+
 def say(text: str) -> None:
     print(f"install.py: {text}", file=sys.stderr, flush=True)
+
+
+def failed(text: str) -> None:
+    FAILURES.append(text)
+    say(text)
 
 
 def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
@@ -87,7 +95,7 @@ def install_npm(home: Path, wanted: dict[str, dict[str, str]]) -> list[str]:
     if not wanted:
         return []
     if shutil.which("npm") is None or shutil.which("node") is None:
-        say("cannot install the npm CLIs: npm/node is not installed")
+        failed("npm/node is not installed")
         return list(wanted)
     prefix = home / "npm"
     prefix.mkdir(parents=True, exist_ok=True)
@@ -96,7 +104,7 @@ def install_npm(home: Path, wanted: dict[str, dict[str, str]]) -> list[str]:
     result = run(["npm", "install", "--prefix", str(prefix), "--save-exact", "--no-audit",
                   "--no-fund", "--ignore-scripts", "--loglevel=error", *specs])
     if result.returncode != 0:
-        say(f"npm install failed: {_last_line(result.stderr)}")
+        failed(f"npm install failed: {_last_line(result.stderr)}")
         return list(wanted)
     return []
 
@@ -108,20 +116,24 @@ def install_aider(home: Path, info: dict[str, str]) -> bool:
         say(f"python -m venv {venv}")
         result = run([sys.executable, "-m", "venv", str(venv)])
         if result.returncode != 0:
-            say(f"cannot create the aider virtualenv: {_last_line(result.stderr)}")
+            failed(f"cannot create the aider virtualenv: {_last_line(result.stderr)}")
             return False
     spec = f"{info['package']}=={info['version']}"
     say(f"pip install {spec} (into {venv})")
     result = run([str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", spec])
     if result.returncode != 0:
-        say(f"pip install {spec} failed: {_last_line(result.stderr)}")
+        failed(f"pip install {spec} failed: {_last_line(result.stderr)}")
         return False
     return True
 
 
 def _last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "no output"
+    """The line of a tool's stderr that says what went wrong."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    useful = [line for line in lines if "complete log of this run" not in line
+              and not line.startswith("npm warn")]
+    errors = [line for line in useful if "error" in line.lower()]
+    return (errors or useful or ["no output"])[0]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -178,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"installed into {home}")
         return 0
     if len(still) == len(names) and all(installed_version(n, home) is None for n in names):
-        say(f"cannot install the agent CLIs ({', '.join(still)}); see the messages above")
+        say(f"cannot install any agent CLI: {'; '.join(FAILURES) or 'see above'}")
         return CANNOT_INSTALL
     say(f"not at the pinned version: {', '.join(still)}")
     return 1

@@ -143,13 +143,18 @@ def dash_prompt(world: AgentWorld, server: FakeModelServer) -> None:
                for r in server.main_requests()), server.describe()
 
 
+# What each CLI says about an HTTP error, where it does not name the status itself.
+ERROR_WORDS = {("codex", 500): "experiencing high demand"}
+
+
 def _api_error(world: AgentWorld, server: FakeModelServer, status: int) -> Result:
     ok(world.aidp("todo", "add", "Write the parser"))
     server.scenario = Scenario.of(error(status))
     result = world.aidp_run("Write the parser")
     assert result.exit_code != 0, str(result)
     assert "Traceback" not in result.output, str(result)
-    assert str(status) in result.stderr, str(result)  # the agent's error, named
+    words = ERROR_WORDS.get((world.cli, status), str(status))
+    assert words in result.stderr, str(result)  # the agent's error, in its own words
     assert "The agent exited with code" in result.stderr, str(result)
     assert "↻" not in result.stdout, str(result)  # no re-prompt loop
     assert descriptions(world) == [], str(result)  # nothing filed

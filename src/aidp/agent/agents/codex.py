@@ -32,10 +32,14 @@ def _event(reader: events.OutputReader, kind: str, event: dict) -> list[events.I
     Notice, Tool, one_line, summarize = (events.Notice, events.Tool, events.one_line,
                                          events.summarize)
     if kind == "error":
-        return [Notice(one_line(event.get("message") or "error"))]
+        message = event.get("message") or "error"
+        reader.scratch[NAME] = message  # the last error, which turn.failed repeats
+        return [Notice(one_line(message, 200))]
     if kind == "turn.failed":
         error = event.get("error")
         message = error.get("message") if isinstance(error, dict) else None
+        if message and message == reader.scratch.get(NAME):
+            return [Notice("the turn failed (the error above)")]
         return [Notice(f"the turn failed: {one_line(message or 'no reason given')}")]
     if not kind.startswith("item."):
         return []
