@@ -1,0 +1,241 @@
+"""`aidp setup` + `aidp hook` with the REAL Claude Code, Gemini CLI and Codex (issue 11).
+
+Each CLI runs headless (`claude -p`, `gemini -p`) in a hermetic world against the
+scripted model server on 127.0.0.1, with the project settings `aidp setup` wrote and no
+AIDP_SESSION: the hooks use the agent's own session id. The scripted model plans with
+the CLI's own plan tool, then stops with items pending; the Stop / AfterAgent hook
+must push it on until it finishes them, and at most 3 times in a row when it never
+does.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakemodel import Scenario, plan, text
+from harness import AgentWorld, cli_bin
+
+PLAN = [("Write code", "in_progress"), ("Write tests", "pending")]
+DONE = [("Write code", "completed"), ("Write tests", "completed")]
+PUSH = "You have an active task: Write code"
+
+
+def finishing() -> Scenario:
+    """Plans, stops with items open, is pushed, finishes them, stops."""
+    return Scenario.of(plan(PLAN), text("I'll stop here for now."), plan(DONE),
+                       text("All done."))
+
+
+def lazy() -> Scenario:
+    """Plans, then only ever stops."""
+    return Scenario.of(plan(PLAN), *[text(f"Stopping ({n}).") for n in range(8)])
+
+
+def set_up(world: AgentWorld, agent: str) -> None:
+    world.env.pop("AIDP_SESSION", None)  # the hooks must use the agent's session id
+    result = world.aidp("setup", agent)
+    assert result.exit_code == 0, str(result)
+    assert world.aidp("setup", agent, "--check").exit_code == 0
+
+
+def main_requests(server) -> list:
+    return [r for r in server.requests if r.kind == "main"]
+
+
+def only_session(world: AgentWorld) -> tuple[str, list[tuple[str, str]]]:
+    lists = world.json("todo", "list", "--json")
+    assert isinstance(lists, list) and len(lists) == 1, lists
+    session = lists[0]["session"]
+    shown = world.json("--session", session, "todo", "show", "--json")
+    return session, [(i["content"], i["status"]) for i in shown["items"]]
+
+
+def no_hook_records(world: AgentWorld) -> None:
+    path = world.project / ".aidp" / "tasklist.jsonl"
+    types = {json.loads(line).get("type") for line in path.read_text().splitlines() if line}
+    assert types <= {"todo_list"}, types  # hook state stays in .aidp/hooks/, git-ignored
+    assert (world.project / ".aidp" / "hooks" / ".gitignore").exists()
+
+
+# --- Claude Code ----------------------------------------------------------------------
+
+
+def run_claude(world: AgentWorld, prompt: str, *extra: str):
+    argv = [str(cli_bin("claude")), "-p", prompt, "--output-format", "json",
+            "--max-turns", "30", *extra]
+    result = world.run(argv, timeout=240)
+    assert result.exit_code == 0, str(result)
+    return json.loads(result.stdout)
+
+
+def claude_user_texts(request) -> list[str]:
+    out = []
+    for message in request.body["messages"]:
+        if message.get("role") != "user":
+            continue
+        content = message["content"]
+        parts = [content] if isinstance(content, str) else [
+            p.get("text", "") for p in content if isinstance(p, dict)]
+        out.extend(p for p in parts if p)
+    return out
+
+
+@pytest.mark.parametrize("plan_tool", ["TaskCreate", "TodoWrite"])
+def test_claude_is_pushed_on_until_its_plan_is_done(claude: AgentWorld, fake_model,
+                                                   plan_tool: str) -> None:
+    set_up(claude, "claude")
+    if plan_tool == "TodoWrite":
+        claude.env["CLAUDE_CODE_ENABLE_TASKS"] = "false"
+    fake_model.scenario = finishing()
+    answer = run_claude(claude, "Implement the feature")
+    assert answer["result"] == "All done."
+    requests = main_requests(fake_model)
+    offered = requests[0].body.get("tools") or []
+    assert plan_tool in {t.get("name") for t in offered}
+    # SessionStart: the prime text reached the model.
+    first = json.dumps(requests[0].body["messages"])
+    assert "SessionStart hook additional context: # aidp: your TODO list" in first
+    # Stop: refused once, with the continuation prompt as Claude's new user message.
+    pushes = [t for t in claude_user_texts(requests[-1]) if PUSH in t]
+    assert len(pushes) == 1 and pushes[0].startswith(f"Stop hook feedback:\n{PUSH}\n")
+    assert "reminder 1 of 3" in pushes[0]
+    # PostToolUse: the plan tool's calls are the session's TODO list, item by item.
+    session, items = only_session(claude)
+    assert session == answer["session_id"]
+    assert items == DONE
+    no_hook_records(claude)
+
+
+def test_claude_lazy_model_is_pushed_three_times_then_a_new_prompt_resets(
+    claude: AgentWorld, fake_model
+) -> None:
+    set_up(claude, "claude")
+    fake_model.scenario = lazy()
+    run_claude(claude, "Implement the feature")
+    pushes = [t for t in claude_user_texts(main_requests(fake_model)[-1]) if PUSH in t]
+    assert [("reminder 1 of 3" in p, "reminder 2 of 3" in p, "reminder 3 of 3" in p)
+            for p in pushes] == [(True, False, False), (False, True, False),
+                                 (False, False, True)]
+    session, items = only_session(claude)
+    assert items == PLAN  # still open: the turn ended after 3 reminders
+    # Resuming with a new prompt: the prime shows the open list, the count starts again.
+    fake_model.requests.clear()
+    fake_model.scenario = Scenario.of(text("Stopping again."))
+    run_claude(claude, "Carry on", "--resume", session)
+    requests = main_requests(fake_model)
+    context = json.dumps(requests[0].body["messages"])
+    assert "1. [IN_PROGRESS] (MEDIUM) Write code" in context
+    pushes = [t for t in claude_user_texts(requests[-1]) if PUSH in t]
+    assert len(pushes) == 6  # the 3 of the first prompt, then 3 more after the new one
+    assert ["reminder 1 of 3" in t for t in pushes[3:]] == [True, False, False]
+
+
+def test_claude_setup_remove_leaves_no_hooks(claude: AgentWorld, fake_model) -> None:
+    set_up(claude, "claude")
+    assert claude.aidp("setup", "claude", "--remove").exit_code == 0
+    assert not (claude.project / ".claude" / "settings.json").exists()
+    fake_model.scenario = lazy()
+    run_claude(claude, "Implement the feature")
+    requests = main_requests(fake_model)
+    assert not any(PUSH in t for t in claude_user_texts(requests[-1]))
+    assert "aidp: your TODO list" not in json.dumps(requests[0].body)
+
+
+# --- Gemini CLI -----------------------------------------------------------------------
+
+
+def run_gemini(world: AgentWorld, prompt: str):
+    world.env["GEMINI_CLI_TRUST_WORKSPACE"] = "true"  # project hooks run in trusted folders
+    argv = [str(cli_bin("gemini")), "-p", prompt, "--approval-mode", "yolo",
+            "--output-format", "json"]
+    result = world.run(argv, timeout=300)
+    assert result.exit_code == 0, str(result)
+    return json.loads(result.stdout)
+
+
+def gemini_user_texts(request) -> list[str]:
+    return [p["text"] for c in request.body["contents"] if c.get("role", "user") == "user"
+            for p in c.get("parts") or [] if isinstance(p.get("text"), str)]
+
+
+def test_gemini_is_pushed_on_until_its_plan_is_done(gemini: AgentWorld, fake_model) -> None:
+    set_up(gemini, "gemini")
+    fake_model.scenario = finishing()
+    run_gemini(gemini, "Implement the feature")
+    requests = main_requests(fake_model)
+    assert "write_todos" in json.dumps(requests[0].body.get("tools"))
+    first = "\n".join(gemini_user_texts(requests[0]))
+    assert "<hook_context># aidp: your TODO list" in first
+    pushes = [t for t in gemini_user_texts(requests[-1]) if t.startswith(PUSH)]
+    assert len(pushes) == 1 and "reminder 1 of 3" in pushes[0]
+    _, items = only_session(gemini)
+    assert items == DONE
+    no_hook_records(gemini)
+
+
+def test_gemini_lazy_model_is_pushed_at_most_three_times(gemini: AgentWorld,
+                                                         fake_model) -> None:
+    """Gemini has no cap of its own: aidp's count is the only one."""
+    set_up(gemini, "gemini")
+    fake_model.scenario = lazy()
+    run_gemini(gemini, "Implement the feature")
+    requests = main_requests(fake_model)
+    pushes = [t for t in gemini_user_texts(requests[-1]) if t.startswith(PUSH)]
+    assert len(pushes) == 3 and "reminder 3 of 3" in pushes[-1]
+    assert len(requests) == 5  # plan, then 4 stops: 3 refused, the 4th let through
+    _, items = only_session(gemini)
+    assert items == PLAN
+
+
+# --- Codex CLI ------------------------------------------------------------------------
+
+
+def run_codex(world: AgentWorld, prompt: str):
+    # Project hooks run only in a trusted project, and only once trusted themselves: this
+    # one-off run trusts what `aidp setup codex` wrote, as a user checking it would.
+    config = world.home / ".codex" / "config.toml"
+    if str(world.project) not in config.read_text():
+        config.write_text(config.read_text()
+                          + f'\n[projects."{world.project}"]\ntrust_level = "trusted"\n')
+    argv = [str(cli_bin("codex")), "exec", "--dangerously-bypass-hook-trust",
+            "-c", "tools.update_plan.enabled=true", "--json", prompt]
+    result = world.run(argv, timeout=240)
+    assert result.exit_code == 0, str(result)
+    return result
+
+
+def codex_user_texts(request) -> list[str]:
+    out = []
+    for item in request.body["input"]:
+        if isinstance(item, dict) and item.get("role") in ("user", "developer"):
+            content = item.get("content")
+            parts = [content] if isinstance(content, str) else [
+                p.get("text", "") for p in content or [] if isinstance(p, dict)]
+            out.extend(p for p in parts if p)
+    return out
+
+
+def test_codex_is_pushed_on_until_its_plan_is_done(codex: AgentWorld, fake_model) -> None:
+    set_up(codex, "codex")
+    fake_model.scenario = finishing()
+    run_codex(codex, "Implement the feature")
+    requests = main_requests(fake_model)
+    texts = codex_user_texts(requests[-1])
+    assert any(t.startswith("# aidp: your TODO list") for t in texts)  # SessionStart
+    pushes = [t for t in texts if PUSH in t]
+    assert len(pushes) == 1 and "reminder 1 of 3" in pushes[0]
+    _, items = only_session(codex)
+    assert items == DONE
+    no_hook_records(codex)
+
+
+def test_codex_lazy_model_is_pushed_at_most_three_times(codex: AgentWorld,
+                                                        fake_model) -> None:
+    set_up(codex, "codex")
+    fake_model.scenario = lazy()
+    run_codex(codex, "Implement the feature")
+    pushes = [t for t in codex_user_texts(main_requests(fake_model)[-1]) if PUSH in t]
+    assert len(pushes) == 3 and "reminder 3 of 3" in pushes[-1]
+    _, items = only_session(codex)
+    assert items == PLAN
