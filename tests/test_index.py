@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp import index, model, tasks
-from aidp.log import Fold, TaskLog
+from aidp.index import columns, loader
+from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 
 # Modest by default; AIDP_INDEX_EXAMPLES=2000 for a long local run.
@@ -25,10 +26,10 @@ SNAPSHOT = Path(".aidp") / index.CACHE_DIR / index.SNAPSHOT_NAME
 @pytest.fixture(autouse=True)
 def always_index(monkeypatch: pytest.MonkeyPatch) -> None:
     """Test files are tiny: use the snapshot for every size, rebuild it often."""
-    monkeypatch.setattr(index, "MIN_BYTES", 0)
-    monkeypatch.setattr(index, "REBUILD_TAIL", 300)
-    monkeypatch.setattr(index, "_STRICT", True)
-    monkeypatch.setattr(index, "_CHUNK", 64)  # many chunks, even for tiny files
+    monkeypatch.setattr(loader, "MIN_BYTES", 0)
+    monkeypatch.setattr(loader, "REBUILD_TAIL", 300)
+    monkeypatch.setattr(loader, "STRICT", True)
+    monkeypatch.setattr(columns, "CHUNK", 64)  # many chunks, even for tiny files
 
 
 def assert_same(log: TaskLog) -> Fold:
@@ -118,10 +119,16 @@ ops = st.one_of(
     st.tuples(st.just("swap_lines"), st.integers(0, 50), st.integers(0, 50)),
     st.tuples(st.just("flip_byte"), st.integers(0, 10_000)),
     st.tuples(st.just("truncate"), st.integers(0, 10_000)),
+    # Issue 16's git checkout: same inode, one line changed in the middle, lines added.
+    st.tuples(st.just("grow_in_place"), st.integers(0, 50), st.lists(lines, min_size=1,
+                                                                       max_size=4)),
+    st.tuples(st.just("aidp_append"), st.lists(task_lines, min_size=1, max_size=3)),
+    st.tuples(st.just("racy_ok")),  # vouch at once, as a read seconds later would
     st.tuples(st.just("repair")),
     st.tuples(st.just("compact")),
     st.tuples(st.just("cache"), st.sampled_from(
-        ["delete", "garbage", "truncate", "flip", "empty", "version", "other_log"])),
+        ["delete", "garbage", "truncate", "flip", "empty", "version", "other_log",
+         "stamp_garbage", "stamp_fifo"])),
 )
 
 
@@ -153,6 +160,17 @@ def apply(op: tuple, log: TaskLog, project: Path) -> None:
         rewrite_in_place(path, data[:at] + bytes([data[at] ^ 0x20]) + data[at + 1:])
     elif kind == "truncate" and data:
         rewrite_in_place(path, data[: op[1] % (len(data) + 1)])
+    elif kind == "grow_in_place" and data:
+        parts = data.split(b"\n")
+        i = op[1] % len(parts)
+        parts[i] = parts[i].replace(b"pending", b"done   ").replace(b"high", b"low ")
+        rewrite_in_place(path, b"\n".join(parts) + b"\n" + chunk(op[2], False))
+    elif kind == "aidp_append":
+        log.append([orjson.loads(line) for line in op[1]])
+    elif kind == "racy_ok":
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(loader, "RACY_NS", 0)
+            index.load(log)
     elif kind == "repair" and path.exists():
         log.repair()
     elif kind == "compact" and path.exists():
@@ -162,6 +180,12 @@ def apply(op: tuple, log: TaskLog, project: Path) -> None:
 
 
 def corrupt_cache(project: Path, how: str) -> None:
+    stamp = project / ".aidp" / index.CACHE_DIR / "log.stamp"
+    if how == "stamp_garbage" and stamp.exists():
+        stamp.write_bytes(os.urandom(stamp.stat().st_size))
+    elif how == "stamp_fifo" and stamp.parent.is_dir():
+        stamp.unlink(missing_ok=True)
+        os.mkfifo(stamp)
     snap = project / SNAPSHOT
     if not snap.exists():
         return
@@ -213,7 +237,7 @@ def test_appends_without_the_racy_guard(batches: list, tmp_path: Path) -> None:
     log = TaskLog(project)
     log.ensure_dir()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(index, "RACY_NS", 0)
+        patch.setattr(loader, "RACY_NS", 0)
         for parts, torn in batches:
             with open(log.path, "ab") as handle:
                 handle.write(chunk(parts, torn))
@@ -251,20 +275,77 @@ def test_a_torn_line_is_reread_once_completed(log: TaskLog, project: Path) -> No
 
 
 def test_racily_clean_same_size_rewrite_is_caught(log: TaskLog, project: Path) -> None:
-    """Equal stat data is not proof while the file changed close to the snapshot's build:
-    a same-size rewrite in place within one timestamp tick looks unchanged."""
+    """Equal stat data is not proof while the file changed close to the check: a reader
+    that verified a file changed less than RACY_NS ago vouches for nothing, so a
+    same-size rewrite in place within one timestamp tick is still checked."""
     log.ensure_dir()
     first = chunk([task_line(IDS[0], "pending", 1, "a")], False)
     log.path.write_bytes(first)
     index.load(log)
+    assert read_stamp(project / ".aidp") is None  # just written: racy, not vouched
     rewrite_in_place(log.path, first.replace(b'"pending"', b'"done"   '))
-    # Make the snapshot record the new stat data, as if both happened in the same tick.
-    snap = index._read_snapshot(str(project / SNAPSHOT))
-    st = os.stat(log.path)
-    head = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, True,
-            snap.offset, snap.crc, snap.samples)
-    index._write_snapshot(log, head, snap.body)
     assert index.load(log).tasks[IDS[0]]["status"] == "done"
+    assert_same(log)
+
+
+def test_stale_stamp_of_a_reused_inode_is_not_trusted(log: TaskLog, project: Path) -> None:
+    """Issue 16: a snapshot built on branch A, then `git checkout` of branch B (same log
+    with one pending line rewritten to done, plus appended tasks) into a file that got
+    the same inode number: the cache must not answer from branch A."""
+    log.ensure_dir()
+    lines = [task_line(f"task_1700000000_{n:08x}", "pending", n, "x") for n in range(200)]
+    log.path.write_bytes(chunk(lines, False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loader, "RACY_NS", 0)  # vouch at once, as a read seconds later would
+        index.load(log)
+    assert read_stamp(project / ".aidp") is not None
+    changed = list(lines)
+    changed[100] = changed[100].replace(b'"pending"', b'"done"   ')
+    changed += [task_line("task_1700000001_0000ffff", "pending", 1, "new")]
+    rewrite_in_place(log.path, chunk(changed, False))  # same inode, grown
+    got = assert_same(log)
+    assert got.tasks["task_1700000000_00000064"]["status"] == "done"
+    assert tasks.fold_stats(got)["done"] == 1
+
+
+def test_a_forged_stamp_on_a_same_inode_grown_file_is_still_caught(log: TaskLog,
+                                                                    project: Path) -> None:
+    """Even with the stat data vouched by mistake, the cache then only trusts what it
+    vouched: a file whose stat data differs in any field is checked in full."""
+    log.ensure_dir()
+    lines = [task_line(f"task_1700000000_{n:08x}", "pending", n, "x") for n in range(50)]
+    log.path.write_bytes(chunk(lines, False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loader, "RACY_NS", 0)
+        index.load(log)
+    nonce, key = read_stamp(project / ".aidp")
+    changed = list(lines)
+    changed[25] = changed[25].replace(b'"pending"', b'"done"   ')
+    rewrite_in_place(log.path, chunk(changed, False))
+    st = os.stat(log.path)
+    assert stat_key(st)[:3] == key[:3]  # same device, inode and size
+    assert_same(log)
+    write_stamp(project / ".aidp", nonce, key)  # the old file's data: never matches
+    assert index.load(log).tasks["task_1700000000_00000019"]["status"] == "done"
+
+
+def test_aidp_appends_keep_the_prefix_trusted(log: TaskLog, project: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer that appends to a vouched file vouches for the result, so the next read
+    does not re-read the prefix (and still answers like a full fold)."""
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loader, "RACY_NS", 0)
+        index.load(log)
+    log.append([orjson.loads(task_line(IDS[1], "done", 2, "b"))])
+    assert read_stamp(project / ".aidp")[1] == stat_key(os.stat(log.path))
+    from aidp.index import reader
+
+    def no_full_check(self: object, end: int) -> int:
+        raise AssertionError("re-read the vouched prefix")
+
+    monkeypatch.setattr(reader.LogFile, "crc", no_full_check)
     assert_same(log)
 
 
@@ -295,7 +376,7 @@ def test_snapshot_is_ignored_by_git_even_without_aidp_gitignore(log: TaskLog,
 
 def test_small_logs_are_folded_without_a_snapshot(log: TaskLog, project: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index, "MIN_BYTES", 32 * 1024)
+    monkeypatch.setattr(loader, "MIN_BYTES", 32 * 1024)
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
     assert_same(log)
@@ -347,13 +428,13 @@ def test_a_snapshot_from_elsewhere_is_never_unmarshalled(tmp_path: Path,
     planted.write_bytes((tmp_path / "theirs" / SNAPSHOT).read_bytes())
 
     class NoLoads:
-        dumps = staticmethod(index.marshal.dumps)
+        dumps = staticmethod(loader.marshal.dumps)
 
         @staticmethod
         def loads(_data: object) -> object:
             raise AssertionError("unmarshalled a snapshot this machine did not write")
 
-    monkeypatch.setattr(index, "marshal", NoLoads)
+    monkeypatch.setattr(loader, "marshal", NoLoads)
     assert_same(logs[1])
 
 
