@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from aidp.errors import StorageError
-from aidp.fold import DAMAGED, TASK, TYPED, FoldKey, beats, key_of, place
+from aidp.fold import DAMAGED, IGNORED, TASK, TYPED, FoldKey, beats, key_of, place
 from aidp.model import TASK_KEY_ORDER, Record
 from aidp.paths import DATA_DIR
 
@@ -141,6 +141,7 @@ class Fold(_Plain):
 
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BOM = b"\xef\xbb\xbf"
+_STREAM = 4 << 20  # repair, compact and backups read this much at a time
 
 # Task keys whose value must be a string when present; a task line that breaks this
 # (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
@@ -560,6 +561,11 @@ class TaskLog:
 
     def replace_locked(self, data: bytes) -> None:
         """Atomically replace the file (temp file, fsync, rename); the caller holds the lock."""
+        self._replace_with(lambda handle: handle.write(data))
+
+    def _replace_with(self, write: Callable[[Any], object]) -> None:
+        """Atomically replace the file with what `write(handle)` writes to a temp file
+        (fsynced, then renamed over it); the caller holds the lock."""
         try:
             import tempfile  # only repair and compact need it: kept off start-up
 
@@ -568,7 +574,7 @@ class TaskLog:
             raise _storage_error("write", self.path, exc) from exc
         try:
             with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
+                write(handle)
                 handle.flush()
                 os.fsync(handle.fileno())
             try:
@@ -576,12 +582,14 @@ class TaskLog:
             except OSError:
                 pass  # no old file to copy the mode from: the default stays
             os.replace(temp, self.path)
-        except OSError as exc:
+        except BaseException as exc:
             try:
                 os.unlink(temp)
             except OSError:
                 pass
-            raise _storage_error("write", self.path, exc) from exc
+            if isinstance(exc, OSError):
+                raise _storage_error("write", self.path, exc) from exc
+            raise
         # The new file is in place; syncing the folder makes the rename itself durable.
         # It is the last, best-effort step: a failure here changes nothing already done.
         try:
@@ -594,8 +602,11 @@ class TaskLog:
             pass
 
     # --- maintenance ----------------------------------------------------------------
+    #
+    # Both stream the file (a few MB at a time), so memory does not grow with its size
+    # beyond what the fold itself keeps (compact: one winner per id).
 
-    def _backup_locked(self, data: bytes) -> Path:
+    def _backup_locked(self) -> Path:
         from aidp.model import format_ts, now_micros
 
         folder = self.dir / "backups"
@@ -604,7 +615,10 @@ class TaskLog:
         _refuse_link(folder)
         try:
             folder.mkdir(exist_ok=True)
-            target.write_bytes(data)
+            with open(self.path, "rb") as source, open(target, "wb") as copy:
+                import shutil  # only maintenance needs it
+
+                shutil.copyfileobj(source, copy, _STREAM)
         except OSError as exc:
             try:
                 target.unlink()  # a half-written backup would only mislead
@@ -612,6 +626,30 @@ class TaskLog:
                 pass
             raise _storage_error("write the backup", target, exc) from exc
         return target
+
+    def _stream(self) -> Iterator[bytes]:
+        """The file's lines (without newlines), read a few MB at a time."""
+        self._require_regular()
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 - closed below, generator
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise _storage_error("read", self.path, exc) from exc
+        with handle:
+            carry = b""
+            while True:
+                try:
+                    block = handle.read(_STREAM)
+                except OSError as exc:
+                    raise _storage_error("read", self.path, exc) from exc
+                if not block:
+                    break
+                parts = (carry + block).split(b"\n")
+                carry = parts.pop()
+                yield from parts
+            if carry:
+                yield carry
 
     def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
         """Rewrite the file without its damaged lines, keeping a backup of the old one."""
@@ -621,57 +659,85 @@ class TaskLog:
         with self.locked() if not dry_run else nullcontext():
             if not dry_run:
                 _refuse_link(self.path)
-            data = self.read_bytes()
-            kept: list[bytes] = []
             report = MaintenanceReport()
-            for number, raw in enumerate(_lines(data), start=1):
+            for number, raw in enumerate(self._stream(), start=1):
                 report.lines_before += 1
                 record = parse_line(raw)
                 if record is None and not raw.strip():
                     report.blank += 1
-                elif record is None or ("type" not in record and not _has_id(record)):
+                elif record is None or place(record)[0] == DAMAGED:
                     report.damaged_lines.append(number)
-                else:
-                    kept.append(raw + b"\n")
-            report.lines_after = len(kept)
+            report.lines_after = report.lines_before - report.blank - len(report.damaged_lines)
             if dry_run or (not report.damaged_lines and not report.blank):
                 return report
-            report.backup = self._backup_locked(data)
-            self.replace_locked(b"".join(kept))
+            report.backup = self._backup_locked()
+
+            def write(handle: Any) -> None:
+                for raw in self._stream():
+                    record = parse_line(raw)
+                    if record is not None and place(record)[0] != DAMAGED:
+                        handle.write(raw + b"\n")
+
+            self._replace_with(write)
             report.rewritten = True
             return report
 
     def compact(self) -> MaintenanceReport:
-        """Keep only the winning record per id (history stays in git and the backup)."""
+        """Keep only the winning record per id (history stays in git and the backup).
+        Typed records without an id (kinds a newer version writes) cannot be folded
+        and are all kept, in place."""
         if not self.path.exists():
             self._check_root()
             return MaintenanceReport()  # nothing to compact, and nothing is created
         with self.locked():
             _refuse_link(self.path)
-            data = self.read_bytes()
-            fold = fold_bytes(data)
-            report = MaintenanceReport(lines_before=fold.lines)
-            winners = sorted(
-                [
-                    *((key[1], fold.tasks[tid]) for tid, key in fold.task_keys.items()),
-                    *((key[1], fold.typed[rid]) for rid, key in fold.typed_keys.items()),
-                ],
-                key=lambda pair: pair[0],
-            )
-            out = encode([record for _line, record in winners])
-            report.lines_after = len(winners)
-            report.damaged = fold.damaged
-            if out == data:
+            report = MaintenanceReport()
+            winners: dict[tuple[str, str], FoldKey] = {}
+            unknown: list[int] = []
+            changed = False  # blank, damaged or superseded lines, or a line to clean up
+            for number, raw in enumerate(self._stream(), start=1):
+                report.lines_before = number
+                record = parse_line(raw)
+                if record is None:
+                    changed = True
+                    report.damaged += bool(raw.strip())
+                    continue
+                kind, rid = place(record)
+                if kind == IGNORED:
+                    unknown.append(number)
+                elif kind == DAMAGED:
+                    report.damaged += 1
+                    changed = True
+                else:
+                    key = key_of(record, number)
+                    previous = winners.get((kind, rid))
+                    if beats(key, previous):
+                        winners[(kind, rid)] = key
+                    changed = changed or previous is not None
+                if raw != raw.strip() or raw.startswith(_BOM):
+                    changed = True
+            keep = {key[1] for key in winners.values()}
+            keep.update(unknown)
+            del winners
+            report.lines_after = len(keep)
+            report.unknown = len(unknown)
+            if not changed:
                 return report
-            report.backup = self._backup_locked(data)
-            self.replace_locked(out)
+            report.backup = self._backup_locked()
+
+            def write(handle: Any) -> None:
+                for number, raw in enumerate(self._stream(), start=1):
+                    if number in keep:
+                        handle.write(raw.removeprefix(_BOM).strip() + b"\n")
+
+            self._replace_with(write)
             report.rewritten = True
             return report
 
 
 class MaintenanceReport(_Plain):
     _fields = ("lines_before", "lines_after", "blank", "damaged", "damaged_lines", "backup",
-               "rewritten")
+               "rewritten", "unknown")
 
     def __init__(
         self,
@@ -682,6 +748,7 @@ class MaintenanceReport(_Plain):
         damaged_lines: list[int] | None = None,
         backup: Path | None = None,
         rewritten: bool = False,
+        unknown: int = 0,
     ) -> None:
         self.lines_before = lines_before
         self.lines_after = lines_after
@@ -690,6 +757,7 @@ class MaintenanceReport(_Plain):
         self.damaged_lines = [] if damaged_lines is None else damaged_lines
         self.backup = backup
         self.rewritten = rewritten
+        self.unknown = unknown  # typed records without an id, kept as they are
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -697,11 +765,6 @@ def _lines(data: bytes) -> list[bytes]:
     if parts and parts[-1] == b"":
         parts.pop()
     return parts
-
-
-def _has_id(record: Record) -> bool:
-    rid = record.get("id")
-    return isinstance(rid, str) and bool(rid)
 
 
 def dumps(value: Any) -> bytes:

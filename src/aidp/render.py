@@ -41,6 +41,19 @@ _CONTROL_RE = re.compile(
 _ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
 
+# Human output shows at most this much of one text field: a foreign tool may have
+# written a description of megabytes (ours are at most 200 characters); --json and the
+# other formats always carry the whole value.
+LIST_TEXT_LIMIT = 200
+DETAIL_TEXT_LIMIT = 2000
+
+
+def clip(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text):,} characters; --json shows all)"
+
+
 def inert(text: object) -> str:
     """Text safe to print: control characters (escape sequences included) are shown as
     \\xNN, invisible format characters (bidi overrides, zero-width, …) as \\uNNNN,
@@ -106,7 +119,7 @@ def jsonl_bytes(records: Iterable[Record]) -> bytes:
 def task_line(task: Record, now: int, paint: Painter) -> str:
     marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
     tid = paint(f"[{inert(task.get('id', '?'))}]", "dim")
-    description = inert(task.get("description", ""))
+    description = inert(clip(str(task.get("description", "")), LIST_TEXT_LIMIT))
     if task.get("status") == "done":
         description = paint(description, "dim")
     when = paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
@@ -115,7 +128,8 @@ def task_line(task: Record, now: int, paint: Painter) -> str:
     if tags:
         line += " " + paint(" ".join(f"#{inert(t)}" for t in tags), "cyan")
     if task.get("status") == "abandoned" and task.get("abandoned_reason"):
-        line += paint(f" — {inert(task['abandoned_reason'])}", "dim")
+        reason = clip(str(task["abandoned_reason"]), LIST_TEXT_LIMIT)
+        line += paint(f" — {inert(reason)}", "dim")
     return line
 
 
@@ -139,7 +153,7 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str)
 
 
 def task_detail(task: Record, now: int, *, paint: Painter) -> str:
-    lines = [paint(inert(task.get("description", "")), "bold")]
+    lines = [paint(inert(clip(str(task.get("description", "")), DETAIL_TEXT_LIMIT)), "bold")]
     width = max(len(inert(k)) for k in task)
     for key, value in task.items():
         if key == "description":
@@ -150,6 +164,7 @@ def task_detail(task: Record, now: int, *, paint: Painter) -> str:
             shown = inert(orjson.dumps(value).decode())
         else:
             shown = inert(value)
+        shown = clip(shown, DETAIL_TEXT_LIMIT)
         if key == "created_at":
             shown += f" ({age(ts_of(task, 'created_at'), now)})"
         lines.append(f"  {paint(inert(key).ljust(width), 'dim')}  {shown}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
@@ -19,6 +20,9 @@ from aidp.model import (
 )
 
 MIN_ID_PREFIX = 4
+# A prefix of a full id names a task only once it reaches MIN_ID_PREFIX characters of
+# the hex part, like a bare hex prefix does.
+_ENOUGH_OF_AN_ID = re.compile(rf"task_[^_]+_[^_]{{{MIN_ID_PREFIX}}}")
 SORTS = ("created", "updated", "priority")
 
 
@@ -33,7 +37,9 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     needle = ref.lower()
     # The indexed fold (aidp.index) searches its joined ids instead of a loop over them.
     search = getattr(tasks, "ids_with_prefix", None)
-    if needle.startswith("task_"):
+    if needle.startswith("task_") and not _ENOUGH_OF_AN_ID.match(needle):
+        matches = []  # task_1 is not 4 characters of a hex part: it names nothing
+    elif needle.startswith("task_"):
         matches = (
             search(needle, last_part=False) if search
             else [tid for tid in tasks if tid.startswith(needle)]

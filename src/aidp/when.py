@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from aidp.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 _AGE_RE = re.compile(r"(\d+)\s*([smhdw])")
@@ -44,9 +48,22 @@ def parse_when(text: str, now: int, *, what: str = "--since") -> int:
         parsed = isoparse(text.strip())
     except (ValueError, OverflowError):
         raise InvalidInput(f"Invalid {what} {text!r}: use {WHEN_FORMS}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.astimezone()  # a time without an offset is local time
-    return int(parsed.timestamp() * 1_000_000)
+    return _micros(parsed)
+
+
+def _micros(parsed: datetime) -> int:
+    """µs since the epoch, exactly (no float) and for every year from 1 to 9999, in any
+    time zone: astimezone() and timestamp() fail near the ends of the range."""
+    from datetime import UTC, datetime, timedelta
+
+    if parsed.tzinfo is None:  # a time without an offset is local time
+        try:
+            parsed = parsed.astimezone()
+        except (ValueError, OverflowError, OSError):
+            # Beyond what the C library converts: the zone's offset as it is today.
+            parsed = parsed.replace(tzinfo=datetime.now(UTC).astimezone().tzinfo)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    return (parsed - epoch) // timedelta(microseconds=1)
 
 
 def age(created: int, now: int) -> str:
@@ -55,5 +72,9 @@ def age(created: int, now: int) -> str:
 
     if created == UNKNOWN_TS:
         return "age unknown"  # a missing or unreadable timestamp, not 1970
-    days = max(0, now - created) // (86400 * 1_000_000)
+    day = 86400 * 1_000_000
+    if created > now + 60 * 1_000_000:  # a clock ahead, or a hand-edited date
+        ahead = (created - now) // day
+        return "in the future" if ahead == 0 else f"{ahead}d in the future"
+    days = max(0, now - created) // day
     return "today" if days == 0 else f"{days}d ago"

@@ -50,12 +50,19 @@ def _global(
         metavar="NAME",
         help="Session for todo/run. Default: AIDP_SESSION, else the git branch, else 'default'.",
     ),
+    lock_timeout: str = typer.Option(
+        None,
+        "--lock-timeout",
+        metavar="SECONDS",
+        help="How long a write waits for another writer's lock. Default: AIDP_LOCK_TIMEOUT, "
+        "else 30.",
+    ),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """A git-tracked, append-only backlog and TODO list for AI coding agents."""
-    ctx.obj = Env(directory=directory, session=session)
+    ctx.obj = Env(directory=directory, session=session, lock_timeout=lock_timeout)
 
 
 def _register(only: str | None = None) -> None:
@@ -106,7 +113,7 @@ def _register(only: str | None = None) -> None:
         app.command("report")(report.report)
 
 
-_VALUED_GLOBALS = ("--dir", "--session")
+_VALUED_GLOBALS = ("--dir", "--session", "--lock-timeout")
 
 
 def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:

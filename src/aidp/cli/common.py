@@ -8,15 +8,17 @@ from pathlib import Path
 
 import typer
 
-from aidp.log import Fold, TaskLog
+from aidp.log import Fold, TaskLog, parse_lock_timeout
 from aidp.paths import find_root, resolve_session
 
 
 class Env:
     # A plain class, not a dataclass: see aidp.log._Plain.
-    def __init__(self, directory: str | None = None, session: str | None = None) -> None:
+    def __init__(self, directory: str | None = None, session: str | None = None,
+                 lock_timeout: str | None = None) -> None:
         self.directory = directory
         self.session = session
+        self.lock_timeout = lock_timeout
         self.warned = False
         self._last: Fold | None = None  # the fold this command read last
         self._handoff: Fold | None = None  # read to name the session; the next read takes it
@@ -30,7 +32,10 @@ class Env:
 
     @cached_property
     def log(self) -> TaskLog:
-        return TaskLog(self.root, create_root=False, on_wait=_say_waiting)
+        timeout = None
+        if self.lock_timeout is not None:
+            timeout = parse_lock_timeout(self.lock_timeout)
+        return TaskLog(self.root, create_root=False, on_wait=_say_waiting, lock_timeout=timeout)
 
     def session_name(self, override: str | None = None) -> str:
         return resolve_session(override or self.session, self.root, self._for_session)
@@ -67,7 +72,7 @@ class Env:
 def _say_waiting(lock: Path) -> None:
     sys.stderr.write(
         f"Waiting for {lock}: another process holds it (Ctrl-C to give up; "
-        "a killed holder releases it)\n"
+        "a killed holder releases it; --lock-timeout bounds the wait)\n"
     )
     sys.stderr.flush()
 

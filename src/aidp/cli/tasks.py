@@ -615,16 +615,19 @@ def compact(
             "lines": report.lines_before,
             "kept": report.lines_after,
             "damaged": report.damaged,
+            "unknown": report.unknown,
             "rewritten": report.rewritten,
             "backup": str(report.backup) if report.backup else None,
         }))
         return
+    unknown = (f" ({report.unknown} of kinds this version does not know, kept as they are)"
+               if report.unknown else "")
     if not report.rewritten:
-        render.write_text(f"Already compact: {report.lines_after} records")
+        render.write_text(f"Already compact: {report.lines_after} records{unknown}")
         return
     dropped = f", {report.damaged} damaged dropped" if report.damaged else ""
     render.write_text(
-        f"Compacted {report.lines_before} lines to {report.lines_after}{dropped}. "
+        f"Compacted {report.lines_before} lines to {report.lines_after}{unknown}{dropped}. "
         f"Backup: {render.inert(str(report.backup))}"
     )
 

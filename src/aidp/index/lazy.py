@@ -150,11 +150,17 @@ class LazyTasks(_Lazy):
             record = self._decoded[i] = self._decode(i)
         return record
 
+    def _read(self, start: int, end: int) -> bytes:
+        try:
+            return self._log.read(start, end)
+        except OSError:  # Changed (it shrank), or the disk failing under us
+            raise _changed() from None
+
     def _decode(self, i: int, raw: bytes | None = None) -> Record:
         cols = self._cols
         if raw is None:
             start = cols.starts[i]
-            raw = self._log.read(start, start + cols.lengths[i])
+            raw = self._read(start, start + cols.lengths[i])
         record = parse_line(raw)
         if record is None or record.get("id") != cols.id_at(i):
             raise _changed()  # only if the file was rewritten in place under us
@@ -182,7 +188,7 @@ class LazyTasks(_Lazy):
                     break
                 last += 1
                 end = starts[nxt] + lengths[nxt]
-            block = self._log.read(first, end)
+            block = self._read(first, end)
             for i in todo[at : last + 1]:
                 offset = starts[i] - first
                 raws.append(block[offset : offset + lengths[i]])
