@@ -126,9 +126,11 @@ def test_burndown_counts_open_tasks_at_the_end_of_each_day() -> None:
 
 @pytest.fixture
 def indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index, "MIN_BYTES", 0)
-    monkeypatch.setattr(index, "REBUILD_TAIL", 300)
-    monkeypatch.setattr(index, "_STRICT", True)
+    from aidp.index import loader
+
+    monkeypatch.setattr(loader, "MIN_BYTES", 0)
+    monkeypatch.setattr(loader, "REBUILD_TAIL", 300)
+    monkeypatch.setattr(loader, "STRICT", True)
 
 
 STATUS = st.sampled_from(["pending", "in_progress", "done", "abandoned", "odd"])
