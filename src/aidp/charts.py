@@ -1,22 +1,29 @@
-"""`tasks stats` in the terminal: the series of `aidp.insights`, drawn with rich.
+"""`tasks stats` in the terminal: the series of `aidp.insights` as bar charts.
 
-Only the human `stats` imports this module (and rich with it); `--json` never does.
-The drawing fits 80 columns (less on a narrower terminal) and is plain text without
-colour (not a terminal, or NO_COLOR): the bars are block characters either way.
+The layout is computed here once, as lines of (text, style) spans, fitting 80 columns
+(less on a narrower terminal). On a colour terminal rich prints them (it knows the
+terminal's colour system); without colour — piped, or NO_COLOR — the same lines are
+joined as plain text, and rich is not even imported: scripts and CI that read the
+charts pay nothing for it (bench/RESULTS.md).
 """
 
 from __future__ import annotations
 
-import io
+import unicodedata
 from typing import Any
 
 from aidp.render import STATUS_TITLES, inert
 
 MAX_WIDTH = 80
+MIN_WIDTH = 40
+GAP = 3  # between the two side-by-side charts
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 STATUS_STYLES = {"pending": "yellow", "in_progress": "cyan", "done": "green",
                  "abandoned": "red", "other": "magenta"}
 PRIORITY_STYLES = {"high": "red", "medium": "yellow", "low": "green"}
+
+Span = tuple[str, str | None]
+Line = list[Span]
 
 
 def bar(value: int, largest: int, width: int) -> str:
@@ -29,39 +36,72 @@ def bar(value: int, largest: int, width: int) -> str:
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
+def cells(text: str) -> int:
+    """Terminal cells `text` takes: wide (CJK, emoji) characters take two."""
+    if text.isascii():
+        return len(text)
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _width(line: Line) -> int:
+    return sum(cells(text) for text, _style in line)
+
+
+def _pad(line: Line, width: int) -> Line:
+    short = width - _width(line)
+    return [*line, (" " * short, None)] if short > 0 else line
+
+
 def _number(n: int) -> str:
     return f"{n:,}"
 
 
-def draw(stats: dict[str, Any], *, color: bool, width: int = MAX_WIDTH) -> str:
-    """The whole picture as text (ANSI styles only when `color`)."""
-    from rich.console import Console, Group
-    from rich.table import Table
-    from rich.text import Text
+def _clip(text: str, limit: int) -> str:
+    if cells(text) <= limit:
+        return text
+    out = ""
+    for char in text:
+        if cells(out + char) > limit - 1:
+            break
+        out += char
+    return out + "…"
 
-    width = max(40, min(width, MAX_WIDTH))
-    out = io.StringIO()
-    console = Console(
-        file=out, width=width, color_system="standard" if color else None,
-        force_terminal=color, no_color=not color, highlight=False, emoji=False,
-        legacy_windows=False, soft_wrap=False,
-    )
 
-    def heading(text: str) -> Text:
-        return Text(text, style="bold")
+def bars(rows: list[tuple[str, int, str]], width: int) -> list[Line]:
+    """Label, bar and count per row, `width` cells in all."""
+    if not rows:
+        return []
+    label_w = max(cells(label) for label, _n, _s in rows)
+    count_w = max(len(_number(n)) for _l, n, _s in rows)
+    bar_w = max(4, width - label_w - count_w - 2)
+    largest = max(n for _l, n, _s in rows)
+    lines = []
+    for label, n, style in rows:
+        drawn = bar(n, largest, bar_w)
+        lines.append([(label + " " * (label_w - cells(label)) + " ", None),
+                      (drawn, style), (" " * (bar_w - len(drawn)) + " ", None),
+                      (_number(n).rjust(count_w), None)])
+    return lines
 
-    def bars(rows: list[tuple[str, int, str]], bar_width: int) -> Table:
-        table = Table.grid(padding=(0, 1))
-        table.add_column(no_wrap=True)
-        table.add_column(no_wrap=True, width=bar_width)
-        table.add_column(justify="right", no_wrap=True)
-        largest = max((n for _label, n, _style in rows), default=0)
-        for label, n, style in rows:
-            table.add_row(Text(label), Text(bar(n, largest, bar_width), style=style),
-                          Text(_number(n)))
-        return table
 
-    half = (width - 3) // 2
+def side_by_side(left: list[Line], right: list[Line], half: int) -> list[Line]:
+    out = []
+    for n in range(max(len(left), len(right))):
+        a = left[n] if n < len(left) else []
+        b = right[n] if n < len(right) else []
+        out.append([*_pad(a, half), (" " * GAP, None), *b] if b else a)
+    return out
+
+
+def layout(stats: dict[str, Any], width: int = MAX_WIDTH) -> list[Line]:
+    width = max(MIN_WIDTH, min(width, MAX_WIDTH))
+    half = (width - GAP) // 2
+    lines: list[Line] = [_summary(stats)]
+    shown = _filters_text(stats.get("filters") or {})
+    if shown:
+        lines.append([(_clip(shown, width), "dim")])
+    lines.append([])
+
     status_rows = [(STATUS_TITLES[s].lower(), int(stats.get(s, 0)), STATUS_STYLES[s])
                    for s in ("pending", "in_progress", "done", "abandoned")]
     if stats.get("other"):
@@ -69,65 +109,32 @@ def draw(stats: dict[str, Any], *, color: bool, width: int = MAX_WIDTH) -> str:
     by_priority = stats.get("open_by_priority") or {}
     priority_rows = [(p, int(by_priority.get(p, 0)), PRIORITY_STYLES[p])
                      for p in ("high", "medium", "low")]
-    label_width = 11
-    count_width = max(len(_number(n)) for _l, n, _s in status_rows + priority_rows)
-    side_bar = max(4, half - label_width - count_width - 2)
+    lines += side_by_side([[("Tasks by status", "bold")], *bars(status_rows, half)],
+                          [[("Open tasks by priority", "bold")], *bars(priority_rows, half)],
+                          half)
+    lines.append([])
+    lines += _weeks(stats.get("weeks") or [], width)
+    lines.append([])
 
-    parts: list[Any] = [_summary(stats)]
-    filters = stats.get("filters") or {}
-    shown = _filters_text(filters)
-    if shown:
-        parts.append(Text(shown, style="dim"))
-    parts.append(Text(""))
-
-    top = Table.grid(padding=(0, 3))
-    top.add_column(width=half)
-    top.add_column(width=half)
-    top.add_row(heading("Tasks by status"), heading("Open tasks by priority"))
-    top.add_row(bars(status_rows, side_bar), bars(priority_rows, side_bar))
-    parts.extend([top, Text("")])
-
-    parts.append(_weeks(stats.get("weeks") or [], width, heading))
-    parts.append(Text(""))
-
-    ages = [row for row in stats.get("open_age") or []
-            if row["bucket"] != "unknown" or row["count"]]
-    age_rows = [(row["bucket"], int(row["count"]), "cyan") for row in ages]
-    tags = stats.get("top_tags") or []
-    bottom = Table.grid(padding=(0, 3))
-    bottom.add_column(width=half)
-    bottom.add_column(width=half)
-    age_count = max((len(_number(n)) for _l, n, _s in age_rows), default=1)
-    tag_rows = [("#" + _clip(inert(t["tag"]), 12), int(t["count"]), "cyan") for t in tags]
-    tag_label = max((len(label) for label, _n, _s in tag_rows), default=4)
-    tag_count = max((len(_number(n)) for _l, n, _s in tag_rows), default=1)
-    bottom.add_row(heading("Age of open tasks"), heading("Top tags (open tasks)"))
-    bottom.add_row(
-        bars(age_rows, max(4, half - 11 - age_count - 2)),
-        bars(tag_rows, max(4, half - tag_label - tag_count - 2)) if tag_rows
-        else Text("no tags", style="dim"),
-    )
-    parts.append(bottom)
-
-    console.print(Group(*parts))
-    return "\n".join(line.rstrip() for line in out.getvalue().splitlines())
+    age_rows = [(row["bucket"], int(row["count"]), "cyan") for row in stats.get("open_age") or []
+                if row["bucket"] != "unknown" or row["count"]]
+    tag_rows = [("#" + _clip(inert(t["tag"]), 14), int(t["count"]), "cyan")
+                for t in stats.get("top_tags") or []]
+    lines += side_by_side(
+        [[("Age of open tasks", "bold")], *bars(age_rows, half)],
+        [[("Top tags (open tasks)", "bold")],
+         *(bars(tag_rows, half) if tag_rows else [[("no tags", "dim")]])],
+        half)
+    return lines
 
 
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _summary(stats: dict[str, Any]) -> Any:
-    from rich.text import Text
-
+def _summary(stats: dict[str, Any]) -> Line:
     total, open_ = int(stats.get("total", 0)), int(stats.get("open", 0))
-    text = Text()
-    text.append(f"{_number(total)} tasks", style="bold")
-    text.append(f": {_number(open_)} open, {_number(int(stats.get('done', 0)))} done, "
-                f"{_number(int(stats.get('abandoned', 0)))} abandoned")
+    text = (f": {_number(open_)} open, {_number(int(stats.get('done', 0)))} done, "
+            f"{_number(int(stats.get('abandoned', 0)))} abandoned")
     if stats.get("other"):
-        text.append(f", {_number(int(stats['other']))} of another status")
-    return text
+        text += f", {_number(int(stats['other']))} of another status"
+    return [(f"{_number(total)} tasks", "bold"), (text, None)]
 
 
 def _filters_text(filters: dict[str, Any]) -> str:
@@ -141,35 +148,49 @@ def _filters_text(filters: dict[str, Any]) -> str:
     return ("Only tasks " + ", ".join(shown)) if shown else ""
 
 
-def _weeks(weeks: list[dict[str, Any]], width: int, heading: Any) -> Any:
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    label = 10  # "2026-W48 " or "Nov 23"
-    counts = max((len(_number(max(w["filed"], w["finished"]))) for w in weeks), default=1)
-    bar_width = max(4, (width - label - 2 * counts - 6) // 2)
+def _weeks(weeks: list[dict[str, Any]], width: int) -> list[Line]:
+    label_w = 10  # 2026-11-23
+    count_w = max((len(_number(max(w["filed"], w["finished"]))) for w in weeks), default=1)
+    bar_w = max(4, (width - label_w - 2 * count_w - 5) // 2)
     largest = max((max(w["filed"], w["finished"]) for w in weeks), default=0)
-    table = Table.grid(padding=(0, 1))
-    table.add_column(no_wrap=True, width=label)
-    table.add_column(no_wrap=True, width=bar_width)
-    table.add_column(justify="right", no_wrap=True, width=counts)
-    table.add_column(no_wrap=True, width=bar_width)
-    table.add_column(justify="right", no_wrap=True, width=counts)
-    table.add_row(Text("week of", style="dim"), Text("filed", style="yellow"), Text(""),
-                  Text("finished", style="green"), Text(""))
-    for week in weeks:
-        table.add_row(
-            Text(week["start"]),
-            Text(bar(week["filed"], largest, bar_width), style="yellow"),
-            Text(_number(week["filed"])),
-            Text(bar(week["finished"], largest, bar_width), style="green"),
-            Text(_number(week["finished"])),
-        )
     filed = sum(w["filed"] for w in weeks)
     finished = sum(w["finished"] for w in weeks)
-    return Group(
-        heading(f"Filed vs finished per week (last {len(weeks)} weeks: "
-                f"{_number(filed)} filed, {_number(finished)} finished)"),
-        table,
-    )
+    title = (f"Filed vs finished per week (last {len(weeks)} weeks: {_number(filed)} filed, "
+             f"{_number(finished)} finished)")
+    lines: list[Line] = [[(_clip(title, width), "bold")],
+                         [("week of".ljust(label_w) + " ", "dim"),
+                          ("filed".ljust(bar_w + count_w + 2), "yellow"), ("finished", "green")]]
+    for week in weeks:
+        a = bar(week["filed"], largest, bar_w)
+        b = bar(week["finished"], largest, bar_w)
+        lines.append([
+            (week["start"].ljust(label_w) + " ", None),
+            (a, "yellow"), (" " * (bar_w - len(a)) + " ", None),
+            (_number(week["filed"]).rjust(count_w) + " ", None),
+            (b, "green"), (" " * (bar_w - len(b)) + " ", None),
+            (_number(week["finished"]).rjust(count_w), None),
+        ])
+    return lines
+
+
+def draw(stats: dict[str, Any], *, color: bool, width: int = MAX_WIDTH) -> str:
+    """The charts as text; ANSI styles (through rich) only when `color`."""
+    lines = layout(stats, width)
+    if not color:
+        return "\n".join("".join(text for text, _s in line).rstrip() for line in lines)
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    out = io.StringIO()
+    console = Console(file=out, width=max(MIN_WIDTH, min(width, MAX_WIDTH)),
+                      force_terminal=True, highlight=False, emoji=False, markup=False,
+                      soft_wrap=True, legacy_windows=False)
+    for line in lines:
+        text = Text(no_wrap=True, end="\n")
+        for part, style in line:
+            text.append(part, style=style)
+        text.rstrip()
+        console.print(text)
+    return out.getvalue().rstrip("\n")

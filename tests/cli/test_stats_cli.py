@@ -97,3 +97,12 @@ def test_empty_backlog_stats(cli) -> None:
     result = cli("tasks", "stats")
     assert result.code == 0 and result.out.startswith("0 tasks: 0 open")
     assert "no tags" in result.out
+
+
+def test_piped_charts_do_not_import_rich(cli) -> None:
+    """Scripts and CI read the charts without colour: they never pay rich's import."""
+    from tests.test_startup import imported, offenders
+
+    add(cli, "Something", "-t", "x")
+    assert offenders(imported("tasks", "stats"), "tasks") == []
+    assert offenders(imported("tasks", "stats", "--tag", "x", "--json"), "tasks") == []
