@@ -377,3 +377,37 @@ def test_own_formats_round_trip_loses_nothing(cli, tmp_path, records, fmt) -> No
     assert TaskLog(target).full_fold().tasks == TaskLog(source).full_fold().tasks
     again = cli("--dir", str(target), "tasks", "import", str(source / "out"), "--from", fmt)
     assert again.out.startswith(f"Imported 0 tasks from {fmt} ({len(records)} already")
+
+
+def test_dependencies_become_work_queue_links(cli, project) -> None:
+    assert cli("tasks", "import", str(DATA / "taskwarrior-export.json"), "--from",
+               "taskwarrior").code == 0
+    found = tasks_of(cli)
+    blocked = json.loads(cli("tasks", "blocked", "--json").out)
+    assert [(b["description"], b["blocked_by"]) for b in blocked] == [
+        ("Write docs", [found["Fix the parser"]["id"]])]
+    ready = [t["description"] for t in json.loads(cli("tasks", "ready", "--json").out)]
+    assert "Write docs" not in ready and "Gone" in ready
+
+
+def test_beads_links_an_epic_and_leaves_out_a_cycle(cli, project) -> None:
+    issues = [
+        {"id": "bd-1", "title": "Epic", "status": "open", "priority": 2},
+        {"id": "bd-2", "title": "Child", "status": "open", "priority": 2,
+         "dependencies": [{"issue_id": "bd-2", "depends_on_id": "bd-1", "type": "parent-child"}]},
+        {"id": "bd-3", "title": "Chicken", "status": "open",
+         "dependencies": [{"issue_id": "bd-3", "depends_on_id": "bd-4", "type": "blocks"}]},
+        {"id": "bd-4", "title": "Egg", "status": "open",
+         "dependencies": [{"issue_id": "bd-4", "depends_on_id": "bd-3", "type": "blocks"},
+                          {"issue_id": "bd-4", "depends_on_id": "bd-404", "type": "blocks"}]},
+    ]
+    (project / "i.jsonl").write_text("".join(json.dumps(i) + "\n" for i in issues))
+    assert cli("tasks", "import", "i.jsonl", "--from", "beads").code == 0
+    found = tasks_of(cli)
+    child = json.loads(cli("tasks", "show", found["Child"]["id"], "--json").out)
+    assert child["parent"] == found["Epic"]["id"]
+    deps = typed(project, "dep")
+    assert [(d["task"], d["blocked_by"]) for d in deps] == [
+        (found["Chicken"]["id"], found["Egg"]["id"])]  # the edge back would close a cycle
+    notes = {n["task"]: n["text"] for n in typed(project, "note")}
+    assert '"depends_on_id":"bd-3"' in notes[found["Egg"]["id"]]  # kept in the note

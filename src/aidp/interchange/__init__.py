@@ -65,16 +65,19 @@ class Incoming(_Plain):
     place in a task (shown in a note and kept whole in the import_source record).
     """
 
-    _fields = ("key", "task", "extra", "native", "line", "same_as")
+    _fields = ("key", "task", "extra", "native", "line", "same_as", "blocked_by", "parent")
 
     def __init__(self, key: str, task: Record, extra: dict[str, Any] | None = None, *,
-                 native: bool = False, line: int = 0, same_as: str | None = None) -> None:
+                 native: bool = False, line: int = 0, same_as: str | None = None,
+                 blocked_by: Sequence[str] = (), parent: str | None = None) -> None:
         self.key = key
         self.task = task
         self.extra = extra or {}
         self.native = native
         self.line = line
         self.same_as = same_as  # the aidp task an export of ours wrote this item from
+        self.blocked_by = list(blocked_by)  # source keys of the items it waits on
+        self.parent = parent  # source key of its epic
 
 
 def module(fmt: str) -> Any:
@@ -231,13 +234,16 @@ def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
                 now: int | None = None) -> ImportResult:
     """What importing `items` appends to a log in state `fold`: for each item not
     imported before, its task, its import_source record and (when it has fields aidp
-    keeps nowhere else) a note. Pure."""
+    keeps nowhere else) a note; then the work queue's dependency and parent records
+    between the tasks of this source (an edge that would close a cycle is left out:
+    it stays in the note). Pure."""
     stamp = format_ts(now_micros() if now is None else now)
     filed: list[Record] = []
     records: list[Record] = []
     skipped = 0
     seen_tasks: set[str] = set()
     seen_sources: set[str] = set()
+    new_items: list[tuple[Incoming, str]] = []
     for item in items:
         if item.native:
             tid = item.task["id"]
@@ -265,6 +271,7 @@ def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
         task = canonical({"id": tid, **item.task})
         filed.append(task)
         records.append(task)
+        new_items.append((item, tid))
         source_record: Record = {"type": SOURCE_TYPE, "id": sid, "task": tid,
                                  "source": source, "key": item.key}
         if item.extra:
@@ -277,7 +284,39 @@ def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
         source_record["imported_at"] = stamp
         source_record["updated_at"] = stamp
         records.append(source_record)
+    records.extend(_links(fold, source, new_items, stamp))
     return ImportResult(source, filed, skipped, records)
+
+
+def _links(fold: Fold, source: str, new_items: list[tuple[Incoming, str]],
+           stamp: str) -> list[Record]:
+    """Dependency and parent records for the newly filed items, to tasks of the same
+    source filed now or by an earlier import."""
+    if not any(item.blocked_by or item.parent for item, _tid in new_items):
+        return []
+    from aidp import queue
+
+    prefix = f"{SOURCE_TYPE}:{source}:"
+    task_of = {rid[len(prefix):]: record.get("task") for rid, record in fold.typed.items()
+               if rid.startswith(prefix) and isinstance(record.get("task"), str)}
+    task_of.update((item.key, tid) for item, tid in new_items)
+    qs = queue.state(fold)
+    graph = queue.wait_graph(qs)  # task → what it waits on
+    out: list[Record] = []
+    for item, tid in new_items:
+        for key in dict.fromkeys(item.blocked_by):
+            blocker = task_of.get(key)
+            if blocker is None or blocker == tid or queue.find_path(graph, blocker, tid):
+                continue
+            graph.setdefault(tid, []).append(blocker)
+            out.append({"type": queue.DEP, "id": queue.dep_id(tid, blocker), "task": tid,
+                        "blocked_by": blocker, "updated_at": stamp})
+        epic = task_of.get(item.parent) if item.parent else None
+        if epic and epic != tid and not queue.find_path(graph, tid, epic):
+            graph.setdefault(epic, []).append(tid)  # an epic waits on its children
+            out.append({"type": queue.PARENT, "id": queue.parent_id(tid), "task": tid,
+                        "parent": epic, "updated_at": stamp})
+    return out
 
 
 def import_items(log: TaskLog, items: Sequence[Incoming], source: str) -> ImportResult:

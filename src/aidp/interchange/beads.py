@@ -64,6 +64,23 @@ def dump(tasks: Sequence[Record]) -> bytes:
     return b"".join(line + b"\n" for line in lines)
 
 
+def _links(dependencies: object, key: str) -> tuple[list[str], str | None]:
+    """What the issue waits on (`blocks` edges) and its epic (`parent-child`)."""
+    blockers: list[str] = []
+    parent = None
+    for dep in dependencies if isinstance(dependencies, list) else []:
+        if not isinstance(dep, dict) or dep.get("issue_id", key) != key:
+            continue
+        target = dep.get("depends_on_id")
+        if not isinstance(target, str):
+            continue
+        if dep.get("type", "blocks") == "blocks":
+            blockers.append(target)
+        elif dep.get("type") == "parent-child":
+            parent = target
+    return blockers, parent
+
+
 def parse(text: str, name: str) -> list[Incoming]:
     items = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -105,6 +122,7 @@ def parse(text: str, name: str) -> list[Incoming]:
         }
         ref = obj.get("external_ref")
         same = ref if isinstance(ref, str) and TASK_ID_RE.fullmatch(ref) else None
+        blockers, parent = _links(obj.get("dependencies"), key.strip())
         items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
-                              same_as=same))
+                              same_as=same, blocked_by=blockers, parent=parent))
     return items

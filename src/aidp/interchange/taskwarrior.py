@@ -149,6 +149,11 @@ def parse(text: str, name: str) -> list[Incoming]:
             raise BadFile(where, "field 'tags' must be a list")
         fields["tags"] = tags(raw_tags, extra, "tags")
         same = obj.get("aidp_id")
+        depends = obj.get("depends") or []
+        if isinstance(depends, str):  # Taskwarrior before 2.6: "uuid,uuid"
+            depends = depends.split(",")
         items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
-                              same_as=same if isinstance(same, str) else None))
+                              same_as=same if isinstance(same, str) else None,
+                              blocked_by=[d.strip() for d in depends
+                                          if isinstance(d, str) and d.strip()]))
     return items
