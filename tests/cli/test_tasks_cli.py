@@ -390,7 +390,8 @@ def test_init_is_idempotent_and_sets_union_merge(cli, project: Path) -> None:
     assert cli("init").code == 0
     assert cli("init").code == 0
     attributes = (project / ".gitattributes").read_text()
-    assert attributes == "*.png binary\n.aidp/tasklist.jsonl merge=union\n"
+    assert attributes == ("*.png binary\n.aidp/tasklist.jsonl merge=union\n"
+                          ".aidp/tasklist.jsonl diff=aidp\n")
     assert tasklist(project).is_file() and tasklist(project).read_bytes() == b""
     assert (project / ".aidp" / ".gitignore").is_file()
 

@@ -87,6 +87,10 @@ def _register(only: str | None = None) -> None:
         from aidp.cli import init
 
         app.command("init")(init.init)
+    if only in (None, "sync"):
+        from aidp.cli import gitcmds
+
+        app.command("sync")(gitcmds.sync)
     if only in (None, "run"):
         run_cli = import_module("aidp.cli.run")  # not `from aidp.cli import run`: see below
 

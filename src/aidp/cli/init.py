@@ -13,10 +13,20 @@ from aidp.render import inert
 from aidp.trust import LOCAL_NAME as LOCAL_CONFIG
 
 ATTRIBUTE = ".aidp/tasklist.jsonl merge=union"
+# git shows the tasklist as readable task lines (the driver itself: aidp.git.textconv).
+DIFF_ATTRIBUTE = ".aidp/tasklist.jsonl diff=aidp"
+
+
+def _has_rule(lines: list[str], rule: str) -> bool:
+    """Whether a line gives the tasklist's pattern that attribute (among others, maybe)."""
+    pattern, attribute = rule.split()
+    return any(parts[:1] == [pattern] and attribute in parts[1:]
+               for parts in (line.split() for line in lines))
 
 
 def init(ctx: typer.Context) -> None:
-    """Create .aidp/, the tasklist, .aidp/.gitignore and the union-merge rule in .gitattributes."""
+    """Create .aidp/, the tasklist, .aidp/.gitignore, the union-merge and diff rules in
+    .gitattributes and this clone's diff driver; on a set-up clone, add what is missing."""
     e = env(ctx)
     log = e.log
     log.adopt_linked_dir = True  # the user asked for it here: a linked .aidp/ is theirs
@@ -32,14 +42,21 @@ def init(ctx: typer.Context) -> None:
     _ignore_local_config(log.dir / ".gitignore")
     try:
         existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-        if not any(line.split() == ATTRIBUTE.split() for line in existing.splitlines()):
+        lines = existing.splitlines()
+        missing = [rule for rule in (ATTRIBUTE, DIFF_ATTRIBUTE) if not _has_rule(lines, rule)]
+        if missing:
             prefix = "" if not existing or existing.endswith("\n") else "\n"
             with open(attributes, "a", encoding="utf-8") as handle:
-                handle.write(f"{prefix}{ATTRIBUTE}\n")
+                handle.write(prefix + "".join(f"{rule}\n" for rule in missing))
     except OSError as exc:
         raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
     where = f" (through the link {inert(str(log.dir))})" if log.dir.is_symlink() else ""
     typer.echo(f"Initialised {inert(str(log.path.resolve()) if where else str(log.path))}{where}")
+    from aidp.git import setup_diff_driver
+
+    if setup_diff_driver(e.root):
+        info("Set this clone's git diff driver for the tasklist (git config diff.aidp.textconv): "
+             "git diff and git log -p show task lines")
     if _git_ignored(e.root, log.path):
         info(
             "Warning: .aidp/tasklist.jsonl is ignored by git; it is meant to be committed. "

@@ -635,3 +635,12 @@ def compact(
 # The work queue's commands (ready, claim, block, …) live in their own module and
 # register themselves on this app.
 from aidp.cli import queue as _queue  # noqa: E402, F401
+
+
+def _register_git_commands() -> None:
+    from aidp.cli import gitcmds  # `tasks changes`, `tasks textconv` (teams)
+
+    gitcmds.register(app)
+
+
+_register_git_commands()

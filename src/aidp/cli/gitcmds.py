@@ -1,0 +1,88 @@
+"""`aidp sync`, `aidp tasks changes` and `aidp tasks textconv`: the tasklist in git.
+
+Thin: the work is in aidp.git (imported when a command runs, so registering these
+costs `aidp tasks list` nothing but the definitions).
+"""
+
+from __future__ import annotations
+
+import typer
+
+from aidp import render
+from aidp.cli.common import JSON_HELP, env
+from aidp.errors import StorageError
+
+
+def sync(
+    ctx: typer.Context,
+    message: str | None = typer.Option(
+        None, "--message", "-m", metavar="M",
+        help="The commit message (default: a summary such as 'aidp: 2 filed, 1 done').",
+    ),
+    no_push: bool = typer.Option(False, "--no-push", help="Commit and pull, but do not push."),
+) -> None:
+    """Commit the tasklist alone, pull (the union merge joins the tasklists), push."""
+    from aidp import git
+
+    e = env(ctx)
+    e.read()  # the damage warning, once
+    report = git.sync(e.log, message=message, push=not no_push)
+    tick = render.Painter(render.color_enabled())("✓", "green")
+    lines = []
+    if report.committed is not None:
+        lines.append(f"{tick} Committed the tasklist: {render.inert(report.committed)}")
+    else:
+        lines.append("Nothing to commit: the tasklist is as HEAD has it")
+    if report.upstream is None:
+        lines.append(f"Branch {render.inert(report.branch)} has no upstream: nothing pulled or "
+                     "pushed (set one with 'git push -u REMOTE BRANCH')")
+    else:
+        lines.append(f"{tick} Pulled {render.inert(report.upstream)}")
+        if report.pushed:
+            lines.append(f"{tick} Pushed to {render.inert(report.upstream)}")
+        else:
+            lines.append("Not pushed (--no-push)")
+    render.write_text("\n".join(lines))
+
+
+def changes(
+    ctx: typer.Context,
+    revisions: str | None = typer.Argument(
+        None, metavar="[REV[..REV]]",
+        help="REV: from REV to the work tree; A..B: from A to B (an empty side is HEAD). "
+        "Default: HEAD, i.e. what is not committed yet.",
+    ),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """What happened to tasks between two revisions: filed, status changes, edits."""
+    from aidp import git
+
+    e = env(ctx)
+    result = git.changes_between(e.log, revisions)
+    if as_json:
+        render.write_bytes(render.json_bytes(result))
+    else:
+        render.write_text(git.render_changes(result))
+
+
+def textconv(
+    file: str = typer.Argument(
+        ..., metavar="FILE", help="A version of the tasklist (git passes it)."
+    ),
+) -> None:
+    """git's diff driver: print the tasklist FILE as one readable line per record."""
+    import sys
+
+    from aidp import git
+
+    try:
+        with open(file, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise StorageError(f"Cannot read {file}: {exc.strerror or exc}") from exc
+    sys.stdout.write(git.textconv(data))
+
+
+def register(tasks_app: typer.Typer) -> None:
+    tasks_app.command("changes")(changes)
+    tasks_app.command("textconv")(textconv)
