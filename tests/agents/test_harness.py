@@ -1,0 +1,175 @@
+"""The harness itself, without any agent CLI: the fake model server's four dialects and
+its step choice, the installer's pin handling, and the world's refusal to start
+anything unconfigured."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from pathlib import Path
+
+import install
+import pytest
+from fakemodel import (
+    END_TEXT,
+    SIDE_TEXT,
+    Conversation,
+    FakeModelServer,
+    Scenario,
+    error,
+    plan,
+    render,
+    shell,
+    text,
+)
+from harness import AgentWorld
+
+
+def post(url: str, body: dict) -> tuple[int, str]:
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def sse_data(raw: str) -> list[dict]:
+    return [json.loads(line[6:]) for line in raw.splitlines()
+            if line.startswith("data: ") and line != "data: [DONE]"]
+
+
+BASH = {"name": "Bash", "input_schema": {}}
+
+
+def test_the_server_binds_loopback_only() -> None:
+    with FakeModelServer() as server:
+        assert server.url.startswith("http://127.0.0.1:") and server.port > 0
+
+
+def test_anthropic_steps_follow_the_history_not_the_request_count() -> None:
+    scenario = Scenario.of(shell("aidp todo tick 1"), text("Done ticking."))
+    with FakeModelServer(scenario) as server:
+        first = {"model": "m", "stream": True, "tools": [BASH],
+                 "messages": [{"role": "user", "content": "go"}]}
+        for _ in range(2):  # a retry of the same request gets the same answer
+            status, raw = post(f"{server.url}/v1/messages", first)
+            assert status == 200
+            starts = [e for e in sse_data(raw) if e["type"] == "content_block_start"]
+            assert starts[0]["content_block"]["name"] == "Bash"
+            delta = next(e for e in sse_data(raw) if e["type"] == "content_block_delta")
+            assert json.loads(delta["delta"]["partial_json"])["command"] == "aidp todo tick 1"
+        second = {**first, "messages": first["messages"] + [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Bash",
+                                               "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t"}]}]}
+        status, raw = post(f"{server.url}/v1/messages", second)
+        deltas = [e["delta"].get("text") for e in sse_data(raw) if e["type"] == "content_block_delta"]
+        assert deltas == ["Done ticking."]
+        # A side request (no tools) gets a short text and does not count as a step.
+        status, raw = post(f"{server.url}/v1/messages", {"model": "m", "messages": [
+            {"role": "user", "content": "title?"}]})
+        assert json.loads(raw)["content"][0]["text"] == SIDE_TEXT
+        kinds = [r.kind for r in server.requests]
+        assert kinds == ["main", "main", "main", "side"]
+        assert [r.step for r in server.main_requests()] == [0, 0, 1]
+
+
+def test_responses_dialect_renders_codex_tools() -> None:
+    scenario = Scenario.of(plan([("A", "in_progress")]), shell("ls"))
+    tools = [{"type": "function", "name": "exec_command"},
+             {"type": "function", "name": "update_plan"}]
+    with FakeModelServer(scenario) as server:
+        body = {"model": "m", "stream": True, "tools": tools,
+                "input": [{"type": "message", "role": "user", "content": [
+                    {"type": "input_text", "text": "go"}]}]}
+        status, raw = post(f"{server.url}/v1/responses", body)
+        done = [e for e in sse_data(raw) if e["type"] == "response.output_item.done"]
+        assert done[0]["item"]["name"] == "update_plan"
+        assert json.loads(done[0]["item"]["arguments"]) == {
+            "plan": [{"step": "A", "status": "in_progress"}]}
+        assert sse_data(raw)[-1]["type"] == "response.completed"
+        body["input"] += [{"type": "function_call", "name": "update_plan", "call_id": "c"},
+                          {"type": "function_call_output", "call_id": "c", "output": "ok"}]
+        status, raw = post(f"{server.url}/v1/responses", body)
+        assert status == 200
+        done = [e for e in sse_data(raw) if e["type"] == "response.output_item.done"]
+        assert json.loads(done[0]["item"]["arguments"]) == {"cmd": "ls"}
+
+
+def test_chat_completions_and_gemini_dialects() -> None:
+    scenario = Scenario.of(shell("aidp todo show"))
+    with FakeModelServer(scenario) as server:
+        chat = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "go"}],
+                "tools": [{"type": "function", "function": {"name": "bash"}}]}
+        status, raw = post(f"{server.url}/v1/chat/completions", chat)
+        assert status == 200 and raw.rstrip().endswith("data: [DONE]")
+        calls = [c["choices"][0]["delta"]["tool_calls"][0] for c in sse_data(raw)
+                 if c["choices"] and "tool_calls" in c["choices"][0]["delta"]]
+        assert calls[0]["function"]["name"] == "bash"
+        gemini = {"contents": [{"role": "user", "parts": [{"text": "go"}]}],
+                  "tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}]}
+        url = f"{server.url}/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+        status, raw = post(url, gemini)
+        part = sse_data(raw)[0]["candidates"][0]["content"]["parts"][0]
+        assert part["functionCall"] == {"name": "run_shell_command",
+                                        "args": {"command": "aidp todo show",
+                                                 "description": "Run a command"}}
+        status, raw = post(f"{server.url}/v1beta/models/x:countTokens", gemini)
+        assert json.loads(raw) == {"totalTokens": 10}
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/v1/messages", {"stream": True, "tools": [BASH], "messages": []}),
+    ("/v1/responses", {"tools": [{"name": "exec_command"}], "input": []}),
+    ("/v1/chat/completions", {"tools": [{"function": {"name": "bash"}}], "messages": []}),
+    ("/v1beta/models/m:generateContent", {"tools": [{"functionDeclarations": [{"name": "x"}]}]}),
+])
+def test_every_dialect_answers_an_error_step_with_its_status(path: str, body: dict) -> None:
+    with FakeModelServer(Scenario.of(error(401))) as server:
+        status, raw = post(server.url + path, body)
+        assert status == 401 and "Invalid API key" in raw
+
+
+def test_conversations_are_chosen_by_the_prompt_and_end_with_done() -> None:
+    scenario = Scenario((Conversation((text("continued"),), when="You have an active task"),
+                         Conversation((text("first"),))))
+    with FakeModelServer(scenario) as server:
+        def ask(prompt: str, history: list | None = None) -> str:
+            body = {"tools": [BASH], "messages": [{"role": "user", "content": prompt},
+                                                  *(history or [])]}
+            return json.loads(post(f"{server.url}/v1/messages", body)[1])["content"][0]["text"]
+
+        assert ask("Do it") == "first"
+        assert ask("You have an active task: A") == "continued"
+        past_the_end = [{"role": "assistant", "content": "first"}, {"role": "user", "content": "?"}]
+        assert ask("Do it", past_the_end) == END_TEXT
+
+
+def test_claude_tasks_plan_takes_two_responses() -> None:
+    responses = render([plan([("A", "in_progress"), ("B", "pending")]),
+                        plan([("A", "completed"), ("B", "in_progress")])],
+                       {"TaskCreate", "TaskUpdate"})
+    assert [[name for name, _ in r.calls] for r in responses] == [
+        ["TaskCreate", "TaskCreate"], ["TaskUpdate"], ["TaskUpdate", "TaskUpdate"]]
+    assert responses[1].calls[0][1] == {"taskId": "1", "status": "in_progress"}
+
+
+def test_pins_are_rewritten_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pins = tmp_path / "versions.toml"
+    pins.write_text(install.VERSIONS_FILE.read_text())
+    monkeypatch.setattr(install, "VERSIONS_FILE", pins)
+    install.rewrite_pins({"codex": "9.9.9"})
+    text = pins.read_text()
+    assert 'package = "@openai/codex"\nversion = "9.9.9"' in text
+    assert text.count('version = "9.9.9"') == 1
+    with pytest.raises(RuntimeError, match=r"cannot find the version of \[cli\.nope\]"):
+        install.rewrite_pins({"nope": "1"})
+
+
+def test_a_world_never_starts_anything_unconfigured(tmp_path: Path) -> None:
+    with FakeModelServer() as server:
+        world = AgentWorld("codex", tmp_path, server)
+        with pytest.raises(RuntimeError, match="not configured"):
+            world.aidp("--version")
