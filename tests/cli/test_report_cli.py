@@ -28,11 +28,15 @@ def test_writes_one_self_contained_page(cli, project) -> None:
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)  # nothing fetched
     assert html.count("<svg class=\"chart\"") == 6
     assert "First" in html and "Plan the work" in html
-    data = json.loads(re.search(r'<script type="application/json" id="task-data">(.*?)</script>',
-                                html, re.DOTALL).group(1))
-    assert sorted(row[1] for row in data) == ["First", "Second"]
-    blocked_row = next(row for row in data if row[1] == "Second")
-    assert blocked_row[9] == 1  # one blocker
+    def embedded(name: str):
+        found = re.search(rf'<script type="application/json" id="{name}">(.*?)</script>', html,
+                          re.DOTALL)
+        return json.loads(found.group(1))
+
+    tasks = embedded("task-data")
+    assert sorted(t["description"] for t in tasks) == ["First", "Second"]
+    assert tasks == list(TaskLog(project).full_fold().tasks.values())  # as stored
+    assert embedded("queue-data") == {b: {"blocked_by": [a]}}
     assert not list(project.glob(".report.html.*.tmp"))
 
 
@@ -41,7 +45,7 @@ def test_markup_in_tasks_cannot_leave_its_place(project) -> None:
     TaskLog(project).append([new_task(evil, tags=["<i>"])])
     data = insights.report_data(TaskLog(project).read(), now=now_micros())
     html = page.build(data)
-    assert html.count("<script") == 2  # the data block and the page's own script
+    assert html.count("<script") == 3  # two data blocks and the page's own script
     assert "\\u003c/script\\u003e" in html and "&lt;b&gt;&amp;" in html
 
 
