@@ -180,10 +180,12 @@ class Config:
         what = describe(keys, value)
         why = ("has changed since you trusted it" if entry is not None
                else "is not trusted")
+        instead = (" (or choose your own agent with --agent or AIDP_AGENT)"
+                   if keys == ("agent",) else
+                   f" (or set it yourself in a git-ignored {DATA_DIR}/{LOCAL_NAME})")
         raise Untrusted(
             f"Not started: {layer.shown} sets {what}, and this file {why}. Review it, "
-            "then run 'aidp trust' to allow it (or choose your own agent with --agent or "
-            "AIDP_AGENT)"
+            f"then run 'aidp trust' to allow it{instead}"
         )
 
 
