@@ -256,6 +256,8 @@ def test_stored_titles_are_inert_in_every_human_view(cli, project: Path) -> None
              ("tasks", "list", "--sort", "priority"), ("todo", "show"), ("todo", "list")]
     views += [("tasks", "show", tid) for tid in ids]
     views += [("tasks", "history", tid) for tid in ids[:2]]
+    views += [("tasks", "note", ids[1], f"note {INVISIBLE['bidi override']}"),
+              ("tasks", "show", ids[1]), ("tasks", "ready"), ("tasks", "stats"), ("prime",)]
     views += [("tasks", "done", ids[0]), ("todo", "tick", "1")]
     for args in views:
         result = cli(*args)
