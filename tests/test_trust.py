@@ -461,3 +461,42 @@ def test_no_module_runs_a_shell() -> None:
         for pattern in patterns if pattern in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+# --- the project files a trusted command runs ----------------------------------------------------
+
+
+def test_a_changed_script_the_command_runs_needs_trust_again(cli, project) -> None:
+    tools = project / "tools"
+    tools.mkdir()
+    script = tools / "agent.py"
+    script.write_text("print('reviewed agent')\n", encoding="utf-8")
+    write_config(project, f'agent = [{json.dumps(sys.executable)}, "tools/agent.py", '
+                          '"--config=tools/agent.toml"]\n')
+    trusted = cli("trust")
+    assert trusted.code == 0, trusted
+    assert "the project files it runs: tools/agent.py" in trusted.out
+    result = cli("run", "go")
+    assert result.code == 0 and "reviewed agent" in result.out, result
+    # a pull changes the script, not the config: the trust no longer holds
+    script.write_text("print('something else')\n", encoding="utf-8")
+    refused = cli("run", "go")
+    assert refused.code == 2, refused
+    assert "tools/agent.py, which it runs, has changed since you trusted it" in refused.err
+    assert "something else" not in refused.out
+    # a file it names that did not exist when trusted counts as a change too
+    assert cli("trust").code == 0
+    (tools / "agent.toml").write_text("x = 1\n", encoding="utf-8")
+    refused = cli("run", "go")
+    assert refused.code == 2 and "tools/agent.toml" in refused.err, refused
+    assert cli("trust").code == 0
+    assert cli("run", "go").code == 0
+
+
+def test_referenced_files_stay_inside_the_project(project, tmp_path) -> None:
+    outside = tmp_path / "outside.py"
+    outside.write_text("x", encoding="utf-8")
+    (project / "inside.py").write_text("y", encoding="utf-8")
+    write_config(project, f'agent = "python3 inside.py {outside} ../outside.py {{prompt}}"\n')
+    layer = trust.load(project).layers[0]
+    assert set(trust.referenced_files(project, layer)) == {"inside.py"}

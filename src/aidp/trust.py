@@ -163,10 +163,27 @@ class Config:
         return None
 
     def is_trusted(self, layer: Layer) -> bool:
+        return self._distrust(layer) is None
+
+    def _distrust(self, layer: Layer) -> str | None:
+        """None when `layer` may be used; else why not, for the error message."""
         if layer.own:
-            return True
+            return None
         entry = self._trust_store().get(_key_of(layer.path))
-        return entry is not None and entry.get("sha256") == layer.sha256
+        if entry is None:
+            return "this file is not trusted"
+        if entry.get("sha256") != layer.sha256:
+            return "this file has changed since you trusted it"
+        recorded = entry.get("files") if isinstance(entry.get("files"), dict) else {}
+        now = referenced_files(self.root, layer)
+        changed = sorted(name for name in recorded.keys() | now.keys()
+                         if recorded.get(name) != now.get(name))
+        if changed:
+            return (f"{changed[0]}, which it runs, has changed since you trusted it"
+                    if changed[0] in recorded and changed[0] in now else
+                    f"the project files it names have changed since you trusted it "
+                    f"({', '.join(changed[:3])})")
+        return None
 
     def _trust_store(self) -> dict:
         if self._store is None:
@@ -174,18 +191,16 @@ class Config:
         return self._store
 
     def _require_trust(self, layer: Layer, keys: tuple[str, ...], value: object) -> None:
-        if self.is_trusted(layer):
+        why = self._distrust(layer)
+        if why is None:
             return
-        entry = self._trust_store().get(_key_of(layer.path))
         what = describe(keys, value)
-        why = ("has changed since you trusted it" if entry is not None
-               else "is not trusted")
         instead = (" (or choose your own agent with --agent or AIDP_AGENT)"
                    if keys == ("agent",) else
                    f" (or set it yourself in a git-ignored {DATA_DIR}/{LOCAL_NAME})")
         raise Untrusted(
-            f"Not started: {layer.shown} sets {what}, and this file {why}. Review it, "
-            f"then run 'aidp trust' to allow it{instead}"
+            f"Not started: {layer.shown} sets {what}, and {why}. Review it, then run "
+            f"'aidp trust' to allow it{instead}"
         )
 
 
@@ -275,18 +290,69 @@ def _git_ignored(root: Path, path: Path) -> bool:
 # --- what `aidp trust` shows ---------------------------------------------------------------
 
 
-def gated_settings(layer: Layer) -> Iterator[str]:
-    """Every setting in `layer` that needs trust, described as `get` would name it."""
+def _gated(layer: Layer) -> Iterator[tuple[tuple[str, ...], object]]:
+    """(keys, value) of every setting in `layer` that needs trust, as `get` names them."""
 
-    def walk(keys: tuple[str, ...], value: object) -> Iterator[str]:
+    def walk(keys: tuple[str, ...], value: object) -> Iterator[tuple[tuple[str, ...], object]]:
         if isinstance(value, dict) and value and keys not in INERT:
             for key, sub in value.items():
                 yield from walk((*keys, key), sub)
         elif not is_inert(keys, value):
-            yield describe(keys, value)
+            yield keys, value
 
     for key, value in layer.data.items():
         yield from walk((key,), value)
+
+
+def gated_settings(layer: Layer) -> Iterator[str]:
+    """Every setting in `layer` that needs trust, described for people."""
+    return (describe(keys, value) for keys, value in _gated(layer))
+
+
+def referenced_files(root: Path, layer: Layer) -> dict[str, str]:
+    """Project files that the gated settings of `layer` name (`python3 tools/agent.py`,
+    `--config=tools/x.toml`): path relative to the project → SHA-256 of its content.
+    Trusting a command that runs a file of the repository means trusting that file: a
+    pull that changes it needs `aidp trust` again, like a change to the config."""
+    top = os.path.realpath(root)
+    found: dict[str, str] = {}
+    for _, value in _gated(layer):
+        for word in _words(value):
+            for candidate in (word, word.partition("=")[2] if word.startswith("-") else ""):
+                if not candidate or "{prompt}" in candidate:
+                    continue
+                path = os.path.realpath(os.path.join(top, os.path.expanduser(candidate)))
+                if os.path.commonpath([top, path]) != top or not os.path.isfile(path):
+                    continue
+                name = os.path.relpath(path, top)
+                if name not in found:
+                    found[name] = _file_digest(path)
+    return found
+
+
+def _words(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        try:
+            yield from shlex.split(value)
+        except ValueError:
+            yield value
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                yield item
+            else:
+                yield from _words(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _words(item)
+
+
+def _file_digest(path: str) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return "unreadable"
 
 
 # --- the trust store --------------------------------------------------------------------------
@@ -316,7 +382,8 @@ def _parse_store(raw: bytes, path: Path) -> dict[str, dict]:
         raise ConfigError(bad.format(f"expected an object with \"version\": {STORE_VERSION}"))
     files = data.get("files")
     if not isinstance(files, dict) or not all(
-        isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values()
+        isinstance(v, dict) and isinstance(v.get("sha256"), str)
+        and isinstance(v.get("files", {}), dict) for v in files.values()
     ):
         raise ConfigError(bad.format('"files" must map each file to {"sha256": …}'))
     return files
@@ -368,6 +435,7 @@ class Trusted:
     sha256: str
     settings: list[str]
     already: bool
+    files: list[str]  # project files its commands name, trusted with it
 
 
 def trust(root: Path) -> list[Trusted]:
@@ -379,17 +447,18 @@ def trust(root: Path) -> list[Trusted]:
     layers = [layer for layer in config.layers if not layer.own]
     if not layers:
         return []
-    store = read_store()
+    named = {layer.path: referenced_files(root, layer) for layer in layers}
     done = [
         Trusted(shown=layer.shown, sha256=layer.sha256, settings=list(gated_settings(layer)),
-                already=store.get(_key_of(layer.path), {}).get("sha256") == layer.sha256)
+                already=config.is_trusted(layer), files=sorted(named[layer.path]))
         for layer in layers
     ]
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def record(files: dict[str, dict]) -> None:
         for layer in layers:
-            files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp}
+            files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp,
+                                          "files": named[layer.path]}
 
     _update_store(record)
     return done

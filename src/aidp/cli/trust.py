@@ -66,7 +66,10 @@ def trust(
         lines.append(f"{verb} {item.shown} (sha256 {item.sha256[:12]}); "
                      "aidp may now start what it names:")
         lines.extend(_settings(item.settings, out))
-    lines.append("A change to the file needs 'aidp trust' again; "
+        if item.files:
+            lines.append(f"  and, as they are now, the project files it runs: "
+                         f"{out(', '.join(item.files))}")
+    lines.append("A change to any of them needs 'aidp trust' again; "
                  "'aidp trust --revoke' takes it back.")
     render.write_text("\n".join(lines))
 
