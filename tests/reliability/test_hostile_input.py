@@ -504,12 +504,12 @@ COMMANDS = [
     ["tasks", "history"], ["tasks", "repair"], ["tasks", "compact"],
     ["todo", "add"], ["todo", "delete"], ["todo", "tick"], ["todo", "start"], ["todo", "show"],
     ["todo", "clear"], ["todo", "pause"], ["todo", "list"], ["todo", "load"],
-    ["tasks"], ["todo"], ["init"], [],
+    ["tasks"], ["todo"], ["init"], ["trust"], [],
 ]
 OPTIONS = ["--json", "-p", "--priority", "-t", "--tag", "--status", "-s", "--all", "--since",
            "--older-than", "--limit", "-n", "--sort", "--format", "-f", "--exit-code",
            "--session", "--dir", "--dry-run", "-q", "--discovered-during", "--help", "--version",
-           "--bogus", "-", "--"]
+           "--bogus", "-", "--", "--revoke", "--show"]
 VALUES = ["high", "low", "urgent", "pending", "done", "open", "all", "7d", "30m", "2w", "5y",
           "today", "2026-11-01", "2026-13-45", "0", "-1", "1", "2", "1.1", "1.2.3", "last",
           "1.last", "99999999999999999999", "", " ", "json", "csv", "ids", "markdown", "xml",
