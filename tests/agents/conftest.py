@@ -25,8 +25,12 @@ from harness import AgentWorld, missing_reason
 
 @pytest.fixture
 def fake_model() -> Iterator[FakeModelServer]:
+    """The scripted model server; the test fails if anything tried to reach another
+    host through it (it is every world's proxy)."""
     with FakeModelServer() as server:
         yield server
+        outside = server.outside()
+        assert not outside, "traffic to outside hosts: " + ", ".join(r.path for r in outside)
 
 
 @pytest.fixture

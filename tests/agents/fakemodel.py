@@ -26,6 +26,11 @@ requests never shift the script:
   a plain "Done." so an agent can never loop on the server.
 
 Every request is logged (`server.requests`) for assertions.
+
+The server is also each world's HTTP(S) proxy (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; with
+NO_PROXY for 127.0.0.1): a CLI that tries to reach any other host through it is
+refused and logged as kind "outside" (`server.outside()`), and the fixture fails the
+test. (A client that ignores the proxy variables is not caught this way.)
 """
 
 from __future__ import annotations
@@ -553,6 +558,11 @@ class FakeModelServer:
         with self._lock:
             return [r for r in self.requests if r.kind == "main"]
 
+    def outside(self) -> list[Request]:
+        """Attempts to reach a host other than this server (through the proxy)."""
+        with self._lock:
+            return [r for r in self.requests if r.kind == "outside"]
+
     def tools_offered(self) -> set[str]:
         found: set[str] = set()
         for request in self.main_requests():
@@ -632,7 +642,31 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- routes ---
 
+    def _outside(self) -> bool:
+        """A proxied request for another host: refused and logged. A proxied request for
+        this server itself is served as if it came directly."""
+        if self.command == "CONNECT":
+            target = self.path
+        elif self.path.startswith(("http://", "https://")):
+            url = urlparse(self.path)
+            if url.hostname in ("127.0.0.1", "localhost") and url.port == self.owner.port:
+                self.path = url.path + (f"?{url.query}" if url.query else "")
+                return False
+            target = self.path
+        else:
+            return False
+        request = self._log("outside", None)
+        request.kind, request.status, request.path = "outside", 403, target
+        self.close_connection = True
+        self._json(403, {"error": {"message": f"no traffic outside 127.0.0.1: {target}"}})
+        return True
+
+    def do_CONNECT(self) -> None:
+        self._outside()
+
     def do_GET(self) -> None:
+        if self._outside():
+            return
         path = urlparse(self.path).path
         request = self._log("models", None)
         request.kind = "models"
@@ -647,6 +681,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no route {path}"}})
 
     def do_POST(self) -> None:
+        if self._outside():
+            return
         url = urlparse(self.path)
         path = url.path
         body = self._body()

@@ -150,9 +150,12 @@ class AgentWorld:
             "GIT_AUTHOR_NAME": "aidp tests", "GIT_AUTHOR_EMAIL": "tests@example.invalid",
             "GIT_COMMITTER_NAME": "aidp tests", "GIT_COMMITTER_EMAIL": "tests@example.invalid",
             "AIDP_SESSION": "agent-test",
-            # No proxy may send traffic elsewhere.
-            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
         }
+        # The fake server is the proxy for everything but itself: an attempt to reach
+        # any other host is refused and fails the test (FakeModelServer.outside()).
+        for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            self.env[name] = self.env[name.lower()] = self.server.url
+        self.env["NO_PROXY"] = self.env["no_proxy"] = "127.0.0.1,localhost"
         getattr(self, f"_configure_{self.cli}")()
         self.configured = True
         self._git("init", "-q", "-b", "main")
@@ -201,6 +204,11 @@ name = "fake"
 base_url = "{self.base_url}/v1"
 env_key = "FAKE_MODEL_API_KEY"
 wire_api = "responses"
+
+# Plugins on (the default) sync a curated plugin list from github.com and chatgpt.com
+# at start, even for an API-key provider.
+[features]
+plugins = false
 
 [analytics]
 enabled = false

@@ -173,3 +173,17 @@ def test_a_world_never_starts_anything_unconfigured(tmp_path: Path) -> None:
         world = AgentWorld("codex", tmp_path, server)
         with pytest.raises(RuntimeError, match="not configured"):
             world.aidp("--version")
+
+
+def test_the_proxy_refuses_and_records_other_hosts() -> None:
+    with FakeModelServer() as server:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": server.url}))
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            opener.open("http://example.invalid/update-check", timeout=10)
+        assert refused.value.code == 403
+        assert [r.path for r in server.outside()] == ["http://example.invalid/update-check"]
+        # Through the proxy to the server itself is served as usual.
+        with opener.open(f"{server.url}/v1/models", timeout=10) as response:
+            assert json.loads(response.read())["data"][0]["id"]
+        assert len(server.outside()) == 1
+        server.requests.clear()  # this test's attempt was on purpose
