@@ -290,6 +290,8 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
     ]
     if has_todo(aidp, env, work):
         commands.append(("todo", lambda i: [*aidp, "todo", "show"]))
+    # What every agent session start runs through its hook (issue 11).
+    commands.append(("prime", lambda i: [*aidp, "--session", "main", "prime"]))
     rows = []
     for name, make in commands:
         row = side_by_side(name, make, floor, env, work, runs, args.warmup)
