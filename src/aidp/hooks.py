@@ -120,11 +120,16 @@ class State:
         import fcntl
 
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            ignore = self.path.parent / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# aidp hook state: local to this clone\n*\n",
-                                  encoding="utf-8")
+            folder = self.path.parent
+            # Like the read cache: never through a link a cloned repository planted.
+            if folder.is_symlink() or folder.parent.is_symlink():
+                raise OSError(0, "a symbolic link is in the way")
+            folder.mkdir(parents=True, exist_ok=True)
+            ignore = folder / ".gitignore"
+            if not os.path.lexists(ignore):
+                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write("# aidp hook state: local to this clone\n*\n")
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o644)
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             raw = b""

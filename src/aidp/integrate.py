@@ -22,6 +22,7 @@ import orjson
 from aidp.errors import AidpError, InvalidInput
 from aidp.hooks import EVENTS, PLAN_TOOLS
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 BEGIN = "<!-- aidp:begin (written by `aidp setup`; `aidp setup --remove` takes it out) -->"
 END = "<!-- aidp:end -->"
 
@@ -119,6 +120,17 @@ class Result:
 # --- reading and writing ------------------------------------------------------------
 
 
+def _inside(root: Path, path: Path) -> None:
+    """Refuse a file that is (or whose folder is) a link leading out of the project: a
+    cloned repository may plant `.claude -> ~/.claude` or `CLAUDE.md -> ~/.bashrc`, and
+    setup must never edit the user's own files through it."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+        raise SettingsError(f"Cannot edit {path}: it leads out of the project (to {real}) "
+                            "through a symbolic link; nothing was changed")
+
+
 def _load(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_bytes()
@@ -166,8 +178,9 @@ def _write(path: Path, body: bytes) -> None:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:
         mode = 0o644
+    temp.unlink(missing_ok=True)  # a leftover (or planted) temp file or link
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(body)
         os.replace(temp, target)
@@ -280,6 +293,7 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
                   ) -> tuple[Path, bool, bool]:
     """(path, changed, present afterwards)."""
     path = root / spec.instructions
+    _inside(root, path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -323,6 +337,7 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
     a snippet found is always taken out."""
     spec = agent(name)
     path = root / spec.settings
+    _inside(root, path)
     data = _load(path)
     result = Result(agent=spec.name, path=path, changed=False, events=list(spec.matchers))
     if check:

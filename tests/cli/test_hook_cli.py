@@ -423,3 +423,16 @@ def test_unusable_hook_state_still_gives_the_prime(cli, project: Path) -> None:
     assert "# aidp: your TODO list" in json.loads(result.out)["hookSpecificOutput"][
         "additionalContext"]
     assert result.err.count("\n") == 1 and "hook state" in result.err and "unusable" in result.err
+
+
+def test_a_planted_link_for_the_state_folder_is_not_followed(
+    cli, project: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".aidp").mkdir()
+    (project / ".aidp" / "hooks").symlink_to(elsewhere)
+    result = hook(cli, "claude", "SessionStart", {"session_id": "s", "source": "startup"})
+    assert result.code == 0 and "additionalContext" in result.out
+    assert "symbolic link" in result.err
+    assert list(elsewhere.iterdir()) == []

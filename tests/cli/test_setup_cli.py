@@ -197,3 +197,27 @@ def test_setup_codex_writes_its_hooks_json(project: Path, cli) -> None:
     assert cli("setup", "codex", "--check").code == 0
     assert cli("setup", "codex", "--remove").code == 0
     assert not (project / ".codex" / "hooks.json").exists()
+
+
+def test_links_out_of_the_project_are_refused(project: Path, tmp_path: Path, cli) -> None:
+    """A cloned repository may plant links to the user's own files."""
+    outside = tmp_path / "home-claude"
+    outside.mkdir()
+    (outside / "settings.json").write_text('{"model": "mine"}')
+    (project / ".claude").symlink_to(outside)
+    result = cli("setup", "claude")
+    assert result.code == 2 and "leads out of the project" in result.err
+    assert (outside / "settings.json").read_text() == '{"model": "mine"}'
+    bashrc = tmp_path / "bashrc"
+    bashrc.write_text("alias x=y\n")
+    (project / "GEMINI.md").symlink_to(bashrc)
+    result = cli("setup", "gemini", "--instructions")
+    assert result.code == 2 and "GEMINI.md: it leads out of the project" in result.err
+    assert bashrc.read_text() == "alias x=y\n"
+
+
+def test_a_link_inside_the_project_is_followed(project: Path, cli) -> None:
+    (project / "shared").mkdir()
+    (project / ".claude").symlink_to(project / "shared")
+    assert cli("setup", "claude").code == 0
+    assert "aidp hook claude Stop" in (project / "shared" / "settings.json").read_text()
