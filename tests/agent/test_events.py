@@ -275,3 +275,24 @@ def test_codex_todo_list_says_only_done_or_not() -> None:
     assert isinstance(plan, Plan) and plan.knows_in_progress is False
     assert plan.entries == [{"content": "Write code", "status": "completed"},
                             {"content": "Test it", "status": "pending"}]
+
+
+def test_claude_permission_denials_are_said_once_with_the_way_out() -> None:
+    result = {"type": "result", "subtype": "success", "is_error": False, "result": "ok",
+              "permission_denials": [{"tool_name": "Bash", "tool_use_id": "t",
+                                      "tool_input": {"command": "touch x.txt"}}]}
+    items = read_all([orjson.dumps(result).decode()])
+    assert items[-1] == Notice(
+        "Claude Code refused 1 tool call that needs approval (Bash: touch x.txt); to allow "
+        "more, give your own command line with --allowedTools (docs/agents.md)")
+
+
+def test_claude_task_update_note_names_the_task() -> None:
+    lines = [
+        _assistant_tool("t1", "TaskCreate", {"subject": "Write code", "description": "x"}),
+        _assistant_tool("t2", "TaskUpdate", {"taskId": "1", "status": "completed"}),
+        _assistant_tool("t3", "TaskUpdate", {"taskId": "7", "status": "completed"}),
+    ]
+    notes = [i.note for i in read_all(lines) if isinstance(i, Tool)]
+    assert notes == ["TaskCreate: Write code", "TaskUpdate: Write code → completed",
+                     "TaskUpdate: #7 → completed"]

@@ -32,6 +32,8 @@ def test_the_preset_allows_aidp_and_nothing_broader(claude: AgentWorld,
     result = claude.aidp_run("Try two commands")
     assert result.exit_code == 0, str(result)
     assert not (claude.project / "made-by-the-agent.txt").exists(), str(result)
+    assert "Agent: Claude Code refused 1 tool call that needs approval (Bash: touch " \
+        "made-by-the-agent.txt)" in result.stderr, str(result)
     assert [i["content"] for i in claude.todo()["items"]] == ["Allowed item"], str(result)
 
 

@@ -19,7 +19,7 @@ NOTE_WIDTH = 100
 # Keys whose value says best what a tool call is about, in order of preference.
 _SUMMARY_KEYS = (
     "command", "cmd", "file_path", "path", "notebook_path", "pattern", "url", "query",
-    "description", "prompt", "subject",
+    "subject", "description", "prompt",
 )
 _PLAN_TOOLS = {"todowrite", "write_todos", "update_plan", "updatetodos", "todo_write"}
 

@@ -69,8 +69,28 @@ def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
         failed = isinstance(subtype, str) and subtype.startswith("error")
         if event.get("is_error") is True or failed:
             items.append(events.Notice(f"the agent reported an error: {_error_words(event)}"))
+        items.extend(_denials(event.get("permission_denials")))
         return items
     return []  # partial stream events
+
+
+def _denials(denials: object) -> list[events.Item]:
+    """Tool calls Claude Code refused for want of approval: said once, at the end, with
+    where to allow more (the preset allows only aidp's own commands)."""
+    if not isinstance(denials, list) or not denials:
+        return []
+    shown = []
+    for denial in denials[:3]:
+        if isinstance(denial, dict):
+            name = denial.get("tool_name") if isinstance(denial.get("tool_name"), str) else "tool"
+            what = events.summarize(denial.get("tool_input"))
+            shown.append(f"{name}: {events.one_line(what, 60)}" if what else name)
+    more = f" and {len(denials) - 3} more" if len(denials) > 3 else ""
+    calls = "call that needs" if len(denials) == 1 else "calls that need"
+    return [events.Notice(
+        f"Claude Code refused {len(denials)} tool {calls} approval "
+        f"({'; '.join(shown)}{more}); to allow more, give your own command line with "
+        "--allowedTools (docs/agents.md)")]
 
 
 def _error_words(event: dict) -> str:
@@ -112,7 +132,10 @@ def _assistant(reader: events.OutputReader, event: dict) -> list[events.Item] | 
             items.extend(reader.text(block["text"]))
         elif block.get("type") == "tool_use":
             name, arguments = block.get("name"), block.get("input")
-            items.extend(reader.tool(name, arguments))
+            if name == "TaskUpdate" and isinstance(arguments, dict):
+                items.append(_update_note(_state(reader).tasks, arguments))
+            else:
+                items.extend(reader.tool(name, arguments))
             if name == "TaskCreate":
                 state = _state(reader)
                 assumed = state.tasks.create(arguments)
@@ -123,6 +146,16 @@ def _assistant(reader: events.OutputReader, event: dict) -> list[events.Item] | 
             elif name == "TaskUpdate" and _state(reader).tasks.update(arguments):
                 items.extend(_state(reader).plan())
     return items
+
+
+def _update_note(tasks: ClaudeTasks, arguments: dict) -> events.Tool:
+    """`TaskUpdate: Write code → completed` rather than the bare task id."""
+    task_id = str(arguments.get("taskId"))
+    known = tasks.tasks.get(task_id)
+    what = known["content"] if known else f"#{task_id}"
+    status = arguments.get("status")
+    change = f" → {status}" if isinstance(status, str) else ""
+    return events.Tool("TaskUpdate", events.one_line(f"{what}{change}"))
 
 
 def _tool_results(reader: events.OutputReader, event: dict) -> list[events.Item]:
