@@ -47,7 +47,7 @@ TAGS = ("bug", "parser", "cli", "docs", "perf", "tests", "ci", "refactor")
 TARGETS = {
     1_000: {"list": 1.2, "stats": 1.2, "show": 1.2, "add": 1.2, "done": 1.2, "todo": 1.2},
     100_000: {"list": 1.5, "stats": 1.5, "charts": 1.5, "show": 1.5, "add": 1.3,
-              "done": 1.3},
+              "done": 1.3, "ready": 1.5, "claim": 1.5},
 }
 # Issue 17: `aidp report --html` at 100k events, whole process, median of a few runs.
 REPORT_TARGET_MS = {100_000: 3000}
@@ -270,6 +270,7 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
     shutil.rmtree(work / ".aidp" / "cache", ignore_errors=True)
     cold_kb = peak_kb([*aidp, "tasks", "stats", "--json"], env, work)
     pending = pending_ids(aidp, env, work)
+    queue_records(work / ".aidp" / "tasklist.jsonl", pending)
     rng = random.Random(7)
     some = rng.choice(pending)
     fresh = iter(rng.sample(pending, len(pending)))
@@ -292,6 +293,15 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
         commands.append(("todo", lambda i: [*aidp, "todo", "show"]))
     # What every agent session start runs through its hook (issue 11).
     commands.append(("prime", lambda i: [*aidp, "--session", "main", "prime"]))
+    commands += [
+        ("ready", lambda i: [*aidp, "tasks", "ready", "--limit", "20", "--json"]),
+        # Each run claims the next ready task (a locked write, like done) as the default
+        # actor: AIDP_ACTOR unset, so git's user.email is asked for, as on a dev machine.
+        ("claim", lambda i: [*aidp, "tasks", "claim", "--json"]),
+    ]
+    if args.commands:
+        wanted = set(args.commands.split(","))
+        commands = [c for c in commands if c[0] in wanted]
     rows = []
     for name, make in commands:
         row = side_by_side(name, make, floor, env, work, runs, args.warmup)
@@ -309,6 +319,35 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
             "cold_build_peak_mb": round(cold_kb / 1024, 1), "rows": rows,
             "report_ms": round(report_ms, 1), "report_peak_mb": round(report_mb, 1),
             "report_bytes": page.stat().st_size}
+
+
+def queue_records(log: Path, pending: list[str]) -> None:
+    """Work-queue records on top of the generated history (seeded): a fifth of the
+    pending tasks wait on an older pending task, a few hundred epics hold 5% of them
+    as children, 2% carry a note. Appended to the working copy only, so the generated
+    logs (and every other row) stay as they were."""
+    import orjson
+
+    rng = random.Random(len(pending))
+    stamp = "2026-01-01T00:00:00.000000Z"
+    out = []
+    order = {tid: n for n, tid in enumerate(pending)}
+    epics = pending[:200]
+    for tid in pending[200:]:
+        roll = rng.random()
+        if roll < 0.05:
+            out.append({"type": "parent", "id": f"parent:{tid}", "task": tid,
+                        "parent": rng.choice(epics), "updated_at": stamp})
+        elif roll < 0.25:
+            blocker = pending[rng.randrange(200, order[tid])] if order[tid] > 200 else epics[0]
+            out.append({"type": "dep", "id": f"dep:{tid}:{blocker}", "task": tid,
+                        "blocked_by": blocker, "updated_at": stamp})
+        if rng.random() < 0.02:
+            out.append({"type": "note", "id": f"note:{tid}:{rng.getrandbits(32):08x}",
+                        "task": tid, "text": "Seen again on CI", "author": "bench",
+                        "created_at": stamp, "updated_at": stamp})
+    with open(log, "ab") as handle:
+        handle.write(b"".join(orjson.dumps(r) + b"\n" for r in out))
 
 
 def pending_ids(aidp: list[str], env: dict[str, str], cwd: Path) -> list[str]:
@@ -526,6 +565,8 @@ def main() -> None:
     parser.add_argument("--no-taskwarrior", action="store_true")
     parser.add_argument("--taskwarrior-runs", type=int, default=5)
     parser.add_argument("--hyperfine", action="store_true", help="cross-check with hyperfine")
+    parser.add_argument("--commands", help="only these commands, comma-separated "
+                        "(list,stats,show,add,done,todo,ready,claim)")
     parser.add_argument("--generate", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tw-export", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -272,3 +272,68 @@ def test_find_path_is_shortest() -> None:
     graph = {"a": ["b", "c"], "b": ["d"], "c": ["d"], "d": ["e"]}
     assert queue.find_path(graph, "a", "e") in (["a", "b", "d", "e"], ["a", "c", "d", "e"])
     assert queue.find_path(graph, "e", "a") is None
+
+
+# --- ready/blocked against a plain reference -----------------------------------------------
+
+STATUS_CHOICES = ("pending", "pending", "in_progress", "done", "abandoned")
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(statuses=st.lists(st.sampled_from(STATUS_CHOICES), min_size=1, max_size=12),
+       priorities=st.lists(st.sampled_from(("high", "medium", "low")), min_size=12, max_size=12),
+       deps=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=20),
+       parents=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=6),
+       indexed=st.booleans())
+def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, priorities,
+                                                   deps, parents, indexed) -> None:
+    """Through the index's columns (or a plain fold), ready and blocked give what the
+    definition says, computed naively from the full fold's records."""
+    from aidp import index
+    from aidp.model import PRIORITY_RANK, ts_of
+
+    log = TaskLog(tmp_path_factory.mktemp("ready"))
+    n = len(statuses)
+    ids = [tasks.add(log, f"t{i}", priority=priorities[i])["id"] for i in range(n)]
+    for i, status in enumerate(statuses):
+        if status != "pending":
+            tasks.set_status(log, [ids[i]], status, reason="r" if status == "abandoned" else None)
+    for a, b in deps:
+        if a < n and b < n:
+            try:
+                queue.block(log, ids[a], [ids[b]])
+            except InvalidInput:
+                pass
+    for child, epic in parents:
+        if child < n and epic < n:
+            try:
+                queue.edit(log, ids[child], parent=ids[epic])
+            except InvalidInput:
+                pass
+    if indexed:
+        log.append([{"type": "padding", "id": f"pad{i}", "text": "x" * 900} for i in range(40)])
+    saved = index.MIN_BYTES, index._STRICT
+    index.MIN_BYTES, index._STRICT = (0, True) if indexed else (1 << 40, False)
+    try:
+        fold = log.read()
+        assert isinstance(fold.tasks, index.LazyTasks) == indexed
+        got_ready = [e.id for e in queue.ready(fold)]
+        got_blocked = {e.id: e.waiting_on for e in queue.blocked(fold)}
+    finally:
+        index.MIN_BYTES, index._STRICT = saved
+    plain = log.full_fold()
+    qs = queue.state(plain)
+    status = {tid: t["status"] for tid, t in plain.tasks.items()}
+    open_ = {tid for tid, s in status.items() if s in ("pending", "in_progress")}
+    waits = {tid: [w for w in qs.waits(tid) if w in open_] for tid in plain.tasks}
+    order = list(plain.tasks)
+
+    def rank(tid: str):
+        task = plain.tasks[tid]
+        return (PRIORITY_RANK[task["priority"]], ts_of(task, "created_at"), order.index(tid))
+
+    want_ready = sorted((t for t in order if status[t] == "pending" and not waits[t]), key=rank)
+    assert got_ready == want_ready
+    assert got_blocked == {t: waits[t] for t in order if t in open_ and waits[t]}
+    assert list(got_blocked) == sorted(got_blocked, key=rank)

@@ -59,6 +59,14 @@ def test_show_and_done_stay_light_too(cli) -> None:
     assert offenders(imported("tasks", "done", tid), "tasks") == []
 
 
+def test_the_work_queue_commands_stay_light(cli, monkeypatch) -> None:
+    monkeypatch.setenv("AIDP_ACTOR", "someone")
+    cli("tasks", "add", "Something", "-q")
+    for args in (("tasks", "ready", "--json"), ("tasks", "ready"), ("tasks", "blocked"),
+                 ("tasks", "claim", "--json")):
+        assert offenders(imported(*args), "tasks") == [], args
+
+
 def test_todo_show_does_not_load_the_backlog_cli_or_the_agent() -> None:
     assert offenders(imported("todo", "show"), "todo") == []
 

@@ -203,24 +203,44 @@ class Entry(_Plain):
         self.waiting_on = waiting_on
 
 
-def _order(entries: list[Entry]) -> list[Entry]:
-    """High priority first, then oldest; the fold's order among equals."""
-    return sorted(entries, key=lambda e: (PRIORITY_RANK.get(e.priority, 1), e.created))
-
-
-def _open_entries(fold: Fold, qs: QueueState) -> list[Entry]:
-    """Every open task with what it waits on that is still open, from the columns."""
+def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
+               ) -> list[tuple[str, str | None, int, str, list[str]]]:
+    """(id, priority, created µs, status, what it waits on that is still open) of the
+    open tasks (only the pending ones with `pending_only`), from the index columns: no
+    task is decoded. Most tasks wait on nothing, so only the waiting ones pay for the
+    check, and the in-progress tasks are looked up only when something waited on is
+    not pending."""
     pending = index.summaries(fold, ("pending",))
-    started = index.summaries(fold, ("in_progress",))
-    open_ids = {s[0] for s in pending}
-    open_ids.update(s[0] for s in started)
-    entries = []
-    for status, found in (("pending", pending), ("in_progress", started)):
-        for tid, priority, created in found:
-            waits = qs.waits(tid)
-            waiting = [w for w in waits if w in open_ids] if waits else []
-            entries.append(Entry(tid, priority, created, status, waiting))
-    return entries
+    waiters = qs.blockers.keys() | qs.children.keys()
+    started: list[tuple[str, str | None, int]] = []
+    open_ids: set[str] = set()
+    if not pending_only:
+        started = index.summaries(fold, ("in_progress",))
+    if waiters:
+        open_ids = {s[0] for s in pending}
+        waited = {w for tid in waiters for w in qs.waits(tid)}
+        if not pending_only or not waited <= open_ids:
+            if pending_only:
+                started = index.summaries(fold, ("in_progress",))
+            open_ids.update(s[0] for s in started)
+    none: list[str] = []
+    rows = [(tid, priority, created, "pending",
+             [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
+            for tid, priority, created in pending]
+    if not pending_only:
+        rows += [(tid, priority, created, "in_progress",
+                  [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
+                 for tid, priority, created in started]
+    return rows
+
+
+def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
+    return (PRIORITY_RANK.get(row[1], 1), row[2])  # type: ignore[arg-type]
+
+
+def _entries(rows: list[tuple[str, str | None, int, str, list[str]]]) -> list[Entry]:
+    rows.sort(key=_rank)  # stable: the fold's order among equals
+    return [Entry(*row) for row in rows]
 
 
 def ready(fold: Fold, qs: QueueState | None = None, *,
@@ -229,16 +249,22 @@ def ready(fold: Fold, qs: QueueState | None = None, *,
     is never held (see QueueState.holder), so it is unclaimed by definition."""
     qs = state(fold) if qs is None else qs
     skip = set(exclude)
-    return _order([
-        e for e in _open_entries(fold, qs)
-        if e.status == "pending" and not e.waiting_on and e.id not in skip
-    ])
+    return _entries([row for row in _open_rows(fold, qs, pending_only=True)
+                     if not row[4] and row[0] not in skip])
+
+
+def first_ready(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()) -> str | None:
+    """The id of the best ready task (what `ready` would list first), or None."""
+    skip = set(exclude)
+    rows = [row for row in _open_rows(fold, qs, pending_only=True)
+            if not row[4] and row[0] not in skip]
+    return min(rows, key=_rank)[0] if rows else None
 
 
 def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:
     """Open tasks waiting on an open blocker (or an epic on an open child), best first."""
     qs = state(fold) if qs is None else qs
-    return _order([e for e in _open_entries(fold, qs) if e.waiting_on])
+    return _entries([row for row in _open_rows(fold, qs) if row[4]])
 
 
 def ready_tasks(fold: Fold, *, limit: int | None = None) -> list[Record]:
@@ -512,12 +538,13 @@ def default_actor(root: os.PathLike[str] | str | None = None) -> str:
 
 
 class Claimed(_Plain):
-    _fields = ("task", "claim", "changed")
+    _fields = ("task", "claim", "changed", "shown")
 
-    def __init__(self, task: Record, claim: Record, changed: bool) -> None:
+    def __init__(self, task: Record, claim: Record, changed: bool, shown: Record) -> None:
         self.task = task
         self.claim = claim
         self.changed = changed
+        self.shown = shown  # the task with its queue keys after the claim (JSON output)
 
 
 def why_nothing_ready(fold: Fold, qs: QueueState, skipped: int = 0) -> str:
@@ -563,11 +590,11 @@ def claim(log: TaskLog, ref: str | None, assignee: str, *,
     def change(fold: Fold) -> list[Record]:
         qs = state(fold)
         if ref is None:
-            found = ready(fold, qs, exclude=skip)
-            if not found:
+            found = first_ready(fold, qs, exclude=skip)
+            if found is None:
                 tried = set(skip)
                 raise _nothing_ready(fold, qs, sum(e.id in tried for e in ready(fold, qs)))
-            tid = found[0].id
+            tid = found
         else:
             tid = resolve_id(fold.tasks, ref)
         task = fold.tasks[tid]
@@ -579,13 +606,13 @@ def claim(log: TaskLog, ref: str | None, assignee: str, *,
         holder = qs.holder(task)
         if holder is not None:
             if holder["assignee"] == assignee:
-                result[:] = [Claimed(task, holder, changed=False)]
+                result[:] = [Claimed(task, holder, changed=False, shown=with_extras(qs, task))]
                 return []
             raise ClaimRefused(f"Cannot claim task {label}: it is claimed by "
                                f"{holder['assignee']} since {holder.get('claimed_at', '?')}")
-        if status == "pending":
-            open_ids = {s[0] for s in index.summaries(fold, OPEN_STATUSES)}
-            waiting = [w for w in qs.waits(tid) if w in open_ids]
+        if status == "pending" and ref is not None:  # a task from ready() waits on nothing
+            waiting = [w for w in qs.waits(tid)
+                       if (fold.tasks.get(w) or {}).get("status") in OPEN_STATUSES]
             if waiting:
                 shown = ", ".join(short(w) for w in waiting)
                 raise ClaimRefused(f"Cannot claim task {label}: it waits on open task(s) "
@@ -604,7 +631,8 @@ def claim(log: TaskLog, ref: str | None, assignee: str, *,
                            "claimed_at": stamp, "updated_at": stamp}
         records = [r for r in records if r.get("id") != rid]
         records.append(claimed)
-        result[:] = [Claimed(task, claimed, changed=True)]
+        shown = {**task, **extras(qs, task), "assignee": assignee, "claimed_at": stamp}
+        result[:] = [Claimed(task, claimed, changed=True, shown=shown)]
         return records
 
     log.update(change)

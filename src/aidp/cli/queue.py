@@ -177,12 +177,9 @@ def claim(
     """Atomically take a task: in_progress, with you as its assignee."""
     e = env(ctx)
     who = actor(e, name)
-    e.read()  # the damage warning, once
     result = core.claim(e.log, task_id, who)
     if as_json:
-        fold = e.read()
-        task = fold.tasks[result.task["id"]]
-        render.write_bytes(render.json_bytes(core.with_extras(core.state(fold), task)))
+        render.write_bytes(render.json_bytes(result.shown))
         return
     if result.changed:
         render.write_text(f"{_paint()('✓', 'green')} Claimed: {_label(result.task)} "
