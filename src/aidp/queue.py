@@ -29,7 +29,8 @@ Nothing here prints; errors are AidpErrors, turned into one line by the CLI.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from aidp import index
 from aidp.errors import AidpError, ExitCode, InvalidInput
@@ -511,19 +512,47 @@ def validate_actor(value: str) -> str:
 
 def default_actor(root: os.PathLike[str] | str | None = None) -> str:
     """AIDP_ACTOR, else git's user.email, else the login name (DESIGN §7)."""
+    return actor_lookup(root)()
+
+
+def actor_lookup(root: os.PathLike[str] | str | None = None) -> Callable[[], str]:
+    """`default_actor`, started now and answered when called: git runs while the caller
+    reads the tasklist (a claim asks git only once it knows what to claim)."""
     named = os.environ.get("AIDP_ACTOR", "").strip()
     if named:
-        return validate_actor(named)
+        value = validate_actor(named)
+        return lambda: value
     import subprocess  # only when AIDP_ACTOR is unset: kept off start-up
 
     try:
-        found = subprocess.run(
-            ["git", "config", "--get", "user.email"], cwd=root, capture_output=True,
-            text=True, timeout=5, check=False,
+        proc: subprocess.Popen[bytes] | None = subprocess.Popen(
+            ["git", "config", "--get", "user.email"], cwd=root, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )
-        email = found.stdout.strip() if found.returncode == 0 else ""
-    except (OSError, subprocess.SubprocessError):
-        email = ""
+    except OSError:
+        proc = None
+    answer: list[str] = []
+
+    def get() -> str:
+        if not answer:
+            answer.append(_from_git(proc))
+        return answer[0]
+
+    return get
+
+
+def _from_git(proc: Any) -> str:
+    import subprocess
+
+    email = ""
+    if proc is not None:
+        try:
+            out, _err = proc.communicate(timeout=5)
+            if proc.returncode == 0:
+                email = out.decode("utf-8", "replace").strip()
+        except (OSError, subprocess.SubprocessError):
+            proc.kill()
+            proc.wait()
     if email:
         try:
             return validate_actor(email)
@@ -577,13 +606,16 @@ def _release_records(claims: Iterable[Record]) -> list[Record]:
     return out
 
 
-def claim(log: TaskLog, ref: str | None, assignee: str, *,
+def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
           exclude: Iterable[str] = ()) -> Claimed:
     """Atomically (under the write lock): the task goes in_progress and `assignee` holds
     it. Without `ref`, the first ready task (not in `exclude`). Refused when someone
     else holds it, when it is closed or waits on an open task; NothingReady when no task
-    is ready. Concurrent claims never hand out one task twice: each sees the others'."""
-    assignee = validate_actor(assignee)
+    is ready. Concurrent claims never hand out one task twice: each sees the others'.
+    `assignee` may be a function (see `actor_lookup`), called once the task is known."""
+    who = (lambda: validate_actor(assignee)) if isinstance(assignee, str) else assignee
+    if isinstance(assignee, str):
+        validate_actor(assignee)
     skip = list(exclude)
     result: list[Claimed] = []
 
@@ -603,6 +635,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str, *,
         if status in CLOSED_STATUSES:
             raise ClaimRefused(f"Cannot claim task {label}: it is {status}; "
                                f"reopen it first ('aidp tasks reopen {label}')")
+        assignee = who()
         holder = qs.holder(task)
         if holder is not None:
             if holder["assignee"] == assignee:

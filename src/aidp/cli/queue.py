@@ -176,8 +176,11 @@ def claim(
 ) -> None:
     """Atomically take a task: in_progress, with you as its assignee."""
     e = env(ctx)
-    who = actor(e, name)
-    result = core.claim(e.log, task_id, who)
+    lookup = (lambda: core.validate_actor(name)) if name is not None else core.actor_lookup(e.root)
+    if name is not None:
+        lookup()  # a bad --as is refused before anything is read
+    result = core.claim(e.log, task_id, lookup)
+    who = result.claim["assignee"]
     if as_json:
         render.write_bytes(render.json_bytes(result.shown))
         return
