@@ -285,9 +285,10 @@ STATUS_CHOICES = ("pending", "pending", "in_progress", "done", "abandoned")
        priorities=st.lists(st.sampled_from(("high", "medium", "low")), min_size=12, max_size=12),
        deps=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=20),
        parents=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=6),
-       indexed=st.booleans())
+       indexed=st.booleans(), decode_few=st.booleans(), limit=st.integers(0, 4))
 def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, priorities,
-                                                   deps, parents, indexed) -> None:
+                                                   deps, parents, indexed, decode_few,
+                                                   limit) -> None:
     """Through the index's columns (or a plain fold), ready and blocked give what the
     definition says, computed naively from the full fold's records."""
     from aidp import index
@@ -313,15 +314,17 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
                 pass
     if indexed:
         log.append([{"type": "padding", "id": f"pad{i}", "text": "x" * 900} for i in range(40)])
-    saved = index.MIN_BYTES, index._STRICT
+    saved = index.MIN_BYTES, index._STRICT, queue._DECODE_AT_MOST
     index.MIN_BYTES, index._STRICT = (0, True) if indexed else (1 << 40, False)
+    queue._DECODE_AT_MOST = 200 if decode_few else 0  # both ways of finding open blockers
     try:
         fold = log.read()
         assert isinstance(fold.tasks, index.LazyTasks) == indexed
         got_ready = [e.id for e in queue.ready(fold)]
+        got_first = [e.id for e in queue.ready(fold, limit=limit)]
         got_blocked = {e.id: e.waiting_on for e in queue.blocked(fold)}
     finally:
-        index.MIN_BYTES, index._STRICT = saved
+        index.MIN_BYTES, index._STRICT, queue._DECODE_AT_MOST = saved
     plain = log.full_fold()
     qs = queue.state(plain)
     status = {tid: t["status"] for tid, t in plain.tasks.items()}
@@ -335,5 +338,6 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
 
     want_ready = sorted((t for t in order if status[t] == "pending" and not waits[t]), key=rank)
     assert got_ready == want_ready
+    assert got_first == want_ready[:limit]
     assert got_blocked == {t: waits[t] for t in order if t in open_ and waits[t]}
     assert list(got_blocked) == sorted(got_blocked, key=rank)

@@ -219,11 +219,16 @@ def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
         started = index.summaries(fold, ("in_progress",))
     if waiters:
         open_ids = {s[0] for s in pending}
-        waited = {w for tid in waiters for w in qs.waits(tid)}
-        if not pending_only or not waited <= open_ids:
-            if pending_only:
-                started = index.summaries(fold, ("in_progress",))
+        if not pending_only:
             open_ids.update(s[0] for s in started)
+        else:
+            unknown = {w for tid in waiters for w in qs.waits(tid)} - open_ids
+            if len(unknown) <= _DECODE_AT_MOST:  # a few: their records say if they are open
+                tasks = fold.tasks
+                open_ids.update(w for w in unknown
+                                if (tasks.get(w) or {}).get("status") == "in_progress")
+            else:
+                open_ids.update(s[0] for s in index.summaries(fold, ("in_progress",)))
     none: list[str] = []
     rows = [(tid, priority, created, "pending",
              [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
@@ -235,47 +240,61 @@ def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
     return rows
 
 
+# Below this many waited-on tasks that are not pending, decoding them costs less than
+# reading the status column of every task in progress.
+_DECODE_AT_MOST = 200
+
+
 def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
     return (PRIORITY_RANK.get(row[1], 1), row[2])  # type: ignore[arg-type]
 
 
-def _entries(rows: list[tuple[str, str | None, int, str, list[str]]]) -> list[Entry]:
-    rows.sort(key=_rank)  # stable: the fold's order among equals
+def ranked(rows: list[tuple[str, str | None, int, str, list[str]]],
+             limit: int | None = None) -> list[Entry]:
+    """Best first; the fold's order among equals (sorted and nsmallest are stable)."""
+    if limit is not None and limit < len(rows):
+        import heapq
+
+        rows = heapq.nsmallest(limit, rows, key=_rank)
+    else:
+        rows.sort(key=_rank)
     return [Entry(*row) for row in rows]
 
 
-def ready(fold: Fold, qs: QueueState | None = None, *,
-          exclude: Iterable[str] = ()) -> list[Entry]:
-    """Pending tasks that wait on nothing open, best first (DESIGN §7). A pending task
-    is never held (see QueueState.holder), so it is unclaimed by definition."""
-    qs = state(fold) if qs is None else qs
+def ready_rows(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()
+               ) -> list[tuple[str, str | None, int, str, list[str]]]:
+    """The ready tasks as (id, priority, created µs, status, []), in no order."""
     skip = set(exclude)
-    return _entries([row for row in _open_rows(fold, qs, pending_only=True)
-                     if not row[4] and row[0] not in skip])
+    return [row for row in _open_rows(fold, qs, pending_only=True)
+            if not row[4] and row[0] not in skip]
+
+
+def ready(fold: Fold, qs: QueueState | None = None, *, exclude: Iterable[str] = (),
+          limit: int | None = None) -> list[Entry]:
+    """Pending tasks that wait on nothing open, best first (DESIGN §7); the first
+    `limit` of them. A pending task is never held (see QueueState.holder), so it is
+    unclaimed by definition."""
+    qs = state(fold) if qs is None else qs
+    return ranked(ready_rows(fold, qs, exclude=exclude), limit)
 
 
 def first_ready(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()) -> str | None:
     """The id of the best ready task (what `ready` would list first), or None."""
-    skip = set(exclude)
-    rows = [row for row in _open_rows(fold, qs, pending_only=True)
-            if not row[4] and row[0] not in skip]
+    rows = ready_rows(fold, qs, exclude=exclude)
     return min(rows, key=_rank)[0] if rows else None
 
 
 def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:
     """Open tasks waiting on an open blocker (or an epic on an open child), best first."""
     qs = state(fold) if qs is None else qs
-    return _entries([row for row in _open_rows(fold, qs) if row[4]])
+    return ranked([row for row in _open_rows(fold, qs) if row[4]])
 
 
 def ready_tasks(fold: Fold, *, limit: int | None = None) -> list[Record]:
     """The first ready tasks as records with their queue keys: for prompts (`aidp run`,
     `aidp prime`). Only the tasks returned are decoded."""
     qs = state(fold)
-    found = ready(fold, qs)
-    if limit is not None:
-        found = found[:limit]
-    return [with_extras(qs, fold.tasks[e.id]) for e in found]
+    return [with_extras(qs, fold.tasks[e.id]) for e in ready(fold, qs, limit=limit)]
 
 
 def claimed_tasks(fold: Fold, assignee: str | None = None) -> list[Record]:

@@ -100,21 +100,28 @@ def ready(
 ) -> None:
     """Tasks to work on now: pending, unclaimed, waiting on nothing open; best first."""
     chosen = _format(fmt, as_json)
+    wanted = {validate_priority(p) for p in priority}
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     fold = env(ctx).read()
     qs = core.state(fold)
-    entries = core.ready(fold, qs)
-    found = _filtered(fold, entries, priorities=priority, tags=tag, session=session,
-                      limit=limit)
+    rows = core.ready_rows(fold, qs)
+    total = len(rows)
+    if wanted:
+        rows = [row for row in rows if row[1] in wanted]
+    # Without a filter that needs the task itself, only the first `limit` are ranked.
+    entries = core.ranked(rows, limit if not tag and session is None else None)
+    found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)
     if chosen != "table":
         _print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
                     default_view=False)
         return
     if not found:
-        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, qs)})" if not entries
+        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, qs)})" if not total
                           else "No ready task matches")
         return
     paint, now = _paint(), now_micros()
-    shown = f"{len(found)}" if len(found) == len(entries) else f"{len(found)} of {len(entries)}"
+    shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"
     lines = [paint(f"READY ({shown})", "bold")]
     lines += [f"  {n}. {_line(t, now, paint)}" for n, t in enumerate(found, start=1)]
     render.write_text("\n".join(lines))
