@@ -93,7 +93,6 @@ class QueueState(_Plain):
         self.children: dict[str, list[str]] = {}
         self.claims: dict[str, list[Record]] = {}  # task -> active claims, holder first
         self.notes: dict[str, list[Record]] = {}  # task -> notes, oldest first
-        self.records: dict[str, Record] = {}  # every queue record by its id
 
     def holder(self, task: Record) -> Record | None:
         """The claim in effect: none while the task is pending, else the earliest."""
@@ -126,7 +125,6 @@ def state(fold: Fold) -> QueueState:
         task = _text(record, "task")
         if task is None:
             continue
-        qs.records[rid] = record
         if kind == DEP:
             blocker = _text(record, "blocked_by")
             if blocker is not None and record.get("removed") is not True and blocker != task:
