@@ -292,6 +292,7 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
     """Through the index's columns (or a plain fold), ready and blocked give what the
     definition says, computed naively from the full fold's records."""
     from aidp import index
+    from aidp.index import loader
     from aidp.model import PRIORITY_RANK, ts_of
 
     log = TaskLog(tmp_path_factory.mktemp("ready"))
@@ -314,8 +315,8 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
                 pass
     if indexed:
         log.append([{"type": "padding", "id": f"pad{i}", "text": "x" * 900} for i in range(40)])
-    saved = index.MIN_BYTES, index._STRICT, queue._DECODE_AT_MOST
-    index.MIN_BYTES, index._STRICT = (0, True) if indexed else (1 << 40, False)
+    saved = loader.MIN_BYTES, loader.STRICT, queue._DECODE_AT_MOST
+    loader.MIN_BYTES, loader.STRICT = (0, True) if indexed else (1 << 40, False)
     queue._DECODE_AT_MOST = 200 if decode_few else 0  # both ways of finding open blockers
     try:
         fold = log.read()
@@ -324,7 +325,7 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
         got_first = [e.id for e in queue.ready(fold, limit=limit)]
         got_blocked = {e.id: e.waiting_on for e in queue.blocked(fold)}
     finally:
-        index.MIN_BYTES, index._STRICT, queue._DECODE_AT_MOST = saved
+        loader.MIN_BYTES, loader.STRICT, queue._DECODE_AT_MOST = saved
     plain = log.full_fold()
     qs = queue.state(plain)
     status = {tid: t["status"] for tid, t in plain.tasks.items()}
