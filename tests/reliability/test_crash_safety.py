@@ -139,6 +139,15 @@ def test_killed_one_shot_commands_lose_no_acknowledged_write(project: Path) -> N
     acks: list[list[str]] = []
     added: list[str] = []
     kills = 0
+    # A command's life is as long as this machine makes it (a busy CI box: seconds):
+    # measure one, unkilled, and kill the others anywhere in 0–1.5× of that.
+    started = time.monotonic()
+    first = subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "-q", "one shot"],
+                           env=child_env(project), capture_output=True, timeout=120)
+    life = time.monotonic() - started
+    assert first.returncode == 0, first.stderr.decode(errors="replace")
+    acks.append(["add", first.stdout.decode().strip()])
+    added.append(acks[-1][1])
     for _ in range(60 if SLOW else 12):
         if added and rnd.random() < 0.4:
             tid = rnd.choice(added)
@@ -147,7 +156,7 @@ def test_killed_one_shot_commands_lose_no_acknowledged_write(project: Path) -> N
             args, kind = ["tasks", "add", "-q", "one shot " + "z" * rnd.randrange(300)], "add"
         proc = subprocess.Popen([sys.executable, "-m", "aidp", *args], env=child_env(project),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(rnd.uniform(0.0, 0.6))
+        time.sleep(rnd.uniform(0.0, 1.5 * life))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1

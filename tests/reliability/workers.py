@@ -100,15 +100,22 @@ def maintainer(rnd: random.Random) -> None:
             ack(command)
 
 
+MIN_STATUS_WRITES = 3
+
+
 def stress(rnd: random.Random, seconds: float, with_todo: bool) -> None:
-    """A mix of backlog and TODO writes on shared tasks for `seconds` after start-up."""
+    """A mix of backlog and TODO writes on shared tasks for `seconds` after start-up,
+    and on until this worker has had MIN_STATUS_WRITES backlog writes acknowledged (so
+    a busy machine still gets contention, not 16 idle workers), for at most a minute."""
     until = time.time() + seconds
+    hard_stop = until + 60
+    status_writes = 0
     from aidp.log import TaskLog
     from aidp.paths import find_root
 
     log = TaskLog(find_root())
     session = "stress"
-    while time.time() < until:
+    while time.time() < until or (status_writes < MIN_STATUS_WRITES and time.time() < hard_stop):
         roll = rnd.random()
         if with_todo and roll < 0.25:
             content = f"todo {os.getpid()} {rnd.randrange(10**9)}"
@@ -141,6 +148,7 @@ def stress(rnd: random.Random, seconds: float, with_todo: bool) -> None:
             code, task = call_json("tasks", "done", "--json", rnd.choice(hot))
         if code == 0 and isinstance(task, dict):
             ack("status", task["id"], task["status"], task["updated_at"])
+            status_writes += 1
 
 
 def main() -> None:
