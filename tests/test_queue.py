@@ -342,3 +342,45 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
     assert got_first == want_ready[:limit]
     assert got_blocked == {t: waits[t] for t in order if t in open_ and waits[t]}
     assert list(got_blocked) == sorted(got_blocked, key=rank)
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(st.tuples(st.booleans(), st.sampled_from(("claim", "release")),
+                              st.integers(0, 2), st.sampled_from(("ann", "bob", "cy"))),
+                    max_size=12))
+def test_claims_on_two_clones_merge_the_same_in_either_order(tmp_path_factory, ops) -> None:
+    """Whatever the two clones did, a union merge in either order folds to the same
+    statuses and holders, and a holder's task is never pending."""
+    base_log = TaskLog(tmp_path_factory.mktemp("base"))
+    ids = [tasks.add(base_log, f"t{n}")["id"] for n in range(3)]
+    base = base_log.path.read_bytes()
+    clones = []
+    for _ in range(2):
+        clone = TaskLog(tmp_path_factory.mktemp("clone"))
+        clone.dir.mkdir()
+        clone.path.write_bytes(base)
+        clones.append(clone)
+    for second, op, n, who in ops:
+        clone = clones[second]
+        try:
+            if op == "claim":
+                queue.claim(clone, ids[n], who)
+            else:
+                queue.release(clone, [ids[n]])
+        except queue.ClaimRefused:
+            pass
+    a, b = (c.path.read_bytes()[len(base):] for c in clones)
+    seen = []
+    for merged in (base + a + b, base + b + a):
+        fold = fold_bytes(merged)
+        qs = queue.state(fold)
+        view = {}
+        for tid in ids:
+            task = fold.tasks[tid]
+            holder = qs.holder(task)
+            if holder is not None:
+                assert task["status"] != "pending"
+            view[tid] = (task["status"], holder["assignee"] if holder else None)
+        seen.append(view)
+    assert seen[0] == seen[1]
