@@ -447,3 +447,23 @@ def test_a_symlinked_cache_folder_is_not_written_through(log: TaskLog, project: 
     (project / ".aidp" / index.CACHE_DIR).symlink_to(outside)
     assert_same(log)
     assert list(outside.iterdir()) == []
+
+
+def test_a_writer_rebuilds_the_cache_before_it_takes_the_lock(log: TaskLog, project: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """A cold read (a fresh clone, a checkout) costs a full parse: a writer does it
+    before taking the lock, so other writers never wait for it (issue 16)."""
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    held_during_rebuild: list[bool] = []
+    rebuild = loader._Loader._rebuild
+
+    def spying(self: loader._Loader) -> Fold:
+        held_during_rebuild.append(log.writer_active())
+        return rebuild(self)
+
+    monkeypatch.setattr(loader._Loader, "_rebuild", spying)
+    tasks.set_status(log, [IDS[0]], "done")
+    assert held_during_rebuild == [False]
+    assert assert_same(log).tasks[IDS[0]]["status"] == "done"

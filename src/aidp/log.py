@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -160,21 +160,33 @@ def parse_line(raw: bytes) -> Record | None:
         return None
     if not isinstance(value, dict):
         return None
-    if "type" not in value and not _well_typed_task(value):
+    if "type" not in value and not well_typed_task(value):
         return None
     return value
 
 
-def _well_typed_task(record: Record) -> bool:
+_TEXT_KEY_SET = frozenset(_TEXT_KEYS)
+
+
+def well_typed_task(record: Record) -> bool:
+    """One pass over the record's values (this runs for every line of every fold)."""
     rid = record.get("id")
-    if not isinstance(rid, str) or not rid or _CONTROL_RE.search(rid):
+    if type(rid) is not str or not rid:
+        return False
+    if not (rid.isascii() and rid.isprintable()) and _CONTROL_RE.search(rid):
         return False  # an id is printed bare (--format ids) and typed back in shells
-    for key in _TEXT_KEYS:
-        value = record.get(key)
-        if value is not None and not isinstance(value, str):
+    for key, value in record.items():
+        if value is None or type(value) is str:
+            continue
+        if key == "tags":
+            if type(value) is not list:
+                return False
+            for tag in value:
+                if type(tag) is not str:
+                    return False
+        elif key in _TEXT_KEY_SET:
             return False
-    tags = record.get("tags")
-    return tags is None or (isinstance(tags, list) and all(isinstance(t, str) for t in tags))
+    return True
 
 
 def fold_bytes(data: bytes) -> Fold:
@@ -210,6 +222,25 @@ def _link_error(path: Path) -> StorageError:
 def _refuse_link(path: Path) -> None:
     if path.is_symlink():
         raise _link_error(path)
+
+
+class Reader(Protocol):
+    """What reads the state for `TaskLog.read` (aidp.index registers itself): the same
+    answers as `full_fold`, faster."""
+
+    def load(self, log: TaskLog, *, whole_lines: bool = False) -> Fold: ...
+
+    def warm(self, log: TaskLog) -> None: ...
+
+
+_reader: Reader | None = None
+
+
+def use_reader(reader: Reader | None) -> None:
+    """Read through `reader` (None: plain folds). Importing aidp.index does this, so
+    dependencies point one way: index builds on log, log knows only this protocol."""
+    global _reader  # noqa: PLW0603 - one process-wide choice, made at import
+    _reader = reader
 
 
 class _Alarm(Exception):
@@ -281,9 +312,9 @@ class TaskLog:
         return fold
 
     def _fold_current(self, *, whole_lines: bool = False) -> Fold:
-        from aidp import index  # the incremental snapshot; same answers as a full fold
-
-        return index.load(self, whole_lines=whole_lines)
+        if _reader is None:
+            return self.full_fold(whole_lines=whole_lines)
+        return _reader.load(self, whole_lines=whole_lines)
 
     def full_fold(self, *, whole_lines: bool = False) -> Fold:
         data = self.read_bytes()
@@ -553,6 +584,10 @@ class TaskLog:
         """
         if not self.dir.exists() and not change(Fold()):
             return []
+        if _reader is not None:
+            # Bring the cache up to date first, outside the lock: a rebuild (a fresh
+            # clone, a checkout) must not make every other writer wait for it.
+            _reader.warm(self)
         with self.locked():
             fold = self._fold_current()
             records = change(fold)

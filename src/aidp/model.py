@@ -91,6 +91,20 @@ def parse_ts(value: str) -> int | None:
     return result
 
 
+def parse_ts_once(value: object) -> int:
+    """ts_of's value for one timestamp, without the cache: for a fold's updated_at, which
+    differs on nearly every line (a cache would only cost)."""
+    if type(value) is not str:
+        return UNKNOWN_TS
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return UNKNOWN_TS
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return (parsed - _EPOCH) // _ONE_MICRO
+
+
 def remember_ts(value: str, micros: int) -> None:
     """Tell parse_ts what `value` parses to, when the caller knows it already (the index
     keeps created_at as a column), so the sort that follows does not parse it again."""

@@ -403,3 +403,38 @@ def test_aidp_fsync_syncs_every_append(project: Path, monkeypatch: pytest.Monkey
     log.append([orjson.loads(task(1))])
     assert bool(calls) is synced
     assert log.path.read_bytes() == task(1)
+
+
+# --- a screenful for people ---------------------------------------------------------------------
+
+
+def test_human_list_on_a_terminal_shows_a_screenful(project: Path) -> None:
+    """335k open tasks used to scroll past: at a terminal, `list` shows what fits and
+    says how many more; a pipe, --all and --limit still get everything."""
+    import pty
+
+    log = TaskLog(project)
+    log.ensure_dir()
+    log.path.write_bytes(b"".join(task(n) for n in range(100)))
+    main, secondary = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "aidp", "tasks", "list"],
+                              env=child_env(project, LINES="30", COLUMNS="200", NO_COLOR="1"),
+                              stdout=secondary, stderr=subprocess.PIPE, timeout=IN_A_MINUTE)
+        os.close(secondary)
+        out = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(main)
+    text = out.decode()
+    assert proc.returncode == 0, proc.stderr
+    assert text.count("task_1700000000_") == 24 and "… and 76 more" in text
+    piped = aidp(project, "tasks", "list")
+    assert piped.stdout.count("task_1700000000_") == 100 and "more" not in piped.stdout

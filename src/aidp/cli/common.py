@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 
+import aidp.index  # noqa: F401 - registers the snapshot reader behind TaskLog.read
 from aidp.log import Fold, TaskLog, parse_lock_timeout
 from aidp.paths import find_root, resolve_session
 

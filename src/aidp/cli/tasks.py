@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from aidp import render
@@ -185,7 +187,18 @@ def list_(
                 raise typer.Exit(ExitCode.FAILURE)
             return
         found = [queue.with_extras(qs, t) for t in found]
-    _print_list(found, fmt, now=now, default_view=not words and not include_all)
+    more = 0
+    if fmt == "table" and limit is None and not include_all and sys.stdout.isatty():
+        # A person at a terminal gets a screenful; scripts, --all and --limit get all.
+        import shutil
+
+        room = max(10, shutil.get_terminal_size().lines - 6)
+        if len(found) > room:
+            more = len(found) - room
+    shown = found[: len(found) - more]
+    _print_list(shown, fmt, now=now, default_view=not words and not include_all)
+    if more:
+        render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
 

@@ -24,16 +24,26 @@ from typing import TYPE_CHECKING
 
 from aidp.index.columns import status_key, summary
 from aidp.index.lazy import LazyTasks
-from aidp.index.loader import load
+from aidp.index.loader import load, warm
 from aidp.index.snapshot import CACHE_DIR, SNAPSHOT_NAME
+from aidp.log import use_reader
 from aidp.model import ts_of
 
 if TYPE_CHECKING:
     from aidp.log import Fold
     from aidp.model import Record
 
-__all__ = ["CACHE_DIR", "SNAPSHOT_NAME", "created_stamps", "load", "select",
-           "select_updated", "status_counts", "summaries"]
+__all__ = [
+    "CACHE_DIR",
+    "SNAPSHOT_NAME",
+    "created_stamps",
+    "load",
+    "select",
+    "select_updated",
+    "status_counts",
+    "summaries",
+    "warm",
+]
 
 
 def select(fold: Fold, statuses: Collection[str]) -> list[Record]:
@@ -87,3 +97,11 @@ def select_updated(fold: Fold, statuses: Collection[str], since: int) -> list[Re
         return tasks.select(statuses, updated_from=since)
     wanted = set(statuses)
     return [t for t in tasks.values() if status_key(t) in wanted and ts_of(t) >= since]
+
+
+class _Reader:
+    load = staticmethod(load)
+    warm = staticmethod(warm)
+
+
+use_reader(_Reader())  # TaskLog.read goes through the snapshot from now on

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from aidp.index.columns import _Builder, _Columns
 from aidp.index.lazy import LazyKeys, LazyTasks, _no_gc
 from aidp.index.reader import LogFile
-from aidp.index.snapshot import SNAPSHOT_NAME, read_snapshot, write_snapshot
+from aidp.index.snapshot import SNAPSHOT_NAME, read_head, read_snapshot, write_snapshot
 from aidp.log import CACHE_DIR, Fold, read_stamp, stat_key, write_stamp
 
 if TYPE_CHECKING:
@@ -62,6 +62,23 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
         if STRICT:
             raise
         return log.full_fold(whole_lines=whole_lines)
+
+
+def warm(log: TaskLog) -> None:
+    """Bring the snapshot up to date unless it is (a stamp vouching for the log as it
+    is, over a snapshot that covers all but a short tail). Cheap when it is."""
+    try:
+        st = os.stat(log.path)
+    except OSError:
+        return
+    if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
+        return
+    stamp = read_stamp(log.dir)
+    head = read_head(str(log.dir / CACHE_DIR / SNAPSHOT_NAME))
+    if (stamp is not None and head is not None and stamp == (head[0], stat_key(st))
+            and st.st_size - head[1] < _rebuild_tail(head[1])):
+        return
+    load(log)
 
 
 class _OwnedFile(LogFile):

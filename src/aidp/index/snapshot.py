@@ -87,6 +87,32 @@ def read_snapshot(path: str) -> Snapshot | None:
     return Snapshot(nonce, offset, crc, body)
 
 
+def read_head(path: str) -> tuple[bytes, int] | None:
+    """(nonce, prefix covered) from the snapshot's head alone, without reading its body:
+    enough to tell whether it is current. Not a validation: read_snapshot is."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        data = os.pread(fd, _HEADER.size + _HEAD.size, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) < _HEADER.size + _HEAD.size:
+        return None
+    magic, version, python, head_len, head_crc, _body_len, _body_crc = _HEADER.unpack_from(data)
+    head = data[_HEADER.size :]
+    if ((magic, version, python) != (MAGIC, VERSION, _pyversion()) or head_len != _HEAD.size
+            or zlib.crc32(head) != head_crc):
+        return None
+    nonce, offset, _crc, _dev, _ino = _HEAD.unpack(head)
+    return nonce, offset
+
+
 def write_snapshot(folder: Path, offset: int, crc: int, body: bytes | memoryview) -> bytes | None:
     """Write a snapshot of the prefix `offset` (crc32 `crc`) into `folder` (.aidp/);
     its nonce, or None when it could not be written (a read-only checkout). Never
