@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from aidp.fold import FoldKey
     from aidp.model import Record
 
-CHUNK = 4 << 20  # rebuilds read this much of the log at a time
+CHUNK = 1 << 20  # rebuilds read this much of the log at a time
 _OTHER = None  # the status key of a task whose status is missing or not a string
 
 
@@ -285,6 +285,7 @@ class _Builder:
         ids = list(self.rows)
         if self.overflow or any("\n" in rid for rid in ids):
             return None
+        self.rows = {}  # the builder is used up: its biggest part goes before more is built
         joined = "".join(rid + "\n" for rid in ids)
         id_starts = array("q", [0])
         at = 0
@@ -302,12 +303,17 @@ class _Builder:
                 slot = (slot + 1) & mask
             slots[slot] = i + 1
         del ids
+        arrays = []
+        for name in ("starts", "lengths", "stamps", "numbers", "created"):
+            arrays.append(getattr(self, name).tobytes())
+            setattr(self, name, array("q"))
+        starts, lengths, stamps, numbers, created = arrays
+        del arrays
         return _Columns(
             (
                 self.lines, self.damaged, joined, id_starts.tobytes(), slots.tobytes(),
                 self.tables[0], bytes(self.status_codes), self.tables[1],
-                bytes(self.priority_codes), self.starts.tobytes(), self.lengths.tobytes(),
-                self.stamps.tobytes(), self.numbers.tobytes(), self.created.tobytes(),
+                bytes(self.priority_codes), starts, lengths, stamps, numbers, created,
                 self.typed, self.typed_keys,
             )
         )

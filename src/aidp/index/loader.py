@@ -112,12 +112,14 @@ class _Loader:
             return self._rebuild()
         cols = _Columns(marshal.loads(snap.body))
         offset, crc = snap.offset, snap.crc
+        del snap  # its bytes: as big as the columns again
         end = self.file.last_newline_end()
         if end - offset >= _rebuild_tail(offset):
             with _no_gc():
                 builder = _Builder.from_columns(cols)
                 crc = builder.feed_file(self.file.fd, offset, end, crc)
             fresh = builder.columns()
+            del builder, cols
             if fresh is None:
                 return self.log.full_fold(whole_lines=self.whole_lines)
             self._save(fresh, end, crc)
@@ -147,6 +149,7 @@ class _Loader:
         with _no_gc():
             crc = builder.feed_file(self.file.fd, 0, end, 0)
         cols = builder.columns()
+        del builder  # before the snapshot is serialised: peak memory is what matters here
         if cols is None:
             return self.log.full_fold(whole_lines=self.whole_lines)
         self._save(cols, end, crc)
