@@ -123,6 +123,8 @@ ops = st.one_of(
     st.tuples(st.just("grow_in_place"), st.integers(0, 50), st.lists(lines, min_size=1,
                                                                        max_size=4)),
     st.tuples(st.just("aidp_append"), st.lists(task_lines, min_size=1, max_size=3)),
+    # A union merge: another branch's lines interleaved into ours, as a new file.
+    st.tuples(st.just("merge"), st.lists(lines, min_size=1, max_size=5), st.integers(0, 50)),
     st.tuples(st.just("racy_ok")),  # vouch at once, as a read seconds later would
     st.tuples(st.just("repair")),
     st.tuples(st.just("compact")),
@@ -165,6 +167,11 @@ def apply(op: tuple, log: TaskLog, project: Path) -> None:
         i = op[1] % len(parts)
         parts[i] = parts[i].replace(b"pending", b"done   ").replace(b"high", b"low ")
         rewrite_in_place(path, b"\n".join(parts) + b"\n" + chunk(op[2], False))
+    elif kind == "merge":
+        log.ensure_dir()
+        parts = data.split(b"\n")[:-1] if data.endswith(b"\n") else data.split(b"\n")
+        at = op[2] % (len(parts) + 1)
+        replace_file(path, chunk([*parts[:at], *op[1], *parts[at:]], False))
     elif kind == "aidp_append":
         log.append([orjson.loads(line) for line in op[1]])
     elif kind == "racy_ok":

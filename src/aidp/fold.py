@@ -1,4 +1,4 @@
-"""The fold rule, in one place: which record a line is, and which record wins.
+"""The fold: which record a line is, which record wins, and the plain fold of lines.
 
 The state is a pure function of the lines: per id, the record with the greatest
 (updated_at, line number) wins. Tasks and typed records (those with a "type" key)
@@ -10,9 +10,12 @@ their answers equal on random logs.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from aidp.model import ts_of
+import orjson
+
+from aidp.model import TASK_KEY_ORDER, Record, ts_of
 
 # (updated_at in µs, line number): the fold's order.
 FoldKey = tuple[int, int]
@@ -41,3 +44,144 @@ def key_of(record: dict[str, Any], line: int) -> FoldKey:
 def beats(key: FoldKey, previous: FoldKey | None) -> bool:
     """Whether a record with `key` replaces the current winner (None: there is none)."""
     return previous is None or key > previous
+
+
+# --- the plain fold: lines in, state out ----------------------------------------------
+
+
+class _Plain:
+    """Value classes written out instead of @dataclass: each dataclass costs about a
+    millisecond of code generation at import, on every one of aidp's many start-ups."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self._fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Fold(_Plain):
+    """The folded state of a log, plus what it takes to extend it with later lines."""
+
+    _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
+               "ends_with_newline")
+
+    def __init__(
+        self,
+        tasks: dict[str, Record] | None = None,
+        typed: dict[str, Record] | None = None,
+        task_keys: dict[str, FoldKey] | None = None,
+        typed_keys: dict[str, FoldKey] | None = None,
+        damaged: int = 0,
+        lines: int = 0,  # lines consumed, so line numbers continue across appends
+        ends_with_newline: bool = True,
+    ) -> None:
+        self.tasks = {} if tasks is None else tasks
+        self.typed = {} if typed is None else typed
+        self.task_keys = {} if task_keys is None else task_keys
+        self.typed_keys = {} if typed_keys is None else typed_keys
+        self.damaged = damaged
+        self.lines = lines
+        self.ends_with_newline = ends_with_newline
+
+    def add_line(self, raw: bytes) -> None:
+        """Fold one more line (without its newline) into the state."""
+        self.lines += 1
+        record = parse_line(raw)
+        if record is None:
+            if raw.strip():
+                self.damaged += 1
+            return
+        self.add_record(record, self.lines)
+
+    def add_record(self, record: Record, line: int) -> None:
+        kind, rid = place(record)
+        if kind == TASK:
+            records, keys = self.tasks, self.task_keys
+        elif kind == TYPED:
+            records, keys = self.typed, self.typed_keys
+        else:
+            if kind == DAMAGED:
+                self.damaged += 1
+            return  # IGNORED: a typed record of a kind we cannot fold, not damage
+        key = key_of(record, line)
+        if beats(key, keys.get(rid)):
+            keys[rid] = key
+            records[rid] = record
+
+    def feed(self, data: bytes) -> None:
+        """Fold a chunk of the file that starts at a line boundary."""
+        if not data:
+            return
+        parts = data.split(b"\n")
+        tail = parts.pop()  # after the last newline: b"" or a torn last line
+        for raw in parts:
+            self.add_line(raw)
+        if tail:
+            self.add_line(tail)
+            self.ends_with_newline = False
+        else:
+            self.ends_with_newline = True
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_BOM = b"\xef\xbb\xbf"
+
+# Task keys whose value must be a string when present; a task line that breaks this
+# (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
+# line: skipped, counted and removed by repair, never handed to code that expects text.
+_TEXT_KEYS = tuple(key for key in TASK_KEY_ORDER if key not in ("id", "tags"))
+
+
+def parse_line(raw: bytes) -> Record | None:
+    """The JSON object on this line, or None for blank lines and damage."""
+    if not raw or raw.isspace():
+        return None
+    raw = raw.removeprefix(_BOM)  # an editor's byte order mark: the record behind it is good
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    if "type" not in value and not well_typed_task(value):
+        return None
+    return value
+
+
+_TEXT_KEY_SET = frozenset(_TEXT_KEYS)
+
+
+def well_typed_task(record: Record) -> bool:
+    """One pass over the record's values (this runs for every line of every fold)."""
+    rid = record.get("id")
+    if type(rid) is not str or not rid:
+        return False
+    if not (rid.isascii() and rid.isprintable()) and _CONTROL_RE.search(rid):
+        return False  # an id is printed bare (--format ids) and typed back in shells
+    for key, value in record.items():
+        if value is None or type(value) is str:
+            continue
+        if key == "tags":
+            if type(value) is not list:
+                return False
+            for tag in value:
+                if type(tag) is not str:
+                    return False
+        elif key in _TEXT_KEY_SET:
+            return False
+    return True
+
+
+def fold_bytes(data: bytes) -> Fold:
+    fold = Fold()
+    fold.feed(data)
+    return fold

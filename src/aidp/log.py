@@ -1,11 +1,11 @@
-"""The event log: `.aidp/tasklist.jsonl`, read and folded, appended under a lock.
+"""The event log: `.aidp/tasklist.jsonl` — appended under a lock, read without one.
 
-Every line is a full snapshot of one record. The state is a pure function of the
-lines: per id, the record with the greatest (updated_at, line number) wins. Lines
-that are not JSON objects are damage: skipped and counted, never fatal.
-
-Tasks and typed records (those with a "type" key, like todo lists) fold into two
-separate namespaces, so a typed record can never show up as a task.
+Every line is a full snapshot of one record; the state is a pure function of the
+lines (`aidp.fold`: the rule and the plain fold). This module is the file: where it
+is, reading it, appending whole lines under the lock (`aidp.lock` bounds the wait),
+replacing it atomically; `aidp.maintenance` repairs and compacts it, `aidp.stamp`
+tells the read cache (`aidp.index`, registered through `use_reader`) which stat data
+it may trust.
 """
 
 from __future__ import annotations
@@ -13,34 +13,43 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import re
 import stat
-import struct
 import time
-import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from aidp import lock
 from aidp.errors import StorageError
-from aidp.fold import DAMAGED, IGNORED, TASK, TYPED, FoldKey, beats, key_of, place
-from aidp.model import TASK_KEY_ORDER, Record
+from aidp.fold import Fold, FoldKey, _Plain, fold_bytes, parse_line, well_typed_task
+from aidp.lock import (
+    DEFAULT_LOCK_TIMEOUT,
+    LOCK_NOTICE_SECONDS,
+    LOCK_TIMEOUT_ENV,
+    parse_lock_timeout,
+)
+from aidp.model import Record
 from aidp.paths import DATA_DIR
+from aidp.stamp import CACHE_DIR, STAMP_NAME, read_stamp, stat_key, write_stamp
+
+if TYPE_CHECKING:
+    from aidp.maintenance import MaintenanceReport
+
+# Names other modules import from here, kept where they always were.
+__all__ = [
+    "CACHE_DIR", "DEFAULT_LOCK_TIMEOUT", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_ENV",
+    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "_Plain", "dumps", "encode", "fold_bytes",
+    "parse_line", "parse_lock_timeout", "read_stamp", "stat_key", "use_reader",
+    "well_typed_task", "write_stamp",
+]
 
 LOG_NAME = "tasklist.jsonl"
 LOCK_NAME = "tasklist.jsonl.lock"
-LOCK_NOTICE_SECONDS = 1.0
-# A writer waits at most this long for another writer's lock (--lock-timeout,
-# AIDP_LOCK_TIMEOUT): a stopped or hung holder must not hang every command forever.
-DEFAULT_LOCK_TIMEOUT = 30.0
-LOCK_TIMEOUT_ENV = "AIDP_LOCK_TIMEOUT"
 # AIDP_FSYNC=1: every append is fsynced before the command reports success.
 FSYNC_ENV = "AIDP_FSYNC"
-CACHE_DIR = "cache"  # derived, git-ignored state (aidp.index's snapshot and the stamp)
-STAMP_NAME = "log.stamp"
 
 # Local-only state under .aidp/ that must never be committed.
 GITIGNORE = """\
@@ -54,145 +63,6 @@ backups/
 runs/
 *.tmp
 """
-
-
-class _Plain:
-    """Value classes written out instead of @dataclass: each dataclass costs about a
-    millisecond of code generation at import, on every one of aidp's many start-ups."""
-
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__name__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._fields)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class Fold(_Plain):
-    """The folded state of a log, plus what it takes to extend it with later lines."""
-
-    _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
-               "ends_with_newline")
-
-    def __init__(
-        self,
-        tasks: dict[str, Record] | None = None,
-        typed: dict[str, Record] | None = None,
-        task_keys: dict[str, FoldKey] | None = None,
-        typed_keys: dict[str, FoldKey] | None = None,
-        damaged: int = 0,
-        lines: int = 0,  # lines consumed, so line numbers continue across appends
-        ends_with_newline: bool = True,
-    ) -> None:
-        self.tasks = {} if tasks is None else tasks
-        self.typed = {} if typed is None else typed
-        self.task_keys = {} if task_keys is None else task_keys
-        self.typed_keys = {} if typed_keys is None else typed_keys
-        self.damaged = damaged
-        self.lines = lines
-        self.ends_with_newline = ends_with_newline
-
-    def add_line(self, raw: bytes) -> None:
-        """Fold one more line (without its newline) into the state."""
-        self.lines += 1
-        record = parse_line(raw)
-        if record is None:
-            if raw.strip():
-                self.damaged += 1
-            return
-        self.add_record(record, self.lines)
-
-    def add_record(self, record: Record, line: int) -> None:
-        kind, rid = place(record)
-        if kind == TASK:
-            records, keys = self.tasks, self.task_keys
-        elif kind == TYPED:
-            records, keys = self.typed, self.typed_keys
-        else:
-            if kind == DAMAGED:
-                self.damaged += 1
-            return  # IGNORED: a typed record of a kind we cannot fold, not damage
-        key = key_of(record, line)
-        if beats(key, keys.get(rid)):
-            keys[rid] = key
-            records[rid] = record
-
-    def feed(self, data: bytes) -> None:
-        """Fold a chunk of the file that starts at a line boundary."""
-        if not data:
-            return
-        parts = data.split(b"\n")
-        tail = parts.pop()  # after the last newline: b"" or a torn last line
-        for raw in parts:
-            self.add_line(raw)
-        if tail:
-            self.add_line(tail)
-            self.ends_with_newline = False
-        else:
-            self.ends_with_newline = True
-
-
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_BOM = b"\xef\xbb\xbf"
-_STREAM = 4 << 20  # repair, compact and backups read this much at a time
-
-# Task keys whose value must be a string when present; a task line that breaks this
-# (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
-# line: skipped, counted and removed by repair, never handed to code that expects text.
-_TEXT_KEYS = tuple(key for key in TASK_KEY_ORDER if key not in ("id", "tags"))
-
-
-def parse_line(raw: bytes) -> Record | None:
-    """The JSON object on this line, or None for blank lines and damage."""
-    if not raw or raw.isspace():
-        return None
-    raw = raw.removeprefix(_BOM)  # an editor's byte order mark: the record behind it is good
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict):
-        return None
-    if "type" not in value and not well_typed_task(value):
-        return None
-    return value
-
-
-_TEXT_KEY_SET = frozenset(_TEXT_KEYS)
-
-
-def well_typed_task(record: Record) -> bool:
-    """One pass over the record's values (this runs for every line of every fold)."""
-    rid = record.get("id")
-    if type(rid) is not str or not rid:
-        return False
-    if not (rid.isascii() and rid.isprintable()) and _CONTROL_RE.search(rid):
-        return False  # an id is printed bare (--format ids) and typed back in shells
-    for key, value in record.items():
-        if value is None or type(value) is str:
-            continue
-        if key == "tags":
-            if type(value) is not list:
-                return False
-            for tag in value:
-                if type(tag) is not str:
-                    return False
-        elif key in _TEXT_KEY_SET:
-            return False
-    return True
-
-
-def fold_bytes(data: bytes) -> Fold:
-    fold = Fold()
-    fold.feed(data)
-    return fold
 
 
 def encode(records: list[Record]) -> bytes:
@@ -241,10 +111,6 @@ def use_reader(reader: Reader | None) -> None:
     dependencies point one way: index builds on log, log knows only this protocol."""
     global _reader  # noqa: PLW0603 - one process-wide choice, made at import
     _reader = reader
-
-
-class _Alarm(Exception):
-    """The timer that bounds a lock wait rang."""
 
 
 class TaskLog:
@@ -367,7 +233,7 @@ class TaskLog:
                     f"Cannot use {self.lock_path}: it is not a regular file (remove it; "
                     "aidp recreates it); the tasklist was not changed"
                 )
-            self._flock(fd, fcntl.LOCK_EX)
+            lock.take(self, fd, fcntl.LOCK_EX)
             try:
                 os.ftruncate(fd, 0)
                 os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -426,93 +292,6 @@ class TaskLog:
                 handle.write(GITIGNORE)
         except OSError as exc:
             raise _storage_error("write", ignore, exc) from exc
-
-    def _flock(self, fd: int, mode: int) -> None:
-        """Take the lock; if another process holds it, wait at most `lock_timeout`
-        seconds, telling `on_wait` after a moment. A holder that dies releases it."""
-        try:
-            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        import threading  # only when contended: kept off start-up
-
-        if threading.current_thread() is threading.main_thread():
-            self._wait_blocking(fd, mode)
-        else:
-            self._wait_polling(fd, mode)
-
-    def _wait_blocking(self, fd: int, mode: int) -> None:
-        """A blocking flock (the kernel wakes us when the holder lets go), cut short by
-        a timer signal: at the notice, then at the deadline."""
-        import signal
-
-        def ring(_signum: int, _frame: object) -> None:
-            raise _Alarm
-
-        started = time.monotonic()
-        told = self.on_wait is None
-        previous = signal.signal(signal.SIGALRM, ring)
-        try:
-            while True:
-                waited = time.monotonic() - started
-                if waited >= self.lock_timeout:
-                    raise self._timeout_error(self.lock_timeout)
-                step = self.lock_timeout - waited
-                if not told:
-                    step = min(step, max(LOCK_NOTICE_SECONDS - waited, 0.001))
-                try:
-                    signal.setitimer(signal.ITIMER_REAL, step)
-                    fcntl.flock(fd, mode)
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                    return
-                except _Alarm:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                    try:  # the alarm may have rung just after the lock was taken
-                        fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                        return
-                    except BlockingIOError:
-                        pass
-                if not told and time.monotonic() - started >= LOCK_NOTICE_SECONDS:
-                    told = True
-                    assert self.on_wait is not None
-                    self.on_wait(self.lock_path)
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
-
-    def _wait_polling(self, fd: int, mode: int) -> None:
-        """Outside the main thread no signal can cut a wait short: try every few ms."""
-        started = time.monotonic()
-        told = self.on_wait is None
-        while True:
-            waited = time.monotonic() - started
-            if waited >= self.lock_timeout:
-                raise self._timeout_error(self.lock_timeout)
-            if not told and waited >= LOCK_NOTICE_SECONDS:
-                told = True
-                assert self.on_wait is not None
-                self.on_wait(self.lock_path)
-            time.sleep(0.005)
-            try:
-                fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                return
-            except BlockingIOError:
-                continue
-
-    def _timeout_error(self, timeout: float) -> StorageError:
-        holder = ""
-        try:
-            pid = int(self.lock_path.read_bytes()[:32].decode("ascii").strip())
-        except (OSError, ValueError, UnicodeDecodeError):
-            pid = 0
-        if pid > 0:
-            holder = f" held by process {pid}"
-        return StorageError(
-            f"Timed out after {timeout:g}s waiting for the lock {self.lock_path}{holder} "
-            f"(a stopped or hung aidp?); set --lock-timeout or {LOCK_TIMEOUT_ENV} to wait "
-            "longer; the tasklist was not changed"
-        )
 
     # --- writing ------------------------------------------------------------------
 
@@ -594,6 +373,18 @@ class TaskLog:
             self._append_locked(records)
             return records
 
+    def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
+        """Rewrite the file without its damaged lines, keeping a backup of the old one."""
+        from aidp import maintenance  # only repair and compact need it
+
+        return maintenance.repair(self, dry_run=dry_run)
+
+    def compact(self) -> MaintenanceReport:
+        """Keep only the winning record per id (history stays in git and the backup)."""
+        from aidp import maintenance
+
+        return maintenance.compact(self)
+
     def replace_locked(self, data: bytes) -> None:
         """Atomically replace the file (temp file, fsync, rename); the caller holds the lock."""
         self._replace_with(lambda handle: handle.write(data))
@@ -636,165 +427,6 @@ class TaskLog:
         except OSError:
             pass
 
-    # --- maintenance ----------------------------------------------------------------
-    #
-    # Both stream the file (a few MB at a time), so memory does not grow with its size
-    # beyond what the fold itself keeps (compact: one winner per id).
-
-    def _backup_locked(self) -> Path:
-        from aidp.model import format_ts, now_micros
-
-        folder = self.dir / "backups"
-        stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
-        target = folder / f"{LOG_NAME}.{stamp}.bak"
-        _refuse_link(folder)
-        try:
-            folder.mkdir(exist_ok=True)
-            with open(self.path, "rb") as source, open(target, "wb") as copy:
-                import shutil  # only maintenance needs it
-
-                shutil.copyfileobj(source, copy, _STREAM)
-        except OSError as exc:
-            try:
-                target.unlink()  # a half-written backup would only mislead
-            except OSError:
-                pass
-            raise _storage_error("write the backup", target, exc) from exc
-        return target
-
-    def _stream(self) -> Iterator[bytes]:
-        """The file's lines (without newlines), read a few MB at a time."""
-        self._require_regular()
-        try:
-            handle = open(self.path, "rb")  # noqa: SIM115 - closed below, generator
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise _storage_error("read", self.path, exc) from exc
-        with handle:
-            carry = b""
-            while True:
-                try:
-                    block = handle.read(_STREAM)
-                except OSError as exc:
-                    raise _storage_error("read", self.path, exc) from exc
-                if not block:
-                    break
-                parts = (carry + block).split(b"\n")
-                carry = parts.pop()
-                yield from parts
-            if carry:
-                yield carry
-
-    def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
-        """Rewrite the file without its damaged lines, keeping a backup of the old one."""
-        if not self.path.exists():
-            self._check_root()
-            return MaintenanceReport()  # nothing to repair, and nothing is created
-        with self.locked() if not dry_run else nullcontext():
-            if not dry_run:
-                _refuse_link(self.path)
-            report = MaintenanceReport()
-            for number, raw in enumerate(self._stream(), start=1):
-                report.lines_before += 1
-                record = parse_line(raw)
-                if record is None and not raw.strip():
-                    report.blank += 1
-                elif record is None or place(record)[0] == DAMAGED:
-                    report.damaged_lines.append(number)
-            report.lines_after = report.lines_before - report.blank - len(report.damaged_lines)
-            if dry_run or (not report.damaged_lines and not report.blank):
-                return report
-            report.backup = self._backup_locked()
-
-            def write(handle: Any) -> None:
-                for raw in self._stream():
-                    record = parse_line(raw)
-                    if record is not None and place(record)[0] != DAMAGED:
-                        handle.write(raw + b"\n")
-
-            self._replace_with(write)
-            report.rewritten = True
-            return report
-
-    def compact(self) -> MaintenanceReport:
-        """Keep only the winning record per id (history stays in git and the backup).
-        Typed records without an id (kinds a newer version writes) cannot be folded
-        and are all kept, in place."""
-        if not self.path.exists():
-            self._check_root()
-            return MaintenanceReport()  # nothing to compact, and nothing is created
-        with self.locked():
-            _refuse_link(self.path)
-            report = MaintenanceReport()
-            winners: dict[tuple[str, str], FoldKey] = {}
-            unknown: list[int] = []
-            changed = False  # blank, damaged or superseded lines, or a line to clean up
-            for number, raw in enumerate(self._stream(), start=1):
-                report.lines_before = number
-                record = parse_line(raw)
-                if record is None:
-                    changed = True
-                    report.damaged += bool(raw.strip())
-                    continue
-                kind, rid = place(record)
-                if kind == IGNORED:
-                    unknown.append(number)
-                elif kind == DAMAGED:
-                    report.damaged += 1
-                    changed = True
-                else:
-                    key = key_of(record, number)
-                    previous = winners.get((kind, rid))
-                    if beats(key, previous):
-                        winners[(kind, rid)] = key
-                    changed = changed or previous is not None
-                if raw != raw.strip() or raw.startswith(_BOM):
-                    changed = True
-            keep = {key[1] for key in winners.values()}
-            keep.update(unknown)
-            del winners
-            report.lines_after = len(keep)
-            report.unknown = len(unknown)
-            if not changed:
-                return report
-            report.backup = self._backup_locked()
-
-            def write(handle: Any) -> None:
-                for number, raw in enumerate(self._stream(), start=1):
-                    if number in keep:
-                        handle.write(raw.removeprefix(_BOM).strip() + b"\n")
-
-            self._replace_with(write)
-            report.rewritten = True
-            return report
-
-
-class MaintenanceReport(_Plain):
-    _fields = ("lines_before", "lines_after", "blank", "damaged", "damaged_lines", "backup",
-               "rewritten", "unknown")
-
-    def __init__(
-        self,
-        lines_before: int = 0,
-        lines_after: int = 0,
-        blank: int = 0,
-        damaged: int = 0,
-        damaged_lines: list[int] | None = None,
-        backup: Path | None = None,
-        rewritten: bool = False,
-        unknown: int = 0,
-    ) -> None:
-        self.lines_before = lines_before
-        self.lines_after = lines_after
-        self.blank = blank
-        self.damaged = damaged
-        self.damaged_lines = [] if damaged_lines is None else damaged_lines
-        self.backup = backup
-        self.rewritten = rewritten
-        self.unknown = unknown  # typed records without an id, kept as they are
-
-
 def _lines(data: bytes) -> list[bytes]:
     parts = data.split(b"\n")
     if parts and parts[-1] == b"":
@@ -806,85 +438,6 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
 
 
-def parse_lock_timeout(value: str | None, *, what: str = "--lock-timeout") -> float:
-    """Seconds a writer waits for the lock: a number ≥ 0 (0: do not wait)."""
-    if value is None or not value.strip():
-        return DEFAULT_LOCK_TIMEOUT
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds < 10**9:  # also refuses nan and inf
-        from aidp.errors import InvalidInput
-
-        raise InvalidInput(
-            f"Invalid {what} {value!r}: use a number of seconds ≥ 0 (0: do not wait)"
-        )
-    return seconds
 
 
-# --- the stamp: which stat data the cache may trust ---------------------------------------
-#
-# The snapshot (aidp.index) covers a prefix of the log. It may be trusted without
-# reading that prefix again only when the log's stat data equals data that was
-# *vouched for*: recorded after the prefix was verified against the file's contents, or
-# by an aidp writer that appended whole lines to such a file. Anything else — another
-# inode (even one whose number was reused), a size, mtime or ctime of any other value —
-# means the prefix is checked in full before it is used.
 
-_STAMP = struct.Struct("<8s8sQQqqqI")  # magic, snapshot nonce, dev, ino, size, mtime, ctime, crc
-_STAMP_MAGIC = b"aidpstmp"
-
-StatKey = tuple[int, int, int, int, int]
-
-
-def stat_key(st: os.stat_result) -> StatKey:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def read_stamp(folder: Path) -> tuple[bytes, StatKey] | None:
-    """(snapshot nonce, vouched stat data), or None when there is no whole stamp."""
-    try:
-        fd = os.open(folder / CACHE_DIR / STAMP_NAME, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None  # a fifo or a device must never be read (it could block)
-        data = os.pread(fd, _STAMP.size + 1, 0)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) != _STAMP.size:
-        return None
-    magic, nonce, *key, crc = _STAMP.unpack(data)
-    if magic != _STAMP_MAGIC or zlib.crc32(data[: _STAMP.size - 4]) != crc:
-        return None
-    return nonce, tuple(key)  # type: ignore[return-value]
-
-
-def write_stamp(folder: Path, nonce: bytes, key: StatKey) -> None:
-    """Record `key` as vouched for the snapshot `nonce`. Best effort: without a stamp
-    the next read checks the contents, never answers wrong."""
-    body = _STAMP.pack(_STAMP_MAGIC, nonce, *key, 0)[: _STAMP.size - 4]
-    data = body + struct.pack("<I", zlib.crc32(body))
-    path = folder / CACHE_DIR / STAMP_NAME
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o644)
-    except OSError:
-        return
-    try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            os.pwrite(fd, data, 0)  # one small write: whole or, if torn, failing its crc
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def forget_stamp(folder: Path) -> None:
-    try:
-        os.unlink(folder / CACHE_DIR / STAMP_NAME)
-    except OSError:
-        pass

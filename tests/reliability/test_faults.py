@@ -103,8 +103,8 @@ def test_full_disk_during_maintenance_keeps_the_old_file(
         raise enospc
 
     with monkeypatch.context() as patch:
-        if failing == "backup":
-            patch.setattr(Path, "write_bytes", fail)
+        if failing == "backup":  # the backup is streamed: copyfileobj writes it
+            patch.setattr(shutil, "copyfileobj", fail)
         else:
             patch.setattr(os, failing, fail)
         result = cli("tasks", command)
@@ -299,14 +299,15 @@ def test_a_failing_folder_sync_after_the_rename_is_no_crash(
 def test_a_failed_backup_leaves_no_partial_backup(cli, project: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _first, before = seeded(cli, project)
-    real_write_bytes = Path.write_bytes
 
-    def half(self: Path, data: bytes) -> int:
-        real_write_bytes(self, data[: len(data) // 2])
+    def half(source, target, _length: int = 0) -> None:
+        data = source.read()
+        target.write(data[: len(data) // 2])
+        target.flush()
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with monkeypatch.context() as patch:
-        patch.setattr(Path, "write_bytes", half)
+        patch.setattr(shutil, "copyfileobj", half)
         result = cli("tasks", "repair")
     assert_storage_error(result, "no space left on device", "backup")
     assert (project / ".aidp" / LOG_NAME).read_bytes() == before

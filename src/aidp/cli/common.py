@@ -8,9 +8,28 @@ from pathlib import Path
 
 import typer
 
-import aidp.index  # noqa: F401 - registers the snapshot reader behind TaskLog.read
-from aidp.log import Fold, TaskLog, parse_lock_timeout
+from aidp.log import Fold, TaskLog, parse_lock_timeout, use_reader
 from aidp.paths import find_root, resolve_session
+
+
+class _Index:
+    """TaskLog.read through aidp.index's snapshot, imported only by a command that reads
+    (`tasks add` appends without reading and never loads it)."""
+
+    @staticmethod
+    def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
+        from aidp.index import load
+
+        return load(log, whole_lines=whole_lines)
+
+    @staticmethod
+    def warm(log: TaskLog) -> None:
+        from aidp.index import warm
+
+        warm(log)
+
+
+use_reader(_Index())
 
 
 class Env:

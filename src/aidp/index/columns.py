@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from aidp.fold import TYPED, beats, key_of, place
-from aidp.log import parse_line, well_typed_task
+from aidp.fold import TYPED, beats, key_of, parse_line, place, well_typed_task
 from aidp.model import parse_ts_once, ts_of
 
 if TYPE_CHECKING:

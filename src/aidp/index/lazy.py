@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp.errors import StorageError
+from aidp.fold import parse_line
 from aidp.index.columns import status_key, summary
-from aidp.log import parse_line
 from aidp.model import UNKNOWN_TS, remember_ts, ts_of
 
 if TYPE_CHECKING:

@@ -18,11 +18,12 @@ import stat
 import time
 from typing import TYPE_CHECKING
 
+from aidp.fold import Fold
 from aidp.index.columns import _Builder, _Columns
 from aidp.index.lazy import LazyKeys, LazyTasks, _no_gc
 from aidp.index.reader import LogFile
 from aidp.index.snapshot import SNAPSHOT_NAME, read_head, read_snapshot, write_snapshot
-from aidp.log import CACHE_DIR, Fold, read_stamp, stat_key, write_stamp
+from aidp.stamp import CACHE_DIR, read_stamp, stat_key, write_stamp
 
 if TYPE_CHECKING:
     from aidp.index.snapshot import Snapshot

@@ -20,7 +20,7 @@ import time
 import zlib
 from typing import TYPE_CHECKING
 
-from aidp.log import CACHE_DIR
+from aidp.stamp import CACHE_DIR
 
 if TYPE_CHECKING:
     from pathlib import Path

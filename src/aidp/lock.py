@@ -1,0 +1,132 @@
+"""Waiting for the write lock: a bounded wait that names who holds it.
+
+A writer takes an exclusive `flock` on `.aidp/tasklist.jsonl.lock` and writes its pid
+into it. Another writer waits at most `--lock-timeout` seconds (`AIDP_LOCK_TIMEOUT`,
+default 30) and then fails naming that pid; readers never take the lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import time
+from typing import TYPE_CHECKING
+
+from aidp.errors import StorageError
+
+if TYPE_CHECKING:
+    from aidp.log import TaskLog
+
+LOCK_NOTICE_SECONDS = 1.0
+# A writer waits at most this long for another writer's lock (--lock-timeout,
+# AIDP_LOCK_TIMEOUT): a stopped or hung holder must not hang every command forever.
+DEFAULT_LOCK_TIMEOUT = 30.0
+LOCK_TIMEOUT_ENV = "AIDP_LOCK_TIMEOUT"
+
+
+class _Alarm(Exception):
+    """The timer that bounds a lock wait rang."""
+
+
+def parse_lock_timeout(value: str | None, *, what: str = "--lock-timeout") -> float:
+    """Seconds a writer waits for the lock: a number ≥ 0 (0: do not wait)."""
+    if value is None or not value.strip():
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < 10**9:  # also refuses nan and inf
+        from aidp.errors import InvalidInput
+
+        raise InvalidInput(
+            f"Invalid {what} {value!r}: use a number of seconds ≥ 0 (0: do not wait)"
+        )
+    return seconds
+
+
+def take(log: TaskLog, fd: int, mode: int) -> None:
+    """Take the lock; if another process holds it, wait at most `lock_timeout`
+    seconds, telling `on_wait` after a moment. A holder that dies releases it."""
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    import threading  # only when contended: kept off start-up
+
+    if threading.current_thread() is threading.main_thread():
+        _wait_blocking(log, fd, mode)
+    else:
+        _wait_polling(log, fd, mode)
+
+def _wait_blocking(log: TaskLog, fd: int, mode: int) -> None:
+    """A blocking flock (the kernel wakes us when the holder lets go), cut short by
+    a timer signal: at the notice, then at the deadline."""
+    import signal
+
+    def ring(_signum: int, _frame: object) -> None:
+        raise _Alarm
+
+    started = time.monotonic()
+    told = log.on_wait is None
+    previous = signal.signal(signal.SIGALRM, ring)
+    try:
+        while True:
+            waited = time.monotonic() - started
+            if waited >= log.lock_timeout:
+                raise _timeout_error(log, log.lock_timeout)
+            step = log.lock_timeout - waited
+            if not told:
+                step = min(step, max(LOCK_NOTICE_SECONDS - waited, 0.001))
+            try:
+                signal.setitimer(signal.ITIMER_REAL, step)
+                fcntl.flock(fd, mode)
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                return
+            except _Alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                try:  # the alarm may have rung just after the lock was taken
+                    fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                    return
+                except BlockingIOError:
+                    pass
+            if not told and time.monotonic() - started >= LOCK_NOTICE_SECONDS:
+                told = True
+                assert log.on_wait is not None
+                log.on_wait(log.lock_path)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+def _wait_polling(log: TaskLog, fd: int, mode: int) -> None:
+    """Outside the main thread no signal can cut a wait short: try every few ms."""
+    started = time.monotonic()
+    told = log.on_wait is None
+    while True:
+        waited = time.monotonic() - started
+        if waited >= log.lock_timeout:
+            raise _timeout_error(log, log.lock_timeout)
+        if not told and waited >= LOCK_NOTICE_SECONDS:
+            told = True
+            assert log.on_wait is not None
+            log.on_wait(log.lock_path)
+        time.sleep(0.005)
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            continue
+
+def _timeout_error(log: TaskLog, timeout: float) -> StorageError:
+    holder = ""
+    try:
+        pid = int(log.lock_path.read_bytes()[:32].decode("ascii").strip())
+    except (OSError, ValueError, UnicodeDecodeError):
+        pid = 0
+    if pid > 0:
+        holder = f" held by process {pid}"
+    return StorageError(
+        f"Timed out after {timeout:g}s waiting for the lock {log.lock_path}{holder} "
+        f"(a stopped or hung aidp?); set --lock-timeout or {LOCK_TIMEOUT_ENV} to wait "
+        "longer; the tasklist was not changed"
+    )

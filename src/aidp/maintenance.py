@@ -1,0 +1,177 @@
+"""Maintenance of the log: `repair` (drop damaged lines) and `compact` (keep winners).
+
+Both replace the file atomically under the lock after copying it to
+`.aidp/backups/`, and both stream it a few MB at a time, so memory does not grow with
+the file beyond what the fold keeps (compact: the winning line per id).
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Any
+
+from aidp.fold import _BOM, DAMAGED, IGNORED, FoldKey, _Plain, beats, key_of, parse_line, place
+from aidp.log import LOG_NAME, _refuse_link, _storage_error
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from aidp.log import TaskLog
+
+_STREAM = 4 << 20  # repair, compact and backups read this much at a time
+
+
+
+def _backup_locked(log: TaskLog) -> Path:
+    from aidp.model import format_ts, now_micros
+
+    folder = log.dir / "backups"
+    stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
+    target = folder / f"{LOG_NAME}.{stamp}.bak"
+    _refuse_link(folder)
+    try:
+        folder.mkdir(exist_ok=True)
+        with open(log.path, "rb") as source, open(target, "wb") as copy:
+            import shutil  # only maintenance needs it
+
+            shutil.copyfileobj(source, copy, _STREAM)
+    except OSError as exc:
+        try:
+            target.unlink()  # a half-written backup would only mislead
+        except OSError:
+            pass
+        raise _storage_error("write the backup", target, exc) from exc
+    return target
+
+def _stream(log: TaskLog) -> Iterator[bytes]:
+    """The file's lines (without newlines), read a few MB at a time."""
+    log._require_regular()
+    try:
+        handle = open(log.path, "rb")  # noqa: SIM115 - closed below, generator
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise _storage_error("read", log.path, exc) from exc
+    with handle:
+        carry = b""
+        while True:
+            try:
+                block = handle.read(_STREAM)
+            except OSError as exc:
+                raise _storage_error("read", log.path, exc) from exc
+            if not block:
+                break
+            parts = (carry + block).split(b"\n")
+            carry = parts.pop()
+            yield from parts
+        if carry:
+            yield carry
+
+def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
+    """Rewrite the file without its damaged lines, keeping a backup of the old one."""
+    if not log.path.exists():
+        log._check_root()
+        return MaintenanceReport()  # nothing to repair, and nothing is created
+    with log.locked() if not dry_run else nullcontext():
+        if not dry_run:
+            _refuse_link(log.path)
+        report = MaintenanceReport()
+        for number, raw in enumerate(_stream(log), start=1):
+            report.lines_before += 1
+            record = parse_line(raw)
+            if record is None and not raw.strip():
+                report.blank += 1
+            elif record is None or place(record)[0] == DAMAGED:
+                report.damaged_lines.append(number)
+        report.lines_after = report.lines_before - report.blank - len(report.damaged_lines)
+        if dry_run or (not report.damaged_lines and not report.blank):
+            return report
+        report.backup = _backup_locked(log)
+
+        def write(handle: Any) -> None:
+            for raw in _stream(log):
+                record = parse_line(raw)
+                if record is not None and place(record)[0] != DAMAGED:
+                    handle.write(raw + b"\n")
+
+        log._replace_with(write)
+        report.rewritten = True
+        return report
+
+def compact(log: TaskLog) -> MaintenanceReport:
+    """Keep only the winning record per id (history stays in git and the backup).
+    Typed records without an id (kinds a newer version writes) cannot be folded
+    and are all kept, in place."""
+    if not log.path.exists():
+        log._check_root()
+        return MaintenanceReport()  # nothing to compact, and nothing is created
+    with log.locked():
+        _refuse_link(log.path)
+        report = MaintenanceReport()
+        winners: dict[tuple[str, str], FoldKey] = {}
+        unknown: list[int] = []
+        changed = False  # blank, damaged or superseded lines, or a line to clean up
+        for number, raw in enumerate(_stream(log), start=1):
+            report.lines_before = number
+            record = parse_line(raw)
+            if record is None:
+                changed = True
+                report.damaged += bool(raw.strip())
+                continue
+            kind, rid = place(record)
+            if kind == IGNORED:
+                unknown.append(number)
+            elif kind == DAMAGED:
+                report.damaged += 1
+                changed = True
+            else:
+                key = key_of(record, number)
+                previous = winners.get((kind, rid))
+                if beats(key, previous):
+                    winners[(kind, rid)] = key
+                changed = changed or previous is not None
+            if raw != raw.strip() or raw.startswith(_BOM):
+                changed = True
+        keep = {key[1] for key in winners.values()}
+        keep.update(unknown)
+        del winners
+        report.lines_after = len(keep)
+        report.unknown = len(unknown)
+        if not changed:
+            return report
+        report.backup = _backup_locked(log)
+
+        def write(handle: Any) -> None:
+            for number, raw in enumerate(_stream(log), start=1):
+                if number in keep:
+                    handle.write(raw.removeprefix(_BOM).strip() + b"\n")
+
+        log._replace_with(write)
+        report.rewritten = True
+        return report
+
+
+class MaintenanceReport(_Plain):
+    _fields = ("lines_before", "lines_after", "blank", "damaged", "damaged_lines", "backup",
+               "rewritten", "unknown")
+
+    def __init__(
+        self,
+        lines_before: int = 0,
+        lines_after: int = 0,
+        blank: int = 0,
+        damaged: int = 0,
+        damaged_lines: list[int] | None = None,
+        backup: Path | None = None,
+        rewritten: bool = False,
+        unknown: int = 0,
+    ) -> None:
+        self.lines_before = lines_before
+        self.lines_after = lines_after
+        self.blank = blank
+        self.damaged = damaged
+        self.damaged_lines = [] if damaged_lines is None else damaged_lines
+        self.backup = backup
+        self.rewritten = rewritten
+        self.unknown = unknown  # typed records without an id, kept as they are

@@ -1,0 +1,81 @@
+"""Which stat data of the log the read cache may trust: `.aidp/cache/log.stamp`.
+
+The snapshot (aidp.index) covers a prefix of the log. It may be trusted without
+reading that prefix again only when the log's stat data equals data that was
+*vouched for*: recorded after the prefix was verified against the file's contents, or
+by an aidp writer that appended whole lines to such a file. Anything else — another
+inode (even one whose number was reused), a size, mtime or ctime of any other value —
+means the prefix is checked in full before it is used.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+import zlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CACHE_DIR = "cache"  # derived, git-ignored state under .aidp/ (the snapshot and the stamp)
+STAMP_NAME = "log.stamp"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+_STAMP = struct.Struct("<8s8sQQqqqI")  # magic, snapshot nonce, dev, ino, size, mtime, ctime, crc
+_STAMP_MAGIC = b"aidpstmp"
+
+StatKey = tuple[int, int, int, int, int]
+
+
+def stat_key(st: os.stat_result) -> StatKey:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def read_stamp(folder: Path) -> tuple[bytes, StatKey] | None:
+    """(snapshot nonce, vouched stat data), or None when there is no whole stamp."""
+    try:
+        fd = os.open(folder / CACHE_DIR / STAMP_NAME, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None  # a fifo or a device must never be read (it could block)
+        data = os.pread(fd, _STAMP.size + 1, 0)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) != _STAMP.size:
+        return None
+    magic, nonce, *key, crc = _STAMP.unpack(data)
+    if magic != _STAMP_MAGIC or zlib.crc32(data[: _STAMP.size - 4]) != crc:
+        return None
+    return nonce, tuple(key)  # type: ignore[return-value]
+
+
+def write_stamp(folder: Path, nonce: bytes, key: StatKey) -> None:
+    """Record `key` as vouched for the snapshot `nonce`. Best effort: without a stamp
+    the next read checks the contents, never answers wrong."""
+    body = _STAMP.pack(_STAMP_MAGIC, nonce, *key, 0)[: _STAMP.size - 4]
+    data = body + struct.pack("<I", zlib.crc32(body))
+    path = folder / CACHE_DIR / STAMP_NAME
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.pwrite(fd, data, 0)  # one small write: whole or, if torn, failing its crc
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def forget_stamp(folder: Path) -> None:
+    try:
+        os.unlink(folder / CACHE_DIR / STAMP_NAME)
+    except OSError:
+        pass
