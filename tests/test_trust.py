@@ -246,7 +246,8 @@ def test_a_malformed_trust_store_is_a_clear_error_and_is_kept(cli, project, agen
     write_config(project, f"agent = {json.dumps(agent.command)}\n")
     path = store(tmp_path)
     path.parent.mkdir(parents=True)
-    for bad in (b"{not json", b'{"version": 1, "files": {"x": 3}}', b"[]", b"\xff\xfe"):
+    for bad in (b"{not json", b'{"version": 1, "files": {"x": 3}}', b"[]", b"\xff\xfe",
+                b'{"version": 1, "files": {"x": {"sha256": "a", "files": []}}}'):
         path.write_bytes(bad)
         for args in (("run", "go"), ("trust",), ("trust", "--revoke")):
             result = cli(*args)
@@ -254,6 +255,8 @@ def test_a_malformed_trust_store_is_a_clear_error_and_is_kept(cli, project, agen
             assert result.err.startswith(f"Error: Invalid trust store {path}:"), result
             assert path.read_bytes() == bad  # nothing lost
             assert not agent.started.exists()
+    write_config(project, 'agent = "codex"\n')  # a preset needs no store: it still works
+    assert presets.choose(None, project).preset == "codex"
 
 
 def test_a_malformed_config_is_a_clear_error(cli, project, agent, tmp_path) -> None:
@@ -500,3 +503,15 @@ def test_referenced_files_stay_inside_the_project(project, tmp_path) -> None:
     write_config(project, f'agent = "python3 inside.py {outside} ../outside.py {{prompt}}"\n')
     layer = trust.load(project).layers[0]
     assert set(trust.referenced_files(project, layer)) == {"inside.py"}
+
+
+def test_a_big_file_a_command_names_is_checked_by_size_and_time(project, monkeypatch) -> None:
+    monkeypatch.setattr(trust, "_HASH_LIMIT", 10)
+    weights = project / "weights.bin"
+    weights.write_bytes(b"x" * 100)
+    write_config(project, 'agent = "llama --model weights.bin"\n')
+    layer = trust.load(project).layers[0]
+    first = trust.referenced_files(project, layer)["weights.bin"]
+    assert first.startswith("stat:100:")
+    weights.write_bytes(b"y" * 101)
+    assert trust.referenced_files(project, layer)["weights.bin"] != first

@@ -347,9 +347,17 @@ def _words(value: object) -> Iterator[str]:
             yield from _words(item)
 
 
+_HASH_LIMIT = 16 << 20  # a bigger file (a model's weights, a data set) is no script
+
+
 def _file_digest(path: str) -> str:
+    """SHA-256 of a file's content; for a big file its size and modification time, so
+    `aidp run` never reads gigabytes to check a trust (a change still shows)."""
     try:
         with open(path, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if st.st_size > _HASH_LIMIT:
+                return f"stat:{st.st_size}:{st.st_mtime_ns}"
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except OSError:
         return "unreadable"
