@@ -26,14 +26,16 @@ agents: $(BIN)/aidp
 	$(BIN)/python tests/agents/install.py $(AGENTS_ARGS)
 
 # `aidp run --agent NAME` against each real CLI and a scripted model server on
-# 127.0.0.1. When the CLIs cannot be installed (no node/npm, no registry), it says why
-# and skips (exit 0); any other install failure fails.
+# 127.0.0.1, with no network but loopback where the machine allows a network namespace
+# (tests/agents/offline.sh). When the CLIs cannot be installed (no node/npm, no
+# registry), it says why and skips (exit 0); any other install failure fails.
 test-agents: $(BIN)/aidp
 	@rc=0; $(BIN)/python tests/agents/install.py || rc=$$?; \
 	if [ $$rc -eq 75 ]; then \
 		echo "SKIPPED the real-agent suite: no agent CLI could be installed (reason above)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; \
-	else AIDP_REAL_AGENTS=1 $(BIN)/python -m pytest -q tests/agents $(PYTEST_ARGS); fi
+	else AIDP_REAL_AGENTS=1 tests/agents/offline.sh $(BIN)/python -m pytest -q tests/agents \
+		$(PYTEST_ARGS); fi
 
 # The headless browser that tests/browser/ drives (aidp report --html): Debian's
 # chromium and the playwright package from PyPI, pointed at it (Playwright's own

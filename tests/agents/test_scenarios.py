@@ -64,15 +64,18 @@ def file_task_basic(world: AgentWorld, server: FakeModelServer) -> None:
 
 
 def file_task_quotes(world: AgentWorld, server: FakeModelServer) -> None:
-    """Quotes inside a description, and quotes escaped the way JSON-minded agents
-    write them, are filed whole — never truncated, never silently dropped."""
+    """Quotes inside a description, quotes escaped the way JSON-minded agents write
+    them, and colour codes inside the quotes: filed whole and clean — never truncated,
+    never silently dropped."""
     server.scenario = Scenario.of(text(
         'File task: "Handle the "draft" flag\'s default" priority: low\n'
-        'File task: \\"Escaped quotes\\"'
+        'File task: \\"Escaped quotes\\"\n'
+        'File task: "\x1b[1mBold\x1b[0m inside the quotes"'
     ))
     result = ok(world.aidp_run("Review the code"))
     assert sorted(descriptions(world)) == sorted(
-        ['Handle the "draft" flag\'s default', "Escaped quotes"]), str(result)
+        ['Handle the "draft" flag\'s default', "Escaped quotes", "Bold inside the quotes"]
+    ), str(result)
 
 
 def tool_echo_not_filed(world: AgentWorld, server: FakeModelServer) -> None:
