@@ -288,6 +288,29 @@ def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:
     return ranked([row for row in _open_rows(fold, qs) if row[4]])
 
 
+def list_notes(fold: Fold, qs: QueueState, tasks: Iterable[Record]) -> dict[str, str]:
+    """For the `tasks list` table: `@assignee` on a held task, `waits on N` on an open
+    one waiting on open tasks (only the waited-on tasks are looked at)."""
+    notes: dict[str, str] = {}
+    if not qs.claims and not qs.blockers and not qs.children:
+        return notes
+    known = fold.tasks
+    for task in tasks:
+        tid = task.get("id", "")
+        parts = []
+        holder = qs.holder(task) if tid in qs.claims else None
+        if holder is not None:
+            parts.append(f"@{holder['assignee']}")
+        if task.get("status") in OPEN_STATUSES and (tid in qs.blockers or tid in qs.children):
+            waiting = sum((known.get(w) or {}).get("status") in OPEN_STATUSES
+                          for w in qs.waits(tid))
+            if waiting:
+                parts.append(f"waits on {waiting}")
+        if parts:
+            notes[tid] = " · ".join(parts)
+    return notes
+
+
 def ready_tasks(fold: Fold, *, limit: int | None = None) -> list[Record]:
     """The first ready tasks as records with their queue keys: for prompts (`aidp run`,
     `aidp prime`). Only the tasks returned are decoded."""

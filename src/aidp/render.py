@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TextIO
 
 import orjson
@@ -133,8 +133,10 @@ def task_line(task: Record, now: int, paint: Painter) -> str:
     return line
 
 
-def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str) -> str:
-    """Grouped by status like the original `/tasks list`."""
+def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
+               notes: Mapping[str, str] | None = None) -> str:
+    """Grouped by status like the original `/tasks list`; `notes` (id → text) adds a
+    dim note after a task (the work queue's: who holds it, what it waits on)."""
     if not tasks:
         return empty
     groups: dict[str, list[Record]] = {s: [] for s in STATUSES}
@@ -147,7 +149,10 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str)
             continue
         title = STATUS_TITLES.get(status, "OTHER")
         lines = [paint(f"{title} ({len(members)})", "bold")]
-        lines.extend(task_line(t, now, paint) for t in members)
+        for task in members:
+            line = task_line(task, now, paint)
+            note = notes.get(task.get("id", "")) if notes else None
+            lines.append(line + " " + paint(inert(note), "dim") if note else line)
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks)
 

@@ -319,3 +319,16 @@ def test_claims_from_two_clones_merge_to_one_holder(cli, project: Path, tmp_path
         refused = cli("tasks", "claim", task, "--as", "bob")
         assert refused.code == 1 and "claimed by alice" in refused.err
     assert seen[0] == seen[1] == ("alice", "in_progress", ["bob was here"])
+
+
+def test_list_table_shows_who_holds_a_task_and_what_it_waits_on(cli) -> None:
+    a = add(cli, "Blocker")
+    b = add(cli, "Waiting", "--blocked-by", a)
+    plain = cli("tasks", "list").out
+    assert cli("tasks", "claim", a).code == 0
+    out = cli("tasks", "list").out.splitlines()
+    assert next(line for line in out if f"[{a}]" in line).endswith("(today) @tester")
+    assert next(line for line in out if f"[{b}]" in line).endswith("(today) waits on 1")
+    assert cli("tasks", "done", a).code == 0
+    assert cli("tasks", "list").out.splitlines()[1].endswith("(today)")  # nothing open to wait on
+    assert "@" not in plain and "waits on" not in cli("tasks", "list", "--json").out

@@ -176,17 +176,21 @@ def list_(
     fold = e.read()
     candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
     found = core.query(candidates, query)
-    if fmt in ("json", "jsonl") or tree:
+    notes = None
+    if fmt in ("json", "jsonl", "table") or tree:
         from aidp import queue
 
         qs = queue.state(fold)
+        if fmt == "table" and not tree:
+            notes = queue.list_notes(fold, qs, found)
         if tree:
             empty = "No open tasks" if not words and not include_all else "No matching tasks"
             render.write_text(_tree(found, qs, now, empty=empty))
             if exit_code and found:
                 raise typer.Exit(ExitCode.FAILURE)
             return
-        found = [queue.with_extras(qs, t) for t in found]
+        if fmt != "table":
+            found = [queue.with_extras(qs, t) for t in found]
     more = 0
     if fmt == "table" and limit is None and not include_all and sys.stdout.isatty():
         # A person at a terminal gets a screenful; scripts, --all and --limit get all.
@@ -196,14 +200,15 @@ def list_(
         if len(found) > room:
             more = len(found) - room
     shown = found[: len(found) - more]
-    _print_list(shown, fmt, now=now, default_view=not words and not include_all)
+    _print_list(shown, fmt, now=now, default_view=not words and not include_all, notes=notes)
     if more:
         render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
 
 
-def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool) -> None:
+def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
+                notes: dict[str, str] | None = None) -> None:
     if fmt == "json":
         render.write_bytes(render.json_bytes(found))
     elif fmt == "jsonl":
@@ -216,7 +221,8 @@ def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool) 
         render.write_text(render.task_csv(found))
     else:
         empty = "No open tasks" if default_view else "No matching tasks"
-        render.write_text(render.task_table(found, now, paint=_paint(), empty=empty))
+        render.write_text(render.task_table(found, now, paint=_paint(), empty=empty,
+                                            notes=notes))
 
 
 def _tree(found: list[Record], qs, now: int, *, empty: str) -> str:
