@@ -197,7 +197,7 @@ def test_github_issue_list_is_mapped(cli, project) -> None:
     found = tasks_of(cli)
     crash, dark = found["Crash on empty config"], found["Add dark mode"]
     assert (crash["status"], crash["priority"], crash["tags"]) == (
-        "pending", "high", ["bug", "priority:-high"])
+        "pending", "high", ["bug", "priority:high"])
     assert (dark["status"], dark["priority"], dark["tags"]) == ("done", "medium", ["good-first-issue"])
     assert dark["completed_at"] == "2026-09-01T12:00:00.000000Z"  # no closedAt in the list
     notes = {n["task"]: n["text"] for n in typed(project, "note")}

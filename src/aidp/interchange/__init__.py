@@ -48,6 +48,7 @@ IMPORT_AUTHOR = "aidp import"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SPACE = re.compile(r"\s+")
 _TAG_BAD = re.compile(r"[\s,\x00-\x1f\x7f-\x9f]+")
+_COLON = re.compile(r"\s*:\s*")  # "priority: high" → "priority:high"
 
 
 class BadFile(InvalidInput):
@@ -114,7 +115,8 @@ def description(value: object, extra: dict[str, Any], key: str, where: str) -> s
 
 
 def tags(values: Iterable[object], extra: dict[str, Any], key: str) -> list[str]:
-    """Foreign labels as aidp tags: spaces and commas become '-', at most 64
+    """Foreign labels as aidp tags: spaces around a colon go, other spaces and commas
+    become '-', at most 64
     characters. When any label had to change, the originals are kept in extra[key]."""
     out: list[str] = []
     changed = False
@@ -123,7 +125,7 @@ def tags(values: Iterable[object], extra: dict[str, Any], key: str) -> list[str]
         if not isinstance(value, str):
             continue
         originals.append(value)
-        tag = _TAG_BAD.sub("-", value.strip()).strip("-")[:MAX_TAG]
+        tag = _TAG_BAD.sub("-", _COLON.sub(":", value.strip())).strip("-")[:MAX_TAG]
         if tag != value:
             changed = True
         if tag and tag not in out:
