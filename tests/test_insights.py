@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp import index, insights
+from aidp.index.lazy import LazyTasks
 from aidp.log import TaskLog
 from aidp.model import format_ts, parse_ts
 
@@ -174,6 +175,7 @@ def test_indexed_stats_equal_the_plain_fold(indexed, tmp_path: Path, records: li
     if records[split:]:
         log.append(records[split:])
     fold = index.load(log)
+    assert isinstance(fold.tasks, LazyTasks)  # the columns answer, not a plain fold
     plain = log.full_fold()
     expected = insights.from_tasks(plain.tasks.values(), now=NOW)
     assert insights.from_fold(fold, now=NOW) == expected
