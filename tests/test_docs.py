@@ -32,7 +32,7 @@ def leaf_commands() -> list[tuple[str, object]]:
 def test_every_group_is_listed() -> None:
     paths = {path.split()[1] for path, _ in leaf_commands()}
     assert paths == {"tasks", "todo", "init", "sync", "run", "trust", "prime", "setup", "hook",
-                     "report"}
+                     "report", "agents"}
 
 
 def test_every_command_has_help_text() -> None:

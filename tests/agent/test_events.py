@@ -118,6 +118,7 @@ def test_gemini_stream_json_joins_deltas_into_lines() -> None:
         {"type": "tool_use", "timestamp": "t", "tool_name": "write_todos", "tool_id": "w1",
          "parameters": {"todos": [{"description": "Step one", "status": "in_progress"},
                                   {"description": "Gone", "status": "cancelled"}]}},
+        {"type": "tool_result", "timestamp": "t", "tool_id": "w1", "status": "success"},
         delta(" more"),
         {"type": "result", "timestamp": "t", "status": "success", "stats": {}},
     ]
@@ -129,6 +130,25 @@ def test_gemini_stream_json_joins_deltas_into_lines() -> None:
         Plan([{"content": "Step one", "status": "in_progress"}]),
         Text(" more"),
     ]
+
+
+def test_gemini_plan_applies_only_once_gemini_accepted_the_call() -> None:
+    # Gemini 0.61 offers write_todos only to 2.x models; a call it refuses changes nothing.
+    events = [
+        {"type": "tool_use", "timestamp": "t", "tool_name": "write_todos", "tool_id": "w1",
+         "parameters": {"todos": [{"description": "Step one", "status": "pending"}]}},
+        {"type": "tool_result", "timestamp": "t", "tool_id": "w1", "status": "error",
+         "error": {"type": "tool_not_registered", "message": "Tool \"write_todos\" not found"}},
+    ]
+    assert read_all([orjson.dumps(e).decode() for e in events]) == [
+        Tool("write_todos", "1 items")]
+
+
+def test_gemini_error_result_is_a_notice_naming_the_error() -> None:
+    event = {"type": "result", "timestamp": "t", "status": "error",
+             "error": {"type": "unknown", "message": "[API Error: 401 bad key]"}, "stats": {}}
+    assert read_all([orjson.dumps(event).decode()]) == [
+        Notice("the agent reported an error: [API Error: 401 bad key]")]
 
 
 def test_cursor_tool_calls() -> None:

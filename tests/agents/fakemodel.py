@@ -149,7 +149,13 @@ def _shell_args(name: str, command: str) -> dict:
 
 
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "run_shell_command", "bash")
-PLAN_TOOLS = ("TodoWrite", "update_plan", "write_todos", "todowrite", "TaskCreate")
+# Copilot CLI has no plan tool: its plan is rows of a `todos` table written with `sql`.
+PLAN_TOOLS = ("TodoWrite", "update_plan", "write_todos", "todowrite", "TaskCreate", "sql")
+_SQL_STATUS = {"completed": "done", "in_progress": "in_progress", "pending": "pending"}
+
+
+def _sql_quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _plan_args(name: str, items: tuple[tuple[str, str], ...]) -> dict:
@@ -187,6 +193,27 @@ def render(steps: Iterable[Step], tools: set[str]) -> list[Response]:
                 response.calls.append((name, _shell_args(name, call.command)))
             else:
                 name = next((t for t in PLAN_TOOLS if t in tools), "TodoWrite")
+                if name == "sql":  # one INSERT for new rows, one UPDATE per changed status
+                    new = [(c, s) for c, s in call.items if c not in task_ids]
+                    for content, status in new:
+                        task_ids[content] = f"step-{len(task_ids) + 1}"
+                        task_status[content] = status
+                    if new:
+                        rows = ", ".join(
+                            f"({_sql_quote(task_ids[c])}, {_sql_quote(c)}, "
+                            f"{_sql_quote(_SQL_STATUS.get(s, 'pending'))})" for c, s in new)
+                        response.calls.append(("sql", {
+                            "description": "Insert todos",
+                            "query": f"INSERT INTO todos (id, title, status) VALUES {rows};"}))
+                    for content, status in call.items:
+                        if task_status[content] != status:
+                            task_status[content] = status
+                            response.calls.append(("sql", {
+                                "description": "Update todo",
+                                "query": f"UPDATE todos SET status = "
+                                         f"{_sql_quote(_SQL_STATUS.get(status, 'pending'))} "
+                                         f"WHERE id = {_sql_quote(task_ids[content])};"}))
+                    continue
                 if name != "TaskCreate":
                     response.calls.append((name, _plan_args(name, call.items)))
                     continue
@@ -624,6 +651,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        if status >= 500:
+            # Clients that honour it (opencode, the OpenAI and Anthropic SDKs) retry
+            # after 0.1 s instead of backing off for a minute; every retry still shows.
+            self.send_header("retry-after-ms", "100")
         self.end_headers()
         self.wfile.write(data)
 

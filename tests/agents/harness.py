@@ -230,8 +230,11 @@ exporter = "none"
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
+            # maxAttempts: Gemini retries a 500 ten times over minutes (5 s to 30 s apart);
+            # two attempts show the retry and keep the test short.
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True,
-                        "enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+                        "enableAutoUpdate": False, "enableAutoUpdateNotification": False,
+                        "maxAttempts": 2},
         }
         self._write(self.home / ".gemini" / "settings.json", json.dumps(settings, indent=2))
 
@@ -277,7 +280,6 @@ exporter = "none"
             "AIDER_ANALYTICS_DISABLE": "true",
             "AIDER_SHOW_MODEL_WARNINGS": "false",
             "AIDER_SHOW_RELEASE_NOTES": "false",
-            "AIDER_GITIGNORE": "false",
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         })
         # aider fetches litellm's price map at start unless a copy is in its cache.

@@ -85,6 +85,22 @@ def rewrite_pins(new: dict[str, str]) -> None:
         if count != 1:
             raise RuntimeError(f"cannot find the version of [cli.{cli}] in {VERSIONS_FILE}")
     VERSIONS_FILE.write_text(text)
+    rewrite_verified(new)
+
+
+# aidp's own copy of the pins (`aidp agents` says whether an installed CLI is the version
+# this suite verified); tests/agent/test_inventory.py holds the two equal.
+VERIFIED_FILE = Path(__file__).parents[2] / "src" / "aidp" / "agent" / "agents" / "verified.py"
+
+
+def rewrite_verified(new: dict[str, str]) -> None:
+    text = VERIFIED_FILE.read_text()
+    for cli, version in new.items():
+        pattern = re.compile(rf'^(    "{re.escape(cli)}": \("[^"]*", "[^"]*", )"[^"]*"', re.MULTILINE)
+        text, count = pattern.subn(rf'\g<1>"{version}"', text)
+        if count != 1:
+            raise RuntimeError(f"cannot find the version of {cli} in {VERIFIED_FILE}")
+    VERIFIED_FILE.write_text(text)
 
 
 # --- installing ----------------------------------------------------------------------------

@@ -15,9 +15,16 @@ import pytest
 from fakemodel import Conversation, FakeModelServer, Scenario, error, plan, shell, text
 from harness import AgentWorld, Result
 
-CLIS = ["claude", "codex"]
-# (cli, scenario) → why the agent itself makes it impossible.
-IMPOSSIBLE: dict[tuple[str, str], str] = {}
+CLIS = ["claude", "codex", "gemini", "opencode", "copilot", "aider"]
+# (cli, scenario) → why the agent itself makes it impossible (docs/agents.md says the same).
+_AIDER_NO_TOOLS = ("aider has no tools: it edits files and only suggests shell commands, "
+                   "which nobody is there to approve in --message mode")
+IMPOSSIBLE: dict[tuple[str, str], str] = {
+    ("aider", "plan_sync"): "aider has no plan tool",
+    ("aider", "tick_via_shell"): _AIDER_NO_TOOLS,
+    ("aider", "continuation"): _AIDER_NO_TOOLS + " (lazy_turn_continued covers it)",
+    ("aider", "tool_echo_not_filed"): _AIDER_NO_TOOLS,
+}
 
 CONTINUATION = "You have an active task"
 
@@ -137,6 +144,22 @@ def continuation(world: AgentWorld, server: FakeModelServer) -> None:
                                ("Test the parser", "completed")], str(result)
 
 
+def lazy_turn_continued(world: AgentWorld, server: FakeModelServer) -> None:
+    """A turn where the agent only talks (whatever files its CLI writes for itself)
+    is continued while TODO items are open; a pause in the continuation ends it."""
+    ok(world.aidp("todo", "add", "Write the parser"))
+    server.scenario = Scenario((
+        Conversation((text('I am blocked.\nTodo pause: "need the grammar from the user"'),),
+                     when=CONTINUATION),
+        Conversation((text("I will get to it."),)),
+    ))
+    result = ok(world.aidp_run("Write the parser"))
+    assert "↻ Continuation 1/3: You have an active task: Write the parser" in result.stdout, \
+        str(result)
+    assert invocations(result) == 2, str(result)
+    assert world.todo()["paused"] is True, str(result)
+
+
 def dash_prompt(world: AgentWorld, server: FakeModelServer) -> None:
     """A prompt that starts with `-` is the prompt, not options."""
     server.scenario = Scenario.of(text("Looked at it."))
@@ -173,16 +196,18 @@ def api_error_500(world: AgentWorld, server: FakeModelServer) -> None:
     """A server error: retries shown live, then a non-zero exit naming the error."""
     result = _api_error(world, server, 500)
     if world.cli in SHOWS_RETRIES:
-        assert "retrying" in result.stderr.lower() or "reconnecting" in result.stderr.lower(), \
-            str(result)
+        words = RETRY_WORDS.get(world.cli, ("retrying", "reconnecting"))
+        assert any(word in result.stderr.lower() for word in words), str(result)
 
 
-# CLIs that report each retry (docs/agents.md says how each behaves).
-SHOWS_RETRIES = {"claude", "codex"}
+# CLIs that report each retry (docs/agents.md says how each behaves), and how they say it.
+SHOWS_RETRIES = {"claude", "codex", "gemini", "opencode", "copilot", "aider"}
+RETRY_WORDS = {"opencode": ("stream error",)}  # its error log, one line per failed attempt
 
 SCENARIOS: dict[str, Callable[[AgentWorld, FakeModelServer], None]] = {
     f.__name__: f for f in (file_task_basic, file_task_quotes, tool_echo_not_filed, plan_sync,
-                            tick_via_shell, continuation, dash_prompt, api_error_401,
+                            tick_via_shell, continuation, lazy_turn_continued, dash_prompt,
+                            api_error_401,
                             api_error_500)
 }
 

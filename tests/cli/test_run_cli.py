@@ -698,7 +698,7 @@ def test_session_after_the_command(cli, make_agent) -> None:
 @pytest.mark.parametrize(
     ("preset", "prompt_on_stdin"),
     [("claude", True), ("codex", False), ("gemini", False), ("aider", False),
-     ("cursor", False), ("copilot", False), ("opencode", False)],
+     ("cursor", False), ("copilot", False), ("opencode", True)],
 )
 def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(
         cli, tmp_path: Path, monkeypatch, preset: str, prompt_on_stdin: bool) -> None:
@@ -727,8 +727,10 @@ def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(
         assert seen["argv"] == preset_args
         assert seen["stdin"].startswith("Do the work\n")
     else:
-        where = preset_args.index("{prompt}")
+        # The prompt replaces {prompt}, alone or in `--prompt={prompt}`: one argument.
+        where = next(n for n, arg in enumerate(preset_args) if "{prompt}" in arg)
         assert seen["argv"][:where] + seen["argv"][where + 1:] == (
             preset_args[:where] + preset_args[where + 1:])
-        assert seen["argv"][where].startswith("Do the work\n")
+        head = preset_args[where].removesuffix("{prompt}")
+        assert seen["argv"][where].startswith(head + "Do the work\n")
         assert seen["stdin"] == ""

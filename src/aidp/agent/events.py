@@ -163,6 +163,11 @@ class OutputReader:
     partial: str = ""  # Gemini's assistant deltas, until a line is complete
     noted: set[str] = field(default_factory=set)  # Codex items already announced
     scratch: dict[str, Any] = field(default_factory=dict)  # per-agent reader state
+    # The agent module of the program run (its `read_text` reads its plain text lines).
+    program: str = ""
+    # Why the invocation failed although the agent may exit 0 (aider after an API
+    # error); a reader sets it, and clears it when the agent recovered.
+    failure: str | None = None
 
     def feed(self, line: str) -> list[Item]:
         event = _json_object(line)
@@ -173,7 +178,14 @@ class OutputReader:
                 return items
             if self.structured:
                 return []  # an event of a kind this version does not know
-        return self.text(line) if not self.structured or line.strip() else []
+        if self.structured and not line.strip():
+            return []
+        read_text = _text_reader(self.program)
+        if read_text is not None:
+            items = read_text(self, line)
+            if items is not None:
+                return items
+        return self.text(line)
 
     def finish(self) -> list[Item]:
         """Whatever is still buffered when the agent's output ends."""
@@ -222,6 +234,17 @@ class OutputReader:
             if items is not None:
                 return items
         return None
+
+
+def _text_reader(program: str):
+    """The `read_text` of the agent module for `program` (a preset name or the program's
+    file name), if it has one."""
+    if not program:
+        return None
+    from aidp.agent.agents import BY_NAME
+
+    module = BY_NAME.get(program)
+    return getattr(module, "read_text", None)
 
 
 def _json_object(line: str) -> dict | None:

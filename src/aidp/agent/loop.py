@@ -23,6 +23,7 @@ from pathlib import Path
 
 from aidp import index, signals, todos
 from aidp import tasks as backlog
+from aidp.agent import agents as agent_modules
 from aidp.agent import events, process, progress
 from aidp.agent import prompt as prompts
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
@@ -145,6 +146,11 @@ class Loop:
             if finished.exit_code:
                 self.emit(Message("warning", f"The agent exited with code {finished.exit_code}"))
                 return TurnResult(finished.exit_code, invocations, "agent failed")
+            if finished.failure:
+                self.emit(Message("warning", f"The agent exited with code 0 after an error it "
+                                             f"did not recover from ({finished.failure}); "
+                                             "counted as a failure"))
+                return TurnResult(ExitCode.FAILURE, invocations, "agent failed")
             todo = outcome.after.todo
             if todo.paused:
                 reason = f": {todo.pause_reason}" if todo.pause_reason else ""
@@ -191,9 +197,11 @@ class Loop:
                 self.emit(Message("warning", self.transcript.error))
         transcript = self.transcript
         argv, stdin_text = self.agent.command(text)
-        before = progress.take(self.log, self.session, self.root)
+        module = agent_modules.module_for(self.agent.preset, self.agent.argv[0])
+        own_files = tuple(getattr(module, "OWN_FILES", ()))
+        before = progress.take(self.log, self.session, self.root, ignore=own_files)
         transcript.write("prompt", iteration=iteration, argv=argv, text=text)
-        reader = events.OutputReader()
+        reader = events.OutputReader(program=module.NAME if module is not None else "")
         echoed = signals.signal_lines(text)
         tool_calls: list[str] = []
 
@@ -229,7 +237,10 @@ class Loop:
         finally:
             for item in reader.finish():
                 handle(item)
-        after = progress.take(self.log, self.session, self.root)
+        if finished.exit_code == 0 and reader.failure:
+            # It reported an API error and exited 0 anyway (aider does): a failure.
+            finished = process.Finished(exit_code=0, failure=reader.failure)
+        after = progress.take(self.log, self.session, self.root, ignore=own_files)
         changes = progress.changes(before, after)
         if tool_calls:
             changes.insert(0, "tool calls")

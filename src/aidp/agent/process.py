@@ -32,6 +32,8 @@ OnLine = Callable[[str, str], None]  # (stream "stdout" | "stderr", line without
 class Finished:
     exit_code: int | None  # None after a timeout
     timed_out: bool = False
+    # Set when the agent exited 0 but its output says it failed (aidp.agent.events).
+    failure: str | None = None
 
 
 class StartError(Exception):

@@ -34,12 +34,14 @@ class Snapshot:
     tree: str | None
 
 
-def take(log: TaskLog, session: str, root: Path) -> Snapshot:
+def take(log: TaskLog, session: str, root: Path, *, ignore: tuple[str, ...] = ()) -> Snapshot:
+    """`ignore`: git pathspec globs (from the project root) of files the agent CLI
+    writes for itself (aider's `.aider*`), which are no progress."""
     fold = log.read()
     # The winning record's (updated_at, line) per id changes with every task write, and
     # reading it decodes no task (the index keeps it as a column).
     tasks = dict(fold.task_keys)
-    return Snapshot(todos.current(fold, session), tasks, tree_state(root))
+    return Snapshot(todos.current(fold, session), tasks, tree_state(root, ignore=ignore))
 
 
 def changes(before: Snapshot, after: Snapshot) -> list[str]:
@@ -57,7 +59,7 @@ def changes(before: Snapshot, after: Snapshot) -> list[str]:
 # --- the work tree ------------------------------------------------------------------
 
 
-def tree_state(root: Path) -> str | None:
+def tree_state(root: Path, *, ignore: tuple[str, ...] = ()) -> str | None:
     """A fingerprint of the git work tree below `root`; None outside one (or without git)."""
     git = shutil.which("git")
     if git is None:
@@ -65,7 +67,7 @@ def tree_state(root: Path) -> str | None:
     inside = _git(git, root, "rev-parse", "--is-inside-work-tree")
     if inside is None or inside.strip() != b"true":
         return None
-    return _git_state(git, root)
+    return _git_state(git, root, ignore)
 
 
 def _git(git: str, root: Path, *args: str) -> bytes | None:
@@ -83,8 +85,8 @@ def _git(git: str, root: Path, *args: str) -> bytes | None:
     return result.stdout if result.returncode == 0 else None
 
 
-def _git_state(git: str, root: Path) -> str | None:
-    here = ["--", ".", f":(exclude){DATA_DIR}"]
+def _git_state(git: str, root: Path, ignore: tuple[str, ...] = ()) -> str | None:
+    here = ["--", ".", f":(exclude){DATA_DIR}", *(f":(exclude,glob,top){p}" for p in ignore)]
     status = _git(git, root, "status", "--porcelain=v1", "-z", "--untracked-files=all", *here)
     if status is None:
         return None

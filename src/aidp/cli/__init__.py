@@ -95,6 +95,10 @@ def _register(only: str | None = None) -> None:
         run_cli = import_module("aidp.cli.run")  # not `from aidp.cli import run`: see below
 
         app.command("run")(run_cli.run)
+    if only in (None, "agents"):
+        from aidp.cli import agents as agents_cli
+
+        app.command("agents")(agents_cli.agents)
     if only in (None, "trust"):
         from aidp.cli import trust as trust_cli
 

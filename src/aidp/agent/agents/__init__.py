@@ -33,3 +33,16 @@ READERS: tuple[Reader, ...] = tuple(
     module.read for module in (claude, codex, gemini, cursor, opencode, copilot, aider)
     if hasattr(module, "read")
 )
+
+
+def module_for(preset: str | None, program: str) -> ModuleType | None:
+    """The agent module behind a preset, or behind a command line whose program is one
+    of the agent CLIs (`/usr/local/bin/aider …` → aider): what aidp knows about that CLI
+    (its own files, its text lines) holds for a command line of your own too."""
+    if preset is not None and preset in BY_NAME:
+        return BY_NAME[preset]
+    name = program.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
+    for module in MODULES:
+        if name in (module.NAME, module.PRESET.split()[0]):
+            return module
+    return None

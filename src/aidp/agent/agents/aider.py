@@ -1,6 +1,46 @@
-"""aider: `aider --no-pretty --message PROMPT`; plain text output."""
+"""aider: `aider --no-pretty --no-gitignore --message=PROMPT`; plain text output.
+
+aider has no plan tool and no shell tool of its own (it edits files, and only
+suggests shell commands), so aidp keeps its TODO list through signals and the
+continuation prompt.
+
+The preset, checked against aider 0.86:
+
+- `--no-gitignore`: aider otherwise adds `.aider*` to your `.gitignore` on its first
+  run in a repository (add the line yourself if you want it). Whatever aider writes
+  for itself — `.aider.chat.history.md`, `.aider.input.history`,
+  `.aider.tags.cache.v4/` (OWN_FILES) — never counts as progress, so a turn where
+  aider only talked is continued like any lazy turn.
+- `--message=PROMPT` in one argument, so a prompt starting with `-` is the prompt.
+- aider exits 0 after an API error it does not retry (a rejected key, say): its
+  error line (`litellm.AuthenticationError: …`) is read, and when no retry followed
+  it, `aidp run` reports the invocation as failed.
+"""
 
 from __future__ import annotations
 
+import re
+
+from aidp.agent import events
+
 NAME = "aider"
-PRESET = "aider --no-pretty --message {prompt}"
+PRESET = "aider --no-pretty --no-gitignore --message={prompt}"
+# Files aider writes for itself (git pathspec globs, from the project root).
+OWN_FILES = (".aider*", ".aider*/**")
+
+_ERROR = re.compile(r"^litellm\.(?P<name>[A-Z]\w*(?:Error|Exception)):\s*(?P<what>.*)$")
+_RETRY = re.compile(r"^Retrying in [\d.]+ seconds")
+
+
+def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | None:
+    """aider's API errors and retries become notices (and mark the invocation failed
+    until a retry follows); None for every other line, which is its text."""
+    text = line.strip()
+    error = _ERROR.match(text)
+    if error is not None:
+        reader.failure = events.one_line(text, 200)
+        return [events.Notice(f"the agent reported an error: {reader.failure}")]
+    if _RETRY.match(text):
+        reader.failure = None
+        return [events.Notice(text)]
+    return None

@@ -54,6 +54,8 @@ def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
     kind = event.get("type")
     if kind not in _KINDS:
         return None
+    if kind == "result" and "subtype" not in event:
+        return None  # Gemini's and Copilot's `result` (Claude Code's always has a subtype)
     if kind == "assistant":
         return _assistant(reader, event)
     if kind == "user":

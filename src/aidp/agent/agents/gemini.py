@@ -1,7 +1,24 @@
-"""Gemini CLI: `gemini --output-format stream-json -p PROMPT`.
+"""Gemini CLI: `gemini --output-format stream-json --prompt=PROMPT`.
 
-Its stream-json events: `message` (assistant text, possibly in deltas), `tool_use`
-(write_todos is its plan), `tool_result`, `error`.
+Its stream-json events: `init`, `message` (assistant text, possibly in deltas),
+`tool_use` and `tool_result` (write_todos is its plan), `error`, and `result`
+(`status: "error"` with the API's error when the run failed).
+
+The preset, checked against Gemini CLI 0.61:
+
+- `GEMINI_CLI_TRUST_WORKSPACE=true` in its environment: headless Gemini refuses any
+  folder it has not been told to trust (exit 55), i.e. every fresh clone. The variable
+  rather than `--skip-trust`: Gemini reads its settings — the project's
+  `.gemini/settings.json`, where `aidp setup gemini` puts its hooks — before it parses
+  its arguments, and `--skip-trust` only sets this variable while parsing, so with it
+  the project's settings and hooks are left out. A value you set yourself wins
+  (`GEMINI_CLI_TRUST_WORKSPACE=false` keeps Gemini's restricted mode).
+- `--allowed-tools=run_shell_command(aidp),write_todos`: headless Gemini offers no
+  shell tool and no plan tool unless they are allowed; this allows the shell for
+  `aidp …` commands only, and its plan tool. (Gemini offers write_todos only with a
+  Gemini 2.x model; with Gemini 3 models it has no plan tool, and the TODO list is
+  kept through `aidp todo` commands.)
+- `--prompt=PROMPT` in one argument, so a prompt starting with `-` is the prompt.
 """
 
 from __future__ import annotations
@@ -9,17 +26,21 @@ from __future__ import annotations
 from aidp.agent import events
 
 NAME = "gemini"
-PRESET = "gemini --output-format stream-json -p {prompt}"
+PRESET = ("gemini --output-format stream-json "
+          "--allowed-tools=run_shell_command(aidp),write_todos --prompt={prompt}")
+ENV = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
-# `result` is Claude Code's kind too, and is read there; the buffered partial line
-# is flushed when the output ends.
-_KINDS = ("init", "message", "tool_use", "tool_result", "error")
+_KINDS = ("init", "message", "tool_use", "tool_result", "error", "result")
+_PLAN_TOOL = "write_todos"
 
 
 def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
     kind = event.get("type")
-    if kind not in _KINDS:
+    # opencode's events share some kinds; they carry a `part` or a `sessionID`.
+    if kind not in _KINDS or "part" in event or "sessionID" in event:
         return None
+    if kind == "result" and "status" not in event:
+        return None  # Copilot's `result` (sessionId, exitCode)
     if kind == "message":
         if event.get("role") != "assistant":
             return []
@@ -32,9 +53,33 @@ def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
         return reader.flush_partial(final=True) + reader.text(content)
     if kind == "tool_use":
         name = event.get("tool_name")
-        if name is None:
+        if not isinstance(name, str):
             return None
-        return reader.flush_partial(final=True) + reader.tool(name, event.get("parameters"))
+        items = reader.flush_partial(final=True)
+        parameters = event.get("parameters")
+        if name == _PLAN_TOOL:
+            # The plan applies once Gemini accepted the call (its tool_result): a
+            # write_todos the CLI refused (not offered to this model) changes nothing.
+            pending = reader.scratch.setdefault(NAME, {})
+            pending[str(event.get("tool_id"))] = parameters
+            return [*items, events.Tool(name, events.summarize(parameters))]
+        return items + reader.tool(name, parameters)
+    if kind == "tool_result":
+        pending = reader.scratch.get(NAME, {})
+        parameters = pending.pop(str(event.get("tool_id")), None)
+        if parameters is None or event.get("status") != "success":
+            return []
+        plan = events.read_plan(parameters.get("todos") if isinstance(parameters, dict)
+                                else None)
+        return [plan] if plan is not None else []
     if kind == "error":
         return [events.Notice(events.one_line(event.get("message") or "error"))]
+    if kind == "result":
+        items = reader.flush_partial(final=True)
+        if event.get("status") == "error":
+            error = event.get("error")
+            message = error.get("message") if isinstance(error, dict) else None
+            words = events.one_line(message or "no reason given", 200)
+            items.append(events.Notice(f"the agent reported an error: {words}"))
+        return items
     return []

@@ -1,6 +1,63 @@
-"""opencode: `opencode run PROMPT`; plain text output."""
+"""opencode: `opencode run --format json --print-logs --log-level ERROR`, prompt on stdin.
+
+Its `--format json` events, one per line, each with a `sessionID` and a `part`:
+`text` (`part.text`, the assistant's words), `tool_use` (`part.tool`, `part.state`
+with `status`, `input`, `output`; `todowrite` is its plan), `step_start` and
+`step_finish`, and `error` (`error.data.message`, with `statusCode` for an API error).
+
+The preset, checked against opencode 1.18:
+
+- `--format json`: in its default format opencode writes its plan and tool calls to
+  stderr, as decorated text.
+- the prompt on stdin: opencode joins its message arguments into one text and quotes
+  an argument holding a space, so `opencode run "Fix it"` sends `"Fix it"` in quotes;
+  stdin is sent as it is, and a prompt starting with `-` is the prompt.
+- `--print-logs --log-level ERROR`: opencode retries an API error five times over
+  about a minute without a word on stdout; its error log (on stderr) shows each
+  failed attempt as it happens. Nothing else is logged at that level in a good run.
+- No permission flag: opencode asks for nothing by default in `run` (its own
+  `permission` settings in opencode.json apply as they are).
+"""
 
 from __future__ import annotations
 
+from aidp.agent import events
+
 NAME = "opencode"
-PRESET = "opencode run {prompt}"
+PRESET = "opencode run --format json --print-logs --log-level ERROR"
+
+_KINDS = ("text", "tool_use", "step_start", "step_finish", "error", "reasoning")
+_PLAN_TOOL = "todowrite"
+
+
+def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+    kind = event.get("type")
+    if kind not in _KINDS or "sessionID" not in event:
+        return None
+    part = event.get("part") if isinstance(event.get("part"), dict) else {}
+    if kind == "text":
+        text = part.get("text")
+        return reader.text(text) if isinstance(text, str) else []
+    if kind == "tool_use":
+        name = part.get("tool")
+        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        arguments = state.get("input")
+        if not isinstance(name, str):
+            return []
+        if name == _PLAN_TOOL:
+            items: list[events.Item] = [events.Tool(name, events.summarize(arguments))]
+            if state.get("status") == "completed" and isinstance(arguments, dict):
+                plan = events.read_plan(arguments.get("todos"))
+                if plan is not None:
+                    items.append(plan)
+            return items
+        return reader.tool(name, arguments)
+    if kind == "error":
+        error = event.get("error") if isinstance(event.get("error"), dict) else {}
+        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        message = data.get("message") or error.get("name") or "error"
+        status = data.get("statusCode")
+        what = f"HTTP {status}: " if isinstance(status, int) else ""
+        words = events.one_line(message, 200)
+        return [events.Notice(f"the agent reported an error: {what}{words}")]
+    return []  # steps and reasoning
