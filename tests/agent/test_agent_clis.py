@@ -170,9 +170,9 @@ def test_aider_api_error_marks_the_invocation_failed_until_a_retry() -> None:
                               "litellm.AuthenticationError: AuthenticationError: bad key",
                               "The API provider is not able to authenticate you."],
                              program="aider")
-    assert items[2] == Notice(
-        "the agent reported an error: litellm.AuthenticationError: AuthenticationError: bad key")
-    assert reader.failure == "litellm.AuthenticationError: AuthenticationError: bad key"
+    assert items[2] == Notice("the agent reported an error: litellm.AuthenticationError "
+                              "(HTTP 401): AuthenticationError: bad key")
+    assert reader.failure == "litellm.AuthenticationError (HTTP 401): AuthenticationError: bad key"
     _, recovered = read_all(["litellm.InternalServerError: boom", "Retrying in 0.2 seconds...",
                              "Done."], program="aider")
     assert recovered.failure is None
@@ -204,7 +204,8 @@ def test_aider_exiting_0_after_an_api_error_fails_the_run(cli, tmp_path: Path) -
     result = cli("run", "go", "--agent", f"{aider} --message={{prompt}}")
     assert result.code == 1, result
     assert ("Warning: The agent exited with code 0 after an error it did not recover from "
-            "(litellm.AuthenticationError: OpenAIException - bad key); counted as a failure"
+            "(litellm.AuthenticationError (HTTP 401): OpenAIException - bad key); counted as a "
+            "failure"
             ) in result.err
     assert "↻" not in result.out and calls(aider) == 1  # no re-prompt loop
 

@@ -39,6 +39,7 @@ def agent_world(tmp_path: Path, fake_model: FakeModelServer) -> Callable[[str], 
         why = missing_reason(cli)
         if why is not None:
             pytest.skip(why)
+        fake_model.tool_less = cli == "aider"  # aider offers the model no tools
         return AgentWorld(cli, tmp_path / cli, fake_model).build()
 
     return make

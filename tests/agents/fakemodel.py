@@ -18,7 +18,8 @@ Which step answers a request is decided from the request alone, so retries and s
 requests never shift the script:
 
 - a request that offers no tools is a side request (titles, summaries, quota
-  checks): it gets a short plain text;
+  checks): it gets a short plain text — except for a CLI that offers no tools at all
+  (aider: `server.tool_less = True`, set by its world);
 - the conversation is the first one whose `when` text occurs in the user's messages
   (`when=None` matches any);
 - the step is the number of model turns already in the request's history (runs of
@@ -538,6 +539,9 @@ class FakeModelServer:
 
     def __init__(self, scenario: Scenario | None = None) -> None:
         self.scenario = scenario or Scenario.of(text(END_TEXT))
+        # A CLI that offers the model no tools at all (aider): its requests are main
+        # requests, not side requests.
+        self.tool_less = False
         self.requests: list[Request] = []
         self._lock = threading.Lock()
         self._ids = Ids()
@@ -608,13 +612,15 @@ class FakeModelServer:
     # --- answering ---
 
     def answer(self, dialect: str, parsed: Parsed) -> tuple[str, int | None, Response]:
-        if not parsed.tools:
+        if not parsed.tools and not self.tool_less:
             return "side", None, Response(text=SIDE_TEXT)
         conversation = self.scenario.conversation(parsed.user_text)
         if conversation is None:
             return "main", None, Response(text=END_TEXT)
         responses = render(conversation.steps, parsed.tools)
-        step = parsed.turns
+        # A tool-less CLI makes one request per invocation, and its history holds
+        # example and repo-map turns of its own: it is always at the first step.
+        step = 0 if self.tool_less else parsed.turns
         if step >= len(responses):
             return "main", step, Response(text=END_TEXT)
         return "main", step, responses[step]

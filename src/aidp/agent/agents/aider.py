@@ -30,6 +30,12 @@ OWN_FILES = (".aider*", ".aider*/**")
 
 _ERROR = re.compile(r"^litellm\.(?P<name>[A-Z]\w*(?:Error|Exception)):\s*(?P<what>.*)$")
 _RETRY = re.compile(r"^Retrying in [\d.]+ seconds")
+# The HTTP status each of litellm's errors stands for (aider prints only the name).
+_STATUS = {
+    "BadRequestError": 400, "AuthenticationError": 401, "PermissionDeniedError": 403,
+    "NotFoundError": 404, "RateLimitError": 429, "InternalServerError": 500,
+    "BadGatewayError": 502, "ServiceUnavailableError": 503, "Timeout": 408,
+}
 
 
 def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | None:
@@ -38,7 +44,9 @@ def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | Non
     text = line.strip()
     error = _ERROR.match(text)
     if error is not None:
-        reader.failure = events.one_line(text, 200)
+        status = _STATUS.get(error["name"])
+        what = f" (HTTP {status})" if status else ""
+        reader.failure = events.one_line(f"litellm.{error['name']}{what}: {error['what']}", 200)
         return [events.Notice(f"the agent reported an error: {reader.failure}")]
     if _RETRY.match(text):
         reader.failure = None
