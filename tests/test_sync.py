@@ -280,8 +280,7 @@ def test_init_on_an_existing_clone_adds_only_what_is_missing(team) -> None:
     result = aidp("bob", "init")
     assert result.code == 0 and "diff.aidp.textconv" in result.err
     assert (bob / ".gitattributes").read_text() == attributes
-    assert git(bob, "config", "--get", "diff.aidp.textconv").stdout.strip().endswith(
-        "tasks textconv")
+    assert "tasks textconv" in git(bob, "config", "--get", "diff.aidp.textconv").stdout
     again = aidp("bob", "init")
     assert again.code == 0 and again.err == ""
     # A clone set up before the diff rule existed gets just that line.
@@ -305,3 +304,29 @@ def test_textconv_reads_damage_and_unknown_records(tmp_path: Path, cli) -> None:
     ]
     missing = cli("tasks", "textconv", str(tmp_path / "nope"))
     assert missing.code == 1 and missing.err.startswith("Error: Cannot read")
+
+
+def test_a_missing_aidp_never_breaks_git_diff(team) -> None:
+    from aidp.git import textconv_command
+
+    clones, aidp = team
+    alice = clones["alice"]
+    git(alice, "config", "diff.aidp.textconv", textconv_command(["/nonexistent/aidp"]))
+    ok(aidp("alice", "tasks", "add", "Still visible"))
+    diff = git(alice, "diff").stdout
+    assert '"description":"Still visible"' in diff  # the raw line, not a failed diff
+
+
+def test_bad_input_changes_nothing(team) -> None:
+    clones, aidp = team
+    alice = clones["alice"]
+    ok(aidp("alice", "tasks", "add", "x"))
+    head = git(alice, "rev-parse", "HEAD").stdout
+    empty = aidp("alice", "sync", "--message", "  ")
+    assert (empty.code, empty.err) == (
+        2, "Error: Invalid --message: it is empty; give the commit message\n")
+    unknown = aidp("alice", "sync", "--force")
+    assert unknown.code == 2 and "No such option: --force" in unknown.err
+    (alice / TASKLIST).unlink()
+    git(alice, "checkout", "--", TASKLIST)
+    assert git(alice, "rev-parse", "HEAD").stdout == head

@@ -441,6 +441,12 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
     repo = repo_of(log)
     report = SyncReport()
     report.branch = _refuse_unsafe(repo)
+    if message is not None and not message.strip():
+        from aidp.errors import InvalidInput
+
+        raise InvalidInput("Invalid --message: it is empty; give the commit message")
+    if not log.path.exists():
+        raise GitError(f"No tasklist at {log.path}: run 'aidp init' first; nothing was changed")
     with log.locked():  # no aidp write lands while git rewrites the file
         current = log.read_bytes()
         committed = file_at(repo, "HEAD") if has_commits(repo) else None
@@ -449,10 +455,6 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
         if committed is None or current != committed or (tracked and tracked.returncode):
             what = summary(compare(committed or b"", current)) or "tasklist updated"
             text = message if message is not None else f"aidp: {what}"
-            if not text.strip():
-                from aidp.errors import InvalidInput
-
-                raise InvalidInput("Invalid --message: it is empty; give the commit message")
             if tracked is None or tracked.returncode != 0:
                 _run(repo.top, "add", "--", repo.tasklist)
             _run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
@@ -552,20 +554,25 @@ def _task_line(task: dict, inert) -> str:
     return line + (f" {tags}" if tags else "")
 
 
-def textconv_command() -> str:
+def textconv_command(program: list[str] | None = None) -> str:
     """The command git runs as the diff driver: this aidp, found again however it was
-    started (a console script on PATH, or this Python with -m aidp)."""
+    started (a console script on PATH, or this Python with -m aidp). If that aidp is
+    gone (a deleted virtualenv), git shows the raw file instead of failing every diff."""
     import shlex
     import shutil
     import sys
 
-    script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
-    on_path = shutil.which("aidp")
-    if script is not None and script.name == "aidp" and script.is_file():
-        if on_path and Path(on_path).resolve() == script:
-            return "aidp tasks textconv"
-        return f"{shlex.quote(str(script))} tasks textconv"
-    return f"{shlex.quote(sys.executable)} -m aidp tasks textconv"
+    if program is None:
+        script = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
+        on_path = shutil.which("aidp")
+        if script is not None and script.name == "aidp" and script.is_file():
+            same = on_path is not None and Path(on_path).resolve() == script
+            program = ["aidp" if same else str(script)]
+        else:
+            program = [sys.executable, "-m", "aidp"]
+    head, rest = program[0], " ".join(shlex.quote(part) for part in program[1:])
+    inner = f'"$0" {rest + " " if rest else ""}tasks textconv "$1" || cat "$1"'
+    return f"sh -c {shlex.quote(inner)} {shlex.quote(head)}"
 
 
 def setup_diff_driver(root: Path) -> bool:
