@@ -139,6 +139,7 @@ class TaskLog:
         self.dir = root / DATA_DIR
         self.path = self.dir / LOG_NAME
         self.lock_path = self.dir / LOCK_NAME
+        self._memo: tuple[tuple | None, Fold] | None = None  # see _fold_current
         # `aidp init` sets this: the user asked for a tasklist here, even in a linked .aidp/.
         self.adopt_linked_dir = False
 
@@ -178,9 +179,25 @@ class TaskLog:
         return fold
 
     def _fold_current(self, *, whole_lines: bool = False) -> Fold:
+        """The fold of the file as it is. A process that reads and then changes the log
+        (every update: a check, then the change under the lock) folds it once: a fold is
+        reused while the file's stat data is exactly what it was before that fold was
+        made (any append changes the size; git and repair write a new inode)."""
+        try:
+            st = os.stat(self.path)
+            key: tuple | None = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+                                 st.st_ctime_ns, whole_lines)
+        except OSError:
+            key = None
+        memo = self._memo
+        if key is not None and memo is not None and memo[0] == key:
+            return memo[1]
         if _reader is None:
-            return self.full_fold(whole_lines=whole_lines)
-        return _reader.load(self, whole_lines=whole_lines)
+            fold = self.full_fold(whole_lines=whole_lines)
+        else:
+            fold = _reader.load(self, whole_lines=whole_lines)
+        self._memo = (key, fold) if key is not None else None
+        return fold
 
     def full_fold(self, *, whole_lines: bool = False) -> Fold:
         data = self.read_bytes()

@@ -335,12 +335,18 @@ def _index(fold: Fold) -> _Index:
     return found
 
 
-@dataclass
 class _State:
-    todo: TodoList
-    head: Record | None
-    nodes: dict[str, Record]  # item id -> its winning record, in the current generation
-    newest: int  # the greatest updated_at among the list's records: a change goes past it
+    """A session's list as folded, with what a change needs to know about its records.
+    (A plain class: a dataclass costs a millisecond of code generation at import.)"""
+
+    __slots__ = ("head", "newest", "nodes", "todo")
+
+    def __init__(self, todo: TodoList, head: Record | None, nodes: dict[str, Record],
+                 newest: int) -> None:
+        self.todo = todo
+        self.head = head
+        self.nodes = nodes  # item id -> its winning record, in the current generation
+        self.newest = newest  # the greatest updated_at of the list's records
 
 
 def _rank_key(record: Record) -> tuple[int, str, str]:
