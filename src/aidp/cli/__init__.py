@@ -48,7 +48,8 @@ def _global(
         None,
         "--session",
         metavar="NAME",
-        help="Session for todo/run. Default: AIDP_SESSION, else the git branch, else 'default'.",
+        help="Session for todo/run. Default: AIDP_SESSION, else <git branch>@<git identity>, "
+        "else 'default'.",
     ),
     lock_timeout: str = typer.Option(
         None,
