@@ -95,8 +95,30 @@ def agent(name: str) -> AgentSettings:
     return found
 
 
-def command(spec: AgentSettings, event: str) -> str:
-    return f"aidp hook {spec.name} {event}"
+def command(spec: AgentSettings, event: str, limit: int | None = None) -> str:
+    """The command setup writes; the stop hook carries `--max-continuations N` when a
+    limit was asked for."""
+    base = f"aidp hook {spec.name} {event}"
+    return base if limit is None or not _is_stop(spec, event) else (
+        f"{base} --max-continuations {limit}")
+
+
+def _is_stop(spec: AgentSettings, event: str) -> bool:
+    return EVENTS[spec.name].get(event) == "stop"
+
+
+def _accepts(spec: AgentSettings, event: str, text: object, limit: int | None) -> bool:
+    """Whether an existing handler's command is the one setup wants: with no limit asked
+    for, a stop hook's own `--max-continuations N` (the user's choice) is kept."""
+    if not isinstance(text, str):
+        return False
+    if limit is not None or not _is_stop(spec, event):
+        return text == command(spec, event, limit)
+    base = command(spec, event)
+    if text == base:
+        return True
+    rest = text.removeprefix(base + " --max-continuations ")
+    return rest != text and rest.isdigit() and rest.isascii()
 
 
 def is_ours(handler: object, spec: AgentSettings) -> bool:
@@ -192,10 +214,10 @@ def _write(path: Path, body: bytes) -> None:
 # --- merging ------------------------------------------------------------------------
 
 
-def _without_ours(groups: list[dict], spec: AgentSettings, keep: tuple[str | None, str] | None
-                  ) -> tuple[list[dict], bool]:
-    """The groups with aidp's handlers taken out, except the first one equal to `keep`
-    (matcher, command); and whether that one was found."""
+def _without_ours(groups: list[dict], spec: AgentSettings, event: str,
+                  keep: tuple[str | None, int | None] | None) -> tuple[list[dict], bool]:
+    """The groups with aidp's handlers taken out, except the first one setup wants for
+    `keep` (matcher, limit); and whether that one was found."""
     out: list[dict] = []
     found = False
     for group in groups:
@@ -208,7 +230,7 @@ def _without_ours(groups: list[dict], spec: AgentSettings, keep: tuple[str | Non
             if not is_ours(handler, spec):
                 kept.append(handler)
             elif (keep is not None and not found and group.get("matcher") == keep[0]
-                  and handler.get("command") == keep[1]):
+                  and _accepts(spec, event, handler.get("command"), keep[1])):
                 kept.append(handler)
                 found = True
         if kept or not handlers:
@@ -216,19 +238,22 @@ def _without_ours(groups: list[dict], spec: AgentSettings, keep: tuple[str | Non
     return out, found
 
 
-def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool) -> dict[str, Any]:
-    """The settings with aidp's hooks added (or taken out); everything else as it was."""
+def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool,
+           limit: int | None = None) -> dict[str, Any]:
+    """The settings with aidp's hooks added (or taken out); everything else as it was.
+    `limit`: the stop hook's `--max-continuations`."""
     result = dict(data)
     hooks = dict(result.get("hooks") or {})
     for event, matcher in spec.matchers.items():
         groups = list(hooks.get(event) or [])
-        keep = None if remove else (matcher, command(spec, event))
-        groups, found = _without_ours(groups, spec, keep)
+        keep = None if remove else (matcher, limit)
+        groups, found = _without_ours(groups, spec, event, keep)
         if keep is not None and not found:
             group: dict[str, Any] = {}
             if matcher is not None:
                 group["matcher"] = matcher
-            group["hooks"] = [{"type": "command", "command": keep[1], **spec.extra}]
+            group["hooks"] = [{"type": "command", "command": command(spec, event, limit),
+                               **spec.extra}]
             groups.append(group)
         if groups:
             hooks[event] = groups
@@ -236,7 +261,7 @@ def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool) -> dict[s
             hooks.pop(event, None)
     # Events aidp no longer uses may still hold handlers of an older version.
     for event in [e for e in hooks if e not in spec.matchers]:
-        groups, _ = _without_ours(list(hooks[event]), spec, None)
+        groups, _ = _without_ours(list(hooks[event]), spec, event, None)
         if groups:
             hooks[event] = groups
         else:
@@ -248,15 +273,17 @@ def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool) -> dict[s
     return result
 
 
-def installed(data: dict[str, Any], spec: AgentSettings) -> list[str]:
-    """The events whose aidp hook is set exactly as setup writes it."""
+def installed(data: dict[str, Any], spec: AgentSettings, limit: int | None = None
+              ) -> list[str]:
+    """The events whose aidp hook is set as setup writes it (a stop hook with any
+    `--max-continuations`, unless `limit` names one)."""
     found = []
     hooks = data.get("hooks") or {}
     for event, matcher in spec.matchers.items():
         for group in hooks.get(event) or []:
             handlers = group.get("hooks") if isinstance(group.get("hooks"), list) else []
             if group.get("matcher") == matcher and any(
-                isinstance(h, dict) and h.get("command") == command(spec, event)
+                isinstance(h, dict) and _accepts(spec, event, h.get("command"), limit)
                 for h in handlers
             ):
                 found.append(event)
@@ -331,7 +358,7 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
 
 
 def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
-          instructions: bool = False) -> Result:
+          instructions: bool = False, limit: int | None = None) -> Result:
     """Add (or with `remove` take out, or with `check` only look at) aidp's hooks in the
     agent's project settings; `instructions` also handles the snippet. With `remove`,
     a snippet found is always taken out."""
@@ -341,10 +368,10 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
     data = _load(path)
     result = Result(agent=spec.name, path=path, changed=False, events=list(spec.matchers))
     if check:
-        present = installed(data, spec)
+        present = installed(data, spec, limit)
         result.missing = [e for e in spec.matchers if e not in present]
     else:
-        new = merged(data, spec, remove=remove)
+        new = merged(data, spec, remove=remove, limit=limit)
         if new != data:
             if remove and not new and path.exists():
                 path.unlink()  # nothing but aidp's hooks was in it

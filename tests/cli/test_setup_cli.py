@@ -221,3 +221,22 @@ def test_a_link_inside_the_project_is_followed(project: Path, cli) -> None:
     (project / ".claude").symlink_to(project / "shared")
     assert cli("setup", "claude").code == 0
     assert "aidp hook claude Stop" in (project / "shared" / "settings.json").read_text()
+
+
+def test_max_continuations_is_written_kept_and_checked(project: Path, cli) -> None:
+    assert cli("setup", "claude", "--max-continuations", "5").code == 0
+    assert commands(read(project), "Stop") == ["aidp hook claude Stop --max-continuations 5"]
+    # A plain setup keeps the user's choice; --check accepts it.
+    assert "nothing changed" in cli("setup", "claude").out
+    assert cli("setup", "claude", "--check").code == 0
+    assert cli("setup", "claude", "--check", "--max-continuations", "5").code == 0
+    other = cli("setup", "claude", "--check", "--max-continuations", "2")
+    assert other.code == 1 and "missing in .claude/settings.json: Stop" in other.out
+    assert cli("setup", "claude", "--max-continuations", "0").code == 0
+    assert commands(read(project), "Stop") == ["aidp hook claude Stop --max-continuations 0"]
+    assert cli("setup", "claude", "--remove").code == 0
+    assert not (project / CLAUDE).exists()
+    bad = cli("setup", "claude", "--max-continuations", "-1")
+    assert bad.code == 2 and "--max-continuations" in bad.err
+    both = cli("setup", "claude", "--remove", "--max-continuations", "4")
+    assert both.code == 2 and "applies when adding the hooks" in both.err

@@ -19,7 +19,13 @@ def setup(
     ),
     instructions: bool = typer.Option(
         False, "--instructions",
-        help="Also put a short aidp snippet into CLAUDE.md / GEMINI.md, between markers.",
+        help="Also put a short aidp snippet into CLAUDE.md / GEMINI.md / AGENTS.md, "
+        "between markers.",
+    ),
+    max_continuations: int = typer.Option(
+        None, "--max-continuations", min=0, metavar="N",
+        help="The stop hook refuses a stop at most N times in a row (default: the "
+        "hook's own 3, or what the settings already say).",
     ),
 ) -> None:
     """Install aidp's hooks (session start, plan mirror, stop) in the agent's project
@@ -31,9 +37,12 @@ def setup(
 
     if remove and check:
         raise InvalidInput("Invalid options: give --remove or --check, not both")
+    if remove and max_continuations is not None:
+        raise InvalidInput("Invalid option --max-continuations with --remove: it applies "
+                           "when adding the hooks (or with --check)")
     root = env(ctx).root
     result = integrate.setup(root, agent, remove=remove, check=check,
-                             instructions=instructions)
+                             instructions=instructions, limit=max_continuations)
     spec = integrate.agent(agent)
     where = inert(_shown(result.path, root))
     events = ", ".join(result.events)
