@@ -26,7 +26,7 @@ def test_every_preset_is_a_command_line_split_like_a_shell() -> None:
     codex = parse("Codex", source="--agent")
     assert codex.argv == ("codex", "exec", "--json", "--sandbox", "workspace-write", "-c",
                           "tools.update_plan.enabled=true", "-c", "allow_login_shell=false",
-                          "--", "{prompt}") and codex.prompt_in_argv
+                          "-") and not codex.prompt_in_argv
 
 
 def test_the_prompt_goes_on_stdin_without_a_placeholder() -> None:

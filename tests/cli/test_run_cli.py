@@ -697,7 +697,7 @@ def test_session_after_the_command(cli, make_agent) -> None:
 
 @pytest.mark.parametrize(
     ("preset", "prompt_on_stdin"),
-    [("claude", True), ("codex", False), ("gemini", False), ("aider", False),
+    [("claude", True), ("codex", True), ("gemini", False), ("aider", False),
      ("cursor", False), ("copilot", False), ("opencode", True)],
 )
 def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(

@@ -12,7 +12,7 @@ from aidp.agent import events
 
 NAME = "codex"
 PRESET = ("codex exec --json --sandbox workspace-write -c tools.update_plan.enabled=true "
-          "-c allow_login_shell=false -- {prompt}")
+          "-c allow_login_shell=false -")
 
 
 def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
