@@ -35,7 +35,7 @@ class AgentSettings:
     instructions: str  # the instructions file `--instructions` writes to
     # event → matcher (None: the event takes no matcher)
     matchers: dict[str, str | None]
-    extra: dict[str, Any] = field(default_factory=dict)  # more keys of each handler
+    names: dict[str, str] = field(default_factory=dict)  # event → the handler's "name"
 
 
 AGENTS: dict[str, AgentSettings] = {
@@ -54,7 +54,9 @@ AGENTS: dict[str, AgentSettings] = {
         instructions="GEMINI.md",
         matchers={"SessionStart": None, "BeforeAgent": None,
                   "AfterTool": "|".join(PLAN_TOOLS["gemini"]), "AfterAgent": None},
-        extra={"name": "aidp"},
+        # Gemini names hooks: one name each, so `hooksConfig.disabled` can turn off one.
+        names={"SessionStart": "aidp-prime", "BeforeAgent": "aidp-prompt",
+               "AfterTool": "aidp-plan", "AfterAgent": "aidp-continue"},
     ),
     "codex": AgentSettings(
         name="codex",
@@ -252,8 +254,11 @@ def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool,
             group: dict[str, Any] = {}
             if matcher is not None:
                 group["matcher"] = matcher
-            group["hooks"] = [{"type": "command", "command": command(spec, event, limit),
-                               **spec.extra}]
+            handler: dict[str, Any] = {"type": "command",
+                                       "command": command(spec, event, limit)}
+            if event in spec.names:
+                handler["name"] = spec.names[event]
+            group["hooks"] = [handler]
             groups.append(group)
         if groups:
             hooks[event] = groups

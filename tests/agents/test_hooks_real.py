@@ -240,3 +240,19 @@ def test_codex_lazy_model_is_pushed_at_most_three_times(codex: AgentWorld,
     assert len(pushes) == 3 and "reminder 3 of 3" in pushes[-1]
     _, items = only_session(codex)
     assert items == PLAN
+
+
+def test_gemini_hooks_can_be_turned_off_one_by_one(gemini: AgentWorld, fake_model) -> None:
+    """docs/agents.md: `hooksConfig.disabled` names the hook to skip."""
+    set_up(gemini, "gemini")
+    user_settings = gemini.home / ".gemini" / "settings.json"
+    data = json.loads(user_settings.read_text())
+    data["hooksConfig"] = {"disabled": ["aidp-continue"]}
+    user_settings.write_text(json.dumps(data))
+    fake_model.scenario = lazy()
+    run_gemini(gemini, "Implement the feature")
+    requests = main_requests(fake_model)
+    assert "<hook_context># aidp: your TODO list" in "\n".join(gemini_user_texts(requests[0]))
+    assert not any(t.startswith(PUSH) for t in gemini_user_texts(requests[-1]))
+    _, items = only_session(gemini)
+    assert items == PLAN  # the plan hook still ran

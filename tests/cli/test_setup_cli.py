@@ -107,7 +107,8 @@ def test_setup_gemini(project: Path, cli) -> None:
     assert result.code == 0 and result.out.startswith("Gemini CLI: added aidp hooks")
     data = read(project, GEMINI)
     assert data["hooks"]["AfterTool"] == [{"matcher": "write_todos", "hooks": [
-        {"type": "command", "command": "aidp hook gemini AfterTool", "name": "aidp"}]}]
+        {"type": "command", "command": "aidp hook gemini AfterTool", "name": "aidp-plan"}]}]
+    assert data["hooks"]["AfterAgent"][0]["hooks"][0]["name"] == "aidp-continue"
     assert set(data["hooks"]) == {"SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"}
     assert cli("setup", "gemini", "--check").code == 0
     assert cli("setup", "claude", "--check").code == 1  # the other agent is not set up
