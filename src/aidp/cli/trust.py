@@ -20,10 +20,11 @@ def trust(
 ) -> None:
     """Trust this project's .aidp/config.toml: show the commands it starts and allow them.
 
-    The exact file content is recorded (a SHA-256, in ~/.config/aidp/trust.json or
-    $XDG_CONFIG_HOME/aidp); a changed file needs 'aidp trust' again. A built-in preset
-    name needs no trust, nor does a git-ignored .aidp/config.local.toml. See
-    docs/security.md.
+    Records a SHA-256 of the exact file, and of the project files it runs,
+    in ~/.config/aidp/trust.json; any change needs 'aidp trust' again.
+
+    A preset name needs no trust, nor does .aidp/config.local.toml (git-ignored).
+    See docs/security.md.
     """
     from aidp import render
     from aidp import trust as core
