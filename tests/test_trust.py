@@ -89,6 +89,7 @@ def test_a_command_line_in_config_toml_runs_only_after_aidp_trust(cli, project, 
     assert trusted.code == 0, trusted
     assert agent.command in trusted.out  # it shows what it allows
     assert "Trusted .aidp/config.toml" in trusted.out
+    assert not agent.started.exists()  # trusting shows and records; it starts nothing
     result = cli("run", "go")
     assert result.code == 0, result
     assert "agent ran" in result.out and agent.started.exists()
