@@ -717,14 +717,32 @@ def release_records(fold: Fold, tid: str) -> list[Record]:
     return _release_records(state(fold).claims.get(tid, ()))
 
 
-def release(log: TaskLog, refs: Sequence[str]) -> list[Change]:
-    """Back to pending, no assignee. Every id is checked before anything is written."""
+def stale(fold: Fold, qs: QueueState, claimed_before: int) -> list[str]:
+    """Tasks held by a claim made before `claimed_before` (µs): the claims of workers
+    that died without releasing them, say."""
+    found = []
+    for tid in qs.claims:
+        task = fold.tasks.get(tid)
+        holder = qs.holder(task) if task is not None else None
+        if holder is not None and task.get("status") == "in_progress" \
+                and ts_of(holder, "claimed_at") < claimed_before:
+            found.append(tid)
+    return found
+
+
+def release(log: TaskLog, refs: Sequence[str], *,
+            claimed_before: int | None = None) -> list[Change]:
+    """Back to pending, no assignee: the tasks `refs` names and, with `claimed_before`
+    (µs), every task in progress held by an older claim. Every id is checked before
+    anything is written."""
     results: list[Change] = []
 
     def change(fold: Fold) -> list[Record]:
         results.clear()
-        ids = _resolve_all(fold, refs)
         qs = state(fold)
+        ids = _resolve_all(fold, refs)
+        if claimed_before is not None:
+            ids += [tid for tid in stale(fold, qs, claimed_before) if tid not in ids]
         for tid in ids:
             status = fold.tasks[tid].get("status")
             if status in CLOSED_STATUSES:

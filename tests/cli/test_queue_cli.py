@@ -332,3 +332,33 @@ def test_list_table_shows_who_holds_a_task_and_what_it_waits_on(cli) -> None:
     assert cli("tasks", "done", a).code == 0
     assert cli("tasks", "list").out.splitlines()[1].endswith("(today)")  # nothing open to wait on
     assert "@" not in plain and "waits on" not in cli("tasks", "list", "--json").out
+
+
+def test_release_stale_claims(cli) -> None:
+    from aidp.log import TaskLog
+    from aidp.model import format_ts, now_micros, transition
+
+    old = add(cli, "Claimed long ago")
+    fresh = add(cli, "Claimed just now")
+    assert cli("tasks", "claim", fresh).code == 0
+    log = TaskLog(Path(os.environ["AIDP_DIR"]))
+    task = json.loads(cli("tasks", "show", old, "--json").out)
+    then = now_micros() - 3 * 3600 * 1_000_000
+    stamp = format_ts(then)
+    started = transition(task, "in_progress", now=then)
+    log.append([started, {"type": "claim", "id": f"claim:{old}:ghost", "task": old,
+                          "assignee": "ghost", "claimed_at": stamp, "updated_at": stamp}])
+    assert "@ghost" in cli("tasks", "list").out
+    result = cli("tasks", "release", "--stale", "2h")
+    assert (result.code, result.out) == (0, f"✓ Released: [{old}] Claimed long ago\n")
+    found = {t["id"]: t for t in json.loads(cli("tasks", "list", "--json").out)}
+    assert found[old]["status"] == "pending" and "assignee" not in found[old]
+    assert found[fresh]["assignee"] == "tester"
+    again = cli("tasks", "release", "--stale", "2h", "--json")
+    assert (again.code, again.out) == (0, "[]\n")
+    assert cli("tasks", "release", "--stale", "2h").out == "No claim older than 2h, nothing changed\n"
+    bad = cli("tasks", "release", "--stale", "soon")
+    assert bad.code == 2 and bad.err.startswith("Error: Invalid --stale 'soon': use ")
+    none = cli("tasks", "release")
+    assert none.code == 2 and none.err == ("Error: Missing ID: give the tasks to release, or "
+                                           "--stale AGE for every claim older than AGE\n")

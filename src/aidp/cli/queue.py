@@ -201,15 +201,30 @@ def claim(
 @app.command()
 def release(
     ctx: typer.Context,
-    ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
+    ids: list[str] = typer.Argument(None, metavar="[ID...]", help=IDS_HELP),
+    stale: str | None = typer.Option(
+        None, "--stale", metavar="AGE",
+        help="Also every task in progress claimed longer ago than AGE (30m, 12h, 7d)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Put claimed tasks back: pending, no assignee."""
     e = env(ctx)
-    changes = core.release(e.log, ids)
+    if not ids and stale is None:
+        raise InvalidInput("Missing ID: give the tasks to release, or --stale AGE for every "
+                           "claim older than AGE")
+    cutoff = None
+    if stale is not None:
+        from aidp.when import parse_age
+
+        cutoff = now_micros() - parse_age(stale, what="--stale")
+    changes = core.release(e.log, ids or [], claimed_before=cutoff)
     if as_json:
         records = [c.task for c in changes]
-        render.write_bytes(render.json_bytes(records[0] if len(records) == 1 else records))
+        many = len(records) != 1 or stale is not None  # --stale: always an array
+        render.write_bytes(render.json_bytes(records if many else records[0]))
+        return
+    if not changes:
+        render.write_text(f"No claim older than {render.inert(stale)}, nothing changed")
         return
     paint = _paint()
     render.write_text("\n".join(
