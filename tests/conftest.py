@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +21,58 @@ from aidp.log import TaskLog
 # unit tests.
 collect_ignore = [] if os.environ.get("AIDP_REAL_AGENTS") == "1" else ["agents"]
 
-ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "NO_COLOR", "GIT_DIR", "GIT_WORK_TREE",
-            "XDG_CONFIG_HOME")
+ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "AIDP_ACTOR", "AIDP_LOCK_TIMEOUT",
+            "AIDP_FSYNC", "AIDP_SLOW", "NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR",
+            "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLORTERM", "GIT_DIR", "GIT_WORK_TREE",
+            "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+            "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "EMAIL", "XDG_CONFIG_HOME",
+            "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "PYTHONIOENCODING",
+            "PYTHONUTF8", "LANGUAGE", "BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "_AIDP_COMPLETE")
+
+# The environment every test sees, whatever the machine's: a fixed terminal size, one
+# UTF-8 locale, UTC, and no agent CLI on PATH (a real `codex` or `claude` installed on
+# the machine must never change what a test finds). tests/test_hermetic.py proves it.
+FIXED_ENV = {"COLUMNS": "80", "LINES": "24", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+             "TZ": "UTC", "TERM": "dumb"}
+
+# Every program name an agent preset or the inventory may look up on PATH, and aidp
+# itself (`setup` warns when it is not on PATH; an installed copy must not change that).
+AGENT_PROGRAMS = frozenset({"aidp",
+    "claude", "codex", "gemini", "opencode", "copilot", "aider", "cursor-agent", "cursor",
+    "amp", "goose", "qwen", "crush", "droid", "kiro", "auggie",
+})
+
+
+def _agent_free_path(path: str, shadow_root: Path) -> str:
+    """PATH with every agent program hidden: a folder holding one is replaced by a
+    folder of links to its other programs (git, sh, … stay reachable)."""
+    parts: list[str] = []
+    for n, folder in enumerate(p for p in path.split(os.pathsep) if p):
+        try:
+            names = set(os.listdir(folder))
+        except OSError:
+            continue
+        if not names & AGENT_PROGRAMS:
+            parts.append(folder)
+            continue
+        shadow = shadow_root / str(n)
+        shadow.mkdir(parents=True, exist_ok=True)
+        for name in names - AGENT_PROGRAMS:
+            try:
+                (shadow / name).symlink_to(Path(folder) / name)
+            except OSError:
+                pass
+        parts.append(str(shadow))
+    return os.pathsep.join(parts)
+
+
+@pytest.fixture(scope="session")
+def hermetic_path(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _agent_free_path(os.environ.get("PATH", ""), tmp_path_factory.mktemp("path"))
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path) -> Iterator[Path]:
+def isolated(tmp_path: Path, hermetic_path: str) -> Iterator[Path]:
     """A fresh project folder as the working directory, with AIDP_DIR pointing at it.
 
     It uses a MonkeyPatch of its own, so a test calling `monkeypatch.undo()` on the
@@ -38,6 +85,12 @@ def isolated(tmp_path: Path) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
         for name in ENV_VARS:
             patch.delenv(name, raising=False)
+        for name in list(os.environ):
+            if name.startswith(("LC_", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
+                patch.delenv(name, raising=False)
+        for name, value in FIXED_ENV.items():
+            patch.setenv(name, value)
+        patch.setenv("PATH", hermetic_path)
         patch.setenv("HOME", str(home))
         patch.setenv("AIDP_DIR", str(project))
         patch.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -46,7 +99,12 @@ def isolated(tmp_path: Path) -> Iterator[Path]:
         patch.setenv("GIT_COMMITTER_NAME", "aidp tests")
         patch.setenv("GIT_COMMITTER_EMAIL", "tests@example.invalid")
         patch.chdir(project)
-        yield project
+        time.tzset()
+        try:
+            yield project
+        finally:
+            patch.undo()
+            time.tzset()
 
 
 REPO_DATA = Path(__file__).resolve().parents[1] / ".aidp"

@@ -116,6 +116,10 @@ def use_reader(reader: Reader | None) -> None:
 class TaskLog:
     """One project's `.aidp/tasklist.jsonl`."""
 
+    # How many writes to a tasklist this process completed: the CLI keeps exit code 0
+    # for a change that was saved even when its report could not be printed.
+    changes = 0
+
     def __init__(
         self,
         root: Path,
@@ -345,6 +349,7 @@ class TaskLog:
                 raise _storage_error("write", self.path, exc) from exc
             if vouched is not None and vouched[1] == stat_key(info):
                 self._vouch_append(fd, info, size + len(data), vouched[0])
+            TaskLog.changes += 1
         finally:
             os.close(fd)
 
@@ -425,6 +430,7 @@ class TaskLog:
             except OSError:
                 pass  # no old file to copy the mode from: the default stays
             os.replace(temp, self.path)
+            TaskLog.changes += 1
         except BaseException as exc:
             try:
                 os.unlink(temp)

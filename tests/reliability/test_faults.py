@@ -205,22 +205,31 @@ def test_read_only_project_refuses_writes_and_serves_reads(cli, project: Path, r
         assert shown.code == 0 and "Traceback" not in shown.err, shown
 
 
-def test_missing_project_folder_reads_empty_and_refuses_writes(cli, tmp_path: Path) -> None:
+def assert_bad_dir(result, *words: str) -> None:
+    assert result.code == 2, result
+    assert result.err.count("\n") == 1 and result.err.startswith("Error: Invalid "), result
+    assert all(w.lower() in result.err.lower() for w in words), result
+    assert result.out == "", result
+
+
+def test_missing_project_folder_is_a_usage_error_for_reads_and_writes(cli, tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    """A mistyped --dir must not read as an empty backlog ("No open tasks")."""
     missing = tmp_path / "no" / "such" / "project"
-    for read in (["tasks", "list"], ["tasks", "stats", "--json"], ["todo", "show"]):
-        result = cli("--dir", str(missing), *read)
-        assert result.code == 0, result
-    for write in (["tasks", "add", "x"], ["todo", "add", "x"], ["tasks", "repair"], ["init"]):
-        result = cli("--dir", str(missing), *write)
-        assert_storage_error(result, str(missing), "does not exist")
+    for command in (["tasks", "list"], ["tasks", "stats", "--json"], ["todo", "show"],
+                    ["tasks", "add", "x"], ["todo", "add", "x"], ["tasks", "repair"], ["init"]):
+        assert_bad_dir(cli("--dir", str(missing), *command), "--dir", str(missing),
+                       "does not exist")
+    monkeypatch.setenv("AIDP_DIR", str(missing))
+    assert_bad_dir(cli("tasks", "list"), "AIDP_DIR", "does not exist")
     assert not (tmp_path / "no").exists()  # a mistyped --dir grows no folders
 
 
 def test_project_that_is_a_file(cli, tmp_path: Path) -> None:
     plain = tmp_path / "plain-file"
     plain.write_text("not a folder\n")
-    assert_storage_error(cli("--dir", str(plain), "tasks", "add", "x"), "not a folder")
-    assert_storage_error(cli("--dir", str(plain), "tasks", "list"), str(plain))
+    assert_bad_dir(cli("--dir", str(plain), "tasks", "add", "x"), "not a folder")
+    assert_bad_dir(cli("--dir", str(plain), "tasks", "list"), str(plain), "not a folder")
     assert plain.read_text() == "not a folder\n"
 
 

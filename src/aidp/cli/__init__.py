@@ -6,6 +6,9 @@ into a one-line `Error: …` on stderr and an exit code from `ExitCode`.
 
 from __future__ import annotations
 
+import codecs
+import errno
+import io
 import os
 import re
 import sys
@@ -178,12 +181,23 @@ def _only_subcommand(name: str) -> None:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def _as_utf8(arg: str) -> str:
+    """Under an ASCII-only locale (LANG=C without UTF-8 coercion) Python decodes the
+    command line as ASCII, so valid UTF-8 arrives as lone surrogates: read it as UTF-8."""
+    if not _SURROGATE.search(arg):
+        return arg
+    try:
+        return arg.encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8")
+    except (UnicodeError, LookupError):
+        return arg
+
+
 def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code; every expected error ends here."""
     from typer._click.exceptions import ClickException, NoArgsIsHelpError
     from typer.exceptions import Abort
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = [_as_utf8(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     # Bytes that are not UTF-8 reach Python as lone surrogates, which cannot be stored
     # in the UTF-8 tasklist: refuse them here, for every command at once.
     named = [(f"argument {n}", arg) for n, arg in enumerate(args, start=1)]
@@ -239,8 +253,95 @@ def _broken_pipe() -> int:
     return ExitCode.OK
 
 
+class _Guarded(io.RawIOBase):
+    """fd 1 or 2 that never raises: a write that fails (a full disk, a closed pipe, a
+    closed descriptor) is remembered and the rest of the output dropped, so a command
+    that already changed the tasklist finishes and says so by its exit code."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self.fd = fd
+        self.error: OSError | None = None
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def isatty(self) -> bool:
+        try:
+            return os.isatty(self.fd)
+        except OSError:
+            return False
+
+    def write(self, data) -> int:  # type: ignore[override]
+        size = len(data)
+        if self.error is not None:
+            return size
+        view = memoryview(data).cast("B")
+        try:
+            while view:
+                view = view[os.write(self.fd, view):]
+        except OSError as exc:
+            self.error = exc
+        return size
+
+
+def _guard_streams() -> tuple[_Guarded, _Guarded]:
+    """Make stdout/stderr safe before any command runs: a closed descriptor is
+    reopened on /dev/null (or a file opened later would take its number), and text that
+    the locale's encoding cannot show is written escaped instead of failing."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            spare = os.open(os.devnull, os.O_RDWR)
+            if spare != fd:
+                os.dup2(spare, fd)
+                os.close(spare)
+    guards = []
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        old = getattr(sys, name)
+        encoding = getattr(old, "encoding", None) or "utf-8"
+        errors = getattr(old, "errors", None) or "strict"
+        if errors == "strict" and codecs.lookup(encoding).name != "utf-8":
+            errors = "backslashreplace"
+        guard = _Guarded(fd)
+        line_buffering = guard.isatty() or name == "stderr"
+        stream = io.TextIOWrapper(io.BufferedWriter(guard), encoding=encoding, errors=errors,
+                                  line_buffering=line_buffering)
+        setattr(sys, name, stream)
+        guards.append(guard)
+    return guards[0], guards[1]
+
+
 def main() -> None:
-    sys.exit(run())
+    out, _err = _guard_streams()
+    from aidp.log import TaskLog
+
+    before = TaskLog.changes
+    code = run()
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+    failed = out.error
+    if failed is not None and failed.errno not in (errno.EPIPE, errno.EBADF):
+        # Not a reader that went away: the output is lost (a full disk, an I/O error).
+        reason = failed.strerror or str(failed)
+        saved = TaskLog.changes > before
+        sys.stderr.write(
+            f"Error: Cannot write the output: {reason}"
+            + ("; the change itself was saved\n" if saved else "\n")
+        )
+        if code == ExitCode.OK and not saved:
+            code = ExitCode.FAILURE
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    sys.exit(code)
 
 
 class _Package(ModuleType):

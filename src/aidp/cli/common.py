@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from functools import cached_property
 from pathlib import Path
 
 import typer
 
+from aidp.errors import InvalidInput
 from aidp.log import Fold, TaskLog, parse_lock_timeout, use_reader
 from aidp.paths import find_root, resolve_session
 
@@ -48,7 +50,17 @@ class Env:
 
     @cached_property
     def root(self) -> Path:
-        return find_root(self.directory)
+        root = find_root(self.directory)
+        given = self.directory if self.directory not in (None, "") else os.environ.get("AIDP_DIR")
+        if given and not root.is_dir():
+            # A mistyped --dir must not read as an empty backlog ("No open tasks").
+            what = "--dir" if self.directory not in (None, "") else "AIDP_DIR"
+            problem = "is not a folder" if root.exists() else "does not exist"
+            raise InvalidInput(
+                f"Invalid {what} '{given}': the project folder {root} {problem} "
+                "(give an existing folder; 'aidp init' sets up a new project in one)"
+            )
+        return root
 
     @cached_property
     def log(self) -> TaskLog:
