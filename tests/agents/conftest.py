@@ -29,8 +29,15 @@ def fake_model() -> Iterator[FakeModelServer]:
     host through it (it is every world's proxy)."""
     with FakeModelServer() as server:
         yield server
-        outside = server.outside()
+        outside = [r for r in server.outside() if r.path not in REGISTRIES]
         assert not outside, "traffic to outside hosts: " + ", ".join(r.path for r in outside)
+
+
+# Package registries (allowed on this machine) that a CLI asks for its own parts: opencode
+# installs `@opencode-ai/plugin` into each fresh config folder in the background (it
+# logs "background dependency install failed" and goes on). Such a request is still
+# refused by the proxy — nothing leaves the machine — but it fails no test.
+REGISTRIES = {"registry.npmjs.org:443"}
 
 
 @pytest.fixture
