@@ -33,7 +33,7 @@ ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "AIDP_ACTOR", "AIDP_LOCK_T
 # UTF-8 locale, UTC, and no agent CLI on PATH (a real `codex` or `claude` installed on
 # the machine must never change what a test finds). tests/test_hermetic.py proves it.
 FIXED_ENV = {"COLUMNS": "80", "LINES": "24", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-             "TZ": "UTC", "TERM": "dumb"}
+             "TZ": "UTC", "TERM": "xterm-256color"}
 
 # Every program name an agent preset or the inventory may look up on PATH, and aidp
 # itself (`setup` warns when it is not on PATH; an installed copy must not change that).

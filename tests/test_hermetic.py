@@ -21,6 +21,7 @@ REPRESENTATIVE = (
     "tests/cli/test_agents_cli.py",
     "tests/cli/test_stats_cli.py::test_human_stats_draw_bars_in_80_columns_without_colour_when_piped",
     "tests/cli/test_tasks_cli.py::test_list_table_groups_by_status",
+    "tests/cli/test_stats_cli.py::test_no_color_is_honoured_even_on_a_terminal",
     "tests/cli/test_queue_cli.py::test_default_actor_comes_from_git_then_the_login",
     "tests/cli/test_queue_cli.py::test_list_table_shows_who_holds_a_task_and_what_it_waits_on",
     "tests/test_hermetic.py::test_the_test_environment_is_fixed",
@@ -56,6 +57,7 @@ def _hostile_env(tmp_path: Path) -> dict[str, str]:
         "EMAIL": "hostile@example.invalid",
         "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"),
         "PYTHONIOENCODING": "ascii:backslashreplace",
+        "TERM": "dumb",
     }
 
 

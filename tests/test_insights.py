@@ -89,7 +89,7 @@ def test_open_tasks_by_age_priority_and_tag() -> None:
     assert ages == {"under 1 day": 1, "1-7 days": 1, "1-4 weeks": 1, "1-3 months": 0,
                     "3-12 months": 0, "over 1 year": 1, "unknown": 1}
     assert stats["top_tags"] == [{"tag": "bug", "count": 3}, {"tag": "ui", "count": 2}]
-    assert stats["open_by_priority"] == {"high": 1, "medium": 3, "low": 1}
+    assert stats["open_by_priority"] == {"high": 1, "medium": 3, "low": 1, "other": 0}
     assert (stats["total"], stats["open"], stats["done"]) == (6, 5, 1)
 
 

@@ -109,6 +109,8 @@ def layout(stats: dict[str, Any], width: int = MAX_WIDTH) -> list[Line]:
     by_priority = stats.get("open_by_priority") or {}
     priority_rows = [(p, int(by_priority.get(p, 0)), PRIORITY_STYLES[p])
                      for p in ("high", "medium", "low")]
+    if by_priority.get("other"):
+        priority_rows.append(("other", int(by_priority["other"]), STATUS_STYLES["other"]))
     lines += side_by_side([[("Tasks by status", "bold")], *bars(status_rows, half)],
                           [[("Open tasks by priority", "bold")], *bars(priority_rows, half)],
                           half)

@@ -413,6 +413,9 @@ def build(data: dict[str, Any]) -> str:
         status_rows.append(("other", int(stats["other"]), STATUS_COLORS["other"]))
     priority_rows = [(p, int(stats["open_by_priority"].get(p, 0)), PRIORITY_COLORS[p])
                      for p in ("high", "medium", "low")]
+    if stats["open_by_priority"].get("other"):
+        priority_rows.append(("other", int(stats["open_by_priority"]["other"]),
+                              STATUS_COLORS["other"]))
     age_rows = [(row["bucket"], int(row["count"]), "#2a8fbd") for row in stats["open_age"]
                 if row["bucket"] != "unknown" or row["count"]]
     tag_rows = [("#" + t["tag"], int(t["count"]), "#2a8fbd") for t in stats["top_tags"]]

@@ -223,11 +223,12 @@ def _stats(
     """From the count per status and (id, priority, created_at µs) of each open task,
     in fold order (the first of equally old tasks is the oldest)."""
     by_status = {status: counts.get(status, 0) for status in STATUSES}
-    open_by_priority = {"high": 0, "medium": 0, "low": 0}
+    # `other`: a priority this version does not know (a newer writer's, a hand edit) or
+    # none, so that the parts add up to `open`.
+    open_by_priority = {"high": 0, "medium": 0, "low": 0, "other": 0}
     oldest: tuple[int, str] | None = None
     for tid, priority, created in open_tasks:
-        if priority in open_by_priority:
-            open_by_priority[priority] += 1
+        open_by_priority[priority if priority in PRIORITY_RANK else "other"] += 1
         if oldest is None or created < oldest[0]:
             oldest = (created, tid)
     return {

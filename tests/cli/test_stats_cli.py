@@ -27,7 +27,7 @@ def test_stats_json_keeps_the_counts_and_adds_the_series(cli) -> None:
     stats = json.loads(result.out)
     assert (stats["total"], stats["pending"], stats["in_progress"], stats["done"],
             stats["abandoned"], stats["open"]) == (3, 1, 0, 1, 1, 1)
-    assert stats["open_by_priority"] == {"high": 0, "medium": 1, "low": 0}
+    assert stats["open_by_priority"] == {"high": 0, "medium": 1, "low": 0, "other": 0}
     assert len(stats["weeks"]) == 12
     this_week = stats["weeks"][-1]
     assert (this_week["filed"], this_week["done"], this_week["abandoned"],
@@ -106,3 +106,24 @@ def test_piped_charts_do_not_import_rich(cli) -> None:
     add(cli, "Something", "-t", "x")
     assert offenders(imported("tasks", "stats"), "tasks") == []
     assert offenders(imported("tasks", "stats", "--tag", "x", "--json"), "tasks") == []
+
+
+def test_a_priority_this_version_does_not_know_is_counted_as_other(cli, project) -> None:
+    """A newer writer's priority (or none, by a hand edit) is neither dropped from the
+    counts nor a crash: `open_by_priority` adds up to `open`."""
+    add(cli, "Known priority", "-p", "high")
+    path = project / ".aidp" / "tasklist.jsonl"
+    line = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    urgent = {**line, "id": line["id"][:-4] + "beef", "priority": "urgent",
+              "description": "From a newer writer"}
+    bare = {k: v for k, v in line.items() if k != "priority"}
+    bare.update(id=line["id"][:-4] + "cafe", description="No priority at all")
+    with path.open("a", encoding="utf-8") as handle:
+        for record in (urgent, bare):
+            handle.write(json.dumps(record) + "\n")
+    stats = json.loads(cli("tasks", "stats", "--json").out)
+    assert stats["open"] == 3
+    assert stats["open_by_priority"] == {"high": 1, "medium": 0, "low": 0, "other": 2}
+    human = cli("tasks", "stats")
+    assert human.code == 0 and "Traceback" not in human.err
+    assert re.search(r"other\b.*\b2\b", human.out), human.out
