@@ -474,3 +474,28 @@ def test_a_writer_rebuilds_the_cache_before_it_takes_the_lock(log: TaskLog, proj
     tasks.set_status(log, [IDS[0]], "done")
     assert held_during_rebuild == [False]
     assert assert_same(log).tasks[IDS[0]]["status"] == "done"
+
+
+def test_a_read_only_checkout_keeps_its_snapshot_in_the_user_cache(
+        log: TaskLog, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16: where .aidp/cache cannot be written, reads must not rebuild on every
+    command: the snapshot goes to XDG_CACHE_HOME/aidp/<key>/, and answers stay exact."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    log.ensure_dir()
+    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
+    (project / ".aidp" / index.CACHE_DIR).write_text("not a folder")  # writes must fail
+    assert_same(log)
+    home = loader.fallback_home(log)
+    assert home.is_relative_to(tmp_path / "xdg" / "aidp")
+    assert (home / index.CACHE_DIR / index.SNAPSHOT_NAME).is_file()
+    rebuilds: list[int] = []
+    rebuild = loader._Loader._rebuild
+    monkeypatch.setattr(loader._Loader, "_rebuild",
+                        lambda self: (rebuilds.append(1), rebuild(self))[1])
+    assert_same(log)
+    assert rebuilds == []
+    with open(log.path, "ab") as handle:  # still exact after the file changes
+        handle.write(chunk([task_line(IDS[0], "done", 2, "b")], False))
+    assert assert_same(log).tasks[IDS[0]]["status"] == "done"
+    rewrite_in_place(log.path, chunk([task_line(IDS[1], "pending", 1, "c")], False))
+    assert list(assert_same(log).tasks) == [IDS[1]]

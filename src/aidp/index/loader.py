@@ -16,6 +16,7 @@ import marshal
 import os
 import stat
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aidp.fold import Fold
@@ -90,6 +91,20 @@ class _OwnedFile(LogFile):
             pass
 
 
+def fallback_home(log: TaskLog) -> Path:
+    """Where the snapshot goes when `.aidp/cache` cannot be written: a folder of the
+    user's cache (XDG_CACHE_HOME, else ~/.cache) named after the tasklist's real path.
+    Two projects that share a name (crc collision) only rebuild more often: every
+    snapshot is checked against the file it is used for."""
+    import zlib
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                            ".cache")
+    real = os.path.realpath(log.path).encode("utf-8", "surrogateescape")
+    key = f"{zlib.crc32(real):08x}{zlib.adler32(real):08x}"
+    return Path(base) / "aidp" / key
+
+
 def _rebuild_tail(covered: int) -> int:
     """How much may be appended before the snapshot is rewritten. Reads pay for the
     tail line by line and a rewrite costs about the whole snapshot, so the amortised
@@ -106,9 +121,17 @@ class _Loader:
         self.log, self.file, self.st = log, file, st
         self.whole_lines = whole_lines
         self.trusted = False  # the prefix was trusted on vouched stat data
+        # Where the snapshot and stamp live: .aidp/, or a fallback under the user's
+        # cache folder when .aidp/cache cannot be written (a read-only checkout).
+        self.home = log.dir
 
     def load(self) -> Fold:
-        snap = read_snapshot(str(self.log.dir / CACHE_DIR / SNAPSHOT_NAME))
+        snap = read_snapshot(str(self.home / CACHE_DIR / SNAPSHOT_NAME))
+        if snap is None:
+            fallback = fallback_home(self.log)
+            snap = read_snapshot(str(fallback / CACHE_DIR / SNAPSHOT_NAME))
+            if snap is not None:
+                self.home = fallback
         if snap is None or not self._valid(snap):
             return self._rebuild()
         cols = _Columns(marshal.loads(snap.body))
@@ -132,7 +155,7 @@ class _Loader:
         without reading it, else by checking it in full."""
         if not 0 < snap.offset <= self.file.size:
             return False
-        if read_stamp(self.log.dir) == (snap.nonce, stat_key(self.st)):
+        if read_stamp(self.home) == (snap.nonce, stat_key(self.st)):
             self.trusted = True
             return True
         if self.file.read(snap.offset - 1, snap.offset) != b"\n":
@@ -172,7 +195,18 @@ class _Loader:
         return fold
 
     def _save(self, cols: _Columns, offset: int, crc: int) -> None:
-        nonce = write_snapshot(self.log.dir, offset, crc, marshal.dumps(cols.body()))
+        body = marshal.dumps(cols.body())
+        nonce = write_snapshot(self.home, offset, crc, body)
+        if nonce is None and self.home == self.log.dir:
+            # .aidp/cache cannot be written (a read-only checkout, a file in the way):
+            # keep the snapshot in the user's cache folder instead of rebuilding it on
+            # every read.
+            self.home = fallback_home(self.log)
+            try:
+                self.home.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return
+            nonce = write_snapshot(self.home, offset, crc, body)
         if nonce is not None:
             self._vouch(nonce)
 
@@ -189,4 +223,4 @@ class _Loader:
             return
         recent = time.time_ns() - max(now.st_mtime_ns, now.st_ctime_ns) < RACY_NS
         if self.trusted or not recent:
-            write_stamp(self.log.dir, nonce, stat_key(now))
+            write_stamp(self.home, nonce, stat_key(now))

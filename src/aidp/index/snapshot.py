@@ -114,7 +114,8 @@ def read_head(path: str) -> tuple[bytes, int] | None:
 
 
 def write_snapshot(folder: Path, offset: int, crc: int, body: bytes | memoryview) -> bytes | None:
-    """Write a snapshot of the prefix `offset` (crc32 `crc`) into `folder` (.aidp/);
+    """Write a snapshot of the prefix `offset` (crc32 `crc`) into `folder`/cache/ (folder:
+    .aidp/, or the fallback under the user's cache folder);
     its nonce, or None when it could not be written (a read-only checkout). Never
     through a symbolic link: a cloned repository decides what .aidp/ entries are."""
     cache = folder / CACHE_DIR
