@@ -32,6 +32,7 @@ def main() -> None:
     parser.add_argument("new")
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--only", default="", help="comma-separated commands (default: all)")
     args = parser.parse_args()
     source, _info = bench.dataset(args.events)
     trees = {"old": Path(args.old).resolve(), "new": Path(args.new).resolve()}
@@ -66,7 +67,10 @@ def main() -> None:
     print(f"| command ({args.events:,} events) | old wall | new wall | new/old | old CPU "
           "| new CPU | new/old CPU |")
     print("|---|---:|---:|---:|---:|---:|---:|")
+    chosen = set(args.only.split(",")) if args.only else set(commands)
     for label, make in commands.items():
+        if label not in chosen:
+            continue
         wall: dict[str, list[float]] = {"old": [], "new": []}
         cpu: dict[str, list[float]] = {"old": [], "new": []}
         for i in range(args.runs):

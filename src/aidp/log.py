@@ -106,10 +106,13 @@ class Reader(Protocol):
 _reader: Reader | None = None
 
 
-def use_reader(reader: Reader | None) -> None:
-    """Read through `reader` (None: plain folds). Importing aidp.index does this, so
-    dependencies point one way: index builds on log, log knows only this protocol."""
+def use_reader(reader: Reader | None, *, unless_set: bool = False) -> None:
+    """Read through `reader` (None: plain folds). Importing aidp.index does this (unless
+    a reader is set already: the CLI sets its own), so dependencies point one way:
+    index builds on log, log knows only this protocol."""
     global _reader  # noqa: PLW0603 - one process-wide choice, made at import
+    if unless_set and _reader is not None:
+        return
     _reader = reader
 
 

@@ -20,8 +20,9 @@ class _Index:
 
     @staticmethod
     def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
-        from aidp.index import load
+        from aidp.index import lazy, load
 
+        lazy.FREEZE = True  # a command is a short-lived process: see lazy._no_gc
         return load(log, whole_lines=whole_lines)
 
     @staticmethod

@@ -104,4 +104,4 @@ class _Reader:
     warm = staticmethod(warm)
 
 
-use_reader(_Reader())  # TaskLog.read goes through the snapshot from now on
+use_reader(_Reader(), unless_set=True)  # TaskLog.read goes through the snapshot from now on

@@ -9,6 +9,7 @@ reader with SIGBUS), and checked to be the task the columns said is there.
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Collection, Iterator, MutableMapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from aidp.index.reader import LogFile
     from aidp.model import Record
 
-_GAP = 64 * 1024  # lines closer than this are read with one pread
-_SPAN = 4 << 20  # and one pread reads at most about this much
 
 
 def _changed() -> StorageError:
@@ -37,16 +36,24 @@ def _changed() -> StorageError:
     )
 
 
+# Whether to freeze what a decode allocated (see _no_gc). The command line sets it: a
+# command's process is short-lived, and a library user keeps its collector as it was.
+FREEZE = False
+
+
 @contextmanager
 def _no_gc() -> Iterator[None]:
-    """Decoding thousands of acyclic dicts triggers collections that find nothing:
-    the cycle collector is off meanwhile, and back as it was afterwards (nothing is
-    frozen: aidp used as a library keeps its collector's normal behaviour)."""
+    """Decoding thousands of acyclic dicts triggers collections that find nothing, and
+    the first collection afterwards would still walk them all (10-20 ms at 100k events):
+    the cycle collector is off meanwhile, and with FREEZE what exists is frozen after
+    (reference counting still frees it; only the cycle collector skips it)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if FREEZE:
+            gc.freeze()
         if enabled:
             gc.enable()
 
@@ -167,41 +174,30 @@ class LazyTasks(_Lazy):
         return record
 
     def _decode_many(self, positions: list[int]) -> None:
-        """Decode these tasks: their lines read with few preads (neighbours together),
-        parsed with one orjson call over an array of them (the per-call overhead is
-        most of the cost of a small record)."""
-        todo = sorted(i for i in positions if i not in self._decoded)
+        """Decode these tasks: one pread per line (a syscall costs less than copying
+        the stretches between scattered lines), parsed with one orjson call over an
+        array of them (the per-call overhead is most of the cost of a small record)."""
+        cols = self._cols
+        decoded = self._decoded
+        todo = [i for i in positions if i not in decoded]
         if not todo:
             return
-        cols = self._cols
-        starts, lengths = cols.starts, cols.lengths
-        todo.sort(key=starts.__getitem__)
-        raws: list[bytes] = []
-        at = 0
-        while at < len(todo):
-            first = starts[todo[at]]
-            last = at
-            end = first + lengths[todo[at]]
-            while last + 1 < len(todo):
-                nxt = todo[last + 1]
-                if starts[nxt] - end > _GAP or starts[nxt] + lengths[nxt] - first > _SPAN:
-                    break
-                last += 1
-                end = starts[nxt] + lengths[nxt]
-            block = self._read(first, end)
-            for i in todo[at : last + 1]:
-                offset = starts[i] - first
-                raws.append(block[offset : offset + lengths[i]])
-            at = last + 1
+        starts, lengths, fd = cols.starts, cols.lengths, self._log.fd
+        try:
+            raws = [os.pread(fd, lengths[i], starts[i]) for i in todo]
+        except OSError:
+            raise _changed() from None
+        if [len(raw) for raw in raws] != [lengths[i] for i in todo]:
+            raise _changed()  # the file shrank under us
         try:
             records = orjson.loads(b"[" + b",".join(raws) + b"]")
         except orjson.JSONDecodeError:  # a byte order mark, say: one line at a time
             records = None
         if (records is None or len(records) != len(todo)
-                or not all(type(r) is dict and r.get("id") == cols.id_at(i)
-                           for i, r in zip(todo, records, strict=True))):
+                or [r.get("id") if type(r) is dict else None for r in records]
+                != [cols.id_at(i) for i in todo]):
             records = [self._decode(i, raw) for i, raw in zip(todo, raws, strict=True)]
-        self._decoded.update(zip(todo, records, strict=True))
+        decoded.update(zip(todo, records, strict=True))
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """Ids that start with `prefix`, or (`last_part`) whose part after the last `_`
