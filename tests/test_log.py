@@ -291,3 +291,17 @@ def test_a_held_lock_is_announced_then_the_write_proceeds(project: Path) -> None
         assert writer.poll() is None  # still waiting while the lock is held
     out, _err = writer.communicate(timeout=60)
     assert writer.returncode == 0 and out.startswith("task_")
+
+
+def test_the_fast_task_check_accepts_exactly_what_the_type_rules_do() -> None:
+    """fold.well_typed_task is one pass over the values, for speed: it must say what the
+    plain rules say (text keys: a string or absent/null; tags: a list of strings)."""
+    from aidp.fold import well_typed_task
+
+    good = {"id": "task_1_00000001", "description": "x", "status": "pending", "tags": []}
+    assert well_typed_task(good)
+    assert well_typed_task({**good, "tags": None, "session": None, "extra": 5})
+    for bad in ({"tags": "one,two"}, {"tags": [1]}, {"tags": {"a": 1}}, {"status": ["x"]},
+                {"description": 5}, {"updated_at": 12}, {"id": ""}, {"id": 7},
+                {"id": "task_\x1b[31m"}, {"id": "task_\u0085"}):
+        assert not well_typed_task({**good, **bad}), bad

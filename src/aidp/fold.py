@@ -168,7 +168,11 @@ def well_typed_task(record: Record) -> bool:
     if not (rid.isascii() and rid.isprintable()) and _CONTROL_RE.search(rid):
         return False  # an id is printed bare (--format ids) and typed back in shells
     for key, value in record.items():
-        if value is None or type(value) is str:
+        if type(value) is str:
+            if key == "tags":
+                return False  # "one,two": tags are a list
+            continue
+        if value is None:
             continue
         if key == "tags":
             if type(value) is not list:
