@@ -116,9 +116,13 @@ def jsonl_bytes(records: Iterable[Record]) -> bytes:
 # --- tasks --------------------------------------------------------------------------
 
 
-def task_line(task: Record, now: int, paint: Painter) -> str:
+def task_line(task: Record, now: int, paint: Painter,
+              ids: Mapping[str, str] | None = None) -> str:
+    """`ids` (full id → what to show, e.g. tasks.short_ids) shortens the id shown."""
     marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
-    tid = paint(f"[{inert(task.get('id', '?'))}]", "dim")
+    full = task.get("id", "?")
+    shown_id = ids.get(full, full) if ids and isinstance(full, str) else full
+    tid = paint(f"[{inert(shown_id)}]", "dim")
     description = inert(clip(str(task.get("description", "")), LIST_TEXT_LIMIT))
     if task.get("status") == "done":
         description = paint(description, "dim")
@@ -134,7 +138,8 @@ def task_line(task: Record, now: int, paint: Painter) -> str:
 
 
 def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
-               notes: Mapping[str, str] | None = None) -> str:
+               notes: Mapping[str, str] | None = None,
+               ids: Mapping[str, str] | None = None) -> str:
     """Grouped by status like the original `/tasks list`; `notes` (id → text) adds a
     dim note after a task (the work queue's: who holds it, what it waits on)."""
     if not tasks:
@@ -150,7 +155,7 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
         title = STATUS_TITLES.get(status, "OTHER")
         lines = [paint(f"{title} ({len(members)})", "bold")]
         for task in members:
-            line = task_line(task, now, paint)
+            line = task_line(task, now, paint, ids)
             note = notes.get(task.get("id", "")) if notes else None
             lines.append(line + " " + paint(inert(note), "dim") if note else line)
         blocks.append("\n".join(lines))

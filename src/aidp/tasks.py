@@ -58,6 +58,42 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     return matches[0]
 
 
+def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
+    """For each of `ids`, the shortest leading part of its hex part (at least
+    MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other: what
+    human output shows. An id without such a part (another writer's shape) stays whole."""
+    search = getattr(tasks, "ids_with_prefix", None)
+    hexes: list[str] | None = None
+    shown: dict[str, str] = {}
+    for tid in dict.fromkeys(ids):
+        hex_part = tid.rpartition("_")[2]
+        if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part:
+            shown[tid] = tid
+            continue
+        if search is None:
+            if hexes is None:  # a plain fold: one pass over every id, then bisect
+                hexes = sorted(t.rpartition("_")[2].lower() for t in tasks)
+            shown[tid] = _shortest_in_sorted(hexes, hex_part.lower(), tid)
+            continue
+        shown[tid] = tid
+        for length in range(MIN_ID_PREFIX, len(hex_part) + 1):
+            if search(hex_part[:length].lower(), last_part=True) == [tid]:
+                shown[tid] = hex_part[:length]
+                break
+    return shown
+
+
+def _shortest_in_sorted(hexes: list[str], hex_part: str, tid: str) -> str:
+    from bisect import bisect_left, bisect_right
+
+    for length in range(MIN_ID_PREFIX, len(hex_part) + 1):
+        prefix = hex_part[:length]
+        # Every hex part that starts with the prefix sorts between these two bounds.
+        if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == 1:
+            return prefix
+    return tid
+
+
 # --- writes -------------------------------------------------------------------------
 
 

@@ -30,6 +30,12 @@ def short(tid: str) -> str:
     return tid.rpartition("_")[2]
 
 
+def listed(tid: str) -> str:
+    """How the human list shows a task's id: "[" + its shortest unique hex prefix (the
+    first 4 characters unless another id shares them) + "]"; for `in` and startswith."""
+    return "[" + short(tid)[:4]
+
+
 def tasklist(project: Path) -> bytes:
     path = project / ".aidp" / "tasklist.jsonl"
     return path.read_bytes() if path.exists() else b""
@@ -190,11 +196,12 @@ def test_list_tree_nests_children_under_their_epic(cli) -> None:
     loose = add(cli, "Loose")
     assert cli("tasks", "start", a).code == 0
     out = cli("tasks", "list", "--tree").out.splitlines()
-    assert out[0].startswith(f"  🟡 [{loose}] Loose")
-    at = out.index(next(line for line in out if f"[{epic}]" in line))
-    assert out[at + 1].startswith(f"     └─ 🟡 [{inner}] Child b")
-    assert out[at + 2].startswith(f"        └─ 🟡 [{grandchild}] Grandchild")
-    assert out[at + 3].startswith(f"     └─ 🟡 [{a}] Child a") and out[at + 3].endswith("in_progress")
+    assert out[0].startswith(f"  🟡 {listed(loose)}") and "] Loose" in out[0]
+    at = out.index(next(line for line in out if listed(epic) in line))
+    assert out[at + 1].startswith(f"     └─ 🟡 {listed(inner)}") and "] Child b" in out[at + 1]
+    assert out[at + 2].startswith(f"        └─ 🟡 {listed(grandchild)}")
+    assert "] Grandchild" in out[at + 2]
+    assert out[at + 3].startswith(f"     └─ 🟡 {listed(a)}") and out[at + 3].endswith("in_progress")
     # the epic filtered out: its children stand at the top
     pending = cli("tasks", "list", "pending", "--tree", "--sort", "priority").out
     assert "└─" in pending
@@ -327,8 +334,8 @@ def test_list_table_shows_who_holds_a_task_and_what_it_waits_on(cli) -> None:
     plain = cli("tasks", "list").out
     assert cli("tasks", "claim", a).code == 0
     out = cli("tasks", "list").out.splitlines()
-    assert next(line for line in out if f"[{a}]" in line).endswith("(today) @tester")
-    assert next(line for line in out if f"[{b}]" in line).endswith("(today) waits on 1")
+    assert next(line for line in out if listed(a) in line).endswith("(today) @tester")
+    assert next(line for line in out if listed(b) in line).endswith("(today) waits on 1")
     assert cli("tasks", "done", a).code == 0
     assert cli("tasks", "list").out.splitlines()[1].endswith("(today)")  # nothing open to wait on
     assert "@" not in plain and "waits on" not in cli("tasks", "list", "--json").out

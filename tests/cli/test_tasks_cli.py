@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -179,7 +180,9 @@ def test_list_table_groups_by_status(cli, populated) -> None:
     out = cli("tasks", "list", "--all").out
     headers = [line for line in out.splitlines() if line and not line.startswith(" ")]
     assert headers == ["PENDING (1)", "IN PROGRESS (1)", "DONE (1)", "ABANDONED (1)"]
-    assert f"🔴 [{populated['a']}] Alpha (today) #api" in out
+    # The shortest unique hex prefix (4 characters unless two ids share them).
+    assert re.search(rf"🔴 \[{populated['a'].rpartition('_')[2][:4]}[0-9a-f]*\] Alpha \(today\) #api",
+                     out), out
     assert "\x1b" not in out  # not a terminal: no colour
 
 
@@ -480,3 +483,24 @@ def test_unknown_statuses_are_counted_and_listed_with_all(cli, project: Path) ->
     assert listed(cli, "--all") == ["normal", "no status", "from a newer aidp"]
     assert listed(cli) == ["normal"]
     assert "OTHER (2)" in cli("tasks", "list", "all").out
+
+
+def test_list_shows_the_shortest_unique_id_prefix_and_json_keeps_full_ids(cli, project) -> None:
+    first = cli("tasks", "add", "First", "-q").out.strip()
+    path = project / ".aidp" / "tasklist.jsonl"
+    record = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    hex_part = first.rpartition("_")[2]
+    # A second task sharing the first six hex characters: both need seven to be told apart.
+    twin = first[: -len(hex_part)] + hex_part[:6] + ("0" if hex_part[6] != "0" else "1") + "f"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({**record, "id": twin, "description": "Twin"}) + "\n")
+    lone = cli("tasks", "add", "Lone", "-q").out.strip()
+    out = cli("tasks", "list").out
+    assert f"[{hex_part[:7]}] First" in out and f"[{twin.rpartition('_')[2][:7]}] Twin" in out
+    lone_hex = lone.rpartition("_")[2]
+    assert re.search(rf"\[{lone_hex[:4]}[0-9a-f]*\] Lone", out), out
+    assert first not in out  # no 24-character ids for people
+    # What is shown is what a command accepts.
+    assert cli("tasks", "show", hex_part[:7], "--json").code == 0
+    full = {t["id"] for t in json.loads(cli("tasks", "list", "--json").out)}
+    assert full == {first, twin, lone}

@@ -185,7 +185,8 @@ def list_(
             notes = queue.list_notes(fold, qs, found)
         if tree:
             empty = "No open tasks" if not words and not include_all else "No matching tasks"
-            render.write_text(_tree(found, qs, now, empty=empty))
+            ids = core.short_ids(fold.tasks, [t["id"] for t in found])
+            render.write_text(_tree(found, qs, now, empty=empty, ids=ids))
             if exit_code and found:
                 raise typer.Exit(ExitCode.FAILURE)
             return
@@ -200,7 +201,11 @@ def list_(
         if len(found) > room:
             more = len(found) - room
     shown = found[: len(found) - more]
-    _print_list(shown, fmt, now=now, default_view=not words and not include_all, notes=notes)
+    ids = None
+    if fmt == "table":  # people read the shortest id prefix that names the task
+        ids = core.short_ids(fold.tasks, [t["id"] for t in shown])
+    _print_list(shown, fmt, now=now, default_view=not words and not include_all, notes=notes,
+                ids=ids)
     if more:
         render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
@@ -208,7 +213,7 @@ def list_(
 
 
 def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
-                notes: dict[str, str] | None = None) -> None:
+                notes: dict[str, str] | None = None, ids: dict[str, str] | None = None) -> None:
     if fmt == "json":
         render.write_bytes(render.json_bytes(found))
     elif fmt == "jsonl":
@@ -222,10 +227,11 @@ def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
     else:
         empty = "No open tasks" if default_view else "No matching tasks"
         render.write_text(render.task_table(found, now, paint=_paint(), empty=empty,
-                                            notes=notes))
+                                            notes=notes, ids=ids))
 
 
-def _tree(found: list[Record], qs, now: int, *, empty: str) -> str:
+def _tree(found: list[Record], qs, now: int, *, empty: str,
+          ids: dict[str, str] | None = None) -> str:
     """Each task under its epic when the epic is listed too; the rest at the top."""
     if not found:
         return empty
@@ -246,7 +252,7 @@ def _tree(found: list[Record], qs, now: int, *, empty: str) -> str:
         if task["id"] in shown:  # a parent cycle merged in from two clones
             return
         shown.add(task["id"])
-        line = render.task_line(task, now, paint).lstrip()
+        line = render.task_line(task, now, paint, ids).lstrip()
         status = task.get("status")
         if status != "pending":
             line += " " + paint(render.inert(status), "yellow")
