@@ -157,13 +157,22 @@ def test_claude_tasks_plan_takes_two_responses() -> None:
 
 
 def test_pins_are_rewritten_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both copies of the pins are rewritten: work on temporary copies, never on the
+    # repository's own files.
+    real = (install.VERSIONS_FILE, install.VERIFIED_FILE)
+    untouched = [path.read_bytes() for path in real]
     pins = tmp_path / "versions.toml"
     pins.write_text(install.VERSIONS_FILE.read_text())
+    verified = tmp_path / "verified.py"
+    verified.write_text(install.VERIFIED_FILE.read_text())
     monkeypatch.setattr(install, "VERSIONS_FILE", pins)
+    monkeypatch.setattr(install, "VERIFIED_FILE", verified)
     install.rewrite_pins({"codex": "9.9.9"})
     text = pins.read_text()
     assert 'package = "@openai/codex"\nversion = "9.9.9"' in text
     assert text.count('version = "9.9.9"') == 1
+    assert '"codex": ("npm", "@openai/codex", "9.9.9")' in verified.read_text()
+    assert [path.read_bytes() for path in real] == untouched
     with pytest.raises(RuntimeError, match=r"cannot find the version of \[cli\.nope\]"):
         install.rewrite_pins({"nope": "1"})
 
