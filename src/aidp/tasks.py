@@ -62,7 +62,9 @@ def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
     """For each of `ids`, the shortest leading part of its hex part (at least
     MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other: what
     human output shows. An id without such a part (another writer's shape) stays whole."""
-    search = getattr(tasks, "ids_with_prefix", None)
+    # The index's prefix search scans the joined ids once per look-up: right for a
+    # screenful; for many ids one sorted pass over every id costs less.
+    search = getattr(tasks, "ids_with_prefix", None) if len(ids) <= 64 else None
     hexes: list[str] | None = None
     shown: dict[str, str] = {}
     for tid in dict.fromkeys(ids):
