@@ -207,6 +207,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             _error(f"Invalid {what} '{shown}': it is not valid UTF-8 text")
             return ExitCode.USAGE
+    from aidp.cli import common
+
+    common.COMMAND_LINE = args
     command = _command_for(args)
     try:
         result = command.main(args=args, prog_name="aidp", standalone_mode=False)
@@ -214,7 +217,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         # `aidp` or `aidp tasks` alone: the help was printed; no command is bad usage.
         return exc.exit_code
     except ClickException as exc:
-        _error(exc.format_message(), hint=_hint(exc))
+        _error(_suggest(exc) or exc.format_message(), hint=_hint(exc))
         return exc.exit_code
     except AidpError as exc:
         _error(str(exc))
@@ -226,6 +229,33 @@ def run(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return _broken_pipe()
     return result if isinstance(result, int) else ExitCode.OK
+
+
+# Words people reach for → the command that does it, offered only when the group has it
+# (difflib's guess for `complete` was `compact`, which rewrites the file).
+_SYNONYMS = {
+    "complete": ("done", "tick"), "finish": ("done", "tick"), "close": ("done", "tick"),
+    "check": ("tick",), "resolve": ("done",), "cancel": ("abandon",), "drop": ("abandon",),
+    "remove": ("abandon", "delete"), "rm": ("abandon", "delete"), "del": ("delete",),
+    "new": ("add",), "create": ("add",), "ls": ("list",), "view": ("show",),
+    "info": ("show",), "begin": ("start",), "open": ("reopen",), "undo": ("reopen",),
+    "unclaim": ("release",), "depend": ("block",), "comment": ("note",),
+}
+
+
+def _suggest(exc: Exception) -> str | None:
+    """`No such command 'complete'.` with the real command people mean, if any."""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    found = re.match(r"No such command '([^']*)'", message)
+    ctx = getattr(exc, "ctx", None)
+    commands = getattr(getattr(ctx, "command", None), "commands", None)
+    if not found or not commands:
+        return None
+    name = found.group(1)
+    for target in _SYNONYMS.get(name.lower(), ()):
+        if target in commands:
+            return f"No such command '{name}'. Did you mean '{target}'?"
+    return None
 
 
 def _hint(exc: Exception) -> str | None:

@@ -35,6 +35,11 @@ class _Index:
 use_reader(_Index())
 
 
+# The arguments of the command being run (set by aidp.cli.run), for the few checks
+# that must know what the parser hides, e.g. which words followed `--`.
+COMMAND_LINE: list[str] = []
+
+
 class Env:
     # A plain class, not a dataclass: see aidp.log._Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,

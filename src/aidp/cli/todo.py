@@ -35,7 +35,12 @@ def _no_stray_options(ctx: typer.Context, *tokens: str) -> None:
     """With unknown options let through (for -1), a mistyped option must still be one."""
     from typer._click.exceptions import NoSuchOption
 
-    for token in tokens:
+    from aidp.cli import common
+
+    raw = common.COMMAND_LINE
+    # What follows `--` is text, whatever it looks like: `aidp todo add -- "-x"`.
+    literal = len(raw) - raw.index("--") - 1 if "--" in raw else 0
+    for token in tokens[: max(0, len(tokens) - literal)]:
         if _OPTION_LIKE.match(token):
             raise NoSuchOption(token.partition("=")[0], ctx=ctx)
 
