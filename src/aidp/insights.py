@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aidp.log import Fold, _Plain
+from aidp.fold import Fold, _Plain
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, ts_of
 
 WEEKS = 12

@@ -21,7 +21,8 @@ from typing import Any
 import orjson
 
 from aidp.errors import InvalidInput
-from aidp.log import Fold, TaskLog, _Plain
+from aidp.fold import Fold, _Plain
+from aidp.log import TaskLog
 from aidp.model import (
     MAX_DESCRIPTION,
     MAX_TAG,
