@@ -4,7 +4,18 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench browser clean agents test-agents
+.PHONY: run test bench browser clean agents test-agents install venv-check
+
+# A .venv made by another Python (upgraded, removed, another machine's) has a broken
+# interpreter link or another version: rebuild it instead of failing oddly later.
+WANT_PY := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+HAVE_PY := $(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifneq ($(wildcard $(VENV)),)
+ifneq ($(WANT_PY),$(HAVE_PY))
+$(info .venv was built by Python '$(HAVE_PY)' (missing or broken), not $(PYTHON)'s $(WANT_PY): rebuilding it)
+$(shell rm -rf $(VENV))
+endif
+endif
 
 $(BIN)/aidp: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +58,14 @@ browser: $(BIN)/aidp
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
 	$(BIN)/python -c 'import playwright' 2>/dev/null || \
 	  $(BIN)/python -m pip install -q -e '.[test,browser]'
+
+# `aidp` on your PATH, in an isolated environment of its own (PEP 668 keeps pip out of
+# a system Python): pipx if it is there, else uv, else the hint.
+install:
+	@if command -v pipx >/dev/null 2>&1; then pipx install --force .; \
+	elif command -v uv >/dev/null 2>&1; then uv tool install --force .; \
+	else echo "make install needs pipx or uv (e.g. apt install pipx, or see README 'Install');" \
+	  "or use $(BIN)/aidp after 'make run'"; exit 1; fi
 
 bench: $(BIN)/aidp
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
