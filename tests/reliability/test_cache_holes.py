@@ -435,6 +435,6 @@ def test_human_list_on_a_terminal_shows_a_screenful(project: Path) -> None:
         os.close(main)
     text = out.decode()
     assert proc.returncode == 0, proc.stderr
-    assert text.count("task_1700000000_") == 24 and "… and 76 more" in text
+    assert text.count("] task number ") == 24 and "… and 76 more" in text
     piped = aidp(project, "tasks", "list")
-    assert piped.stdout.count("task_1700000000_") == 100 and "more" not in piped.stdout
+    assert piped.stdout.count("] task number ") == 100 and "more" not in piped.stdout
