@@ -281,7 +281,7 @@ def show(
     task = tasks[core.resolve_id(tasks, task_id)]
     qs = queue.state(fold)
     if as_json:
-        shown = queue.with_extras(qs, task)
+        shown = dict(queue.with_extras(qs, task))  # never the fold's own (memoised) record
         for key, found in (("blocks", qs.dependents), ("children", qs.children)):
             if found.get(task["id"]):
                 shown[key] = list(found[task["id"]])
