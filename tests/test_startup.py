@@ -16,7 +16,7 @@ import pytest
 # errors), pydantic (typer ≥0.29), dateutil (only --since), the agent loop, and the
 # groups the command line did not name.
 FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals")
-OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.run",
+OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.runner",
                 "init": "aidp.cli.init"}
 
 

@@ -167,6 +167,22 @@ def _run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None 
     return done
 
 
+def ignores(root: Path, path: Path) -> bool:
+    """Whether git ignores `path` (a tracked file is never ignored). No git, or no
+    repository: False (so, for aidp.trust, a config file then needs trust)."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            # fsmonitor is a command line in .git/config: never let a copied .git run one.
+            ["git", "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", str(path)],
+            cwd=root, capture_output=True, check=False, timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
 def _run_bytes(root: Path, *args: str) -> bytes | None:
     """stdout of `git ARGS` as bytes; None when it fails."""
     import subprocess

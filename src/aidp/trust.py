@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aidp import git
 from aidp.errors import InvalidInput
 from aidp.paths import DATA_DIR
 
@@ -234,7 +235,7 @@ def load(root: Path) -> Config:
         if read is None:
             continue
         raw, data = read
-        own = path == local and _git_ignored(root, path)
+        own = path == local and git.ignores(root, path)
         layers.append(Layer(path=path, shown=f"{DATA_DIR}/{path.name}", sha256=digest(raw),
                             data=data, own=own))
     return Config(root=root, layers=layers)
@@ -269,22 +270,6 @@ def _read(path: Path) -> tuple[bytes, dict] | None:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"Invalid {shown}: {exc}; nothing was run") from None
     return raw, data
-
-
-def _git_ignored(root: Path, path: Path) -> bool:
-    """Whether git ignores `path` (a tracked file is never ignored). No git, or no
-    repository: False, so the file needs trust like config.toml."""
-    import subprocess
-
-    try:
-        result = subprocess.run(
-            # fsmonitor is a command line in .git/config: never let a copied .git run one.
-            ["git", "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", str(path)],
-            cwd=root, capture_output=True, check=False, timeout=10,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return result.returncode == 0
 
 
 # --- what `aidp trust` shows ---------------------------------------------------------------

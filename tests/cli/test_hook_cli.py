@@ -413,7 +413,7 @@ def test_prime_and_hooks_stay_light(args: list[str], payload: str) -> None:
     names = _imported(args, payload)
     assert "aidp.cli" in names
     heavy = ("rich", "pydantic", "dateutil", "aidp.agent.loop", "aidp.agent.process",
-             "aidp.cli.tasks", "aidp.cli.todo", "aidp.cli.run", "aidp.cli.init")
+             "aidp.cli.tasks", "aidp.cli.todo", "aidp.cli.runner", "aidp.cli.init")
     assert sorted(n for n in names if n.startswith(heavy)) == []
 
 

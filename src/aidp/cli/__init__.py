@@ -13,8 +13,6 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from importlib import import_module
-from types import ModuleType
 
 import typer
 
@@ -96,9 +94,9 @@ def _register(only: str | None = None) -> None:
 
         app.command("sync")(gitcmds.sync)
     if only in (None, "run"):
-        run_cli = import_module("aidp.cli.run")  # not `from aidp.cli import run`: see below
+        from aidp.cli import runner  # not cli/run.py: `aidp.cli.run` is the entry point
 
-        app.command("run")(run_cli.run)
+        app.command("run")(runner.run)
     if only in (None, "agents"):
         from aidp.cli import agents as agents_cli
 
@@ -372,17 +370,3 @@ def main() -> None:
     except (OSError, ValueError):
         pass
     sys.exit(code)
-
-
-class _Package(ModuleType):
-    """`aidp.cli.run` is the entry point above and also the name of the `run` command's
-    module. Importing that module (now lazily, at any time) would rebind the package
-    attribute to it; keep the function there, the module stays in sys.modules."""
-
-    def __setattr__(self, name: str, value: object) -> None:
-        if name == "run" and isinstance(value, ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

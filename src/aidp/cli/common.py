@@ -35,7 +35,7 @@ class _Index:
 use_reader(_Index())
 
 
-# The arguments of the command being run (set by aidp.cli.run), for the few checks
+# The arguments of the command being run (set by aidp.cli.run()), for the few checks
 # that must know what the parser hides, e.g. which words followed `--`.
 COMMAND_LINE: list[str] = []
 

@@ -178,7 +178,7 @@ def _slash(command: str, loop: Loop, e: Env, output: Output) -> None:
     """`/todo show` → `aidp todo show`, in this process, on this run's project and session."""
     import shlex
 
-    from aidp.cli import run as aidp_main  # noqa: PLW0406 - the package's run(), not this module
+    from aidp.cli import run as aidp_main
 
     try:
         args = shlex.split(command)
