@@ -13,7 +13,10 @@ git-ignored):
 
 Only the package managers' own clients talk to the registries (npm, pip). No CLI is
 started here: versions are read from the installed package metadata. npm runs no
-install scripts (--ignore-scripts): none of these CLIs needs one.
+install scripts (--ignore-scripts); the one CLI that needs its own (Claude Code, whose
+`bin/claude.exe` is a placeholder until `install.cjs` copies the native binary over it
+from the platform package npm already installed — a local copy, no download) gets just
+that script run by name afterwards (POSTINSTALL below).
 
 Exit codes: 0 everything asked for is installed; 1 something failed or differs
 (--check); 75 nothing could be installed (no npm/node, no network): the suite then
@@ -125,6 +128,43 @@ def install_npm(home: Path, wanted: dict[str, dict[str, str]]) -> list[str]:
     return []
 
 
+# Local postinstall steps a CLI cannot run without: package → (script, the file it
+# replaces). Each was read before being listed here; none reaches the network.
+POSTINSTALL = {
+    "@anthropic-ai/claude-code": ("install.cjs", "bin/claude.exe"),
+}
+PLACEHOLDER_MAX = 64 * 1024  # the placeholders are tiny shell scripts; the binaries are MBs
+
+
+def needs_postinstall(home: Path, package: str) -> bool:
+    """The package is installed but its executable is still the placeholder."""
+    if package not in POSTINSTALL:
+        return False
+    target = home / "npm" / "node_modules" / package / POSTINSTALL[package][1]
+    try:
+        return target.stat().st_size < PLACEHOLDER_MAX
+    except OSError:
+        return False
+
+
+def finish_npm(home: Path, pins: dict[str, dict[str, str]], names: list[str]) -> list[str]:
+    """Run the listed postinstall scripts where the placeholder is still in place;
+    returns the CLIs whose script failed."""
+    broken = []
+    for name in names:
+        package = pins[name]["package"]
+        if not needs_postinstall(home, package):
+            continue
+        folder = home / "npm" / "node_modules" / package
+        script = POSTINSTALL[package][0]
+        say(f"node {script} (in {folder})")
+        result = run(["node", script], cwd=folder)
+        if result.returncode != 0 or needs_postinstall(home, package):
+            failed(f"{package}: {script} failed: {_last_line(result.stderr)}")
+            broken.append(name)
+    return broken
+
+
 def install_aider(home: Path, info: dict[str, str]) -> bool:
     venv = home / "aider"
     python = venv / "bin" / "python"
@@ -188,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             say("every pin is already the latest version")
 
-    differs = {n: pins[n] for n in names if installed_version(n, home) != pins[n]["version"]}
+    differs = {n: pins[n] for n in names if installed_version(n, home) != pins[n]["version"]
+               or needs_postinstall(home, pins[n]["package"])}
     for name in names:
         have = installed_version(name, home)
         state = "ok" if name not in differs else f"installed {have or 'nothing'}"
@@ -199,9 +240,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     failed = install_npm(home, {n: i for n, i in differs.items() if i["manager"] == "npm"})
+    failed += finish_npm(home, pins, [n for n in differs if pins[n]["manager"] == "npm"])
     if "aider" in differs and not install_aider(home, differs["aider"]):
         failed.append("aider")
-    still = [n for n in names if installed_version(n, home) != pins[n]["version"]]
+    still = [n for n in names if installed_version(n, home) != pins[n]["version"]
+             or needs_postinstall(home, pins[n]["package"])]
     if not still:
         say(f"installed into {home}")
         return 0
