@@ -10,12 +10,11 @@ their answers equal on random logs.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import orjson
 
-from aidp.model import TASK_KEY_ORDER, Record, ts_of
+from aidp.model import CONTROL_RE, TASK_KEY_ORDER, Record, ts_of
 
 # (updated_at in µs, line number): the fold's order.
 FoldKey = tuple[int, int]
@@ -132,7 +131,6 @@ class Fold(_Plain):
             self.ends_with_newline = True
 
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _BOM = b"\xef\xbb\xbf"
 
 # Task keys whose value must be a string when present; a task line that breaks this
@@ -165,7 +163,7 @@ def well_typed_task(record: Record) -> bool:
     rid = record.get("id")
     if type(rid) is not str or not rid:
         return False
-    if not (rid.isascii() and rid.isprintable()) and _CONTROL_RE.search(rid):
+    if not (rid.isascii() and rid.isprintable()) and CONTROL_RE.search(rid):
         return False  # an id is printed bare (--format ids) and typed back in shells
     for key, value in record.items():
         if type(value) is str:

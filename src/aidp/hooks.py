@@ -77,10 +77,6 @@ class UnknownHook(InvalidInput):
     pass
 
 
-def agent_names() -> list[str]:
-    return list(EVENTS)
-
-
 def resolve(agent: str, event: str) -> tuple[str, str]:
     """(agent, its canonical event name); case and `-`/`_` in the event do not matter."""
     name = agent.strip().lower()

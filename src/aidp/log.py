@@ -410,10 +410,6 @@ class TaskLog:
 
         return maintenance.compact(self)
 
-    def replace_locked(self, data: bytes) -> None:
-        """Atomically replace the file (temp file, fsync, rename); the caller holds the lock."""
-        self._replace_with(lambda handle: handle.write(data))
-
     def _replace_with(self, write: Callable[[Any], object]) -> None:
         """Atomically replace the file with what `write(handle)` writes to a temp file
         (fsynced, then renamed over it); the caller holds the lock."""

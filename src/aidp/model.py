@@ -43,8 +43,9 @@ TASK_KEY_ORDER = (
 )
 
 TASK_ID_RE = re.compile(r"task_\d+_[0-9a-f]{8}")
-# C0 controls, DEL and C1 controls: never allowed inside stored text.
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# C0, DEL and C1 control characters: the ONE definition (fold, interchange, markdown use it)
+CONTROL_CHARS = r"\x00-\x1f\x7f-\x9f"
+CONTROL_RE = re.compile(f"[{CONTROL_CHARS}]")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICRO = timedelta(microseconds=1)
@@ -151,7 +152,7 @@ def clean_text(value: str, *, what: str, limit: int) -> str:
         raise InvalidInput(
             f"Invalid {what}: {len(text)} characters; at most {limit} are accepted"
         )
-    if _CONTROL_RE.search(text):
+    if CONTROL_RE.search(text):
         raise InvalidInput(
             f"Invalid {what}: it contains control characters (newlines, escapes, …); "
             "plain text only"
@@ -182,7 +183,7 @@ def validate_status(value: str) -> str:
     return _choice(value, STATUSES, "status")
 
 
-_TAG_RE = re.compile(r"[^\s,\x00-\x1f\x7f-\x9f]+")
+_TAG_RE = re.compile(rf"[^\s,{CONTROL_CHARS}]+")
 
 
 def validate_tag(value: str) -> str:
@@ -196,10 +197,6 @@ def validate_tag(value: str) -> str:
 
 
 # --- records ----------------------------------------------------------------------
-
-
-def is_task(record: Record) -> bool:
-    return "type" not in record
 
 
 def canonical(record: Record) -> Record:

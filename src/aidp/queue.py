@@ -311,30 +311,6 @@ def list_notes(fold: Fold, qs: QueueState, tasks: Iterable[Record]) -> dict[str,
     return notes
 
 
-def ready_tasks(fold: Fold, *, limit: int | None = None) -> list[Record]:
-    """The first ready tasks as records with their queue keys: for prompts (`aidp run`,
-    `aidp prime`). Only the tasks returned are decoded."""
-    qs = state(fold)
-    return [with_extras(qs, fold.tasks[e.id]) for e in ready(fold, qs, limit=limit)]
-
-
-def claimed_tasks(fold: Fold, assignee: str | None = None) -> list[Record]:
-    """Open tasks held by `assignee` (by anyone when None), with their queue keys."""
-    qs = state(fold)
-    found = []
-    for tid, claims in qs.claims.items():
-        if assignee is not None and not any(c["assignee"] == assignee for c in claims):
-            continue
-        task = fold.tasks.get(tid)
-        if task is None or task.get("status") not in OPEN_STATUSES:
-            continue
-        holder = qs.holder(task)
-        if holder is not None and (assignee is None or holder["assignee"] == assignee):
-            found.append(with_extras(qs, task))
-    found.sort(key=lambda t: ts_of(t, "claimed_at"))
-    return found
-
-
 # --- cycles -------------------------------------------------------------------------------
 
 

@@ -72,10 +72,3 @@ def write_stamp(folder: Path, nonce: bytes, key: StatKey) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def forget_stamp(folder: Path) -> None:
-    try:
-        os.unlink(folder / CACHE_DIR / STAMP_NAME)
-    except OSError:
-        pass

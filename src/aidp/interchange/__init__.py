@@ -24,6 +24,8 @@ from aidp.errors import InvalidInput
 from aidp.fold import Fold, _Plain
 from aidp.log import TaskLog
 from aidp.model import (
+    CONTROL_CHARS,
+    CONTROL_RE,
     MAX_DESCRIPTION,
     MAX_TAG,
     PRIORITIES,
@@ -46,9 +48,8 @@ NOTE_TYPE = "note"  # the work queue's note record (docs/file-format.md)
 MAX_NOTE = 2000
 IMPORT_AUTHOR = "aidp import"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SPACE = re.compile(r"\s+")
-_TAG_BAD = re.compile(r"[\s,\x00-\x1f\x7f-\x9f]+")
+_TAG_BAD = re.compile(rf"[\s,{CONTROL_CHARS}]+")
 _COLON = re.compile(r"\s*:\s*")  # "priority: high" → "priority:high"
 
 
@@ -100,7 +101,7 @@ def one_line(value: object) -> str:
     """Text on one line: white space runs (newlines included) become one space, other
     control characters go."""
     text = value if isinstance(value, str) else "" if value is None else str(value)
-    return _CONTROL.sub("", _SPACE.sub(" ", text)).strip()
+    return CONTROL_RE.sub("", _SPACE.sub(" ", text)).strip()
 
 
 def description(value: object, extra: dict[str, Any], key: str, where: str) -> str:
@@ -229,7 +230,7 @@ def note_text(source: str, key: str, extra: dict[str, Any]) -> str:
     import_source record keeps it whole)."""
     body = orjson.dumps(extra, option=orjson.OPT_SORT_KEYS).decode()
     text = f"Imported from {source} ({key}): {body}"
-    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = CONTROL_RE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 1] + "…"
 
 

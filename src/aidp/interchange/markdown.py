@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aidp.model import STATUSES, Record
+from aidp.model import CONTROL_RE, STATUSES, Record
 
 TITLES = {"pending": "Pending", "in_progress": "In progress", "done": "Done",
           "abandoned": "Abandoned"}
@@ -14,7 +14,7 @@ TITLES = {"pending": "Pending", "in_progress": "In progress", "done": "Done",
 def _cell(text: object) -> str:
     import re
 
-    value = re.sub(r"[\x00-\x1f\x7f-\x9f]", " ", str(text))
+    value = CONTROL_RE.sub(" ", str(text))
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", value)
 
 
