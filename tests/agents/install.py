@@ -13,10 +13,10 @@ git-ignored):
 
 Only the package managers' own clients talk to the registries (npm, pip). No CLI is
 started here: versions are read from the installed package metadata. npm runs no
-install scripts (--ignore-scripts); the one CLI that needs its own (Claude Code, whose
-`bin/claude.exe` is a placeholder until `install.cjs` copies the native binary over it
-from the platform package npm already installed — a local copy, no download) gets just
-that script run by name afterwards (POSTINSTALL below).
+install scripts (--ignore-scripts); the CLIs that need their own (Claude Code and
+opencode, whose `bin/*.exe` is a placeholder until their script copies the native binary
+over it from the platform package npm already installed — a local copy, no download)
+get just that script run by name afterwards (POSTINSTALL below).
 
 Exit codes: 0 everything asked for is installed; 1 something failed or differs
 (--check); 75 nothing could be installed (no npm/node, no network): the suite then
@@ -132,6 +132,7 @@ def install_npm(home: Path, wanted: dict[str, dict[str, str]]) -> list[str]:
 # replaces). Each was read before being listed here; none reaches the network.
 POSTINSTALL = {
     "@anthropic-ai/claude-code": ("install.cjs", "bin/claude.exe"),
+    "opencode-ai": ("postinstall.mjs", "bin/opencode.exe"),
 }
 PLACEHOLDER_MAX = 64 * 1024  # the placeholders are tiny shell scripts; the binaries are MBs
 
