@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 import typer
 
 from aidp.cli import _register, app
@@ -59,3 +60,87 @@ def test_every_option_of_tasks_list_is_documented() -> None:
         for opt in getattr(param, "opts", []):
             if opt.startswith("--") and opt != "--help":
                 assert f"`{opt}" in guide or f"{opt}/" in guide or f"/{opt}" in guide, opt
+
+
+# --- examples in --help ---------------------------------------------------------------
+# Every command's help ends with one or two "$ aidp …" lines under "Examples:". They are
+# static text (no start-up cost) and must stay real: each one parses against the command
+# it documents, and each one that needs no agent, git remote or input file is run in a
+# fresh project (with the placeholder ids below standing for real tasks there).
+
+PLACEHOLDER_IDS = ("3f2a", "9c41", "7e07")
+# Examples not run here, and why (they are still parsed).
+NOT_RUN = {
+    "aidp run": "starts an agent CLI",
+    "aidp sync": "pushes to a git remote",
+    "aidp hook": "reads an agent's event from stdin",
+    "aidp tasks changes": "needs a git history",
+    "aidp tasks import": "needs another tool's export file",
+}
+# Examples that succeed with another exit code than 0, and why.
+EXIT_CODES = {"aidp setup codex --check": 1}  # nothing set up yet: --check says so
+
+
+def examples(command) -> list[str]:
+    import inspect
+
+    text = inspect.cleandoc(command.help or "")
+    _, found, rest = text.partition("\n\nExamples:\n")
+    return [line[2:] for line in rest.splitlines() if line.startswith("$ ")] if found else []
+
+
+def test_every_command_has_one_or_two_examples() -> None:
+    counts = {path: len(examples(command)) for path, command in leaf_commands()}
+    assert {path: n for path, n in counts.items() if not 1 <= n <= 2} == {}
+
+
+def _words(example: str) -> list[str]:
+    import shlex
+
+    words = shlex.split(example)
+    for at, word in enumerate(words):
+        if word in ("<", ">", "|"):  # the shell's part
+            return words[:at]
+    return words
+
+
+def _resolve(example: str) -> str:
+    """Parse an example as the shell would hand it to aidp; the command path it names.
+    Any usage error (an unknown option, a missing argument) raises."""
+    words = _words(example)
+    assert words[0] == "aidp", example
+    _register()
+    root = typer.main.get_command(app)
+    ctx = root.make_context("aidp", words[1:])
+    command, path = root, ["aidp"]
+    while getattr(command, "commands", None):
+        name, command, rest = command.resolve_command(ctx, [*ctx._protected_args, *ctx.args])
+        path.append(name)
+        ctx = command.make_context(name, rest, parent=ctx)
+    return " ".join(path)
+
+
+def _all_examples() -> list[tuple[str, str]]:
+    return [(path, example) for path, command in leaf_commands() for example in examples(command)]
+
+
+@pytest.mark.parametrize(("path", "example"), _all_examples())
+def test_each_example_parses_as_the_command_it_documents(path: str, example: str) -> None:
+    assert _resolve(example) == path
+
+
+@pytest.mark.parametrize(
+    ("path", "example"), [(p, e) for p, e in _all_examples()
+                          if p not in NOT_RUN and "--open" not in e])
+def test_each_example_runs(path: str, example: str, cli, project) -> None:
+    real = [cli("tasks", "add", f"Task {n}", "-q").out.strip() for n in range(3)]
+    cli("todo", "add", "First step")
+    cli("todo", "add", "1.last", "A check of the first step")
+    cli("todo", "add", "Second step")
+    cli("--session", "main@alice@example.com", "todo", "add", "Saved plan")
+    (project.parent / "service").mkdir()
+    words = [real[PLACEHOLDER_IDS.index(w)] if w in PLACEHOLDER_IDS else w
+             for w in _words(example)]
+    result = cli(*words[1:])
+    assert result.code == EXIT_CODES.get(example, 0), (example, result)
+    assert "Traceback" not in result.err

@@ -42,3 +42,41 @@ def test_a_word_people_reach_for_suggests_the_real_command(cli, args, meant) -> 
 def test_no_suggestion_names_a_command_that_does_not_exist(cli) -> None:
     result = cli("complete")  # the top level has no `done`: no made-up suggestion
     assert result.code == 2 and "Did you mean" not in result.err
+
+
+@pytest.mark.parametrize(("args", "meant"), [
+    (["tasks", "complet", "abcd"], "'done'"),  # difflib alone says `compact` (a rewrite)
+    (["tasks", "compelte", "abcd"], "'done'"),
+    (["tasks", "lsit"], "'list'"),
+    (["todo", "compleet", "1"], "'tick'"),
+    (["taks", "list"], "'tasks'"),
+])
+def test_a_typo_suggests_the_command_meant_and_nothing_else(cli, args, meant) -> None:
+    result = cli(*args)
+    assert result.code == 2
+    typed = args[1] if args[0] in ("tasks", "todo") else args[0]
+    assert result.err.startswith(f"Error: No such command '{typed}'. Did you mean {meant}? (see")
+
+
+def _groups():
+    import typer
+
+    from aidp.cli import _register, app
+
+    _register()
+    root = typer.main.get_command(app)
+    return [([], root)] + [([name], group) for name, group in root.commands.items()
+                           if getattr(group, "commands", None)]
+
+
+@pytest.mark.parametrize("word", ["complete", "complet", "finish", "remove", "rm", "ls", "lst",
+                                  "claer", "new", "cancel", "undo", "xyzzy", "strat", "ad"])
+def test_every_suggestion_names_a_real_command_of_that_group(cli, word) -> None:
+    import re
+
+    for path, group in _groups():
+        result = cli(*path, word, "x")
+        assert result.code == 2 and "Traceback" not in result.err, (path, word, result)
+        suggested = re.findall(r"'([^']*)'", result.err.split("Did you mean", 1)[-1]
+                               .split("(see", 1)[0]) if "Did you mean" in result.err else []
+        assert set(suggested) <= set(group.commands), (path, word, result.err)

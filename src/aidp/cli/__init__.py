@@ -242,7 +242,9 @@ _SYNONYMS = {
 
 
 def _suggest(exc: Exception) -> str | None:
-    """`No such command 'complete'.` with the real command people mean, if any."""
+    """`No such command 'complete'.` with the real commands people mean, if any: close
+    spellings of a command or of a word in _SYNONYMS (`complet` → done, where difflib
+    alone would offer `compact`)."""
     message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
     found = re.match(r"No such command '([^']*)'", message)
     ctx = getattr(exc, "ctx", None)
@@ -250,10 +252,31 @@ def _suggest(exc: Exception) -> str | None:
     if not found or not commands:
         return None
     name = found.group(1)
-    for target in _SYNONYMS.get(name.lower(), ()):
-        if target in commands:
-            return f"No such command '{name}'. Did you mean '{target}'?"
-    return None
+    scored = []  # (closeness, what to suggest): a command, or the one a synonym means
+    for word, command in commands.items():
+        if not command.hidden:
+            scored.append((_closeness(name, word, 0.6), word))
+    floor = 0.0
+    for word, targets in _SYNONYMS.items():
+        target = next((t for t in targets if t in commands), None)
+        closeness = _closeness(name, word, 0.8)  # a near miss only: `claer` is not `close`
+        if target is not None and closeness:
+            scored.append((closeness, target))
+            floor = max(floor, closeness)  # the word people meant beats a lookalike
+    ranked = sorted((s for s in scored if s[0] > 0 and s[0] >= floor), key=lambda s: -s[0])
+    shown = list(dict.fromkeys(target for _, target in ranked))[:2]
+    if not shown:
+        return f"No such command '{name}'."
+    return f"No such command '{name}'. Did you mean " + ", ".join(f"'{s}'" for s in shown) + "?"
+
+
+def _closeness(typed: str, word: str, cutoff: float) -> float:
+    import difflib
+
+    if typed.lower() == word:
+        return 2.0  # the word itself
+    ratio = difflib.SequenceMatcher(None, typed.lower(), word).ratio()
+    return ratio if ratio >= cutoff else 0.0
 
 
 def _hint(exc: Exception) -> str | None:

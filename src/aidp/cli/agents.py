@@ -17,6 +17,10 @@ def agents(
     those are missing is the CLI asked for its --version (briefly; never Codex).
     "verified" means this exact version passed aidp's real-agent suite. See
     docs/agents.md.
+
+    Examples:
+    $ aidp agents
+    $ aidp agents --json
     """
     from aidp import render
     from aidp.agent import inventory

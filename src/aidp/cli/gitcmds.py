@@ -21,7 +21,12 @@ def sync(
     ),
     no_push: bool = typer.Option(False, "--no-push", help="Commit and pull, but do not push."),
 ) -> None:
-    """Commit the tasklist alone, pull (the union merge joins the tasklists), push."""
+    """Commit the tasklist alone, pull (the union merge joins the tasklists), push.
+
+    Examples:
+    $ aidp sync
+    $ aidp sync -m "aidp: triage" --no-push
+    """
     from aidp import git
 
     e = env(ctx)
@@ -54,7 +59,12 @@ def changes(
     ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """What happened to tasks between two revisions: filed, status changes, edits."""
+    """What happened to tasks between two revisions: filed, status changes, edits.
+
+    Examples:
+    $ aidp tasks changes
+    $ aidp tasks changes main..HEAD --json
+    """
     from aidp import git
 
     e = env(ctx)
@@ -70,7 +80,11 @@ def textconv(
         ..., metavar="FILE", help="A version of the tasklist (git passes it)."
     ),
 ) -> None:
-    """git's diff driver: print the tasklist FILE as one readable line per record."""
+    """git's diff driver: print the tasklist FILE as one readable line per record.
+
+    Examples:
+    $ aidp tasks textconv .aidp/tasklist.jsonl
+    """
     import sys
 
     from aidp import git

@@ -28,7 +28,11 @@ def hook(
         help="Refuse a stop at most N times in a row (reset by the next user prompt).",
     ),
 ) -> None:
-    """Answer an agent's hook (JSON on stdin) as that agent expects; used by `aidp setup`."""
+    """Answer an agent's hook (JSON on stdin) as that agent expects; used by `aidp setup`.
+
+    Examples:
+    $ aidp hook claude SessionStart < event.json
+    """
     from aidp import hooks
 
     name, canonical = hooks.resolve(agent, event)  # exit 2 with the accepted names

@@ -11,7 +11,12 @@ from aidp.render import inert
 
 def init(ctx: typer.Context) -> None:
     """Create .aidp/, the tasklist, .aidp/.gitignore, the union-merge and diff rules in
-    .gitattributes and this clone's diff driver; on a set-up clone, add what is missing."""
+    .gitattributes and this clone's diff driver; on a set-up clone, add what is missing.
+
+    Examples:
+    $ aidp init
+    $ aidp --dir ../service init
+    """
     e = env(ctx)
     done = project.init(e.log, e.root)
     where = f" (through the link {inert(str(done.link))})" if done.link else ""

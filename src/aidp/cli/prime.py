@@ -12,7 +12,12 @@ def prime(
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """What an agent needs at session start: TODO list, tasks in progress, the first
-    ready tasks, commands and signals (always under 6,000 characters)."""
+    ready tasks, commands and signals (always under 6,000 characters).
+
+    Examples:
+    $ aidp prime
+    $ aidp prime --json
+    """
     from aidp import prime as core
     from aidp import render
 

@@ -98,7 +98,12 @@ def ready(
     fmt: str | None = FORMAT_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
 ) -> None:
-    """Tasks to work on now: pending, unclaimed, waiting on nothing open; best first."""
+    """Tasks to work on now: pending, unclaimed, waiting on nothing open; best first.
+
+    Examples:
+    $ aidp tasks ready -n 5
+    $ aidp tasks ready -p high -f ids
+    """
     chosen = _format(fmt, as_json)
     wanted = {validate_priority(p) for p in priority}
     if limit is not None and limit < 0:
@@ -136,7 +141,12 @@ def blocked(
     limit: int | None = LIMIT_OPTION,
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Open tasks waiting on an open task, with what they wait on."""
+    """Open tasks waiting on an open task, with what they wait on.
+
+    Examples:
+    $ aidp tasks blocked
+    $ aidp tasks blocked -t config --json
+    """
     fold = env(ctx).read()
     qs = core.state(fold)
     entries = core.blocked(fold, qs)
@@ -181,7 +191,12 @@ def claim(
         help="Who claims it. Default: AIDP_ACTOR, else git user.email, else the login name."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Atomically take a task: in_progress, with you as its assignee."""
+    """Atomically take a task: in_progress, with you as its assignee.
+
+    Examples:
+    $ aidp tasks claim
+    $ aidp tasks claim 3f2a --as ci-bot
+    """
     e = env(ctx)
     lookup = (lambda: core.validate_actor(name)) if name is not None else core.actor_lookup(e.root)
     if name is not None:
@@ -207,7 +222,12 @@ def release(
         help="Also every task in progress claimed longer ago than AGE (30m, 12h, 7d)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Put claimed tasks back: pending, no assignee."""
+    """Put claimed tasks back: pending, no assignee.
+
+    Examples:
+    $ aidp tasks release 3f2a
+    $ aidp tasks release --stale 2h
+    """
     e = env(ctx)
     if not ids and stale is None:
         raise InvalidInput("Missing ID: give the tasks to release, or --stale AGE for every "
@@ -265,7 +285,12 @@ def block(
     on: list[str] = typer.Option([], "--on", metavar="ID", help=ON_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Make a task wait on others (refused when it would close a cycle)."""
+    """Make a task wait on others (refused when it would close a cycle).
+
+    Examples:
+    $ aidp tasks block 3f2a --on 9c41
+    $ aidp tasks block 3f2a --on 9c41 7e07
+    """
     e = env(ctx)
     blockers = _on(on, more)
     result = core.block(e.log, task_id, blockers)
@@ -280,7 +305,11 @@ def unblock(
     on: list[str] = typer.Option([], "--on", metavar="ID", help=ON_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Remove dependencies: the task no longer waits on these."""
+    """Remove dependencies: the task no longer waits on these.
+
+    Examples:
+    $ aidp tasks unblock 3f2a --on 9c41
+    """
     e = env(ctx)
     result = core.unblock(e.log, task_id, _on(on, more))
     _linked(e, result, as_json=as_json, verb="No longer waits on", unchanged="Did not wait on")
@@ -310,7 +339,12 @@ def edit(
     no_parent: bool = typer.Option(False, "--no-parent", help="Take it out of its epic."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Change a task's description, priority, tags or epic (history keeps the old values)."""
+    """Change a task's description, priority, tags or epic (history keeps the old values).
+
+    Examples:
+    $ aidp tasks edit 3f2a -p high --add-tag urgent
+    $ aidp tasks edit 3f2a --parent 9c41
+    """
     e = env(ctx)
     change = core.edit(e.log, task_id, description=description, priority=priority,
                        add_tags=add_tag, remove_tags=remove_tag, parent=parent,
@@ -335,7 +369,11 @@ def note(
         help="Who writes it. Default: AIDP_ACTOR, else git user.email, else the login name."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Append a note to a task (shown by 'tasks show', in order)."""
+    """Append a note to a task (shown by 'tasks show', in order).
+
+    Examples:
+    $ aidp tasks note 3f2a "Repro: run it with an empty HOME"
+    """
     e = env(ctx)
     record = core.note(e.log, task_id, " ".join(text), author=actor(e, name))
     if as_json:

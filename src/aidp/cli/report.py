@@ -18,7 +18,12 @@ def report(
     ),
     open_: bool = typer.Option(False, "--open", help="Open the page in the web browser."),
 ) -> None:
-    """One self-contained HTML page: charts, work queue, backlog table, TODO lists."""
+    """One self-contained HTML page: charts, work queue, backlog table, TODO lists.
+
+    Examples:
+    $ aidp report --html report.html
+    $ aidp report --html report.html --open
+    """
     from aidp import insights, page
     from aidp.model import now_micros
     from aidp.render import inert

@@ -72,6 +72,10 @@ def run(
     Shows its output live, applies its signals and re-prompts a lazy agent with open TODOs.
 
     See docs/agents.md for the presets, the signal grammar and the continuation rules.
+
+    Examples:
+    $ aidp run "Fix the failing tests" --agent claude
+    $ aidp run --backlog --max-tasks 3 -a codex
     """
     from aidp.agent import presets
     from aidp.agent.loop import Loop, pending_summary

@@ -29,7 +29,12 @@ def setup(
     ),
 ) -> None:
     """Install aidp's hooks (session start, plan mirror, stop) in the agent's project
-    settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json); idempotent."""
+    settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json); idempotent.
+
+    Examples:
+    $ aidp setup claude --instructions
+    $ aidp setup codex --check
+    """
     import shutil
 
     from aidp import integrate

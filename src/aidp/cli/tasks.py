@@ -59,7 +59,12 @@ def add(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the new id."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """File a task in the backlog (session = the current session)."""
+    """File a task in the backlog (session = the current session).
+
+    Examples:
+    $ aidp tasks add "Handle an empty config file" -p high -t config
+    $ aidp tasks add "Write the migration" --blocked-by 3f2a -q
+    """
     e = env(ctx)
     links = {}
     if blocked_by or parent is not None:
@@ -144,7 +149,12 @@ def list_(
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     tree: bool = typer.Option(False, "--tree", help="Show epics with their children below."),
 ) -> None:
-    """List tasks: open ones (pending, in_progress) unless told otherwise."""
+    """List tasks: open ones (pending, in_progress) unless told otherwise.
+
+    Examples:
+    $ aidp tasks list -s done --since 7d
+    $ aidp tasks list --all --sort priority -n 20
+    """
     from aidp.when import parse_age, parse_when
 
     if as_json and fmt is not None and fmt.lower() != "json":
@@ -273,7 +283,12 @@ def show(
     task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Every field of one task, with its blockers, epic, children, assignee and notes."""
+    """Every field of one task, with its blockers, epic, children, assignee and notes.
+
+    Examples:
+    $ aidp tasks show 3f2a
+    $ aidp tasks show 3f2a --json
+    """
     from aidp import queue
 
     fold = env(ctx).read()
@@ -357,7 +372,11 @@ def start(
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark tasks in_progress."""
+    """Mark tasks in_progress.
+
+    Examples:
+    $ aidp tasks start 3f2a
+    """
     _transition(ctx, ids, "in_progress", "Started", as_json=as_json)
 
 
@@ -367,7 +386,12 @@ def done(
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark tasks done."""
+    """Mark tasks done.
+
+    Examples:
+    $ aidp tasks done 3f2a
+    $ aidp tasks done 3f2a 9c41 --json
+    """
     _transition(ctx, ids, "done", "Done", as_json=as_json)
 
 
@@ -378,7 +402,11 @@ def abandon(
     reason: list[str] = typer.Argument(None, metavar="[REASON]", help="Why it is dropped."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark a task abandoned, with the reason."""
+    """Mark a task abandoned, with the reason.
+
+    Examples:
+    $ aidp tasks abandon 3f2a "Duplicate of 9c41"
+    """
     text = " ".join(reason or []) or None
     _transition(ctx, [task_id], "abandoned", "Abandoned", as_json=as_json, reason=text)
 
@@ -389,7 +417,11 @@ def reopen(
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Move tasks back to pending."""
+    """Move tasks back to pending.
+
+    Examples:
+    $ aidp tasks reopen 3f2a
+    """
     _transition(ctx, ids, "pending", "Reopened", as_json=as_json)
 
 
@@ -406,7 +438,12 @@ def stats(
     ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Counts and charts: by status and priority, filed vs finished per week, age, tags."""
+    """Counts and charts: by status and priority, filed vs finished per week, age, tags.
+
+    Examples:
+    $ aidp tasks stats --since 30d
+    $ aidp tasks stats -t config --json
+    """
     from aidp import insights
 
     now = now_micros()
@@ -453,7 +490,12 @@ def export(
         None, "--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."
     ),
 ) -> None:
-    """Every task in another tool's format (taskwarrior: `task import`; beads: issues.jsonl)."""
+    """Every task in another tool's format (taskwarrior: `task import`; beads: issues.jsonl).
+
+    Examples:
+    $ aidp tasks export -f markdown -o TASKS.md
+    $ aidp tasks export -f taskwarrior > tasks.json
+    """
     from aidp import interchange
 
     fmt = interchange.check_format(fmt, interchange.EXPORT_FORMATS, "--format")
@@ -495,7 +537,12 @@ def import_(
     ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """File tasks from another tool's export; importing the same file again files nothing."""
+    """File tasks from another tool's export; importing the same file again files nothing.
+
+    Examples:
+    $ aidp tasks import tasks.csv --from csv --dry-run
+    $ aidp tasks import .beads/issues.jsonl --from beads
+    """
     import sys
 
     from aidp import interchange
@@ -545,7 +592,11 @@ def history(
     task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Every recorded state of a task, oldest first, with what changed."""
+    """Every recorded state of a task, oldest first, with what changed.
+
+    Examples:
+    $ aidp tasks history 3f2a
+    """
     e = env(ctx)
     e.read()  # the damage warning, once
     entries = core.history(e.log, task_id)
@@ -596,7 +647,12 @@ def repair(
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what would go; change nothing."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Rewrite the tasklist without damaged lines, keeping a backup."""
+    """Rewrite the tasklist without damaged lines, keeping a backup.
+
+    Examples:
+    $ aidp tasks repair --dry-run
+    $ aidp tasks repair
+    """
     e = env(ctx)
     report = e.log.repair(dry_run=dry_run)
     if as_json:
@@ -632,7 +688,11 @@ def compact(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Keep only the current record of each task (history stays in git and a backup)."""
+    """Keep only the current record of each task (history stays in git and a backup).
+
+    Examples:
+    $ aidp tasks compact
+    """
     e = env(ctx)
     report = e.log.compact()
     if as_json:

@@ -121,7 +121,12 @@ def show(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """The list exactly as the agent sees it in `aidp run`."""
+    """The list exactly as the agent sees it in `aidp run`.
+
+    Examples:
+    $ aidp todo show
+    $ aidp todo show --json
+    """
     from aidp import todos as core
 
     e = env(ctx)
@@ -159,7 +164,12 @@ def add(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Insert an item or subtask at POS (default: last); the list becomes active."""
+    """Insert an item or subtask at POS (default: last); the list becomes active.
+
+    Examples:
+    $ aidp todo add "Write the parser tests"
+    $ aidp todo add 1.last "Cover empty input"
+    """
     from aidp import todos as core
 
     _no_stray_options(ctx, *args)
@@ -182,7 +192,12 @@ def delete(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Remove an item (with its subtasks) or a subtask."""
+    """Remove an item (with its subtasks) or a subtask.
+
+    Examples:
+    $ aidp todo delete 2
+    $ aidp todo delete 1.1
+    """
     from aidp import todos as core
 
     _no_stray_options(ctx, position)
@@ -206,7 +221,12 @@ def tick(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Toggle an item without a checklist, or a subtask, completed ↔ not completed."""
+    """Toggle an item without a checklist, or a subtask, completed ↔ not completed.
+
+    Examples:
+    $ aidp todo tick 2
+    $ aidp todo tick 1.last
+    """
     from aidp import todos as core
 
     _no_stray_options(ctx, position)
@@ -257,7 +277,11 @@ def start(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark an item in_progress."""
+    """Mark an item in_progress.
+
+    Examples:
+    $ aidp todo start 2
+    """
     from aidp import todos as core
 
     _no_stray_options(ctx, position)
@@ -278,7 +302,11 @@ def clear(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Empty the active list; its contents stay in the file and in `todo list` as history."""
+    """Empty the active list; its contents stay in the file and in `todo list` as history.
+
+    Examples:
+    $ aidp todo clear
+    """
     from aidp import todos as core
 
     e = env(ctx)
@@ -303,7 +331,11 @@ def pause(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """The agent is blocked: `aidp run` will not push it to continue until the next prompt."""
+    """The agent is blocked: `aidp run` will not push it to continue until the next prompt.
+
+    Examples:
+    $ aidp todo pause "Waiting for the staging API key"
+    """
     from aidp import todos as core
 
     e = env(ctx)
@@ -318,7 +350,12 @@ def list_(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Every session's list: the current one first, then by last change, newest first."""
+    """Every session's list: the current one first, then by last change, newest first.
+
+    Examples:
+    $ aidp todo list
+    $ aidp todo list --json
+    """
     from aidp import todos as core
     from aidp.model import now_micros
 
@@ -340,7 +377,12 @@ def load(
     session: str | None = _session_opt(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Copy a saved list into the current session and make it active."""
+    """Copy a saved list into the current session and make it active.
+
+    Examples:
+    $ aidp todo load 2
+    $ aidp todo load main@alice@example.com
+    """
     from aidp import todos as core
 
     e = env(ctx)

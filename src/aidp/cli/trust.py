@@ -25,6 +25,10 @@ def trust(
 
     A preset name needs no trust, nor does .aidp/config.local.toml (git-ignored).
     See docs/security.md.
+
+    Examples:
+    $ aidp trust --show
+    $ aidp trust
     """
     from aidp import render
     from aidp import trust as core
