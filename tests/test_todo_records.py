@@ -11,7 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp import todos
+from aidp.agent import continuation
+from aidp.errors import InvalidInput
 from aidp.log import TaskLog
+from aidp.todos import writer
 
 
 def lines(log: TaskLog) -> list[bytes]:
@@ -103,8 +106,8 @@ def test_the_same_item_on_both_clones_the_later_change_wins(tmp_path: Path, monk
     for log in (a, b):
         assert todos.derived_status(todos.current(log.read(), "s").items[1]) == "completed"
     # The same instant on both (a lagging clock bumps both to one µs): still one answer.
-    stamp = todos.now_micros() + 10**9
-    monkeypatch.setattr(todos, "now_micros", lambda: stamp)
+    stamp = writer.now_micros() + 10**9
+    monkeypatch.setattr(writer, "now_micros", lambda: stamp)
     todos.change(a, "s", lambda t: todos.start(t, "3")[0])
     todos.change(b, "s", lambda t: todos.tick(t, "3")[0])
     union(a, b)
@@ -187,7 +190,7 @@ def apply(todo: todos.TodoList, op: str, arg: str, n: int) -> todos.TodoList | N
     if op == "pause":
         return todos.pause(todo, f"reason {n}")
     if op == "prompt":
-        return todos.on_user_prompt(todo)
+        return continuation.on_user_prompt(todo)
     if op == "plan":
         return todos.set_plan(todo, [{"content": c, "status": "pending"} for c in arg])
     return todos.load(todo, todo)
@@ -203,7 +206,7 @@ def test_all_clones_fold_to_the_same_list_whatever_the_merge_order(tmp_path_fact
     for log in clones:  # a common history written by an older version
         log.append([todos.to_record(seed, "2026-01-01T00:00:00.000000Z")])
     clock = [1_800_000_000_000_000]
-    monkeypatch.setattr(todos, "now_micros", lambda: clock[0])
+    monkeypatch.setattr(writer, "now_micros", lambda: clock[0])
     for number, (k, (op, arg), tick) in enumerate(plan):
         clock[0] += tick  # 0: the same instant on several clones
         if op == "merge":
@@ -211,7 +214,7 @@ def test_all_clones_fold_to_the_same_list_whatever_the_merge_order(tmp_path_fact
             continue
         try:
             todos.change(clones[k], "s", lambda t, op=op, arg=arg, n=number: apply(t, op, arg, n))
-        except todos.InvalidInput:
+        except InvalidInput:
             pass  # a position this clone's list does not have: nothing written
     for k in final_order:  # everyone merges everyone, in some order
         for j in final_order:
@@ -220,7 +223,7 @@ def test_all_clones_fold_to_the_same_list_whatever_the_merge_order(tmp_path_fact
         for j in final_order:
             union(clones[k], clones[j])
     folded = [todos.current(log.read(), "s") for log in clones]
-    shapes = [(t.active, t.paused, t.pause_reason, [todos._item_out(i) for i in t.items])
+    shapes = [(t.active, t.paused, t.pause_reason, [todos.item_out(i) for i in t.items])
               for t in folded]
     assert shapes[0] == shapes[1] == shapes[2]
 

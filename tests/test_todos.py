@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp import todos
+from aidp import render, todos
+from aidp.agent import continuation
 from aidp.errors import InvalidInput, InvalidPosition
 from aidp.log import TaskLog
 from aidp.todos import TodoList
@@ -68,7 +69,7 @@ def valid_positions(todo: TodoList, *, insert: bool) -> set[str]:
 
 
 def shape(todo: TodoList) -> list[dict]:
-    return [todos._item_out(i) for i in todo.visible]
+    return [todos.item_out(i) for i in todo.visible]
 
 
 # --- positions ------------------------------------------------------------------------
@@ -234,7 +235,7 @@ def test_clear_keeps_the_items_and_the_next_add_starts_afresh():
     cleared = todos.clear(todo)
     assert cleared is not None and not cleared.active
     assert [i["content"] for i in cleared.items] == ["old"]
-    assert todos.render_show(cleared) == "No active TODOs"
+    assert render.todo_text(cleared) == "No active TODOs"
     assert todos.clear(cleared) is None
     fresh, target = todos.add(cleared, "last", "new")
     assert target == todos.Target(0)
@@ -253,16 +254,16 @@ def test_load_copies_a_list_and_activates_it():
 
 def test_user_prompt_rule():
     empty = TodoList("s", paused=True, pause_reason="why")
-    assert todos.on_user_prompt(empty) == TodoList("s")
+    assert continuation.on_user_prompt(empty) == TodoList("s")
     todo, _ = todos.add(TodoList("s"), "last", "a")
     todo, _ = todos.add(todo, "last", "b")
     todo = todos.pause(todo, "blocked on review")
-    kept = todos.on_user_prompt(todo)
+    kept = continuation.on_user_prompt(todo)
     assert kept.active and not kept.paused and kept.pause_reason is None
     assert shape(kept) == shape(todo)
     done, _ = todos.tick(todo, "1")
     done, _ = todos.tick(done, "2")
-    cleared = todos.on_user_prompt(done)
+    cleared = continuation.on_user_prompt(done)
     assert not cleared.active and not cleared.paused
     assert [i["content"] for i in cleared.items] == ["a", "b"]
 
@@ -272,15 +273,15 @@ def test_continuation_names_the_first_in_progress_else_the_first_pending_item():
     todo, _ = todos.add(todo, "last", "b")
     todo, _ = todos.add(todo, "last", "c")
     todo, _ = todos.tick(todo, "1")
-    assert todos.continuation_item(todo)["content"] == "b"
+    assert continuation.continuation_item(todo)["content"] == "b"
     todo, _ = todos.start(todo, "3")
-    assert todos.continuation_item(todo)["content"] == "c"
+    assert continuation.continuation_item(todo)["content"] == "c"
     todo, _ = todos.add(todo, "2.last", "b1")
     todo, _ = todos.tick(todo, "2.1")  # b is now derived complete: 1/1
     todo, _ = todos.add(todo, "2.last", "b2")  # 1/2: derived in_progress, before c
-    assert todos.continuation_item(todo)["content"] == "b"
-    assert todos.continuation_item(todos.clear(todo)) is None
-    assert todos.continuation_item(TodoList("s")) is None
+    assert continuation.continuation_item(todo)["content"] == "b"
+    assert continuation.continuation_item(todos.clear(todo)) is None
+    assert continuation.continuation_item(TodoList("s")) is None
 
 
 @given(st.booleans(), st.integers(0, 5), st.integers(0, 5), st.booleans(), st.booleans(), st.booleans())
@@ -293,7 +294,7 @@ def test_continuation_decision(progressed, attempts, maximum, paused, active, al
     if not active:
         todo = todos.clear(todo)
     expected = (not progressed and attempts < maximum and not paused and active and not all_done)
-    assert todos.should_continue(todo, progressed=progressed, attempts=attempts,
+    assert continuation.should_continue(todo, progressed=progressed, attempts=attempts,
                                  max_attempts=maximum) is expected
 
 
@@ -335,7 +336,7 @@ def test_render_show_is_the_agents_view():
     todo, _ = todos.add(todo, "1.last", "Grammar")
     todo, _ = todos.tick(todo, "1.1")
     todo = todos.pause(todo, "needs a decision")
-    assert todos.render_show(todo) == (
+    assert render.todo_text(todo) == (
         "TODO list (session: main) — 0/2 completed\n"
         "1. [IN_PROGRESS] (HIGH) Build parser (1/2)\n"
         "   1.1 [COMPLETED] Lexer\n"
@@ -348,7 +349,7 @@ def test_render_show_is_the_agents_view():
 def test_session_names_and_contents_are_shown_inert():
     todo = todos.from_record({"type": "todo_list", "session": "x\x1b[2J", "active": True,
                               "items": [{"id": "1", "content": "evil\x1b]0;t\x07", "status": "pending"}]})
-    text = todos.render_show(todo)
+    text = render.todo_text(todo)
     assert "\x1b" not in text and "\x07" not in text
     assert "x\\x1b[2J" in text and "evil\\x1b]0;t\\x07" in text
 
@@ -407,10 +408,10 @@ loose_item = st.dictionaries(record_keys, scalars | st.lists(loose_subtask | sca
 def test_any_todo_record_folds_renders_and_takes_changes(raw):
     record = {**raw, "type": "todo_list", "id": "todo_list:s"}
     todo = todos.from_record(record)
-    todos.render_show(todo)
+    render.todo_text(todo)
     todos.show_json(todo)
-    todos.on_user_prompt(todo)
-    todos.continuation_item(todo)
+    continuation.on_user_prompt(todo)
+    continuation.continuation_item(todo)
     for item in todo.items:
         assert isinstance(item["content"], str)
         assert item["status"] in todos.ITEM_STATUSES

@@ -344,7 +344,7 @@ def _todo_changes(before: Fold, after: Fold) -> list[dict]:
         completed = changed = 0
         for n, item in now_items.items():
             prior = was_items.get(n)
-            if prior is None or todos._item_out(prior) == todos._item_out(item):
+            if prior is None or todos.item_out(prior) == todos.item_out(item):
                 continue
             if (todos.derived_status(item) == "completed"
                     and todos.derived_status(prior) != "completed"):

@@ -35,6 +35,7 @@ from aidp import todos
 from aidp.errors import InvalidInput
 from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
+from aidp.render import todo_text
 
 CONTINUATION_HEAD = "You have an active task: "
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # a planted link must not redirect the write
@@ -282,7 +283,9 @@ def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
         return Answer()  # our own push re-entering as a prompt: not the user's
     state.data["blocks"] = 0
     state.data.pop("last_continuation", None)
-    todos.change(ctx.log, ctx.session, todos.on_user_prompt)
+    from aidp.agent.continuation import on_user_prompt
+
+    todos.change(ctx.log, ctx.session, on_user_prompt)
     return Answer()
 
 
@@ -329,9 +332,11 @@ def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
 
 def continuation(todo: todos.TodoList, *, attempt: int, limit: int, aidp: str) -> str:
     """The stop refusal: its first line names the item to work on, as in `aidp run`."""
-    item = todos.continuation_item(todo) or {"content": "?"}
+    from aidp.agent.continuation import continuation_item
+
+    item = continuation_item(todo) or {"content": "?"}
     first = " ".join(str(item["content"]).split())
-    shown = todos.render_show(todo)
+    shown = todo_text(todo)
     if len(shown) > REASON_TODO_BUDGET:
         shown = shown[: REASON_TODO_BUDGET - 40] + f"\n… (run `{aidp} todo show`)"
     return (

@@ -16,6 +16,7 @@ from typing import Any
 from aidp import index, todos
 from aidp.log import Fold
 from aidp.model import PRIORITY_RANK, Record
+from aidp.render import todo_text
 
 LIMIT = 6000  # the contract: the text stays under this many characters
 IN_PROGRESS_SHOWN = 5
@@ -138,7 +139,7 @@ def _fit_items(items: list[dict]) -> tuple[list[dict], int]:
 
 
 def _todo_section(todo: todos.TodoList, aidp: str) -> list[str]:
-    shown = todos.render_show(todo).split("\n")
+    shown = todo_text(todo).split("\n")
     lines: list[str] = []
     used = 0
     for number, full in enumerate(shown):

@@ -11,12 +11,15 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
 from aidp.model import STATUSES, Record, ts_of
 from aidp.when import age
+
+if TYPE_CHECKING:
+    from aidp.todos import Summary, TodoList
 
 FORMATS = ("table", "json", "jsonl", "ids", "markdown", "csv")
 STATUS_TITLES = {
@@ -234,3 +237,71 @@ def task_csv(tasks: Sequence[Record]) -> str:
             [",".join(t.get("tags") or []) if f == "tags" else t.get(f, "") for f in CSV_FIELDS]
         )
     return out.getvalue()
+
+
+# --- TODO lists ---------------------------------------------------------------------
+
+
+def todo_text(todo: TodoList) -> str:
+    """Exactly what `aidp todo show` prints and the agent sees in `run`."""
+    from aidp.todos import DEFAULT_PRIORITY, NO_ACTIVE, derived_status, progress
+
+    items = todo.visible
+    if not items:
+        return NO_ACTIVE
+    done = sum(1 for i in items if derived_status(i) == "completed")
+    lines = [f"TODO list (session: {inert(todo.session)}) — {done}/{len(items)} completed"]
+    for n, item in enumerate(items, start=1):
+        status = derived_status(item).upper()
+        priority = str(item.get("priority", DEFAULT_PRIORITY)).upper()
+        line = f"{n}. [{status}] ({inert(priority)}) {inert(item['content'])}"
+        finished, total = progress(item)
+        if total:
+            line += f" ({finished}/{total})"
+        lines.append(line)
+        for m, sub in enumerate(item.get("subtasks") or [], start=1):
+            lines.append(f"   {n}.{m} [{sub['status'].upper()}] {inert(sub['content'])}")
+    if todo.paused:
+        reason = f": {inert(todo.pause_reason)}" if todo.pause_reason else ""
+        lines.append(f"Paused{reason}")
+    return "\n".join(lines)
+
+
+def relative_age(stamp: str | None, now: int) -> str:
+    if not stamp:
+        return "never"
+    seconds = max(0, now - ts_of({"updated_at": stamp})) // 1_000_000
+    if seconds < 60:
+        return "just now"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return "just now"  # pragma: no cover - the loop always returns
+
+
+def todo_lists(found: Sequence[Summary], now: int, *, current_session: str) -> str:
+    """What `aidp todo list` prints."""
+    from aidp.todos import ITEM_STATUSES
+
+    if not found:
+        return f"No TODO lists yet (current session: {inert(current_session)})"
+    blocks = []
+    for number, s in enumerate(found, start=1):
+        mark = " [CURRENT SESSION]" if s.current else ""
+        state = "active" if s.active else ("cleared" if s.items else "empty")
+        if s.paused:
+            state += ", paused"
+        when = relative_age(s.updated_at, now)
+        head = f"{number}. {inert(s.session)}{mark} — {state}, updated {when}"
+        by_status = ", ".join(f"{s.counts[k]} {k}" for k in ITEM_STATUSES)
+        lines = [head, f"   {_count(s.items, 'item')}: {by_status}"]
+        if s.first is not None:
+            lines.append(f"   First: {inert(s.first)}")
+        if s.owner is not None and not s.session.endswith(f"@{s.owner}"):
+            lines.append(f"   Owner: {inert(s.owner)}")
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")

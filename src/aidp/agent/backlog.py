@@ -28,6 +28,7 @@ from aidp.agent.loop import Loop, Message
 from aidp.errors import ExitCode, InvalidInput
 from aidp.log import Fold
 from aidp.model import Record, transition
+from aidp.render import todo_text
 
 
 class Drain:
@@ -121,7 +122,7 @@ class Drain:
                 return ExitCode.OK, False
             follow_ups += 1
             todo = todos.current(self.log.read(), self.loop.session)
-            text = prompts.backlog_continuation(task, todo_text=todos.render_show(todo),
+            text = prompts.backlog_continuation(task, todo_text=todo_text(todo),
                                                 gate=gate)
             first = text.splitlines()[0]
             self.emit("continuation",

@@ -24,13 +24,14 @@ from pathlib import Path
 from aidp import index, signals, todos
 from aidp import tasks as backlog
 from aidp.agent import agents as agent_modules
-from aidp.agent import events, process, progress
+from aidp.agent import continuation, events, process, progress
 from aidp.agent import prompt as prompts
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
 from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
 from aidp.log import Fold, TaskLog
 from aidp.model import OPEN_STATUSES, now_micros, validate_tag
+from aidp.render import todo_text
 
 START_BACKLOG = 5  # pending tasks listed when a run starts
 # The grammar's own placeholders, as the prompt shows them: an agent quoting its
@@ -94,14 +95,14 @@ class Loop:
 
     def user_turn(self, user_prompt: str) -> TurnResult:
         """A user prompt: counter to 0, pause lifted, a completed list cleared."""
-        todos.change(self.log, self.session, todos.on_user_prompt)
+        todos.change(self.log, self.session, continuation.on_user_prompt)
         fold = self.log.read()
         todo = todos.current(fold, self.session)
         by_priority = backlog.Query(statuses=OPEN_STATUSES, sort="priority")
         open_tasks = backlog.query(index.select(fold, OPEN_STATUSES), by_priority)
         open_tasks, ready = ready_first(fold, open_tasks)
         text = prompts.build(
-            user_prompt, todo_text=todos.render_show(todo), backlog=open_tasks, now=now_micros(),
+            user_prompt, todo_text=todo_text(todo), backlog=open_tasks, now=now_micros(),
             ready=ready,
         )
         return self._turn(text, attempts=0)
@@ -159,7 +160,7 @@ class Loop:
                 return TurnResult(ExitCode.OK, invocations, "paused")
             if outcome.changes:
                 return TurnResult(ExitCode.OK, invocations, "progress")
-            if not todos.should_continue(todo, progressed=False, attempts=attempts,
+            if not continuation.should_continue(todo, progressed=False, attempts=attempts,
                                          max_attempts=self.max_continuations):
                 if todos.has_open_items(todo):
                     self.emit(Message("info", self._budget_spent(attempts)))
@@ -181,9 +182,9 @@ class Loop:
         )
 
     def _continuation(self, todo: todos.TodoList) -> tuple[str, str]:
-        item = todos.continuation_item(todo)
+        item = continuation.continuation_item(todo)
         content = " ".join(str(item["content"] if item else "").split())
-        return prompts.continuation(content, todo_text=todos.render_show(todo)), content
+        return prompts.continuation(content, todo_text=todo_text(todo)), content
 
     # --- one invocation -------------------------------------------------------------
 

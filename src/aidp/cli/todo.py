@@ -134,7 +134,7 @@ def show(
     if as_json:
         render.write_bytes(render.json_bytes(core.show_json(todo)))
     else:
-        render.write_text(core.render_show(todo))
+        render.write_text(render.todo_text(todo))
 
 
 def _split_add(args: list[str]) -> tuple[str, str]:
@@ -365,7 +365,7 @@ def list_(
     if as_json:
         render.write_bytes(render.json_bytes([s.to_json() for s in found]))
     else:
-        render.write_text(core.render_list(found, now_micros(), current_session=name))
+        render.write_text(render.todo_lists(found, now_micros(), current_session=name))
 
 
 @app.command()

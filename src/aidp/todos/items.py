@@ -1,0 +1,165 @@
+"""A TODO list and its items: the model, pure (no I/O, no storage)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from aidp.errors import AidpError
+from aidp.model import MAX_DESCRIPTION, PRIORITIES, clean_text
+
+ITEM_STATUSES = ("pending", "in_progress", "completed")
+SUBTASK_STATUSES = ("pending", "completed")
+DEFAULT_PRIORITY = "medium"
+NO_ACTIVE = "No active TODOs"
+# Kept on an item while it has a checklist: the status it had before, restored when
+# its last subtask is deleted (so adding then deleting a subtask changes nothing).
+OWN_STATUS = "own_status"
+
+class TodoListNotFound(AidpError):
+    """`todo load` named a session (or number) that has no saved list."""
+
+
+@dataclass
+class TodoList:
+    """One session's list, folded from the newest todo_list record."""
+
+    session: str
+    items: list[dict] = field(default_factory=list)
+    active: bool = False
+    paused: bool = False
+    pause_reason: str | None = None
+    updated_at: str | None = None
+    # Whose list it is (a git identity), recorded with the list's state.
+    owner: str | None = field(default=None, compare=False)
+    # Storage details: which generation of the session's items this is, and each item's
+    # place among its siblings (see "storage" below). Not part of the list's content.
+    epoch: str | None = field(default=None, compare=False, repr=False)
+    ranks: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def visible(self) -> list[dict]:
+        """The items `show`, positions and `run` work on: none once the list is cleared."""
+        return self.items if self.active else []
+
+def derived_status(item: dict) -> str:
+    """An item with a checklist: none completed → pending, some → in_progress, all →
+    completed. Without one, its own status."""
+    subtasks = item.get("subtasks") or []
+    if not subtasks:
+        status = item.get("status")
+        return status if status in ITEM_STATUSES else "pending"
+    done = sum(1 for s in subtasks if s.get("status") == "completed")
+    if done == 0:
+        return "pending"
+    return "completed" if done == len(subtasks) else "in_progress"
+
+
+def progress(item: dict) -> tuple[int, int]:
+    """(completed subtasks, subtasks)."""
+    subtasks = item.get("subtasks") or []
+    return sum(1 for s in subtasks if s.get("status") == "completed"), len(subtasks)
+
+
+def counts(items: Iterable[dict]) -> dict[str, int]:
+    found = dict.fromkeys(ITEM_STATUSES, 0)
+    for item in items:
+        found[derived_status(item)] += 1
+    return found
+
+
+def has_open_items(todo: TodoList) -> bool:
+    """Active, with at least one item not completed."""
+    return any(derived_status(item) != "completed" for item in todo.visible)
+
+
+def _new_id(taken: set[str]) -> str:
+    while True:
+        candidate = os.urandom(4).hex()  # what secrets.token_hex does, without ~4 ms of imports
+        if candidate not in taken:
+            return candidate
+
+
+def _ids(items: Iterable[dict]) -> set[str]:
+    found: set[str] = set()
+    for item in items:
+        found.add(str(item.get("id")))
+        found.update(str(s.get("id")) for s in item.get("subtasks") or [])
+    return found
+
+
+def _clean_content(text: str) -> str:
+    return clean_text(text, what="TODO description", limit=MAX_DESCRIPTION)
+
+
+def _normal_subtask(raw: Any, number: str) -> dict | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
+        return None
+    sub = dict(raw)
+    sub["id"] = str(sub["id"]) if sub.get("id") is not None else number
+    sub["status"] = "completed" if sub.get("status") == "completed" else "pending"
+    return sub
+
+
+def _normal_item(raw: Any, number: int) -> dict | None:
+    """An item as stored, tolerant of hand edits: unreadable parts fall back to defaults,
+    keys this version does not know are kept."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
+        return None
+    item = dict(raw)
+    item["id"] = str(item["id"]) if item.get("id") is not None else str(number)
+    if item.get("priority") not in PRIORITIES:
+        item["priority"] = DEFAULT_PRIORITY
+    raw_subs = item.get("subtasks") if isinstance(item.get("subtasks"), list) else []
+    subs = [_normal_subtask(s, f"{number}.{n}") for n, s in enumerate(raw_subs, start=1)]
+    item["subtasks"] = [s for s in subs if s is not None]
+    if not item["subtasks"]:
+        item.pop(OWN_STATUS, None)
+    item["status"] = derived_status(item)
+    return item
+
+
+def item_out(item: dict, *, public: bool = False) -> dict:
+    """The item in the documented key order, its status derived; `public` leaves out
+    what only the stored record needs."""
+    out = {
+        "id": item["id"],
+        "content": item["content"],
+        "status": derived_status(item),
+        "priority": item.get("priority", DEFAULT_PRIORITY),
+        "subtasks": [
+            {"id": s["id"], "content": s["content"], "status": s["status"],
+             **{k: v for k, v in s.items() if k not in ("id", "content", "status")}}
+            for s in item.get("subtasks") or []
+        ],
+    }
+    for key, value in item.items():
+        if key not in out and not (public and key == OWN_STATUS):
+            out[key] = value
+    return out
+
+def same(a: TodoList, b: TodoList) -> bool:
+    """Equal content (the time of the change aside)."""
+    return (
+        a.session == b.session
+        and a.active == b.active
+        and a.paused == b.paused
+        and a.pause_reason == b.pause_reason
+        and [item_out(i) for i in a.items] == [item_out(i) for i in b.items]
+    )
+
+def _copy(todo: TodoList) -> TodoList:
+    items = [dict(i, subtasks=[dict(s) for s in i.get("subtasks") or []]) for i in todo.items]
+    return replace(todo, items=items, ranks=dict(todo.ranks))
+
+def show_json(todo: TodoList) -> dict:
+    """`todo show --json`: {"session", "active", "paused", "items"}, statuses derived."""
+    items = todo.visible
+    return {
+        "session": todo.session,
+        "active": bool(items),
+        "paused": todo.paused,
+        "items": [item_out(i, public=True) for i in items],
+    }

@@ -1,0 +1,274 @@
+"""Folding the TODO records of a fold into lists: one session's list, every list, and
+the summaries `todo list` shows. Pure."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from aidp.errors import InvalidInput
+from aidp.log import Fold
+from aidp.model import UNKNOWN_TS, Record, ts_of
+from aidp.todos.items import (
+    OWN_STATUS,
+    TodoList,
+    TodoListNotFound,
+    _normal_item,
+    counts,
+)
+from aidp.todos.records import (
+    HEAD_TYPE,
+    ITEM_TYPE,
+    RECORD_TYPE,
+    _node_fields,
+    _session_of,
+    _valid_rank,
+    _winner,
+)
+
+
+class _Index:
+    """The TODO records of a fold, grouped: head candidates by session, item records by
+    generation and item id."""
+
+    def __init__(self, fold: Fold) -> None:
+        self.heads: dict[str, list[Record]] = {}
+        self.nodes: dict[str, dict[str, list[Record]]] = {}
+        for record in fold.typed.values():
+            kind = record.get("type")
+            if kind == ITEM_TYPE:
+                gen, node = record.get("list"), record.get("item")
+                if isinstance(gen, str) and isinstance(node, str):
+                    self.nodes.setdefault(gen, {}).setdefault(node, []).append(record)
+            elif kind in (HEAD_TYPE, RECORD_TYPE):
+                session = _session_of(record)
+                if session is not None:
+                    self.heads.setdefault(session, []).append(record)
+
+    def state(self, session: str) -> _State:
+        candidates = self.heads.get(session)
+        if not candidates:
+            return _State(TodoList(session=session), None, {}, UNKNOWN_TS)
+        head = _winner(candidates)
+        newest = max(ts_of(r) for r in candidates)
+        if head.get("type") == RECORD_TYPE:
+            todo = from_record(head)
+            todo.session = session
+            todo.epoch = None
+            return _State(todo, head, {}, newest)
+        gen = head.get("list")
+        gen = gen if isinstance(gen, str) else ""
+        winners = {n: _winner(rs) for n, rs in self.nodes.get(gen, {}).items()}
+        for records in self.nodes.get(gen, {}).values():
+            for record in records:
+                newest = max(newest, ts_of(record))
+        todo = _assemble(session, head, gen, winners)
+        latest = _winner([head, *winners.values()]).get("updated_at")
+        todo.updated_at = latest if isinstance(latest, str) else None
+        return _State(todo, head, winners, newest)
+
+
+def _index(fold: Fold) -> _Index:
+    key = (fold.lines, len(fold.typed), id(fold.typed))
+    cached = getattr(fold, "_todo_index", None)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    found = _Index(fold)
+    try:
+        fold._todo_index = (key, found)  # type: ignore[attr-defined]
+    except AttributeError:  # pragma: no cover - a fold without a __dict__
+        pass
+    return found
+
+
+class _State:
+    """A session's list as folded, with what a change needs to know about its records.
+    (A plain class: a dataclass costs a millisecond of code generation at import.)"""
+
+    __slots__ = ("head", "newest", "nodes", "todo")
+
+    def __init__(self, todo: TodoList, head: Record | None, nodes: dict[str, Record],
+                 newest: int) -> None:
+        self.todo = todo
+        self.head = head
+        self.nodes = nodes  # item id -> its winning record, in the current generation
+        self.newest = newest  # the greatest updated_at of the list's records
+
+
+def _rank_key(record: Record) -> tuple[int, str, str]:
+    rank = record.get("rank")
+    if _valid_rank(rank):
+        return (0, rank, str(record.get("item")))  # type: ignore[return-value]
+    return (1, "", str(record.get("item")))  # a hand-edited rank: after the others
+
+
+def _assemble(session: str, head: Record, gen: str, winners: dict[str, Record]) -> TodoList:
+    live = {n: r for n, r in winners.items() if r.get("deleted") is not True}
+    tops = sorted((r for r in live.values() if not isinstance(r.get("parent"), str)),
+                  key=_rank_key)
+    children: dict[str, list[Record]] = {}
+    for record in live.values():
+        parent = record.get("parent")
+        if isinstance(parent, str):
+            children.setdefault(parent, []).append(record)
+    items: list[dict] = []
+    ranks: dict[str, str] = {}
+    for number, record in enumerate(tops, start=1):
+        node = str(record["item"])
+        subs = []
+        for sub in sorted(children.get(node, []), key=_rank_key):
+            subs.append({"id": sub["item"], **_node_fields(sub)})
+            if _valid_rank(sub.get("rank")):
+                ranks[sub["item"]] = sub["rank"]
+        raw = {"id": node, **_node_fields(record), "subtasks": subs}
+        if subs:  # the stored status is the one it gets back without its checklist
+            raw[OWN_STATUS] = raw.get("status")
+        item = _normal_item(raw, number)
+        if item is None:
+            continue
+        items.append(item)
+        if _valid_rank(record.get("rank")):
+            ranks[node] = record["rank"]
+    reason = head.get("pause_reason")
+    owner = head.get("owner")
+    updated = head.get("updated_at")
+    return TodoList(
+        session=session,
+        items=items,
+        active=head.get("active") is True,
+        paused=head.get("paused") is True,
+        pause_reason=reason if isinstance(reason, str) else None,
+        updated_at=updated if isinstance(updated, str) else None,
+        owner=owner if isinstance(owner, str) else None,
+        epoch=gen,
+        ranks=ranks,
+    )
+
+
+def from_record(record: Record) -> TodoList:
+    """A list from one full snapshot (a `todo_list` record, as older versions wrote)."""
+    session = record.get("session")
+    if not isinstance(session, str):
+        session = str(record.get("id", "")).partition(":")[2]
+    raw_items = record.get("items") if isinstance(record.get("items"), list) else []
+    items = [_normal_item(raw, n) for n, raw in enumerate(raw_items, start=1)]
+    reason = record.get("pause_reason")
+    updated = record.get("updated_at")
+    owner = record.get("owner")
+    return TodoList(
+        session=session,
+        items=[i for i in items if i is not None],
+        active=record.get("active") is True,
+        paused=record.get("paused") is True,
+        pause_reason=reason if isinstance(reason, str) else None,
+        updated_at=updated if isinstance(updated, str) else None,
+        owner=owner if isinstance(owner, str) else None,
+    )
+
+
+def current(fold: Fold, session: str) -> TodoList:
+    """The session's list; an empty inactive list when none is recorded."""
+    return _index(fold).state(session).todo
+
+
+def exists(fold: Fold, session: str) -> bool:
+    """Whether anything was ever recorded for the session's list."""
+    return session in _index(fold).heads
+
+
+def personal_session(fold: Fold, branch: str, who: str) -> str:
+    """The default session of person `who` on `branch`: `<branch>@<who>`, their own list,
+    unless they already have a list under the bare branch name (from before lists were
+    per person): a list there that records them as its owner, or no owner at all, keeps
+    working for them (and records them as its owner on its next change)."""
+    personal = f"{branch}@{who}"
+    index = _index(fold)
+    if personal in index.heads or branch not in index.heads:
+        return personal
+    owner = index.state(branch).todo.owner
+    return branch if owner is None or owner == who else personal
+
+
+def all_lists(fold: Fold) -> list[TodoList]:
+    """Every recorded list, in no particular order."""
+    index = _index(fold)
+    return [index.state(session).todo for session in index.heads]
+
+@dataclass
+class Summary:
+    """One line of `todo list`."""
+
+    session: str
+    current: bool
+    updated_at: str | None
+    active: bool
+    paused: bool
+    items: int
+    counts: dict[str, int]
+    first: str | None
+    owner: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "session": self.session,
+            "current": self.current,
+            "updated_at": self.updated_at,
+            "active": self.active,
+            "items": self.items,
+            "counts": self.counts,
+            "first": self.first,
+            "owner": self.owner,
+        }
+
+
+def summaries(fold: Fold, current_session: str) -> list[Summary]:
+    """Every recorded list: the current session first, then the newest change first. A
+    cleared list reports the contents it had."""
+    lists = all_lists(fold)
+
+    def order(todo: TodoList) -> tuple[int, int, str]:
+        stamp = ts_of({"updated_at": todo.updated_at}) if todo.updated_at else UNKNOWN_TS
+        return (0 if todo.session == current_session else 1, -stamp, todo.session)
+
+    out = []
+    for todo in sorted(lists, key=order):
+        out.append(Summary(
+            session=todo.session,
+            current=todo.session == current_session,
+            updated_at=todo.updated_at,
+            active=todo.active and bool(todo.items),
+            paused=todo.paused,
+            items=len(todo.items),
+            counts=counts(todo.items),
+            first=todo.items[0]["content"] if todo.items else None,
+            owner=todo.owner,
+        ))
+    return out
+
+
+def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
+    """The list `todo load REF` means: a number from `todo list`, else a session name."""
+    from aidp.render import inert
+
+    if re.fullmatch(r"[0-9]+", ref):
+        found = summaries(fold, current_session)
+        number = int(ref)
+        if 1 <= number <= len(found):
+            return current(fold, found[number - 1].session)
+        if not found:
+            raise TodoListNotFound(f"No saved TODO list numbered {ref}: there are none yet")
+        if not exists(fold, ref):
+            raise InvalidInput(
+                f"Invalid list number {ref}: 'aidp todo list' shows {len(found)}; "
+                f"use a number from 1 to {len(found)} or a session name"
+            )
+    todo = current(fold, ref)
+    if todo.updated_at is None:
+        raise TodoListNotFound(
+            f"No saved TODO list for session {inert(ref)!r}; see 'aidp todo list'"
+        )
+    if not todo.items:
+        raise TodoListNotFound(
+            f"The TODO list of session {inert(ref)!r} is empty; nothing to load"
+        )
+    return todo

@@ -1,0 +1,138 @@
+"""Changing a session's TODO list: the locked read-modify-append that writes only the
+records that changed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+from aidp.log import Fold, TaskLog
+from aidp.model import Record, format_ts, now_micros
+from aidp.todos.items import TodoList, _copy, same
+from aidp.todos.records import (
+    _HEAD_KEYS,
+    _NODE_KEYS,
+    RECORD_TYPE,
+    _all_nodes,
+    _head_record,
+    _hex_of,
+    _new_generation,
+    _node_fields,
+    _node_record,
+    _parent_of,
+    _place,
+    _stored,
+    _tombstone,
+    _valid_rank,
+    writer_id,
+)
+from aidp.todos.state import _index, _State
+
+
+def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[list[Record], str]:
+    """The records that take the stored list from `state` to `after`, and the generation."""
+    before = state.todo
+    legacy = state.head is not None and state.head.get("type") == RECORD_TYPE
+    fresh = (
+        state.head is None
+        or after.epoch != before.epoch
+        or (after.active and not before.active)
+    )
+    base: dict[str, Record] = {}
+    if fresh:
+        gen = after.epoch if after.epoch and after.epoch != before.epoch else _new_generation()
+        old_nodes: dict[str, Record] = {}
+        head_changed = True
+    elif legacy and state.head is not None:
+        # The first change to a list that an older version wrote as a snapshot: its items
+        # become a generation named after the snapshot, stamped with the snapshot's time,
+        # so every clone that upgrades writes the same thing and real changes win over it.
+        then = state.head.get("updated_at")
+        gen = "s" + _hex_of(f"{before.session}\0{then}")[:11]
+        base = old_nodes = _all_nodes(before, gen, then if isinstance(then, str) else None,
+                                      writer)
+        head_changed = True
+    else:
+        gen = before.epoch or _new_generation()
+        old_nodes = state.nodes
+        head_changed = any(getattr(before, k) != getattr(after, k) for k in _HEAD_KEYS)
+    old_ranks = {n: r["rank"] for n, r in old_nodes.items() if _valid_rank(r.get("rank"))}
+    records: list[Record] = []
+    if head_changed:
+        records.append(_head_record(after, gen, stamp, writer))
+    written: dict[str, Record] = {}
+    seen: set[str] = set()
+    groups = [(None, [str(i["id"]) for i in after.items])]
+    groups += [(str(i["id"]), [str(s["id"]) for s in i.get("subtasks") or []])
+               for i in after.items]
+    by_id: dict[str, dict] = {}
+    for item in after.items:
+        by_id.setdefault(str(item["id"]), _stored(item))
+        for sub in item.get("subtasks") or []:
+            by_id.setdefault(str(sub["id"]), dict(sub))
+    for parent, order in groups:
+        siblings = {n: old_ranks[n] for n in order if n in old_ranks
+                    and _parent_of(old_nodes.get(n)) == parent}
+        for node, rank in _place(order, siblings).items():
+            if node in seen:
+                continue  # an id twice in a hand-made list: the first place counts
+            seen.add(node)
+            fields = {k: v for k, v in by_id[node].items() if k not in _NODE_KEYS}
+            previous = old_nodes.get(node)
+            if (previous is not None and previous.get("deleted") is not True
+                    and _parent_of(previous) == parent and previous.get("rank") == rank
+                    and _node_fields(previous) == fields):
+                continue
+            written[node] = _node_record(gen, {**fields, "id": node}, parent, rank, stamp,
+                                         writer)
+    for node, previous in old_nodes.items():
+        if node not in seen and previous.get("deleted") is not True:
+            written[node] = _tombstone(gen, node, stamp, writer)
+    records += [record for node, record in base.items() if node not in written]
+    records += written.values()
+    return records, gen
+
+@dataclass
+class Edit:
+    before: TodoList
+    after: TodoList
+    written: bool
+
+
+def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) -> Edit:
+    """Locked read-modify-append of the session's list: `fn` sees the newest state and
+    returns the new one; only what changed is appended (a tick: one small record).
+    Returning None or an equal list writes nothing, raising writes nothing either."""
+    outcome: list[Edit] = []
+    writer = writer_id(log.root)
+
+    def apply(fold: Fold) -> list[Record]:
+        state = _index(fold).state(session)
+        before = state.todo
+        after = fn(_copy(before))
+        if after is None or same(before, after):
+            outcome[:] = [Edit(before, before, written=False)]
+            return []
+        stamp = format_ts(max(now_micros(), state.newest + 1))
+        if after.owner is None:
+            after = replace(after, owner=before.owner or _owner_for(log, session))
+        records, gen = _changes(state, replace(after, session=session), stamp, writer)
+        after = replace(after, session=session, updated_at=stamp, epoch=gen)
+        outcome[:] = [Edit(before, after, written=True)]
+        return records
+
+    log.update(apply)
+    return outcome[0]
+
+
+def _owner_for(log: TaskLog, session: str) -> str | None:
+    """Who a list belongs to, recorded when its head is first written: the person's git
+    identity (see aidp.git)."""
+    from aidp.git import identity
+
+    return identity(log.root)
+
+
+def change(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) -> TodoList:
+    """Locked read-modify-append of the session's list; the list as it now is."""
+    return edit(log, session, fn).after
