@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from aidp import tasks, todos
+from aidp.agent.continuation import Limits
 from aidp.agent.loop import Loop, Message, nothing_to_resume, pending_summary
 from aidp.agent.presets import parse
 from aidp.errors import InvalidInput
@@ -31,7 +32,7 @@ def test_the_loop_reports_through_its_callback_only(project: Path, tmp_path: Pat
         "print('hello')\n"
         "print('File task: \"From the library\" priority: low')\n"
         "print('warn', file=sys.stderr)\n"
-    ), max_continuations=2)
+    ), limits=Limits(max_continuations=2))
     result = loop.user_turn("go")
     loop.close()
     assert capsys.readouterr() == ("", "")
@@ -44,7 +45,8 @@ def test_the_loop_reports_through_its_callback_only(project: Path, tmp_path: Pat
 
 def test_a_lazy_turn_ends_when_the_budget_is_spent(project: Path, tmp_path: Path) -> None:
     todos.change(TaskLog(project), "lib", lambda t: todos.add(t, "last", "Open item")[0])
-    loop, messages = make_loop(project, tmp_path, "print('nothing done')\n", max_continuations=2)
+    loop, messages = make_loop(project, tmp_path, "print('nothing done')\n",
+                               limits=Limits(max_continuations=2))
     result = loop.user_turn("go")
     assert (result.exit_code, result.invocations, result.ended) == (0, 3, "continuations used up")
     continuations = [m.text for m in messages if m.kind == "continuation"]
@@ -56,9 +58,9 @@ def test_a_lazy_turn_ends_when_the_budget_is_spent(project: Path, tmp_path: Path
 
 def test_bad_options_are_usage_errors(project: Path, tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="--max-continuations -1"):
-        make_loop(project, tmp_path, "", max_continuations=-1)
+        make_loop(project, tmp_path, "", limits=Limits(max_continuations=-1))
     with pytest.raises(InvalidInput, match="--timeout -2"):
-        make_loop(project, tmp_path, "", timeout=-2)
+        make_loop(project, tmp_path, "", limits=Limits(timeout=-2))
 
 
 def test_pending_summary(project: Path) -> None:

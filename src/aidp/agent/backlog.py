@@ -117,7 +117,7 @@ class Drain:
                 self.emit("info", f"↩ Task {queue.short(tid)} was released or taken over; "
                                   "on to the next")
                 return ExitCode.OK, False
-            if follow_ups >= self.loop.max_continuations:
+            if follow_ups >= self.loop.limits.max_continuations:
                 self._release(f"the agent stopped {follow_ups + 1} times without closing it")
                 return ExitCode.OK, False
             follow_ups += 1
@@ -126,7 +126,7 @@ class Drain:
                                                 gate=gate)
             first = text.splitlines()[0]
             self.emit("continuation",
-                      f"↻ Follow-up {follow_ups}/{self.loop.max_continuations}: {first}")
+                      f"↻ Follow-up {follow_ups}/{self.loop.limits.max_continuations}: {first}")
             result = self.loop.follow_up(text)
 
     def _mine(self, fold: Fold, task: Record) -> bool:

@@ -1,12 +1,32 @@
 """The continuation policy of `aidp run` (and of the hooks that stand in for it): when
 a lazy agent is prompted again, with which item, and what a new user prompt does to
-the TODO list. Pure."""
+the TODO list, and how far a turn may go (`Limits`). Pure."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from aidp.errors import InvalidInput
 from aidp.todos import TodoList, derived_status, has_open_items
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How far one turn of `aidp run` may go: at most `max_continuations` re-prompts of
+    a lazy agent, and `timeout` seconds in all (None: no limit). Checked here, once, when
+    made (the CLI makes them from --max-continuations/--timeout before anything else is
+    looked at), so a Loop never holds values it cannot use."""
+
+    max_continuations: int = 3
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_continuations < 0:
+            raise InvalidInput(
+                f"Invalid --max-continuations {self.max_continuations}: use a whole number ≥ 0"
+            )
+        if self.timeout is not None and not self.timeout > 0:
+            raise InvalidInput(f"Invalid --timeout {self.timeout:g}: use a number of seconds > 0")
 
 
 def on_user_prompt(todo: TodoList) -> TodoList:

@@ -73,8 +73,7 @@ class Loop:
     session: str
     agent: AgentSpec
     emit: Emit
-    max_continuations: int = 3
-    timeout: float | None = None
+    limits: continuation.Limits = field(default_factory=continuation.Limits)
     iteration: int = 0
     filed: dict[str, str] = field(default_factory=dict)  # normalised description → id
     transcript: Transcript | None = None
@@ -82,12 +81,6 @@ class Loop:
     _last_plan: list[dict] | None = None
 
     def __post_init__(self) -> None:
-        if self.max_continuations < 0:
-            raise InvalidInput(
-                f"Invalid --max-continuations {self.max_continuations}: use a whole number ≥ 0"
-            )
-        if self.timeout is not None and not self.timeout > 0:
-            raise InvalidInput(f"Invalid --timeout {self.timeout:g}: use a number of seconds > 0")
         self.env = child_env(self.root, self.session, defaults=dict(self.agent.env))
         check_startable(self.agent, cwd=self.root, env=self.env)
 
@@ -115,12 +108,12 @@ class Loop:
     def resume(self) -> TurnResult:
         """Without a prompt: continue the open TODO list, or say why there is nothing to."""
         todo = todos.current(self.log.read(), self.session)
-        why = nothing_to_resume(todo, max_continuations=self.max_continuations)
+        why = nothing_to_resume(todo, max_continuations=self.limits.max_continuations)
         if why is not None:
             self.emit(Message("info", why))
             return TurnResult(ExitCode.OK, ended="nothing to resume")
         text, content = self._continuation(todo)
-        self.emit(Message("continuation", f"↻ Resuming (1/{self.max_continuations}): "
+        self.emit(Message("continuation", f"↻ Resuming (1/{self.limits.max_continuations}): "
                                           f"You have an active task: {content}"))
         return self._turn(text, attempts=1)
 
@@ -131,7 +124,8 @@ class Loop:
     # --- turns ----------------------------------------------------------------------
 
     def _turn(self, text: str, *, attempts: int) -> TurnResult:
-        deadline = time.monotonic() + self.timeout if self.timeout is not None else None
+        timeout = self.limits.timeout
+        deadline = time.monotonic() + timeout if timeout is not None else None
         invocations = 0
         while True:
             if deadline is not None and time.monotonic() >= deadline:
@@ -142,7 +136,7 @@ class Loop:
                 finished = outcome.finished
             if finished.timed_out:
                 self.emit(Message("warning", f"The agent did not finish within --timeout "
-                                             f"{self.timeout:g}s; it was stopped"))
+                                             f"{timeout:g}s; it was stopped"))
                 return TurnResult(ExitCode.TIMEOUT, invocations, "timeout")
             if finished.exit_code:
                 self.emit(Message("warning", f"The agent exited with code {finished.exit_code}"))
@@ -161,7 +155,7 @@ class Loop:
             if outcome.changes:
                 return TurnResult(ExitCode.OK, invocations, "progress")
             if not continuation.should_continue(todo, progressed=False, attempts=attempts,
-                                         max_attempts=self.max_continuations):
+                                         max_attempts=self.limits.max_continuations):
                 if todos.has_open_items(todo):
                     self.emit(Message("info", self._budget_spent(attempts)))
                     return TurnResult(ExitCode.OK, invocations, "continuations used up")
@@ -170,7 +164,7 @@ class Loop:
             text, content = self._continuation(todo)
             self.emit(Message(
                 "continuation",
-                f"↻ Continuation {attempts}/{self.max_continuations}: "
+                f"↻ Continuation {attempts}/{self.limits.max_continuations}: "
                 f"You have an active task: {content}",
             ))
 

@@ -78,6 +78,7 @@ def run(
     $ aidp run --backlog --max-tasks 3 -a codex
     """
     from aidp.agent import presets
+    from aidp.agent.continuation import Limits
     from aidp.agent.loop import Loop, pending_summary
 
     e = env(ctx)
@@ -92,12 +93,7 @@ def run(
         prompt = sys.stdin.read()
         if not prompt.strip():
             raise InvalidInput("Invalid PROMPT: stdin was empty")
-    if max_continuations < 0:
-        raise InvalidInput(
-            f"Invalid --max-continuations {max_continuations}: use a whole number ≥ 0"
-        )
-    if timeout is not None and not timeout > 0:
-        raise InvalidInput(f"Invalid --timeout {timeout:g}: use a number of seconds > 0")
+    limits = Limits(max_continuations=max_continuations, timeout=timeout)  # exit 2 if bad
     if backlog and interactive:
         raise InvalidInput("Conflicting --backlog and --interactive: give one of them")
     if not backlog and (max_tasks is not None or claim_as is not None):
@@ -115,7 +111,7 @@ def run(
     spec = presets.choose(agent, root)
     output = Output()
     loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
-                max_continuations=max_continuations, timeout=timeout)
+                limits=limits)
     for line in pending_summary(e.read()):
         output.line(line)
     restore = _term_as_interrupt()
