@@ -14,8 +14,8 @@ import pytest
 
 # Heavy or unrelated to reading and writing tasks: rich (Typer's pretty help and
 # errors), pydantic (typer ≥0.29), dateutil (only --since), the agent loop, and the
-# groups the command line did not name.
-FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals")
+# groups the command line did not name, shell completion (only when the shell asks).
+FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals", "aidp.cli.completion")
 OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.runner",
                 "init": "aidp.cli.init"}
 
@@ -69,6 +69,15 @@ def test_the_work_queue_commands_stay_light(cli, monkeypatch) -> None:
 
 def test_todo_show_does_not_load_the_backlog_cli_or_the_agent() -> None:
     assert offenders(imported("todo", "show"), "todo") == []
+
+
+def test_completion_mode_loads_every_group(cli, monkeypatch) -> None:
+    # The shell's request names no command: everything is registered to answer it.
+    monkeypatch.setenv("_AIDP_COMPLETE", "complete_bash")
+    monkeypatch.setenv("COMP_WORDS", "aidp ")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    names = set(cli().out.split())
+    assert {"tasks", "todo", "init", "run", "sync", "report", "setup", "hook"} <= names
 
 
 def test_help_still_lists_every_group_and_command() -> None:

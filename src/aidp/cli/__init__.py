@@ -36,6 +36,22 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
+def _install_completion(value: bool) -> None:
+    if value:
+        from aidp.cli import common, completion
+
+        completion.show_or_install(common.COMMAND_LINE, install_it=True)
+        raise typer.Exit(0)
+
+
+def _show_completion(value: bool) -> None:
+    if value:
+        from aidp.cli import common, completion
+
+        completion.show_or_install(common.COMMAND_LINE, install_it=False)
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _global(
     ctx: typer.Context,
@@ -61,6 +77,17 @@ def _global(
     ),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+    install_completion: bool = typer.Option(
+        False, "--install-completion", callback=_install_completion, is_eager=True,
+        expose_value=False,
+        help="Install tab completion for your shell (or the one named after it: bash, zsh, "
+        "fish) and exit.",
+    ),
+    show_completion: bool = typer.Option(
+        False, "--show-completion", callback=_show_completion, is_eager=True,
+        expose_value=False,
+        help="Print the completion script for your shell (or bash, zsh, fish) and exit.",
     ),
 ) -> None:
     """A git-tracked, append-only backlog and TODO list for AI coding agents."""
@@ -208,6 +235,11 @@ def run(argv: Sequence[str] | None = None) -> int:
     from aidp.cli import common
 
     common.COMMAND_LINE = args
+    if os.environ.get("_AIDP_COMPLETE"):  # the shell asks for completions: see cli/completion
+        from aidp.cli import completion
+
+        _register()
+        return completion.complete(typer.main.get_command(app))
     command = _command_for(args)
     try:
         result = command.main(args=args, prog_name="aidp", standalone_mode=False)

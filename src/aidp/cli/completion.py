@@ -1,0 +1,325 @@
+"""Shell completion: `aidp --install-completion` / `--show-completion`, and the answers
+the installed script asks for.
+
+The script runs `aidp` with `_AIDP_COMPLETE` set (Click's protocol, with Typer's bash,
+zsh and fish scripts). Only then is this module imported: `aidp.cli.run` sees the
+variable, registers every command group and lets `complete` answer, so ordinary runs
+keep their start-up floor (tests/test_startup.py). Commands, their options and
+subcommands are Click's; this module adds the values: statuses, priorities, formats,
+agents, hook events, tags, TODO positions and task ids (the short ids human output
+shows, with the description as the shell's hint).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from aidp.errors import InvalidInput
+
+COMPLETE_VAR = "_AIDP_COMPLETE"
+SHELLS = ("bash", "zsh", "fish")
+PROG = "aidp"
+
+
+def active() -> bool:
+    return bool(os.environ.get(COMPLETE_VAR))
+
+
+# --- answering the shell ---------------------------------------------------------------
+
+
+def complete(root) -> int:  # type: ignore[no-untyped-def]
+    """Print the completions the shell asked for (COMP_WORDS/COMP_CWORD for bash,
+    _TYPER_COMPLETE_ARGS for zsh and fish); the exit code for the shell script."""
+    from typer._completion_classes import completion_init
+    from typer.completion import shell_complete
+
+    completion_init()
+    add_values(root)
+    try:
+        return shell_complete(root, {}, PROG, COMPLETE_VAR, os.environ[COMPLETE_VAR])
+    except SystemExit as answer:  # fish's "is-args" answers by exit code
+        return answer.code if isinstance(answer.code, int) else 1
+
+
+Values = Callable[..., Iterable["str | tuple[str, str]"]]
+
+
+def add_values(root) -> None:  # type: ignore[no-untyped-def]
+    """Give the parameters that take known values a completion of those values."""
+
+    def walk(command, path: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+        for param in command.params:
+            values = _values_for(path, param.name)
+            if values is not None:
+                param._custom_shell_complete = _completer(values)
+        for name, sub in (getattr(command, "commands", None) or {}).items():
+            walk(sub, (*path, name))
+
+    walk(root, ())
+
+
+def _completer(values: Values):  # type: ignore[no-untyped-def]
+    def shell_complete(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+        from typer._click.shell_completion import CompletionItem
+
+        try:
+            found = list(values(ctx, param, incomplete))
+        except Exception:  # a completion never breaks the user's shell
+            return []
+        items = []
+        for value in found:
+            text, hint = value if isinstance(value, tuple) else (value, None)
+            if text.lower().startswith(incomplete.lower()):
+                items.append(CompletionItem(text, help=hint))
+        return items
+
+    return shell_complete
+
+
+def _fixed(*words: str) -> Values:
+    return lambda ctx, param, incomplete: words
+
+
+def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
+    from aidp import render
+    from aidp.model import PRIORITIES, STATUSES
+
+    command = " ".join(path)
+    if name in ("status", "status_arg"):
+        return _fixed(*STATUSES, "open", "all")
+    if name == "priority":
+        return _fixed(*PRIORITIES)
+    if name == "sort":
+        from aidp.tasks import SORTS
+
+        return _fixed(*SORTS)
+    if name == "fmt":
+        if command == "tasks export":
+            from aidp.interchange import EXPORT_FORMATS
+
+            return _fixed(*EXPORT_FORMATS)
+        return _fixed(*render.FORMATS)
+    if name == "source" and command == "tasks import":
+        from aidp.interchange import IMPORT_FORMATS
+
+        return _fixed(*IMPORT_FORMATS)
+    if name == "source" and command == "todo load":
+        return _sessions
+    if name == "agent" and command == "run":
+        from aidp.agent.presets import PRESETS
+
+        return _fixed(*PRESETS)
+    if name == "agent" and command in ("setup", "hook"):
+        from aidp.hooks import EVENTS
+
+        return _fixed(*EVENTS)
+    if name == "event" and command == "hook":
+        return _hook_events
+    if name in ("tag", "add_tag", "remove_tag"):
+        return _tags
+    if name == "position" and path[:1] == ("todo",):
+        return _positions
+    if name == "session":
+        return _sessions
+    if name in ("ids", "task_id", "more", "on", "blocked_by", "parent"):
+        return _task_ids(command)
+    return None
+
+
+# --- values read from the project -------------------------------------------------------
+
+
+def _env(ctx):  # type: ignore[no-untyped-def]
+    from aidp.cli.common import Env
+
+    top = ctx.find_root().params
+    return Env(directory=top.get("directory"), session=top.get("session"))
+
+
+# Which tasks an id may name, by command: the ones the command would change.
+_REOPENABLE = ("done", "abandoned")
+
+
+def _task_ids(command: str) -> Values:
+    def values(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+        from aidp import tasks
+        from aidp.index import select
+        from aidp.model import OPEN_STATUSES, STATUSES
+
+        fold = _env(ctx).log.read()
+        if command == "tasks reopen":
+            statuses: tuple[str, ...] = _REOPENABLE
+        elif command in ("tasks show", "tasks history"):
+            statuses = STATUSES
+        else:
+            statuses = OPEN_STATUSES
+        given = _already_given(ctx)
+        found = [t for t in select(fold, statuses) if t.get("id") not in given]
+        short = tasks.short_ids(fold.tasks, [t["id"] for t in found])
+        needle = incomplete.lower()
+        for task in found:
+            full = task["id"]
+            hex_part = full.rpartition("_")[2]
+            shown = short.get(full, full)
+            if not shown.startswith(needle):
+                shown = hex_part if hex_part.startswith(needle) else full
+            yield shown, _hint(task.get("description", ""))
+
+    return values
+
+
+def _already_given(ctx) -> set[str]:  # type: ignore[no-untyped-def]
+    """Full ids of the tasks already named on the command line (done A B <TAB>)."""
+    from aidp import tasks
+
+    named = []
+    for key in ("ids", "task_id", "more", "on"):
+        value = ctx.params.get(key)
+        named.extend(value if isinstance(value, (list, tuple)) else [value] if value else [])
+    if not named:
+        return set()
+    fold = _env(ctx).log.read()
+    found = set()
+    for ref in named:
+        try:
+            found.add(tasks.resolve_id(fold.tasks, ref))
+        except Exception:  # half-typed or unknown: nothing to leave out
+            pass
+    return found
+
+
+def _hint(text: object) -> str:
+    from aidp.render import inert
+
+    # One line, no escape sequences, and no rich markup (Typer renders zsh/fish hints).
+    return inert(" ".join(str(text).split()))[:60].replace("[", "\\[")
+
+
+def _tags(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+    from aidp.index import select
+    from aidp.model import OPEN_STATUSES
+
+    seen: dict[str, None] = {}
+    for task in select(_env(ctx).log.read(), OPEN_STATUSES):
+        tags = task.get("tags")
+        for tag in tags if isinstance(tags, list) else []:
+            if isinstance(tag, str):
+                seen.setdefault(tag)
+    return sorted(seen)
+
+
+def _sessions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+    from aidp import todos
+
+    return [todo.session for todo in todos.all_lists(_env(ctx).log.read())]
+
+
+def _positions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+    from aidp import todos
+
+    e = _env(ctx)
+    group = ctx.parent.params if ctx.parent else {}
+    session = ctx.params.get("session") or group.get("session")
+    todo = todos.current(e.log.read(), e.session_name(session))
+    for number, item in enumerate(todo.visible, start=1):
+        yield str(number), _hint(item.get("content", ""))
+        for sub_number, sub in enumerate(item.get("subtasks") or [], start=1):
+            yield f"{number}.{sub_number}", _hint(sub.get("content", ""))
+
+
+def _hook_events(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+    from aidp.hooks import EVENTS
+
+    agent = ctx.params.get("agent")
+    if agent in EVENTS:
+        return list(EVENTS[agent])
+    return sorted({event for events in EVENTS.values() for event in events})
+
+
+# --- --show-completion / --install-completion -------------------------------------------
+
+
+def shell_named(args: list[str], option: str) -> str:
+    """The shell given after the option (`--install-completion zsh`), else the one
+    this process runs under, else $SHELL's."""
+    at = args.index(option) if option in args else -1
+    given = args[at + 1] if 0 <= at < len(args) - 1 else None
+    if given is not None and not given.startswith("-"):
+        shell = given.lower()
+    else:
+        shell = _detected()
+        if shell is None:
+            raise InvalidInput(
+                f"Cannot tell which shell you use: name it, e.g. '{option} bash' "
+                f"({', '.join(SHELLS)})"
+            )
+    if shell not in SHELLS:
+        raise InvalidInput(f"Invalid shell {shell!r} for {option}: use one of {', '.join(SHELLS)}")
+    return shell
+
+
+def _detected() -> str | None:
+    from typer._completion_shared import _get_shell_name  # shellingham, Typer's own way
+
+    try:
+        name = _get_shell_name()
+    except Exception:  # no /proc, an odd process tree
+        name = None
+    if name:
+        return name.lower()
+    return Path(os.environ.get("SHELL", "")).name.lower() or None
+
+
+def script(shell: str) -> str:
+    from typer._completion_shared import get_completion_script
+
+    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell)
+
+
+def install(shell: str) -> tuple[Path, list[Path]]:
+    """Write the script where the shell loads it from; return its path and the start-up
+    files changed to load it. Nothing outside the home folder is touched."""
+    home = Path.home()
+    text = script(shell) + "\n"
+    changed: list[Path] = []
+    if shell == "bash":
+        path = home / ".bash_completions" / f"{PROG}.sh"
+        changed += _add_line(home / ".bashrc", f"source '{path}'")
+    elif shell == "zsh":
+        path = home / ".zfunc" / f"_{PROG}"
+        changed += _add_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit")
+    else:
+        path = home / ".config" / "fish" / "completions" / f"{PROG}.fish"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path, changed
+
+
+def _add_line(rc: Path, line: str) -> list[Path]:
+    """Append `line` to the start-up file unless it holds it already (so installing
+    twice changes nothing)."""
+    before = rc.read_text() if rc.is_file() else ""
+    if line in before.splitlines():
+        return []
+    rc.parent.mkdir(parents=True, exist_ok=True)
+    with rc.open("a") as handle:
+        handle.write(("" if before.endswith("\n") or not before else "\n") + line + "\n")
+    return [rc]
+
+
+def show_or_install(args: list[str], *, install_it: bool) -> None:
+    option = "--install-completion" if install_it else "--show-completion"
+    shell = shell_named(args, option)
+    if not install_it:
+        sys.stdout.write(script(shell) + "\n")
+        return
+    path, changed = install(shell)
+    from aidp.render import inert
+
+    also = "".join(f"; {inert(str(rc))} loads it" for rc in changed)
+    sys.stdout.write(f"{shell} completion installed in {inert(str(path))}{also}\n"
+                     "Open a new shell for it to take effect\n")
