@@ -20,9 +20,9 @@ from typing import Any
 import orjson
 
 from aidp.errors import AidpError, InvalidInput
+from aidp.files import NOFOLLOW
 from aidp.hooks import EVENTS, PLAN_TOOLS
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 BEGIN = "<!-- aidp:begin (written by `aidp setup`; `aidp setup --remove` takes it out) -->"
 END = "<!-- aidp:end -->"
 
@@ -204,7 +204,7 @@ def _write(path: Path, body: bytes) -> None:
         mode = 0o644
     temp.unlink(missing_ok=True)  # a leftover (or planted) temp file or link
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, mode)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode)
         with os.fdopen(fd, "wb") as handle:
             handle.write(body)
         os.replace(temp, target)

@@ -8,12 +8,19 @@ default 30) and then fails naming that pid; readers never take the lock.
 from __future__ import annotations
 
 import fcntl
+import os
+import stat
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from aidp.errors import StorageError
+from aidp.files import LINK_ERRNOS, NOFOLLOW, link_error, storage_error
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from aidp.log import TaskLog
 
 LOCK_NOTICE_SECONDS = 1.0
@@ -42,6 +49,55 @@ def parse_lock_timeout(value: str | None, *, what: str = "--lock-timeout") -> fl
             f"Invalid {what} {value!r}: use a number of seconds ≥ 0 (0: do not wait)"
         )
     return seconds
+
+
+def writer_active(lock_path: Path) -> bool:
+    """Whether another process holds the write lock right now (a probe: this never
+    waits and holds nothing afterwards)."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        return False
+    finally:
+        os.close(fd)  # releases the probe's shared lock at once
+
+
+@contextmanager
+def held(log: TaskLog) -> Iterator[None]:
+    """The exclusive write lock on `log.lock_path` (its folder exists); the file holds
+    the holder's pid, so a writer that times out can name who holds it."""
+    try:
+        fd = os.open(log.lock_path, os.O_RDWR | os.O_CREAT | NOFOLLOW | os.O_NONBLOCK,
+                     0o644)
+    except OSError as exc:
+        if exc.errno in LINK_ERRNOS:
+            raise link_error(log.lock_path) from exc
+        raise storage_error("lock", log.lock_path, exc) from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StorageError(
+                f"Cannot use {log.lock_path}: it is not a regular file (remove it; "
+                "aidp recreates it); the tasklist was not changed"
+            )
+        take(log, fd, fcntl.LOCK_EX)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError:
+            pass  # only the timeout message of another writer misses the pid
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock; a killed holder releases it too
 
 
 def take(log: TaskLog, fd: int, mode: int) -> None:

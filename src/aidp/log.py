@@ -2,16 +2,14 @@
 
 Every line is a full snapshot of one record; the state is a pure function of the
 lines (`aidp.fold`: the rule and the plain fold). This module is the file: where it
-is, reading it, appending whole lines under the lock (`aidp.lock` bounds the wait),
-replacing it atomically; `aidp.maintenance` repairs and compacts it, `aidp.stamp`
-tells the read cache (`aidp.index`, registered through `use_reader`) which stat data
+is, reading it, appending whole lines under the lock (`aidp.lock` takes it and bounds
+the wait; `aidp.files` opens without following links); `aidp.maintenance` repairs and
+compacts it (replacing it atomically), `aidp.stamp` tells the read cache (`aidp.index`, registered through `use_reader`) which stat data
 it may trust.
 """
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import stat
 import time
@@ -24,6 +22,7 @@ import orjson
 
 from aidp import lock
 from aidp.errors import StorageError
+from aidp.files import LINK_ERRNOS, NOFOLLOW, link_error, storage_error
 from aidp.fold import Fold, FoldKey, _Plain, fold_bytes, parse_line, well_typed_task
 from aidp.lock import (
     DEFAULT_LOCK_TIMEOUT,
@@ -67,31 +66,6 @@ runs/
 
 def encode(records: list[Record]) -> bytes:
     return b"".join(orjson.dumps(r) + b"\n" for r in records)
-
-
-def _storage_error(action: str, path: Path, exc: OSError) -> StorageError:
-    reason = exc.strerror or str(exc)
-    if exc.errno == errno.ENOSPC:
-        reason = "no space left on device"
-    return StorageError(f"Cannot {action} {path}: {reason}; the tasklist was not changed")
-
-
-# git stores symbolic links, so a cloned repository decides what .aidp/ entries are: a
-# tasklist linked to ~/.bashrc must never receive a line. Writes open with O_NOFOLLOW.
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
-
-
-def _link_error(path: Path) -> StorageError:
-    return StorageError(
-        f"Cannot write {path}: it is a symbolic link, and aidp writes only to its own "
-        "files in .aidp/; the tasklist was not changed"
-    )
-
-
-def _refuse_link(path: Path) -> None:
-    if path.is_symlink():
-        raise _link_error(path)
 
 
 class Reader(Protocol):
@@ -170,9 +144,9 @@ class TaskLog:
         except FileNotFoundError:
             return b""
         except IsADirectoryError as exc:
-            raise _storage_error("read", self.path, exc) from exc
+            raise storage_error("read", self.path, exc) from exc
         except OSError as exc:
-            raise _storage_error("read", self.path, exc) from exc
+            raise storage_error("read", self.path, exc) from exc
 
     def read(self) -> Fold:
         """The folded state. Never creates anything, and never waits: the file is only
@@ -222,50 +196,15 @@ class TaskLog:
     def writer_active(self) -> bool:
         """Whether another process holds the write lock right now (a probe: this never
         waits and holds nothing afterwards)."""
-        try:
-            fd = os.open(self.lock_path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
-        except OSError:
-            return False
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return False
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            except OSError:
-                return False
-            return False
-        finally:
-            os.close(fd)  # releases the probe's shared lock at once
+        return lock.writer_active(self.lock_path)
 
     @contextmanager
     def locked(self) -> Iterator[None]:
         """The exclusive write lock; creates .aidp/ on first use. Its file holds the
         holder's pid, so a writer that times out can name who holds it."""
         self.ensure_dir()
-        try:
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | _NOFOLLOW | os.O_NONBLOCK,
-                         0o644)
-        except OSError as exc:
-            if exc.errno in _LINK_ERRNOS:
-                raise _link_error(self.lock_path) from exc
-            raise _storage_error("lock", self.lock_path, exc) from exc
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise StorageError(
-                    f"Cannot use {self.lock_path}: it is not a regular file (remove it; "
-                    "aidp recreates it); the tasklist was not changed"
-                )
-            lock.take(self, fd, fcntl.LOCK_EX)
-            try:
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            except OSError:
-                pass  # only the timeout message of another writer misses the pid
+        with lock.held(self):
             yield
-        finally:
-            os.close(fd)  # closing releases the lock; a killed holder releases it too
 
     def _check_linked_dir(self) -> None:
         """A `.aidp` that is a symbolic link may be the user's (a folder kept elsewhere)
@@ -303,19 +242,19 @@ class TaskLog:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _storage_error("create", self.dir, exc) from exc
+            raise storage_error("create", self.dir, exc) from exc
         ignore = self.dir / ".gitignore"
         try:  # created once, never through a link (even a dangling one)
-            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
         except FileExistsError:
             return
         except OSError as exc:
-            raise _storage_error("create", ignore, exc) from exc
+            raise storage_error("create", ignore, exc) from exc
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(GITIGNORE)
         except OSError as exc:
-            raise _storage_error("write", ignore, exc) from exc
+            raise storage_error("write", ignore, exc) from exc
 
     # --- writing ------------------------------------------------------------------
 
@@ -326,12 +265,12 @@ class TaskLog:
             return
         data = encode(records)
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NOFOLLOW
                          | os.O_NONBLOCK, 0o644)
         except OSError as exc:
-            if exc.errno in _LINK_ERRNOS:
-                raise _link_error(self.path) from exc
-            raise _storage_error("write", self.path, exc) from exc
+            if exc.errno in LINK_ERRNOS:
+                raise link_error(self.path) from exc
+            raise storage_error("write", self.path, exc) from exc
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
@@ -349,7 +288,7 @@ class TaskLog:
                     os.fsync(fd)
             except OSError as exc:
                 os.ftruncate(fd, size)
-                raise _storage_error("write", self.path, exc) from exc
+                raise storage_error("write", self.path, exc) from exc
             if vouched is not None and vouched[1] == stat_key(info):
                 self._vouch_append(fd, info, size + len(data), vouched[0])
             TaskLog.changes += 1
@@ -410,44 +349,6 @@ class TaskLog:
 
         return maintenance.compact(self)
 
-    def _replace_with(self, write: Callable[[Any], object]) -> None:
-        """Atomically replace the file with what `write(handle)` writes to a temp file
-        (fsynced, then renamed over it); the caller holds the lock."""
-        try:
-            import tempfile  # only repair and compact need it: kept off start-up
-
-            fd, temp = tempfile.mkstemp(prefix=LOG_NAME + ".", suffix=".tmp", dir=self.dir)
-        except OSError as exc:
-            raise _storage_error("write", self.path, exc) from exc
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                write(handle)
-                handle.flush()
-                os.fsync(handle.fileno())
-            try:
-                os.chmod(temp, os.stat(self.path).st_mode & 0o777)
-            except OSError:
-                pass  # no old file to copy the mode from: the default stays
-            os.replace(temp, self.path)
-            TaskLog.changes += 1
-        except BaseException as exc:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-            if isinstance(exc, OSError):
-                raise _storage_error("write", self.path, exc) from exc
-            raise
-        # The new file is in place; syncing the folder makes the rename itself durable.
-        # It is the last, best-effort step: a failure here changes nothing already done.
-        try:
-            dir_fd = os.open(self.dir, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError:
-            pass
 
 def _lines(data: bytes) -> list[bytes]:
     parts = data.split(b"\n")
@@ -458,8 +359,3 @@ def _lines(data: bytes) -> list[bytes]:
 
 def dumps(value: Any) -> bytes:
     return orjson.dumps(value)
-
-
-
-
-

@@ -7,17 +7,18 @@ the file beyond what the fold keeps (compact: the winning line per id).
 
 from __future__ import annotations
 
+import os
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+from aidp.files import refuse_link, storage_error
 from aidp.fold import _BOM, DAMAGED, IGNORED, FoldKey, _Plain, beats, key_of, parse_line, place
-from aidp.log import LOG_NAME, _refuse_link, _storage_error
+from aidp.log import LOG_NAME, TaskLog
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from aidp.log import TaskLog
 
 _STREAM = 4 << 20  # repair, compact and backups read this much at a time
 
@@ -29,7 +30,7 @@ def _backup_locked(log: TaskLog) -> Path:
     folder = log.dir / "backups"
     stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
     target = folder / f"{LOG_NAME}.{stamp}.bak"
-    _refuse_link(folder)
+    refuse_link(folder)
     try:
         folder.mkdir(exist_ok=True)
         with open(log.path, "rb") as source, open(target, "wb") as copy:
@@ -41,7 +42,7 @@ def _backup_locked(log: TaskLog) -> Path:
             target.unlink()  # a half-written backup would only mislead
         except OSError:
             pass
-        raise _storage_error("write the backup", target, exc) from exc
+        raise storage_error("write the backup", target, exc) from exc
     return target
 
 def _stream(log: TaskLog) -> Iterator[bytes]:
@@ -52,14 +53,14 @@ def _stream(log: TaskLog) -> Iterator[bytes]:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise _storage_error("read", log.path, exc) from exc
+        raise storage_error("read", log.path, exc) from exc
     with handle:
         carry = b""
         while True:
             try:
                 block = handle.read(_STREAM)
             except OSError as exc:
-                raise _storage_error("read", log.path, exc) from exc
+                raise storage_error("read", log.path, exc) from exc
             if not block:
                 break
             parts = (carry + block).split(b"\n")
@@ -75,7 +76,7 @@ def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
         return MaintenanceReport()  # nothing to repair, and nothing is created
     with log.locked() if not dry_run else nullcontext():
         if not dry_run:
-            _refuse_link(log.path)
+            refuse_link(log.path)
         report = MaintenanceReport()
         for number, raw in enumerate(_stream(log), start=1):
             report.lines_before += 1
@@ -95,7 +96,7 @@ def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
                 if record is not None and place(record)[0] != DAMAGED:
                     handle.write(raw + b"\n")
 
-        log._replace_with(write)
+        _replace_locked(log, write)
         report.rewritten = True
         return report
 
@@ -107,7 +108,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
         log._check_root()
         return MaintenanceReport()  # nothing to compact, and nothing is created
     with log.locked():
-        _refuse_link(log.path)
+        refuse_link(log.path)
         report = MaintenanceReport()
         winners: dict[tuple[str, str], FoldKey] = {}
         unknown: list[int] = []
@@ -147,7 +148,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
                 if number in keep:
                     handle.write(raw.removeprefix(_BOM).strip() + b"\n")
 
-        log._replace_with(write)
+        _replace_locked(log, write)
         report.rewritten = True
         return report
 
@@ -175,3 +176,43 @@ class MaintenanceReport(_Plain):
         self.backup = backup
         self.rewritten = rewritten
         self.unknown = unknown  # typed records without an id, kept as they are
+
+
+def _replace_locked(log: TaskLog, write: Callable[[Any], object]) -> None:
+    """Atomically replace the file with what `write(handle)` writes to a temp file
+    (fsynced, then renamed over it); the caller holds the lock."""
+    try:
+        import tempfile  # only repair and compact need it: kept off start-up
+
+        fd, temp = tempfile.mkstemp(prefix=LOG_NAME + ".", suffix=".tmp", dir=log.dir)
+    except OSError as exc:
+        raise storage_error("write", log.path, exc) from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.chmod(temp, os.stat(log.path).st_mode & 0o777)
+        except OSError:
+            pass  # no old file to copy the mode from: the default stays
+        os.replace(temp, log.path)
+        TaskLog.changes += 1
+    except BaseException as exc:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise storage_error("write", log.path, exc) from exc
+        raise
+    # The new file is in place; syncing the folder makes the rename itself durable.
+    # It is the last, best-effort step: a failure here changes nothing already done.
+    try:
+        dir_fd = os.open(log.dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
