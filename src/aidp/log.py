@@ -4,8 +4,8 @@ Every line is a full snapshot of one record; the state is a pure function of the
 lines (`aidp.fold`: the rule and the plain fold). This module is the file: where it
 is, reading it, appending whole lines under the lock (`aidp.lock` takes it and bounds
 the wait; `aidp.files` opens without following links); `aidp.maintenance` repairs and
-compacts it (replacing it atomically), `aidp.stamp` tells the read cache (`aidp.index`, registered through `use_reader`) which stat data
-it may trust.
+compacts it (replacing it atomically), `aidp.stamp` tells the read cache
+(`aidp.index`, registered through `use_reader`) which stat data it may trust.
 """
 
 from __future__ import annotations
