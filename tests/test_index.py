@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import index, model, tasks
+from aidp import fold, index, model, tasks
 from aidp.index import columns, loader
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
@@ -49,6 +49,14 @@ def assert_same(log: TaskLog) -> Fold:
         assert index.select(got, statuses) == index.select(full, statuses)
         assert index.summaries(got, statuses) == index.summaries(full, statuses)
     assert index.status_counts(got) == index.status_counts(full)
+    for wanted in (None, ("pending",), OPEN_STATUSES, STATUSES, ("odd",), ()):
+        expected: dict[str, int] = {}
+        for task in full.tasks.values():
+            if wanted is None or task.get("status") in wanted:
+                for tag in fold.task_tags(task):
+                    expected[tag] = expected.get(tag, 0) + 1
+        assert index.tag_counts(got, wanted) == expected
+        assert index.tag_counts(full, wanted) == expected
     for record in index.select(got, STATUSES):  # what select told parse_ts is right
         stamp = record.get("created_at")
         if isinstance(stamp, str) and stamp in model._TS_CACHE:
@@ -71,14 +79,23 @@ def assert_same(log: TaskLog) -> Fold:
 IDS = [f"task_17000000{n}_{n:04x}ab{n:02x}" for n in range(6)] + ["x", "a_b_c"]
 
 
-def task_line(tid: str, status: str, stamp: int, extra: str) -> bytes:
+# The shapes of `tags` a task line may have: the tags column must count them as
+# fold.task_tags does (duplicates once, a missing or empty list as none).
+TAG_SHAPES = ("one", "none", "missing", "twice", "two")
+
+
+def task_line(tid: str, status: str, stamp: int, extra: str, shape: str = "one") -> bytes:
     record = {"id": tid, "description": f"do {extra}", "status": status, "priority": "high",
-              "created_at": format_ts(0), "updated_at": format_ts(stamp), "tags": [extra]}
+              "created_at": format_ts(0), "updated_at": format_ts(stamp)}
+    if shape != "missing":
+        record["tags"] = {"one": [extra], "none": [], "twice": [extra, extra],
+                          "two": [extra, "b"]}[shape]
     return orjson.dumps(record)
 
 
 task_lines = st.builds(task_line, st.sampled_from(IDS), st.sampled_from([*STATUSES, "odd"]),
-                       st.integers(0, 4), st.text("ab ü", max_size=3))
+                       st.integers(0, 4), st.text("ab ü", max_size=3),
+                       st.sampled_from(TAG_SHAPES))
 lines = st.one_of(
     task_lines,
     task_lines.map(lambda line: b"\xef\xbb\xbf" + line),  # an editor's byte order mark

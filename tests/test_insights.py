@@ -155,7 +155,8 @@ def histories(draw: st.DrawFn) -> list[dict]:
         records.append(record)
         if draw(st.booleans()):  # a later change of the same task
             later = dict(record, status=draw(STATUS),
-                         updated_at=format_ts(closed + draw(st.integers(1, 10 * DAY))))
+                         updated_at=format_ts(closed + draw(st.integers(1, 10 * DAY))),
+                         tags=draw(st.lists(st.sampled_from(["a", "b", "c"]), max_size=3)))
             later.setdefault("completed_at", later["updated_at"])
             records.append(later)
     return records
@@ -189,3 +190,38 @@ def test_indexed_stats_equal_the_plain_fold(indexed, tmp_path: Path, records: li
         t["id"] for t in plain.tasks.values()
         if t.get("status") == "done" and t["updated_at"] >= format_ts(since))
     assert sorted(index.created_stamps(fold)) == sorted(index.created_stamps(plain))
+    for statuses in (None, ("pending", "in_progress"), ("done",), ("odd",)):
+        expected: dict[str, int] = {}
+        for record in plain.tasks.values():
+            if statuses is None or record["status"] in statuses:
+                for tag in set(record["tags"]):  # a tag listed twice is one tag
+                    expected[tag] = expected.get(tag, 0) + 1
+        assert index.tag_counts(fold, statuses) == expected
+        assert index.tag_counts(plain, statuses) == expected
+
+
+def test_indexed_stats_decode_no_open_task_for_its_tags(indexed, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The top tags come from the snapshot's tags column: `tasks stats` decodes only the
+    tasks finished inside the window, so its cost does not grow with the open backlog."""
+    log = TaskLog(tmp_path)
+    records = [task(n, "pending" if n % 3 else "in_progress", created=NOW - n * DAY,
+                    tags=[["bug"], ["ui", "bug"], []][n % 3]) for n in range(60)]
+    records.append(task(99, "done", created=NOW - 400 * DAY, closed=NOW - 300 * DAY,
+                        tags=["old"]))
+    log.append(records)
+    index.load(log)  # the snapshot
+    fold = index.load(log)
+    assert isinstance(fold.tasks, LazyTasks)
+
+    def no_decoding(self: LazyTasks, *args: object) -> None:
+        raise AssertionError("a task was decoded")
+
+    def none_of_them(self: LazyTasks, positions: list[int]) -> None:
+        assert positions == [], "tasks were decoded"
+
+    monkeypatch.setattr(LazyTasks, "_decode", no_decoding)
+    monkeypatch.setattr(LazyTasks, "_decode_many", none_of_them)
+    stats = insights.from_fold(fold, now=NOW)
+    assert stats["top_tags"] == [{"tag": "bug", "count": 40}, {"tag": "ui", "count": 20}]
+    assert index.tag_counts(fold, ["done"]) == {"old": 1}

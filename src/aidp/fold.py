@@ -183,6 +183,15 @@ def well_typed_task(record: Record) -> bool:
     return True
 
 
+def task_tags(record: Record) -> list[str]:
+    """A task's tags as every reader counts them (stats, filters, the snapshot's tags
+    column): its distinct tags, in order; [] when it has none."""
+    tags = record.get("tags")
+    if type(tags) is not list or not tags:
+        return []
+    return list(dict.fromkeys(t for t in tags if type(t) is str))
+
+
 def fold_bytes(data: bytes) -> Fold:
     fold = Fold()
     fold.feed(data)

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aidp.fold import Fold, _Plain
+from aidp.fold import Fold, _Plain, task_tags
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, ts_of
 
 WEEKS = 12
@@ -62,7 +62,7 @@ class Filters(_Plain):
             return False
         if self.session is not None and task.get("session") != self.session:
             return False
-        return not self.tags or not set(self.tags).isdisjoint(task.get("tags") or ())
+        return not self.tags or not set(self.tags).isdisjoint(task_tags(task))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -192,11 +192,6 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _tags(task: Record) -> list[str]:
-    tags = task.get("tags")
-    return [t for t in dict.fromkeys(tags) if isinstance(t, str)] if isinstance(tags, list) else []
-
-
 def from_tasks(tasks: Iterable[Record], *, now: int, filters: Filters | None = None,
                weeks: int = WEEKS) -> dict[str, Any]:
     """The stats of these tasks: the plain fold over every record (the reference)."""
@@ -210,7 +205,7 @@ def from_tasks(tasks: Iterable[Record], *, now: int, filters: Filters | None = N
         tally.filed_at(ts_of(task, "created_at"))
         if status in OPEN_STATUSES:
             tally.open_task(task["id"], _text(task.get("priority")),
-                            ts_of(task, "created_at"), _tags(task))
+                            ts_of(task, "created_at"), task_tags(task))
         elif status in CLOSED_STATUSES:
             tally.finished(status, finished_at(task))  # type: ignore[arg-type]
     return tally.result(filters)
@@ -219,8 +214,8 @@ def from_tasks(tasks: Iterable[Record], *, now: int, filters: Filters | None = N
 def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
               weeks: int = WEEKS) -> dict[str, Any]:
     """The same as `from_tasks(fold.tasks.values(), …)`; without filters, an indexed
-    fold answers from its columns and decodes only the open tasks and those finished
-    inside the window."""
+    fold answers from its columns and decodes only the tasks finished inside the
+    window."""
     from aidp import index
 
     filters = filters or Filters()
@@ -237,12 +232,7 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
             tally.filed_at(created)
     for tid, priority, created in index.summaries(fold, OPEN_STATUSES):
         tally.open_task(tid, priority, created)
-    counted = tally.tags
-    for task in index.select(fold, OPEN_STATUSES):  # decoded for their tags only
-        tags = task.get("tags")
-        if tags:
-            for tag in _tags(task):
-                counted[tag] = counted.get(tag, 0) + 1
+    tally.tags = index.tag_counts(fold, OPEN_STATUSES)  # from the tags column
     # A task finishes no later than its last update: those updated before the window
     # finished before it, and are never decoded.
     for task in index.select_updated(fold, CLOSED_STATUSES, first):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from aidp.fold import task_tags
 from aidp.index.columns import status_key, summary
 from aidp.index.lazy import LazyTasks
 from aidp.index.loader import load, warm
@@ -42,6 +43,7 @@ __all__ = [
     "select_updated",
     "status_counts",
     "summaries",
+    "tag_counts",
     "warm",
 ]
 
@@ -75,6 +77,22 @@ def summaries(fold: Fold, statuses: Collection[str]) -> list[tuple[str, str | No
         return tasks.summaries(statuses)
     wanted = set(statuses)
     return [summary(t) for t in tasks.values() if status_key(t) in wanted]
+
+
+def tag_counts(fold: Fold, statuses: Collection[str] | None = None) -> dict[str, int]:
+    """How many tasks carry each tag (`aidp.fold.task_tags`), among those whose status is
+    one of `statuses` (None: every task); tags no task carries are left out. An indexed
+    fold answers from its tags column without decoding a task."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.tag_counts(statuses)
+    wanted = None if statuses is None else set(statuses)
+    counts: dict[str, int] = {}
+    for task in tasks.values():
+        if wanted is None or status_key(task) in wanted:
+            for tag in task_tags(task):
+                counts[tag] = counts.get(tag, 0) + 1
+    return counts
 
 
 def created_stamps(fold: Fold, statuses: Collection[str] | None = None) -> list[int]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from aidp.fold import TYPED, beats, key_of, parse_line, place, well_typed_task
+from aidp.fold import TYPED, beats, key_of, parse_line, place, task_tags, well_typed_task
 from aidp.model import parse_ts_once, ts_of
 
 if TYPE_CHECKING:
@@ -66,6 +66,8 @@ class _Columns:
             created,  # created_at µs
             self.typed,
             self.typed_keys,
+            self.tagsets,  # distinct tag tuples (task_tags); `tag_codes` index it, 0: none
+            tag_codes,
         ) = body
         self.count = len(self.codes)
         self.id_starts = _array(id_starts)
@@ -73,6 +75,7 @@ class _Columns:
         self.mask = len(self.slots) - 1
         self.starts = _array(starts)
         self.lengths = _array(lengths)
+        self.tag_codes = _array(tag_codes, "i")
         self._raw = {"stamps": stamps, "numbers": numbers, "created": created}
         self._arrays: dict[str, array[int]] = {}
         self._ids: list[str] | None = None
@@ -89,7 +92,7 @@ class _Columns:
             self.slots.tobytes(), self.table, self.codes, self.priorities,
             self.priority_codes, self.starts.tobytes(), self.lengths.tobytes(),
             self._raw["stamps"], self._raw["numbers"], self._raw["created"],
-            self.typed, self.typed_keys,
+            self.typed, self.typed_keys, self.tagsets, self.tag_codes.tobytes(),
         )
 
     def ids(self) -> list[str]:
@@ -159,6 +162,12 @@ class _Builder:
         self.tables: tuple[list[str | None], list[str | None]] = ([], [])
         self.code_of: tuple[dict[str | None, int], dict[str | None, int]] = ({}, {})
         self.overflow = False  # over 255 distinct statuses or priorities
+        self.tag_codes = array("i")
+        self.tagsets: list[tuple[str, ...]] = [()]
+        self.tagset_of: dict[tuple[str, ...], int] = {(): 0}
+        # A task's `tags` value as written (a tuple for a list) → its code: most lines
+        # repeat a few tag lists, so task_tags runs once per distinct value.
+        self.tags_code: dict[object, int] = {}
         self.typed: dict[str, Record] = {}
         self.typed_keys: dict[str, FoldKey] = {}
         self.lines = 0
@@ -178,6 +187,9 @@ class _Builder:
         builder.tables = (list(cols.table), list(cols.priorities))
         builder.code_of = tuple(  # type: ignore[assignment]
             {value: code for code, value in enumerate(table)} for table in builder.tables)
+        builder.tag_codes = array("i", cols.tag_codes)
+        builder.tagsets = list(cols.tagsets)
+        builder.tagset_of = {tags: code for code, tags in enumerate(builder.tagsets)}
         builder.typed = dict(cols.typed)
         builder.typed_keys = dict(cols.typed_keys)
         builder.lines = cols.lines
@@ -214,12 +226,27 @@ class _Builder:
             self.tables[n].append(key)
         return code
 
+    def _tags_code(self, record: Record) -> int:
+        """The code of the task's tags (see task_tags), remembered per written value."""
+        value = record.get("tags")
+        tags = tuple(task_tags(record))
+        code = self.tagset_of.get(tags)
+        if code is None:
+            code = self.tagset_of[tags] = len(self.tagsets)
+            self.tagsets.append(tags)
+        try:
+            self.tags_code[tuple(value) if type(value) is list else value] = code
+        except TypeError:
+            pass  # unhashable: task_tags decides each time
+        return code
+
     def feed(self, data: bytes, base: int = 0) -> None:
         """Fold the lines of `data`, which ends with a newline; `data` starts at offset
         `base` of the log."""
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         rows, stamps, numbers = self.rows, self.stamps, self.numbers
         starts, lengths, created = self.starts, self.lengths, self.created
+        tag_codes, tags_code = self.tag_codes, self.tags_code
         status_codes, priority_codes = self.status_codes, self.priority_codes
         status_of, priority_of = self.code_of
         number, damaged, offset = self.lines, self.damaged, base
@@ -263,6 +290,11 @@ class _Builder:
             if priority_code is None:
                 priority_code = self._code(1, priority)
             made = ts_of(record, "created_at")
+            tags = record.get("tags")
+            try:
+                tag_code = tags_code[tuple(tags) if type(tags) is list else tags]
+            except (KeyError, TypeError):  # a value not seen yet (or unhashable)
+                tag_code = self._tags_code(record)
             if row is None:
                 rows[rid] = len(stamps)
                 stamps.append(stamp)
@@ -272,10 +304,12 @@ class _Builder:
                 created.append(made)
                 status_codes.append(status_code)
                 priority_codes.append(priority_code)
+                tag_codes.append(tag_code)
             else:
                 stamps[row], numbers[row] = stamp, number
                 starts[row], lengths[row], created[row] = start, len(raw), made
                 status_codes[row], priority_codes[row] = status_code, priority_code
+                tag_codes[row] = tag_code
         self.lines, self.damaged = number, damaged
 
     def columns(self) -> _Columns | None:
@@ -313,6 +347,6 @@ class _Builder:
                 self.lines, self.damaged, joined, id_starts.tobytes(), slots.tobytes(),
                 self.tables[0], bytes(self.status_codes), self.tables[1],
                 bytes(self.priority_codes), starts, lengths, stamps, numbers, created,
-                self.typed, self.typed_keys,
+                self.typed, self.typed_keys, self.tagsets, self.tag_codes.tobytes(),
             )
         )

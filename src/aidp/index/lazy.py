@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp.errors import StorageError
-from aidp.fold import parse_line
+from aidp.fold import parse_line, task_tags
 from aidp.index.columns import status_key, summary
 from aidp.model import UNKNOWN_TS, remember_ts, ts_of
 
@@ -296,6 +296,37 @@ class LazyTasks(_Lazy):
                     found.append((i, convert(record)))
             found.sort(key=lambda pair: pair[0])
         return [value for _i, value in found]
+
+    def tag_counts(self, statuses: Collection[str] | None) -> dict[str, int]:
+        """How many tasks (with these statuses, or all) carry each tag, from the tags
+        column: the tasks' tag lists are counted per distinct list, none is decoded."""
+        cols = self._cols
+        shadowed = self._shadowed()
+        tag_codes = cols.tag_codes
+        per_set: dict[int, int] = {}
+        wanted = set() if statuses is None else set(statuses)
+        if statuses is None:
+            for code in tag_codes:
+                per_set[code] = per_set.get(code, 0) + 1
+            for i in shadowed:
+                per_set[tag_codes[i]] -= 1
+        else:
+            codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
+            for i in cols.positions(codes):
+                if i not in shadowed:
+                    code = tag_codes[i]
+                    per_set[code] = per_set.get(code, 0) + 1
+        counts: dict[str, int] = {}
+        tagsets = cols.tagsets
+        for code, n in per_set.items():
+            if n:
+                for tag in tagsets[code]:
+                    counts[tag] = counts.get(tag, 0) + n
+        for record in self._over.values():
+            if statuses is None or status_key(record) in wanted:
+                for tag in task_tags(record):
+                    counts[tag] = counts.get(tag, 0) + 1
+        return counts
 
     def status_counts(self) -> dict[str | None, int]:
         cols = self._cols

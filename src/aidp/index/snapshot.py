@@ -25,7 +25,7 @@ from aidp.stamp import CACHE_DIR
 if TYPE_CHECKING:
     from pathlib import Path
 
-VERSION = 4
+VERSION = 5
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
 _HEADER = struct.Struct("<8sIIQIQI")  # magic, version, python, head len/crc, body len/crc
