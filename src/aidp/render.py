@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
@@ -28,7 +29,14 @@ STATUS_TITLES = {
     "done": "DONE",
     "abandoned": "ABANDONED",
 }
-PRIORITY_MARKERS = {"high": "🔴", "medium": "🟡", "low": "🟢"}
+# Priority markers differ in shape, not only in colour (colour-blind readers, NO_COLOR,
+# a pipe): up for high, level for medium, down for low. Where stdout cannot encode them
+# (PYTHONIOENCODING=ascii, LANG=C without UTF-8) the ASCII ones, same idea.
+PRIORITY_MARKERS = {"high": "▲", "medium": "●", "low": "▼"}
+OTHER_MARKER = "◇"  # a priority this version does not know (another writer's)
+ASCII_PRIORITY_MARKERS = {"high": "^", "medium": "-", "low": "v"}
+ASCII_OTHER_MARKER = "?"
+PRIORITY_COLORS = {"high": "red", "medium": "yellow", "low": "green"}
 
 # Control characters (escape sequences: colours, cursor moves, OSC 8 links, titles) and
 # the invisible ones that change what a reader sees: bidi overrides and isolates,
@@ -95,6 +103,34 @@ class Painter:
         return f"\x1b[{codes}m{text}\x1b[0m"
 
 
+def ascii_only(stream: TextIO | None = None) -> bool:
+    """Whether `stream` (stdout) cannot encode the markers: an ASCII or Latin-1 locale."""
+    encoding = getattr(stream or sys.stdout, "encoding", None) or "utf-8"
+    return _cannot_encode_markers(encoding)
+
+
+@lru_cache(maxsize=8)
+def _cannot_encode_markers(encoding: str) -> bool:
+    try:
+        "".join([*PRIORITY_MARKERS.values(), OTHER_MARKER]).encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return True
+    return False
+
+
+def priority_marker(priority: object, paint: Painter | None = None) -> str:
+    """The marker for a priority (an unknown one gets its own), in its colour when
+    `paint` paints."""
+    plain = ascii_only()
+    markers = ASCII_PRIORITY_MARKERS if plain else PRIORITY_MARKERS
+    other = ASCII_OTHER_MARKER if plain else OTHER_MARKER
+    key = priority if isinstance(priority, str) else None
+    marker = markers.get(key, other) if key is not None else other
+    if paint is None or key not in PRIORITY_COLORS:
+        return marker
+    return paint(marker, PRIORITY_COLORS[key])
+
+
 # --- writing ------------------------------------------------------------------------
 
 
@@ -122,7 +158,7 @@ def jsonl_bytes(records: Iterable[Record]) -> bytes:
 def task_line(task: Record, now: int, paint: Painter,
               ids: Mapping[str, str] | None = None) -> str:
     """`ids` (full id → what to show, e.g. tasks.short_ids) shortens the id shown."""
-    marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+    marker = priority_marker(task.get("priority"), paint)
     full = task.get("id", "?")
     shown_id = ids.get(full, full) if ids and isinstance(full, str) else full
     tid = paint(f"[{inert(shown_id)}]", "dim")

@@ -87,7 +87,9 @@ def test_a_full_disk_for_the_output_is_one_error_line(backlog: Path) -> None:
     {"PYTHONIOENCODING": "ascii"},
     {"LANG": "C", "LC_ALL": "C"},
     {"LANG": "C", "LC_ALL": "C", "PYTHONIOENCODING": "latin-1", "PYTHONUTF8": "0"},
-], ids=["ascii", "C", "latin-1"])
+    # Python's real C locale: ASCII streams with surrogateescape (no UTF-8 coercion).
+    {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"},
+], ids=["ascii", "C", "latin-1", "C-uncoerced"])
 def test_a_narrow_locale_shows_text_escaped_not_a_traceback(backlog: Path,
                                                            env: dict[str, str]) -> None:
     for args in (["tasks", "list"], ["tasks", "list", "-f", "markdown"],

@@ -49,8 +49,8 @@ def test_ready_and_blocked_human_and_json(cli) -> None:
     assert result.code == 0 and result.err == ""
     lines = result.out.splitlines()
     assert lines[0] == "READY (2)"
-    assert lines[1].startswith(f"  1. 🔴 [{a}] Design schema (today) #db")
-    assert lines[2].startswith(f"  2. 🟢 [{c}] Write docs")
+    assert lines[1].startswith(f"  1. ▲ [{a}] Design schema (today) #db")
+    assert lines[2].startswith(f"  2. ▼ [{c}] Write docs")
     ready = json.loads(cli("tasks", "ready", "--json").out)
     assert [t["id"] for t in ready] == [a, c]
     assert "blocked_by" not in ready[0] and "assignee" not in ready[0]
@@ -196,12 +196,12 @@ def test_list_tree_nests_children_under_their_epic(cli) -> None:
     loose = add(cli, "Loose")
     assert cli("tasks", "start", a).code == 0
     out = cli("tasks", "list", "--tree").out.splitlines()
-    assert out[0].startswith(f"  🟡 {listed(loose)}") and "] Loose" in out[0]
+    assert out[0].startswith(f"  ● {listed(loose)}") and "] Loose" in out[0]
     at = out.index(next(line for line in out if listed(epic) in line))
-    assert out[at + 1].startswith(f"     └─ 🟡 {listed(inner)}") and "] Child b" in out[at + 1]
-    assert out[at + 2].startswith(f"        └─ 🟡 {listed(grandchild)}")
+    assert out[at + 1].startswith(f"     └─ ● {listed(inner)}") and "] Child b" in out[at + 1]
+    assert out[at + 2].startswith(f"        └─ ● {listed(grandchild)}")
     assert "] Grandchild" in out[at + 2]
-    assert out[at + 3].startswith(f"     └─ 🟡 {listed(a)}") and out[at + 3].endswith("in_progress")
+    assert out[at + 3].startswith(f"     └─ ● {listed(a)}") and out[at + 3].endswith("in_progress")
     # the epic filtered out: its children stand at the top
     pending = cli("tasks", "list", "pending", "--tree", "--sort", "priority").out
     assert "└─" in pending

@@ -569,7 +569,7 @@ def test_the_pending_backlog_is_shown_at_start(cli, make_agent) -> None:
     head = result.out.split("agent ran")[0]
     assert "📋 Pending tasks (7):" in head
     assert head.count("Backlog item") == 5
-    assert "🔴 Backlog item 6" in head  # highest priority first
+    assert "▲ Backlog item 6" in head  # highest priority first
     assert "… and 2 more (see all: aidp tasks list pending)" in head
 
 
@@ -609,7 +609,7 @@ def test_interactive_prompts_and_slash_commands(cli, make_agent) -> None:
     assert "agent saw: first prompt" in result.out
     _before, after_first = result.out.split("agent saw: first prompt")
     assert "PENDING (1)" in after_first and "Existing task" in after_first  # /tasks list pending
-    assert "Added 🔴" in result.out and "From the prompt loop" in result.out
+    assert "Added ▲" in result.out and "From the prompt loop" in result.out
     assert "PENDING (2)" in cli("tasks", "list", "pending").out
     assert "[high] From the prompt loop" in agent.prompts()[1]
 

@@ -181,7 +181,7 @@ def test_list_table_groups_by_status(cli, populated) -> None:
     headers = [line for line in out.splitlines() if line and not line.startswith(" ")]
     assert headers == ["PENDING (1)", "IN PROGRESS (1)", "DONE (1)", "ABANDONED (1)"]
     # The shortest unique hex prefix (4 characters unless two ids share them).
-    assert re.search(rf"🔴 \[{populated['a'].rpartition('_')[2][:4]}[0-9a-f]*\] Alpha \(today\) #api",
+    assert re.search(rf"▲ \[{populated['a'].rpartition('_')[2][:4]}[0-9a-f]*\] Alpha \(today\) #api",
                      out), out
     assert "\x1b" not in out  # not a terminal: no colour
 

@@ -363,7 +363,7 @@ def ready_first(fold: Fold, tasks: list[dict]) -> tuple[list[dict], int]:
 
 def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     """Lines for the pending backlog at the start of a run, ready tasks first."""
-    from aidp.render import PRIORITY_MARKERS
+    from aidp.render import priority_marker
 
     query = backlog.Query(statuses=("pending",), sort="priority")
     pending, _ready = ready_first(fold, backlog.query(index.select(fold, ("pending",)), query))
@@ -371,7 +371,7 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
         return ["📋 No pending tasks"]
     lines = [f"📋 Pending tasks ({len(pending)}):"]
     for task in pending[:limit]:
-        marker = PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+        marker = priority_marker(task.get("priority"))
         lines.append(f"  {marker} {task.get('description', '')} ({task['id']})")
     if len(pending) > limit:
         lines.append(f"  … and {len(pending) - limit} more (see all: aidp tasks list pending)")

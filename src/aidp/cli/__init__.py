@@ -371,6 +371,31 @@ class _Guarded(io.RawIOBase):
         return size
 
 
+# aidp's own symbols, as plain text for a stdout that cannot encode them (an ASCII or
+# Latin-1 locale); any other character that cannot be shown is written escaped (\uXXXX).
+_PLAIN = {
+    "✓": "+", "…": "...", "—": "-", "–": "-", "→": "->", "←": "<-", "≥": ">=", "≤": "<=",
+    "·": "-", "↺": "<-", "↻": "~", "⏸": "||", "📋": "*", "📝": "*", "🔧": "*", "└": "`",
+    "─": "-", "│": "|", "█": "#", "▏": "", "▎": "", "▍": "", "▌": "", "▋": "", "▊": "",
+    "▉": "", "▲": "^", "●": "-", "▼": "v", "◇": "?", "×": "x", "−": "-",
+}
+
+
+def _plain_or_escaped(exc: UnicodeError) -> tuple[str, int]:
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text = exc.object[exc.start:exc.end]
+    out = []
+    for char in text:
+        if char in _PLAIN:
+            out.append(_PLAIN[char])
+        else:
+            code = ord(char)
+            out.append(f"\\x{code:02x}" if code <= 0xFF else
+                       f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
+    return "".join(out), exc.end
+
+
 def _guard_streams() -> tuple[_Guarded, _Guarded]:
     """Make stdout/stderr safe before any command runs: a closed descriptor is
     reopened on /dev/null (or a file opened later would take its number), and text that
@@ -388,8 +413,12 @@ def _guard_streams() -> tuple[_Guarded, _Guarded]:
         old = getattr(sys, name)
         encoding = getattr(old, "encoding", None) or "utf-8"
         errors = getattr(old, "errors", None) or "strict"
-        if errors == "strict" and codecs.lookup(encoding).name != "utf-8":
-            errors = "backslashreplace"
+        # Python's C/POSIX locale streams are ASCII with surrogateescape, which fails
+        # on any other character as surely as strict does.
+        if (errors in ("strict", "surrogateescape", "backslashreplace")
+                and codecs.lookup(encoding).name != "utf-8"):
+            codecs.register_error("aidp-plain", _plain_or_escaped)
+            errors = "aidp-plain"
         guard = _Guarded(fd)
         line_buffering = guard.isatty() or name == "stderr"
         stream = io.TextIOWrapper(io.BufferedWriter(guard), encoding=encoding, errors=errors,

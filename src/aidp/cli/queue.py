@@ -32,7 +32,7 @@ def _label(task: Record) -> str:
 
 
 def _line(task: Record, now: int, paint: render.Painter, *, status: bool = False) -> str:
-    marker = render.PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+    marker = render.priority_marker(task.get("priority"), paint)
     tid = paint(f"[{render.inert(task.get('id', '?'))}]", "dim")
     text = f"{marker} {tid} {render.inert(task.get('description', ''))}"
     text += " " + paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")

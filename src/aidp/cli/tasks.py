@@ -90,9 +90,10 @@ def add(
     elif quiet:
         render.write_text(task["id"])
     else:
-        marker = render.PRIORITY_MARKERS[task["priority"]]
+        paint = _paint()
+        marker = render.priority_marker(task["priority"], paint)
         render.write_text(
-            f"{_paint()('✓', 'green')} Added {marker} [{task['id']}] "
+            f"{paint('✓', 'green')} Added {marker} [{task['id']}] "
             f"{render.inert(task['description'])}"
         )
 
@@ -577,7 +578,7 @@ def import_(
                                  if result.skipped else "")]
     paint = _paint()
     for task in result.filed[:20]:
-        marker = render.PRIORITY_MARKERS.get(task.get("priority"), "⚪")
+        marker = render.priority_marker(task.get("priority"), paint)
         lines.append(f"  {marker} {paint('[' + task['id'] + ']', 'dim')} "
                      f"{render.inert(task.get('description', ''))} "
                      f"{paint('(' + render.inert(task.get('status')) + ')', 'dim')}")
