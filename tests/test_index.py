@@ -80,8 +80,9 @@ IDS = [f"task_17000000{n}_{n:04x}ab{n:02x}" for n in range(6)] + ["x", "a_b_c"]
 
 
 # The shapes of `tags` a task line may have: the tags column must count them as
-# fold.task_tags does (duplicates once, a missing or empty list as none).
-TAG_SHAPES = ("one", "none", "missing", "twice", "two")
+# fold.task_tags does (duplicates once, a missing or empty list as none, a string as
+# one tag: a hand edit, issue 14).
+TAG_SHAPES = ("one", "none", "missing", "twice", "two", "text")
 
 
 def task_line(tid: str, status: str, stamp: int, extra: str, shape: str = "one") -> bytes:
@@ -89,12 +90,12 @@ def task_line(tid: str, status: str, stamp: int, extra: str, shape: str = "one")
               "created_at": format_ts(0), "updated_at": format_ts(stamp)}
     if shape != "missing":
         record["tags"] = {"one": [extra], "none": [], "twice": [extra, extra],
-                          "two": [extra, "b"]}[shape]
+                          "two": [extra, "b"], "text": extra}[shape]
     return orjson.dumps(record)
 
 
 task_lines = st.builds(task_line, st.sampled_from(IDS), st.sampled_from([*STATUSES, "odd"]),
-                       st.integers(0, 4), st.text("ab ü", max_size=3),
+                       st.integers(0, 4), st.text("ab ü,", max_size=3),
                        st.sampled_from(TAG_SHAPES))
 lines = st.one_of(
     task_lines,

@@ -295,13 +295,17 @@ def test_a_held_lock_is_announced_then_the_write_proceeds(project: Path) -> None
 
 def test_the_fast_task_check_accepts_exactly_what_the_type_rules_do() -> None:
     """fold.well_typed_task is one pass over the values, for speed: it must say what the
-    plain rules say (text keys: a string or absent/null; tags: a list of strings)."""
-    from aidp.fold import well_typed_task
+    plain rules say (text keys: a string or absent/null; tags: a list of strings, or one
+    string: a single tag, issue 14)."""
+    from aidp.fold import parse_line, well_typed_task
 
     good = {"id": "task_1_00000001", "description": "x", "status": "pending", "tags": []}
     assert well_typed_task(good)
     assert well_typed_task({**good, "tags": None, "session": None, "extra": 5})
-    for bad in ({"tags": "one,two"}, {"tags": [1]}, {"tags": {"a": 1}}, {"status": ["x"]},
+    assert well_typed_task({**good, "tags": "one,two"})
+    assert parse_line(orjson.dumps({**good, "tags": "one,two"}))["tags"] == ["one,two"]
+    assert parse_line(orjson.dumps({**good, "tags": " "}))["tags"] == []
+    for bad in ({"tags": [1]}, {"tags": {"a": 1}}, {"status": ["x"]},
                 {"description": 5}, {"updated_at": 12}, {"id": ""}, {"id": 7},
                 {"id": "task_\x1b[31m"}, {"id": "task_\u0085"}):
         assert not well_typed_task({**good, **bad}), bad

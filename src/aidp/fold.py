@@ -136,6 +136,7 @@ _BOM = b"\xef\xbb\xbf"
 # Task keys whose value must be a string when present; a task line that breaks this
 # (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
 # line: skipped, counted and removed by repair, never handed to code that expects text.
+# `tags` is a list of strings; a string there is read as one tag (mend_tags, issue 14).
 _TEXT_KEYS = tuple(key for key in TASK_KEY_ORDER if key not in ("id", "tags"))
 
 
@@ -150,8 +151,11 @@ def parse_line(raw: bytes) -> Record | None:
         return None
     if not isinstance(value, dict):
         return None
-    if "type" not in value and not well_typed_task(value):
-        return None
+    if "type" not in value:
+        if not well_typed_task(value):
+            return None
+        if type(value.get("tags")) is str:
+            mend_tags(value)
     return value
 
 
@@ -167,9 +171,7 @@ def well_typed_task(record: Record) -> bool:
         return False  # an id is printed bare (--format ids) and typed back in shells
     for key, value in record.items():
         if type(value) is str:
-            if key == "tags":
-                return False  # "one,two": tags are a list
-            continue
+            continue  # a string `tags` is one tag: mend_tags makes it a list
         if value is None:
             continue
         if key == "tags":
@@ -185,11 +187,23 @@ def well_typed_task(record: Record) -> bool:
 
 def task_tags(record: Record) -> list[str]:
     """A task's tags as every reader counts them (stats, filters, the snapshot's tags
-    column): its distinct tags, in order; [] when it has none."""
+    column): its distinct tags, in order; [] when it has none. A string value (a hand
+    edit, a foreign tool) is that one tag, none when blank (issue 14)."""
     tags = record.get("tags")
+    if type(tags) is str:
+        return [tags] if tags.strip() else []
     if type(tags) is not list or not tags:
         return []
     return list(dict.fromkeys(t for t in tags if type(t) is str))
+
+
+def mend_tags(record: Record) -> Record:
+    """A task read with a string `tags` gets the list task_tags gives, so every reader
+    sees the same tags and any record aidp writes for the task carries a list of
+    strings. parse_line and the index's bulk decode call it: the rule lives here."""
+    if type(record.get("tags")) is str:
+        record["tags"] = task_tags(record)
+    return record
 
 
 def fold_bytes(data: bytes) -> Fold:

@@ -351,7 +351,6 @@ def test_ill_typed_records_are_damage_not_a_crash(cli, project: Path, log: TaskL
         {**good, "id": "task_1_0000000a", "status": ["pending"]},
         {**good, "id": "task_1_0000000b", "description": 5},
         {**good, "id": "task_1_0000000c", "priority": {"high": 1}},
-        {**good, "id": "task_1_0000000d", "tags": "one,two"},
         {**good, "id": "task_1_0000000e", "tags": [1, None]},
         {**good, "id": "task_1_0000000f", "updated_at": 12},
         {**good, "id": "task_1_\x1b[31m"},
@@ -372,6 +371,37 @@ def test_ill_typed_records_are_damage_not_a_crash(cli, project: Path, log: TaskL
     repaired = cli("tasks", "repair")
     assert repaired.code == 0, repaired
     assert orjson.loads(tasklist(project).read_bytes()) == good
+
+
+def test_a_string_tags_value_is_one_tag_never_written_back_damaged(cli, project: Path,
+                                                                   log: TaskLog) -> None:
+    """Issue 14 (it replaced the old rule that counted it as damage): a task line whose
+    `tags` is the string "one,two" (a hand edit, a foreign tool) is a task with the one
+    tag "one,two" (never #o #n #e); a record aidp writes for it carries a list."""
+    stamp = format_ts(now_micros())
+    task = {"id": "task_1_0000000d", "description": "hand edited", "status": "pending",
+            "priority": "medium", "created_at": stamp, "updated_at": stamp, "tags": "one,two"}
+    log.append([task])
+    before = tasklist(project).read_bytes()
+    for args in [*HUMAN_READS, ["tasks", "show", "0000000d"]]:
+        result = cli(*args)
+        assert result.code == 0, result
+        assert "damaged" not in result.err
+    listed = cli("tasks", "list", "--all")
+    assert "#one,two" in listed.out and "#o " not in listed.out
+    shown = orjson.loads(cli("tasks", "list", "--all", "--json").out)
+    assert shown[0]["tags"] == ["one,two"]
+    assert tasklist(project).read_bytes() == before  # reading changes nothing
+    edited = cli("tasks", "edit", "0000000d", "--add-tag", "x")
+    assert edited.code == 0, edited
+    done = cli("tasks", "done", "0000000d")
+    assert done.code == 0, done
+    data = tasklist(project).read_bytes()
+    assert data.startswith(before)  # the hand-edited line itself is kept as it was
+    written = [orjson.loads(line) for line in data[len(before):].splitlines()]
+    assert [r["tags"] for r in written] == [["one,two", "x"], ["one,two", "x"]]
+    assert written[-1]["status"] == "done"
+    assert orjson.loads(cli("tasks", "show", "--json", "0000000d").out)["tags"] == ["one,two", "x"]
 
 
 def test_a_project_path_with_escapes_is_shown_inert(cli, tmp_path: Path) -> None:

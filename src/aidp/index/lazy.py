@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp.errors import StorageError
-from aidp.fold import parse_line, task_tags
+from aidp.fold import mend_tags, parse_line, task_tags
 from aidp.index.columns import status_key, summary
 from aidp.model import UNKNOWN_TS, remember_ts, ts_of
 
@@ -197,6 +197,10 @@ class LazyTasks(_Lazy):
                 or [r.get("id") if type(r) is dict else None for r in records]
                 != [cols.id_at(i) for i in todo]):
             records = [self._decode(i, raw) for i, raw in zip(todo, raws, strict=True)]
+        else:
+            for record in records:
+                if type(record.get("tags")) is str:
+                    mend_tags(record)  # the plain fold's rule (parse_line)
         decoded.update(zip(todo, records, strict=True))
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
