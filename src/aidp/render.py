@@ -186,7 +186,7 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
     groups: dict[str, list[Record]] = {s: [] for s in STATUSES}
     other: list[Record] = []
     for task in tasks:
-        groups.get(task.get("status"), other).append(task)
+        groups.get(str(task.get("status")), other).append(task)
     blocks = []
     for status, members in [*groups.items(), ("other", other)]:
         if not members:

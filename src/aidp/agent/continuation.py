@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from aidp.errors import InvalidInput
-from aidp.todos import TodoList, derived_status, has_open_items
+from aidp.todos import TodoItem, TodoList, derived_status, has_open_items
 
 
 @dataclass(frozen=True)
@@ -39,9 +39,9 @@ def on_user_prompt(todo: TodoList) -> TodoList:
     return lifted
 
 
-def continuation_item(todo: TodoList) -> dict | None:
+def continuation_item(todo: TodoList) -> TodoItem | None:
     """The item a continuation prompt names: the first in_progress, else the first pending."""
-    items = [dict(i, status=derived_status(i)) for i in todo.visible]
+    items: list[TodoItem] = [{**i, "status": derived_status(i)} for i in todo.visible]
     for wanted in ("in_progress", "pending"):
         for item in items:
             if item["status"] == wanted:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from aidp.errors import InvalidInput
 from aidp.model import PRIORITIES, validate_priority, validate_reason
@@ -10,6 +11,8 @@ from aidp.todos.items import (
     DEFAULT_PRIORITY,
     ITEM_STATUSES,
     OWN_STATUS,
+    Subtask,
+    TodoItem,
     TodoList,
     _clean_content,
     _copy,
@@ -29,7 +32,7 @@ def add(
     """Insert at `position` ('last' appends). A cleared list starts afresh."""
     target = locate(todo, position, insert=True)
     text = _clean_content(content)
-    items = [dict(i) for i in todo.visible]
+    items = [i.copy() for i in todo.visible]
     taken = _ids(todo.items)
     if target.subtask is None:
         items.insert(target.item, {
@@ -55,28 +58,29 @@ def add(
     return replace(todo, items=items, active=True), target
 
 
-def delete(todo: TodoList, position: str) -> tuple[TodoList, Target, dict]:
+def delete(todo: TodoList, position: str) -> tuple[TodoList, Target, TodoItem | Subtask]:
     """Remove an item (with its subtasks) or a subtask; also returns what went."""
     target = locate(todo, position)
-    items = [dict(i) for i in todo.visible]
+    items = [i.copy() for i in todo.visible]
+    gone: TodoItem | Subtask
     if target.subtask is None:
         gone = items.pop(target.item)
     else:
         parent = items[target.item]
         subs = list(parent["subtasks"])
-        gone = subs.pop(target.subtask)
+        gone = sub = subs.pop(target.subtask)
         parent["subtasks"] = subs
         if subs:
             parent["status"] = derived_status(parent)
         else:
             # The checklist is gone: the item gets back the status it had before it.
-            fallback = derived_status({**parent, "subtasks": [gone]})
+            fallback = derived_status({**parent, "subtasks": [sub]})
             own = parent.pop(OWN_STATUS, None)
             parent["status"] = own if own in ITEM_STATUSES else fallback
     return replace(todo, items=items, active=bool(items)), target, gone
 
 
-def _checklist_refusal(verb: str, target: Target, item: dict) -> InvalidInput:
+def _checklist_refusal(verb: str, target: Target, item: TodoItem) -> InvalidInput:
     n = target.item + 1
     subs = item.get("subtasks") or []
     shown = ", ".join(f"{n}.{m}" for m in range(1, len(subs) + 1))
@@ -89,14 +93,14 @@ def _checklist_refusal(verb: str, target: Target, item: dict) -> InvalidInput:
 def tick(todo: TodoList, position: str) -> tuple[TodoList, Target]:
     """Toggle completed ↔ not completed for an item without a checklist, or a subtask."""
     target = locate(todo, position)
-    items = [dict(i) for i in todo.visible]
+    items = [i.copy() for i in todo.visible]
     item = items[target.item]
     if target.subtask is None:
         if item.get("subtasks"):
             raise _checklist_refusal("tick", target, item)
         item["status"] = "pending" if item["status"] == "completed" else "completed"
     else:
-        subs = [dict(s) for s in item["subtasks"]]
+        subs = [s.copy() for s in item["subtasks"]]
         sub = subs[target.subtask]
         sub["status"] = "pending" if sub["status"] == "completed" else "completed"
         item["subtasks"] = subs
@@ -107,7 +111,7 @@ def tick(todo: TodoList, position: str) -> tuple[TodoList, Target]:
 def start(todo: TodoList, position: str) -> tuple[TodoList, Target]:
     """Mark an item in_progress (items with a checklist follow it; subtasks are ticked)."""
     target = locate(todo, position)
-    items = [dict(i) for i in todo.visible]
+    items = [i.copy() for i in todo.visible]
     item = items[target.item]
     if target.subtask is not None:
         raise InvalidInput(
@@ -140,10 +144,11 @@ def load(todo: TodoList, source: TodoList) -> TodoList:
     return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None,
                    epoch=_new_generation())
 
+
 _PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
 
 
-def set_plan(todo: TodoList, entries: list[dict]) -> TodoList:
+def set_plan(todo: TodoList, entries: list[dict[str, Any]]) -> TodoList:
     """Replace the items with an agent's own plan: Claude's TodoWrite
     ([{"content", "status", "activeForm"?, "priority"?}]) or Codex's plan
     ([{"step", "status"}]). The list becomes active; an empty plan clears it.
@@ -152,7 +157,7 @@ def set_plan(todo: TodoList, entries: list[dict]) -> TodoList:
         raise InvalidInput("Invalid plan: expected a list of {content|step, status} entries")
     previous = {i["content"]: i for i in todo.visible}
     taken = _ids(todo.items)
-    items: list[dict] = []
+    items: list[TodoItem] = []
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
             raise InvalidInput(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Final, NotRequired, TypedDict, cast
 
 from aidp.errors import AidpError
 from aidp.model import MAX_DESCRIPTION, PRIORITIES, clean_text
@@ -16,7 +16,28 @@ DEFAULT_PRIORITY = "medium"
 NO_ACTIVE = "No active TODOs"
 # Kept on an item while it has a checklist: the status it had before, restored when
 # its last subtask is deleted (so adding then deleting a subtask changes nothing).
-OWN_STATUS = "own_status"
+OWN_STATUS: Final = "own_status"
+
+
+class Subtask(TypedDict):
+    """One checklist entry of an item (keys this version does not know are kept)."""
+
+    id: str
+    content: str
+    status: str  # pending or completed
+
+
+class TodoItem(TypedDict):
+    """One item of a list, as `_normal_item` leaves it (keys this version does not know
+    are kept)."""
+
+    id: str
+    content: str
+    status: str  # one of ITEM_STATUSES; derived from the checklist when it has one
+    priority: str
+    subtasks: list[Subtask]
+    own_status: NotRequired[str]  # OWN_STATUS
+
 
 class TodoListNotFound(AidpError):
     """`todo load` named a session (or number) that has no saved list."""
@@ -27,7 +48,7 @@ class TodoList:
     """One session's list, folded from the newest todo_list record."""
 
     session: str
-    items: list[dict] = field(default_factory=list)
+    items: list[TodoItem] = field(default_factory=list)
     active: bool = False
     paused: bool = False
     pause_reason: str | None = None
@@ -40,11 +61,12 @@ class TodoList:
     ranks: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
-    def visible(self) -> list[dict]:
+    def visible(self) -> list[TodoItem]:
         """The items `show`, positions and `run` work on: none once the list is cleared."""
         return self.items if self.active else []
 
-def derived_status(item: dict) -> str:
+
+def derived_status(item: TodoItem) -> str:
     """An item with a checklist: none completed → pending, some → in_progress, all →
     completed. Without one, its own status."""
     subtasks = item.get("subtasks") or []
@@ -57,13 +79,13 @@ def derived_status(item: dict) -> str:
     return "completed" if done == len(subtasks) else "in_progress"
 
 
-def progress(item: dict) -> tuple[int, int]:
+def progress(item: TodoItem) -> tuple[int, int]:
     """(completed subtasks, subtasks)."""
     subtasks = item.get("subtasks") or []
     return sum(1 for s in subtasks if s.get("status") == "completed"), len(subtasks)
 
 
-def counts(items: Iterable[dict]) -> dict[str, int]:
+def counts(items: Iterable[TodoItem]) -> dict[str, int]:
     found = dict.fromkeys(ITEM_STATUSES, 0)
     for item in items:
         found[derived_status(item)] += 1
@@ -82,7 +104,7 @@ def _new_id(taken: set[str]) -> str:
             return candidate
 
 
-def _ids(items: Iterable[dict]) -> set[str]:
+def _ids(items: Iterable[TodoItem]) -> set[str]:
     found: set[str] = set()
     for item in items:
         found.add(str(item.get("id")))
@@ -94,37 +116,37 @@ def _clean_content(text: str) -> str:
     return clean_text(text, what="TODO description", limit=MAX_DESCRIPTION)
 
 
-def _normal_subtask(raw: Any, number: str) -> dict | None:
+def _normal_subtask(raw: Any, number: str) -> Subtask | None:
     if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
         return None
-    sub = dict(raw)
+    sub: dict[str, Any] = dict(raw)
     sub["id"] = str(sub["id"]) if sub.get("id") is not None else number
     sub["status"] = "completed" if sub.get("status") == "completed" else "pending"
-    return sub
+    return cast("Subtask", sub)
 
 
-def _normal_item(raw: Any, number: int) -> dict | None:
+def _normal_item(raw: Any, number: int) -> TodoItem | None:
     """An item as stored, tolerant of hand edits: unreadable parts fall back to defaults,
     keys this version does not know are kept."""
     if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
         return None
-    item = dict(raw)
+    item: dict[str, Any] = dict(raw)
     item["id"] = str(item["id"]) if item.get("id") is not None else str(number)
     if item.get("priority") not in PRIORITIES:
         item["priority"] = DEFAULT_PRIORITY
-    raw_subs = item.get("subtasks") if isinstance(item.get("subtasks"), list) else []
+    raw_subs = item["subtasks"] if isinstance(item.get("subtasks"), list) else []
     subs = [_normal_subtask(s, f"{number}.{n}") for n, s in enumerate(raw_subs, start=1)]
     item["subtasks"] = [s for s in subs if s is not None]
     if not item["subtasks"]:
         item.pop(OWN_STATUS, None)
-    item["status"] = derived_status(item)
-    return item
+    item["status"] = derived_status(cast("TodoItem", item))
+    return cast("TodoItem", item)
 
 
-def item_out(item: dict, *, public: bool = False) -> dict:
+def item_out(item: TodoItem, *, public: bool = False) -> dict[str, Any]:
     """The item in the documented key order, its status derived; `public` leaves out
     what only the stored record needs."""
-    out = {
+    out: dict[str, Any] = {
         "id": item["id"],
         "content": item["content"],
         "status": derived_status(item),
@@ -140,6 +162,7 @@ def item_out(item: dict, *, public: bool = False) -> dict:
             out[key] = value
     return out
 
+
 def same(a: TodoList, b: TodoList) -> bool:
     """Equal content (the time of the change aside)."""
     return (
@@ -150,11 +173,14 @@ def same(a: TodoList, b: TodoList) -> bool:
         and [item_out(i) for i in a.items] == [item_out(i) for i in b.items]
     )
 
+
 def _copy(todo: TodoList) -> TodoList:
-    items = [dict(i, subtasks=[dict(s) for s in i.get("subtasks") or []]) for i in todo.items]
+    items: list[TodoItem] = [{**i, "subtasks": [s.copy() for s in i.get("subtasks") or []]}
+                             for i in todo.items]
     return replace(todo, items=items, ranks=dict(todo.ranks))
 
-def show_json(todo: TodoList) -> dict:
+
+def show_json(todo: TodoList) -> dict[str, Any]:
     """`todo show --json`: {"session", "active", "paused", "items"}, statuses derived."""
     items = todo.visible
     return {

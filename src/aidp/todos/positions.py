@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from aidp.errors import InvalidPosition
-from aidp.todos.items import TodoList
+from aidp.todos.items import TodoItem, TodoList
 
 LAST: Literal["last"] = "last"
 Index = int | Literal["last"]
@@ -64,7 +64,7 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def resolve(items: Sequence[dict], pos: Position, *, insert: bool) -> Target:
+def resolve(items: Sequence[TodoItem], pos: Position, *, insert: bool) -> Target:
     """Indices for `pos` in `items`. For an insert, N (or M) may be one past the end and
     `last` means after the end; otherwise `last` is the final existing one."""
     n = len(items)

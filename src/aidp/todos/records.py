@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from aidp.model import Record, ts_of
-from aidp.todos.items import ITEM_STATUSES, OWN_STATUS, TodoList, item_out
+from aidp.todos.items import ITEM_STATUSES, OWN_STATUS, TodoItem, TodoList, item_out
 
 RECORD_TYPE = "todo_list"
 
@@ -128,7 +130,8 @@ def to_record(todo: TodoList, updated_at: str) -> Record:
     record["updated_at"] = updated_at
     return record
 
-def _node_fields(record: Record) -> dict:
+
+def _node_fields(record: Record) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k not in _NODE_KEYS}
 
 
@@ -149,8 +152,8 @@ def _head_record(todo: TodoList, gen: str, stamp: str, writer: str) -> Record:
     return record
 
 
-def _node_record(gen: str, node: dict, parent: str | None, rank: str, stamp: str | None,
-                 writer: str) -> Record:
+def _node_record(gen: str, node: Mapping[str, Any], parent: str | None, rank: str,
+                 stamp: str | None, writer: str) -> Record:
     record: Record = {"type": ITEM_TYPE, "id": f"{ITEM_TYPE}:{gen}:{node['id']}@{writer}",
                       "list": gen, "item": node["id"]}
     if parent is not None:
@@ -169,7 +172,7 @@ def _tombstone(gen: str, node: str, stamp: str, writer: str) -> Record:
             "item": node, "deleted": True, "updated_at": stamp}
 
 
-def _stored(item: dict) -> dict:
+def _stored(item: TodoItem) -> dict[str, Any]:
     """An item's own fields as its record stores them (no subtasks; status derived)."""
     out = item_out(item)
     if out.pop("subtasks"):

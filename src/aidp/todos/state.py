@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 from aidp.errors import InvalidInput
 from aidp.log import Fold
 from aidp.model import UNKNOWN_TS, Record, ts_of
 from aidp.todos.items import (
     OWN_STATUS,
+    TodoItem,
     TodoList,
     TodoListNotFound,
     _normal_item,
@@ -72,7 +74,7 @@ def _index(fold: Fold) -> _Index:
     key = (fold.lines, len(fold.typed), id(fold.typed))
     cached = getattr(fold, "_todo_index", None)
     if cached is not None and cached[0] == key:
-        return cached[1]
+        return cast("_Index", cached[1])
     found = _Index(fold)
     try:
         fold._todo_index = (key, found)  # type: ignore[attr-defined]
@@ -111,16 +113,16 @@ def _assemble(session: str, head: Record, gen: str, winners: dict[str, Record]) 
         parent = record.get("parent")
         if isinstance(parent, str):
             children.setdefault(parent, []).append(record)
-    items: list[dict] = []
+    items: list[TodoItem] = []
     ranks: dict[str, str] = {}
     for number, record in enumerate(tops, start=1):
         node = str(record["item"])
-        subs = []
+        subs: list[dict[str, Any]] = []
         for sub in sorted(children.get(node, []), key=_rank_key):
             subs.append({"id": sub["item"], **_node_fields(sub)})
             if _valid_rank(sub.get("rank")):
                 ranks[sub["item"]] = sub["rank"]
-        raw = {"id": node, **_node_fields(record), "subtasks": subs}
+        raw: dict[str, Any] = {"id": node, **_node_fields(record), "subtasks": subs}
         if subs:  # the stored status is the one it gets back without its checklist
             raw[OWN_STATUS] = raw.get("status")
         item = _normal_item(raw, number)
@@ -150,7 +152,7 @@ def from_record(record: Record) -> TodoList:
     session = record.get("session")
     if not isinstance(session, str):
         session = str(record.get("id", "")).partition(":")[2]
-    raw_items = record.get("items") if isinstance(record.get("items"), list) else []
+    raw_items = record["items"] if isinstance(record.get("items"), list) else []
     items = [_normal_item(raw, n) for n, raw in enumerate(raw_items, start=1)]
     reason = record.get("pause_reason")
     updated = record.get("updated_at")
@@ -208,7 +210,7 @@ class Summary:
     first: str | None
     owner: str | None = None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "session": self.session,
             "current": self.current,

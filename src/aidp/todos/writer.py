@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from aidp.log import Fold, TaskLog
 from aidp.model import Record, format_ts, now_micros
@@ -62,10 +63,10 @@ def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[l
         records.append(_head_record(after, gen, stamp, writer))
     written: dict[str, Record] = {}
     seen: set[str] = set()
-    groups = [(None, [str(i["id"]) for i in after.items])]
+    groups: list[tuple[str | None, list[str]]] = [(None, [str(i["id"]) for i in after.items])]
     groups += [(str(i["id"]), [str(s["id"]) for s in i.get("subtasks") or []])
                for i in after.items]
-    by_id: dict[str, dict] = {}
+    by_id: dict[str, dict[str, Any]] = {}
     for item in after.items:
         by_id.setdefault(str(item["id"]), _stored(item))
         for sub in item.get("subtasks") or []:
