@@ -29,6 +29,7 @@ run: $(BIN)/aidp
 
 test: $(BIN)/aidp
 	$(BIN)/ruff check src tests bench
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # The real agent CLIs (versions pinned in tests/agents/versions.toml), installed into

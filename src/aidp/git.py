@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from aidp.errors import AidpError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from subprocess import CompletedProcess
+
     from aidp.log import Fold, TaskLog
 
 _IDENTITY_CACHE: dict[str, str | None] = {}
@@ -146,8 +149,14 @@ def _identity_from_git(root: Path) -> str | None:
 # --- running git -------------------------------------------------------------------------
 
 
+@overload
+def _run(root: Path, *args: str, check: Literal[True] = ..., env: dict[str, str] | None = ...,
+         stdin: str | None = ...) -> CompletedProcess[str]: ...
+@overload
+def _run(root: Path, *args: str, check: bool, env: dict[str, str] | None = ...,
+         stdin: str | None = ...) -> CompletedProcess[str] | None: ...
 def _run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
-         stdin: str | None = None):
+         stdin: str | None = None) -> CompletedProcess[str] | None:
     """`git ARGS` in `root`: the completed process; None when git cannot be started."""
     import subprocess
 
@@ -277,7 +286,7 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
     return b"\n".join(keep) + b"\n", tail
 
 
-def compare(before_data: bytes, after_data: bytes) -> dict:
+def compare(before_data: bytes, after_data: bytes) -> dict[str, Any]:
     """What happened between two versions of the tasklist, from their folded states:
     tasks filed, status changes, edits, tasks no longer there, and TODO lists changed."""
     from aidp.log import fold_bytes
@@ -293,9 +302,9 @@ def compare(before_data: bytes, after_data: bytes) -> dict:
         before = fold_bytes(before_data)
         after = fold_bytes(after_data)
         ids = list(after.tasks)
-    filed: list[dict] = []
-    status: list[dict] = []
-    edited: list[dict] = []
+    filed: list[dict[str, Any]] = []
+    status: list[dict[str, Any]] = []
+    edited: list[dict[str, Any]] = []
     for tid in ids:
         new = after.tasks[tid]
         old = before.tasks.get(tid)
@@ -319,18 +328,18 @@ def compare(before_data: bytes, after_data: bytes) -> dict:
         {"id": tid, "description": task.get("description")}
         for tid, task in before.tasks.items() if tid not in after.tasks
     ]
-    result = {"filed": filed, "status": status, "edited": edited, "removed": removed,
-              "todo": _todo_changes(before, after)}
+    result: dict[str, Any] = {"filed": filed, "status": status, "edited": edited,
+                              "removed": removed, "todo": _todo_changes(before, after)}
     result["summary"] = summary(result)
     return result
 
 
-def _status_change(tid: str, task: dict, was: object) -> dict:
+def _status_change(tid: str, task: dict[str, Any], was: object) -> dict[str, Any]:
     return {"id": tid, "description": task.get("description"), "from": was,
             "to": task.get("status")}
 
 
-def _todo_changes(before: Fold, after: Fold) -> list[dict]:
+def _todo_changes(before: Fold, after: Fold) -> list[dict[str, Any]]:
     from aidp import todos
 
     old = {t.session: t for t in todos.all_lists(before)}
@@ -359,7 +368,7 @@ def _todo_changes(before: Fold, after: Fold) -> list[dict]:
     return out
 
 
-def summary(changes: dict) -> str:
+def summary(changes: dict[str, Any]) -> str:
     """`2 filed, 1 done, 3 TODO changes`; empty when nothing changed."""
     counts: dict[str, int] = {"filed": len(changes["filed"])}
     for change in changes["status"]:
@@ -377,7 +386,7 @@ def summary(changes: dict) -> str:
     return ", ".join(parts)
 
 
-def changes_between(log: TaskLog, spec: str | None) -> dict:
+def changes_between(log: TaskLog, spec: str | None) -> dict[str, Any]:
     """`tasks changes [REV[..REV]]`: REV alone is REV to the working tree; an empty side
     of `..` is HEAD; no argument is HEAD to the working tree (what is not committed)."""
     repo = repo_of(log)
@@ -546,7 +555,7 @@ def textconv(data: bytes) -> str:
                 state += f", paused: {inert(record.get('pause_reason') or '')}"
             out.append(f"todo {inert(record.get('session'))}: list {state}")
         elif kind == "todo_list":
-            items = record.get("items") if isinstance(record.get("items"), list) else []
+            items = record["items"] if isinstance(record.get("items"), list) else []
             out.append(f"todo {inert(record.get('session'))}: snapshot of {len(items)} items")
         else:
             rest = {k: v for k, v in record.items() if k not in ("type", "id", "updated_at")}
@@ -561,7 +570,7 @@ def _compact(value: object) -> str:
     return orjson.dumps(value).decode("utf-8")
 
 
-def _task_line(task: dict, inert) -> str:
+def _task_line(task: dict[str, Any], inert: Callable[[object], str]) -> str:
     tags = " ".join(f"#{inert(t)}" for t in task.get("tags") or [] if isinstance(t, str))
     line = (f"task {inert(_short(str(task.get('id'))))} [{inert(task.get('status'))}] "
             f"({inert(task.get('priority', 'medium'))}) {inert(task.get('description'))}")
@@ -606,7 +615,7 @@ def setup_diff_driver(root: Path) -> bool:
     return True
 
 
-def render_changes(result: dict) -> str:
+def render_changes(result: dict[str, Any]) -> str:
     """`tasks changes` for people: one line per change, then the TODO lists."""
     from aidp.render import inert
 
@@ -644,7 +653,7 @@ def render_changes(result: dict) -> str:
     return "\n".join(lines)
 
 
-def _shown(value: object, inert) -> str:
+def _shown(value: object, inert: Callable[[object], str]) -> str:
     if value is None:
         return "(none)"
     if isinstance(value, list):

@@ -26,6 +26,7 @@ import os
 import time
 import zlib
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -405,7 +406,7 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     from aidp.model import validate_tag
 
     notes: list[str] = []
-    filed = state.data.get("filed") if isinstance(state.data.get("filed"), list) else []
+    filed: list[str] = state.data["filed"] if isinstance(state.data.get("filed"), list) else []
     for signal in signals.parse_text(text):
         try:
             if isinstance(signal, signals.FileTask):
@@ -423,7 +424,7 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                     continue
                 backlog.set_status(ctx.log, [signal.ref], signal.status, reason=signal.reason)
             elif signal.reason not in _PLACEHOLDERS:
-                todos.change(ctx.log, ctx.session, lambda t, r=signal.reason: todos.pause(t, r))
+                todos.change(ctx.log, ctx.session, partial(todos.pause, reason=signal.reason))
         except (InvalidInput, TaskNotFound, AmbiguousId) as exc:
             notes.append(f"aidp: ignored a signal: {' '.join(str(exc).split())}")
     state.data["filed"] = filed[-200:]

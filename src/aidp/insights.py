@@ -222,7 +222,8 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
     counts = index.status_counts(fold)
     if filters or None in counts:  # every task is needed: decoded in one go
         # (a task without a readable status is not in the columns' selection)
-        tasks = fold.tasks.values() if None in counts else index.select(fold, list(counts))
+        tasks = (fold.tasks.values() if None in counts
+                 else index.select(fold, [s for s in counts if s is not None]))
         return from_tasks(tasks, now=now, filters=filters, weeks=weeks)
     tally = _Tally(now, weeks)
     tally.status = dict(counts)
@@ -291,7 +292,7 @@ def report_data(fold: Fold, *, now: int, project: str = "",
     if None in counts:
         everything = list(fold.tasks.values())
     else:
-        everything = index.select(fold, list(counts))  # type: ignore[arg-type]
+        everything = index.select(fold, [s for s in counts if s is not None])
     qs = queue.state(fold)
     by_id = {task["id"]: task for task in everything if isinstance(task.get("id"), str)}
     ready = [e.id for e in queue.ready(fold, qs)]

@@ -216,14 +216,14 @@ def _write(path: Path, body: bytes) -> None:
 # --- merging ------------------------------------------------------------------------
 
 
-def _without_ours(groups: list[dict], spec: AgentSettings, event: str,
-                  keep: tuple[str | None, int | None] | None) -> tuple[list[dict], bool]:
+def _without_ours(groups: list[dict[str, Any]], spec: AgentSettings, event: str,
+                  keep: tuple[str | None, int | None] | None) -> tuple[list[dict[str, Any]], bool]:
     """The groups with aidp's handlers taken out, except the first one setup wants for
     `keep` (matcher, limit); and whether that one was found."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     found = False
     for group in groups:
-        handlers = group.get("hooks") if isinstance(group.get("hooks"), list) else None
+        handlers = group["hooks"] if isinstance(group.get("hooks"), list) else None
         if handlers is None:
             out.append(group)
             continue
@@ -286,7 +286,7 @@ def installed(data: dict[str, Any], spec: AgentSettings, limit: int | None = Non
     hooks = data.get("hooks") or {}
     for event, matcher in spec.matchers.items():
         for group in hooks.get(event) or []:
-            handlers = group.get("hooks") if isinstance(group.get("hooks"), list) else []
+            handlers = group["hooks"] if isinstance(group.get("hooks"), list) else []
             if group.get("matcher") == matcher and any(
                 isinstance(h, dict) and _accepts(spec, event, h.get("command"), limit)
                 for h in handlers
@@ -384,8 +384,9 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
                 _write(path, _dump(new))
             result.changed = True
     if instructions or remove:
-        where, changed, present = _instructions(root, spec, remove=remove, check=check)
-        result.instructions = where if (instructions or changed) else None
-        result.instructions_changed = changed
-        result.instructions_present = present
+        where, snippet_changed, snippet_present = _instructions(root, spec, remove=remove,
+                                                                check=check)
+        result.instructions = where if (instructions or snippet_changed) else None
+        result.instructions_changed = snippet_changed
+        result.instructions_present = snippet_present
     return result

@@ -120,7 +120,7 @@ class TaskLog:
         self.dir = root / DATA_DIR
         self.path = self.dir / LOG_NAME
         self.lock_path = self.dir / LOCK_NAME
-        self._memo: tuple[tuple | None, Fold] | None = None  # see _fold_current
+        self._memo: tuple[tuple[Any, ...] | None, Fold] | None = None  # see _fold_current
         # `aidp init` sets this: the user asked for a tasklist here, even in a linked .aidp/.
         self.adopt_linked_dir = False
 
@@ -166,7 +166,7 @@ class TaskLog:
         made (any append changes the size; git and repair write a new inode)."""
         try:
             st = os.stat(self.path)
-            key: tuple | None = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+            key: tuple[Any, ...] | None = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
                                  st.st_ctime_ns, whole_lines)
         except OSError:
             key = None

@@ -19,7 +19,8 @@ Record = dict[str, Any]
 STATUSES = ("pending", "in_progress", "done", "abandoned")
 OPEN_STATUSES = ("pending", "in_progress")
 PRIORITIES = ("high", "medium", "low")
-PRIORITY_RANK = {"high": 0, "medium": 1, "low": 2}
+# Keyed by str, but looked up with whatever a file holds (a missing or odd priority: .get)
+PRIORITY_RANK: dict[Any, int] = {"high": 0, "medium": 1, "low": 2}
 
 MAX_DESCRIPTION = 200
 MAX_TAG = 64

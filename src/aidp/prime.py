@@ -107,7 +107,7 @@ def _clip(text: object, width: int = DESCRIPTION_WIDTH) -> str:
 
 def _task_line(task: Record) -> str:
     priority = task.get("priority") if task.get("priority") in PRIORITY_RANK else "medium"
-    tags = task.get("tags") if isinstance(task.get("tags"), list) else []
+    tags = task["tags"] if isinstance(task.get("tags"), list) else []
     shown_tags = " ".join(f"#{_clip(t, 20)}" for t in tags[:4] if isinstance(t, str))
     line = f"- {_clip(task.get('id'), 40)} [{priority}] {_clip(task.get('description', ''))}"
     if isinstance(task.get("assignee"), str):
@@ -116,16 +116,16 @@ def _task_line(task: Record) -> str:
 
 
 def _task_json(task: Record) -> dict[str, Any]:
-    out = {key: task[key] for key in ("id", "description", "status", "priority", "tags",
-                                      "assignee") if key in task}
+    keys = ("id", "description", "status", "priority", "tags", "assignee")
+    out: dict[str, Any] = {key: task[key] for key in keys if key in task}
     if isinstance(out.get("description"), str):
         out["description"] = _clip(out["description"], 200)
     return out
 
 
-def _fit_items(items: list[dict]) -> tuple[list[dict], int]:
+def _fit_items(items: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The TODO items that fit the section's budget (as JSON), and how many did not."""
-    kept: list[dict] = []
+    kept: list[dict[str, Any]] = []
     used = 0
     for item in items:
         cost = len(item.get("content", "")) + 40 + sum(

@@ -244,7 +244,7 @@ _DECODE_AT_MOST = 200
 
 
 def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
-    return (PRIORITY_RANK.get(row[1], 1), row[2])  # type: ignore[arg-type]
+    return (PRIORITY_RANK.get(row[1], 1), row[2])
 
 
 def ranked(rows: list[tuple[str, str | None, int, str, list[str]]],
@@ -629,7 +629,8 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
     else holds it, when it is closed or waits on an open task; NothingReady when no task
     is ready. Concurrent claims never hand out one task twice: each sees the others'.
     `assignee` may be a function (see `actor_lookup`), called once the task is known."""
-    who = (lambda: validate_actor(assignee)) if isinstance(assignee, str) else assignee
+    who: Callable[[], str] = ((lambda: validate_actor(assignee)) if isinstance(assignee, str)
+                              else assignee)
     if isinstance(assignee, str):
         validate_actor(assignee)
     skip = list(exclude)
@@ -663,9 +664,9 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
             waiting = [w for w in qs.waits(tid)
                        if (fold.tasks.get(w) or {}).get("status") in OPEN_STATUSES]
             if waiting:
-                shown = ", ".join(short(w) for w in waiting)
+                listed = ", ".join(short(w) for w in waiting)
                 raise ClaimRefused(f"Cannot claim task {label}: it waits on open task(s) "
-                                   f"{shown}; see 'aidp tasks blocked'")
+                                   f"{listed}; see 'aidp tasks blocked'")
         records: list[Record] = []
         # Active claims that are not in effect (the task went back to pending on another
         # clone, or before this version released claims on reopen) are released, so
@@ -700,7 +701,7 @@ def stale(fold: Fold, qs: QueueState, claimed_before: int) -> list[str]:
     for tid in qs.claims:
         task = fold.tasks.get(tid)
         holder = qs.holder(task) if task is not None else None
-        if holder is not None and task.get("status") == "in_progress" \
+        if holder is not None and task is not None and task.get("status") == "in_progress" \
                 and ts_of(holder, "claimed_at") < claimed_before:
             found.append(tid)
     return found

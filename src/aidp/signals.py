@@ -102,6 +102,7 @@ def parse(line: str) -> list[Signal]:
     for at, head in enumerate(heads):
         stretch_end = heads[at + 1].start() if at + 1 < len(heads) else len(line)
         stretch = line[head.end():stretch_end]
+        signal: Signal | None
         if head["file"] is not None:
             signal = _file_task(head["file_open"], stretch)
         elif head["update"] is not None:

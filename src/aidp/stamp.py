@@ -52,7 +52,7 @@ def read_stamp(folder: Path) -> tuple[bytes, StatKey] | None:
     magic, nonce, *key, crc = _STAMP.unpack(data)
     if magic != _STAMP_MAGIC or zlib.crc32(data[: _STAMP.size - 4]) != crc:
         return None
-    return nonce, tuple(key)  # type: ignore[return-value]
+    return nonce, tuple(key)
 
 
 def write_stamp(folder: Path, nonce: bytes, key: StatKey) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
 from aidp.log import Fold, TaskLog, _Plain, dumps
@@ -37,6 +38,7 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     needle = ref.lower()
     # The indexed fold (aidp.index) searches its joined ids instead of a loop over them.
     search = getattr(tasks, "ids_with_prefix", None)
+    matches: list[str]
     if needle.startswith("task_") and not _ENOUGH_OF_AN_ID.match(needle):
         matches = []  # task_1 is not 4 characters of a hex part: it names nothing
     elif needle.startswith("task_"):
@@ -191,7 +193,7 @@ class Query(_Plain):
         self.limit = limit
 
 
-def sort_key(sort: str):
+def sort_key(sort: str) -> Callable[[Record], Any]:
     """The key for a stable sort of tasks given newest-written first, so that equal
     timestamps (the Ruby original wrote whole seconds) keep the file's order, reversed."""
     if sort == "updated":
@@ -263,7 +265,7 @@ def _stats(
     by_status = {status: counts.get(status, 0) for status in STATUSES}
     # `other`: a priority this version does not know (a newer writer's, a hand edit) or
     # none, so that the parts add up to `open`.
-    open_by_priority = {"high": 0, "medium": 0, "low": 0, "other": 0}
+    open_by_priority: dict[str | None, int] = {"high": 0, "medium": 0, "low": 0, "other": 0}
     oldest: tuple[int, str] | None = None
     for tid, priority, created in open_tasks:
         open_by_priority[priority if priority in PRIORITY_RANK else "other"] += 1

@@ -26,6 +26,7 @@ import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aidp import git
 from aidp.errors import InvalidInput
@@ -110,7 +111,7 @@ class Layer:
     path: Path
     shown: str  # ".aidp/config.toml"
     sha256: str
-    data: dict
+    data: dict[str, Any]
     own: bool  # the user's own file: a git-ignored config.local.toml
 
 
@@ -129,7 +130,7 @@ class Config:
 
     root: Path
     layers: list[Layer]
-    _store: dict | None = field(default=None, repr=False)
+    _store: dict[str, Any] | None = field(default=None, repr=False)
 
     def get(self, *keys: str) -> object | None:
         """The value at `keys` (`get("agent")`, `get("agents", "claude", "args")`) from
@@ -175,7 +176,7 @@ class Config:
             return "this file is not trusted"
         if entry.get("sha256") != layer.sha256:
             return "this file has changed since you trusted it"
-        recorded = entry.get("files") if isinstance(entry.get("files"), dict) else {}
+        recorded = entry["files"] if isinstance(entry.get("files"), dict) else {}
         now = referenced_files(self.root, layer)
         changed = sorted(name for name in recorded.keys() | now.keys()
                          if recorded.get(name) != now.get(name))
@@ -186,7 +187,7 @@ class Config:
                     f"({', '.join(changed[:3])})")
         return None
 
-    def _trust_store(self) -> dict:
+    def _trust_store(self) -> dict[str, Any]:
         if self._store is None:
             self._store = read_store()
         return self._store
@@ -205,7 +206,7 @@ class Config:
         )
 
 
-def _lookup(data: dict, keys: tuple[str, ...]) -> object | None:
+def _lookup(data: dict[str, Any], keys: tuple[str, ...]) -> object | None:
     value: object = data
     for key in keys:
         if not isinstance(value, dict):
@@ -241,7 +242,7 @@ def load(root: Path) -> Config:
     return Config(root=root, layers=layers)
 
 
-def _read(path: Path) -> tuple[bytes, dict] | None:
+def _read(path: Path) -> tuple[bytes, dict[str, Any]] | None:
     """(bytes, settings) of one config file, or None when there is none. Never through
     a symbolic link: a clone could point one anywhere."""
     import tomllib
@@ -351,7 +352,7 @@ def _file_digest(path: str) -> str:
 # --- the trust store --------------------------------------------------------------------------
 
 
-def read_store() -> dict[str, dict]:
+def read_store() -> dict[str, dict[str, Any]]:
     """file key → {"sha256", "trusted_at"}; {} when there is no store yet."""
     path = store_path()
     try:
@@ -364,7 +365,7 @@ def read_store() -> dict[str, dict]:
     return _parse_store(raw, path)
 
 
-def _parse_store(raw: bytes, path: Path) -> dict[str, dict]:
+def _parse_store(raw: bytes, path: Path) -> dict[str, dict[str, Any]]:
     bad = (f"Invalid trust store {path}: {{}}; nothing was run or changed — fix it, or "
            "remove it and run 'aidp trust' again where you trust a config")
     try:
@@ -382,7 +383,7 @@ def _parse_store(raw: bytes, path: Path) -> dict[str, dict]:
     return files
 
 
-def _update_store(change: Callable[[dict[str, dict]], None]) -> None:
+def _update_store(change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
     """Read, change and atomically replace the store under a lock, so two `aidp trust`
     at once lose nothing; a malformed store is refused, never overwritten."""
     import fcntl
@@ -448,7 +449,7 @@ def trust(root: Path) -> list[Trusted]:
     ]
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-    def record(files: dict[str, dict]) -> None:
+    def record(files: dict[str, dict[str, Any]]) -> None:
         for layer in layers:
             files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp,
                                           "files": named[layer.path]}
@@ -465,7 +466,7 @@ def revoke(root: Path) -> list[str]:
         return []
     forgotten: list[str] = []
 
-    def forget(files: dict[str, dict]) -> None:
+    def forget(files: dict[str, dict[str, Any]]) -> None:
         for key, shown in names.items():
             if files.pop(key, None) is not None:
                 forgotten.append(shown)

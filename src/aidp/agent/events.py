@@ -11,9 +11,12 @@ Events only ever become values here (text, notes, plans); nothing in them is run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 NOTE_WIDTH = 100
 # Keys whose value says best what a tool call is about, in order of preference.
@@ -51,7 +54,7 @@ class Plan:
     `knows_in_progress` is False for a plan that only says done or not done (Codex's
     todo_list), so an item the TODO list has in progress stays so."""
 
-    entries: list[dict]
+    entries: list[dict[str, Any]]
     skipped: list[str] = field(default_factory=list)
     knows_in_progress: bool = True
 
@@ -122,7 +125,7 @@ def read_plan(raw: object, *, text_keys: tuple[str, ...] = TEXT_KEYS,
 
     if not isinstance(raw, list):
         return None
-    entries: list[dict] = []
+    entries: list[dict[str, Any]] = []
     skipped: list[str] = []
     for number, entry in enumerate(raw, start=1):
         if not isinstance(entry, dict):
@@ -148,7 +151,8 @@ def read_plan(raw: object, *, text_keys: tuple[str, ...] = TEXT_KEYS,
     return Plan(entries, skipped, knows_in_progress)
 
 
-def plan_entries(raw: object, *, text_keys: tuple[str, ...] = TEXT_KEYS) -> list[dict] | None:
+def plan_entries(raw: object, *,
+                 text_keys: tuple[str, ...] = TEXT_KEYS) -> list[dict[str, Any]] | None:
     """[{"content", "status"}] from an agent's plan list; None when it is not one."""
     plan = read_plan(raw, text_keys=text_keys)
     return plan.entries if plan is not None else None
@@ -223,7 +227,7 @@ class OutputReader:
 
     # --- dialects -------------------------------------------------------------------
 
-    def _event(self, event: dict) -> list[Item] | None:
+    def _event(self, event: dict[str, Any]) -> list[Item] | None:
         """Items for a known event; None when the object is no event this knows. Each
         agent module's reader is asked in turn (aidp.agent.agents.READERS); the first
         that knows the event answers."""
@@ -236,7 +240,7 @@ class OutputReader:
         return None
 
 
-def _text_reader(program: str):
+def _text_reader(program: str) -> Callable[[OutputReader, str], list[Item] | None] | None:
     """The `read_text` of the agent module for `program` (a preset name or the program's
     file name), if it has one."""
     if not program:
@@ -247,7 +251,7 @@ def _text_reader(program: str):
     return getattr(module, "read_text", None)
 
 
-def _json_object(line: str) -> dict | None:
+def _json_object(line: str) -> dict[str, Any] | None:
     text = line.strip()
     if not (text.startswith("{") and text.endswith("}")):
         return None

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from aidp.agent import agents
 from aidp.agent.agents.verified import VERIFIED
@@ -45,7 +46,7 @@ class AgentInfo:
     verified_version: str | None  # what the real-agent suite verified, if it covers it
     verified: bool  # installed at exactly the verified version
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["installed"] = self.path is not None
         return data

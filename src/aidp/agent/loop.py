@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from aidp import index, signals, todos
 from aidp import tasks as backlog
@@ -78,7 +79,7 @@ class Loop:
     filed: dict[str, str] = field(default_factory=dict)  # normalised description → id
     transcript: Transcript | None = None
     env: dict[str, str] = field(default_factory=dict)
-    _last_plan: list[dict] | None = None
+    _last_plan: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.env = child_env(self.root, self.session, defaults=dict(self.agent.env))
@@ -351,7 +352,7 @@ class Loop:
 # --- pure helpers -------------------------------------------------------------------
 
 
-def ready_first(fold: Fold, tasks: list[dict]) -> tuple[list[dict], int]:
+def ready_first(fold: Fold, tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """The tasks with the ready ones first, in the queue's order (aidp.queue), and how
     many are ready; the others keep their order."""
     from aidp import queue
@@ -378,7 +379,7 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     return lines
 
 
-def keep_in_progress(todo: todos.TodoList, entries: list[dict]) -> list[dict]:
+def keep_in_progress(todo: todos.TodoList, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """For a plan that only says done or not done: an entry still pending whose item
     the TODO list has in progress stays in progress."""
     started = {i["content"] for i in todo.visible if i.get("status") == "in_progress"}

@@ -85,7 +85,7 @@ def _remaining(deadline: float | None) -> float | None:
     return None if deadline is None else deadline - time.monotonic()
 
 
-def _pump(proc: subprocess.Popen, stdin_text: str | None, on_line: OnLine,
+def _pump(proc: subprocess.Popen[bytes], stdin_text: str | None, on_line: OnLine,
           deadline: float | None) -> bool:
     """Move data until the agent is done; True when the deadline passed first."""
     selector = selectors.DefaultSelector()
@@ -185,13 +185,13 @@ def _decode(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace").removesuffix("\r")
 
 
-def _returncode(proc: subprocess.Popen) -> int:
+def _returncode(proc: subprocess.Popen[bytes]) -> int:
     code = proc.wait()
     # Killed by a signal: report it the way a shell would (128 + N).
     return 128 - code if code < 0 else code
 
 
-def _stop_group(proc: subprocess.Popen, first: signal.Signals) -> None:
+def _stop_group(proc: subprocess.Popen[bytes], first: signal.Signals) -> None:
     """Stop the agent's whole process group: `first`, then SIGKILL after a grace."""
     pgid = proc.pid  # start_new_session: the group is led by the agent
     try:

@@ -342,11 +342,13 @@ def parse(fmt: str, data: bytes, name: str) -> list[Incoming]:
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
         raise BadFile(f"{name}: line {line}", "is not valid UTF-8 text") from None
-    return module(fmt).parse(text, name)
+    items: list[Incoming] = module(fmt).parse(text, name)
+    return items
 
 
 def dump(fmt: str, tasks: Sequence[Record]) -> bytes:
-    return module(fmt).dump(tasks)
+    data: bytes = module(fmt).dump(tasks)
+    return data
 
 
 __all__ = [

@@ -45,8 +45,8 @@ def dump(tasks: Sequence[Record]) -> bytes:
         issue: dict[str, Any] = {
             "id": "aidp-" + tid.rpartition("_")[2],
             "title": task.get("description", ""),
-            "status": TO_STATUS.get(status, "open"),
-            "priority": TO_PRIORITY.get(task.get("priority"), 2),
+            "status": TO_STATUS.get(str(status), "open"),
+            "priority": TO_PRIORITY.get(str(task.get("priority")), 2),
             "issue_type": "task",
             "created_at": task.get("created_at"),
             "updated_at": task.get("updated_at"),

@@ -64,9 +64,8 @@ def parse(text: str, name: str) -> list[Incoming]:
         raw_labels = obj.get("labels") or []
         if not isinstance(raw_labels, list):
             raise BadFile(where, "field 'labels' must be a list")
-        names = [label.get("name") if isinstance(label, dict) else label
-                 for label in raw_labels]
-        names = [n for n in names if isinstance(n, str)]
+        names = [n for n in (label.get("name") if isinstance(label, dict) else label
+                             for label in raw_labels) if isinstance(n, str)]
         status = choice(str(obj.get("state", "")), STATE, where, "state")
         if status == "done" and str(obj.get("stateReason", "")).upper() == "NOT_PLANNED":
             status = "abandoned"

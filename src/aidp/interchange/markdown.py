@@ -21,7 +21,7 @@ def _cell(text: object) -> str:
 def dump(tasks: Sequence[Record]) -> bytes:
     groups: dict[str, list[Record]] = {s: [] for s in (*STATUSES, "other")}
     for task in tasks:
-        groups.get(task.get("status"), groups["other"]).append(task)
+        groups.get(str(task.get("status")), groups["other"]).append(task)
     lines = ["# Backlog", ""]
     for status, members in groups.items():
         if not members:

@@ -56,7 +56,7 @@ def dump(tasks: Sequence[Record]) -> bytes:
         item: dict[str, Any] = {
             "uuid": str(uuid.uuid5(NAMESPACE, str(task.get("id")))),
             "description": task.get("description", ""),
-            "status": TO_STATUS.get(status, "pending"),
+            "status": TO_STATUS.get(str(status), "pending"),
             "entry": _tw_stamp(task.get("created_at")),
             "modified": _tw_stamp(task.get("updated_at")),
         }
@@ -131,7 +131,7 @@ def parse(text: str, name: str) -> list[Incoming]:
         if status == "pending" and obj.get("start"):
             status = "in_progress"
         end = timestamp(obj.get("end"), where, "end")
-        fields = {
+        fields: dict[str, Any] = {
             "description": description(obj.get("description"), extra, "description", where),
             "status": status,
             "priority": choice(obj.get("priority") or "", PRIORITY, where, "priority"),

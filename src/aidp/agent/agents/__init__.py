@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent.agents import aider, claude, codex, copilot, cursor, gemini, opencode
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 MODULES: tuple[ModuleType, ...] = (claude, codex, gemini, aider, cursor, copilot, opencode)
 BY_NAME: dict[str, ModuleType] = {module.NAME: module for module in MODULES}
 
-Reader = Callable[["OutputReader", dict], "list[Item] | None"]
+Reader = Callable[["OutputReader", dict[str, Any]], "list[Item] | None"]
 # The order in which event readers are asked: the first that knows an event answers.
 READERS: tuple[Reader, ...] = tuple(
     module.read for module in (claude, codex, gemini, cursor, opencode, copilot, aider)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from aidp.agent import events
 from aidp.agent.claude_tasks import ClaudeTasks
@@ -47,10 +48,11 @@ class _State:
 
 
 def _state(reader: events.OutputReader) -> _State:
-    return reader.scratch.setdefault(NAME, _State())
+    state: _State = reader.scratch.setdefault(NAME, _State())
+    return state
 
 
-def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if kind not in _KINDS:
         return None
@@ -84,7 +86,7 @@ def _denials(denials: object) -> list[events.Item]:
     shown = []
     for denial in denials[:3]:
         if isinstance(denial, dict):
-            name = denial.get("tool_name") if isinstance(denial.get("tool_name"), str) else "tool"
+            name = denial["tool_name"] if isinstance(denial.get("tool_name"), str) else "tool"
             what = events.summarize(denial.get("tool_input"))
             shown.append(f"{name}: {events.one_line(what, 60)}" if what else name)
     more = f" and {len(denials) - 3} more" if len(denials) > 3 else ""
@@ -95,7 +97,7 @@ def _denials(denials: object) -> list[events.Item]:
         "--allowedTools (docs/agents.md)")]
 
 
-def _error_words(event: dict) -> str:
+def _error_words(event: dict[str, Any]) -> str:
     status = event.get("api_error_status")
     result = event.get("result")
     subtype = event.get("subtype")
@@ -107,7 +109,7 @@ def _error_words(event: dict) -> str:
     return words
 
 
-def _system(event: dict) -> list[events.Item]:
+def _system(event: dict[str, Any]) -> list[events.Item]:
     if event.get("subtype") != "api_retry":
         return []  # init, and kinds this version does not know
     attempt, most = event.get("attempt"), event.get("max_retries")
@@ -119,7 +121,7 @@ def _system(event: dict) -> list[events.Item]:
     return [events.Notice(f"API error {events.one_line(what, 60)}; retrying{when}{count}")]
 
 
-def _assistant(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def _assistant(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     message = event.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
@@ -150,7 +152,7 @@ def _assistant(reader: events.OutputReader, event: dict) -> list[events.Item] | 
     return items
 
 
-def _update_note(tasks: ClaudeTasks, arguments: dict) -> events.Tool:
+def _update_note(tasks: ClaudeTasks, arguments: dict[str, Any]) -> events.Tool:
     """`TaskUpdate: Write code → completed` rather than the bare task id."""
     task_id = str(arguments.get("taskId"))
     known = tasks.tasks.get(task_id)
@@ -160,7 +162,7 @@ def _update_note(tasks: ClaudeTasks, arguments: dict) -> events.Tool:
     return events.Tool("TaskUpdate", events.one_line(f"{what}{change}"))
 
 
-def _tool_results(reader: events.OutputReader, event: dict) -> list[events.Item]:
+def _tool_results(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item]:
     """A TaskCreate's answer names the new task's id: an id assumed earlier is
     corrected (Claude numbers tasks 1, 2, … so it rarely differs)."""
     state = _state(reader)

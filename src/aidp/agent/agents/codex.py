@@ -8,6 +8,8 @@ events, whose plan is `plan_update`.
 
 from __future__ import annotations
 
+from typing import Any
+
 from aidp.agent import events
 
 NAME = "codex"
@@ -15,7 +17,7 @@ PRESET = ("codex exec --json --sandbox workspace-write -c tools.update_plan.enab
           "-c allow_login_shell=false -")
 
 
-def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if isinstance(kind, str):
         codex_error = kind == "error" and "message" in event and "timestamp" not in event
@@ -28,7 +30,7 @@ def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
     return None
 
 
-def _event(reader: events.OutputReader, kind: str, event: dict) -> list[events.Item]:
+def _event(reader: events.OutputReader, kind: str, event: dict[str, Any]) -> list[events.Item]:
     Notice, Tool, one_line, summarize = (events.Notice, events.Tool, events.one_line,
                                          events.summarize)
     if kind == "error":
@@ -68,7 +70,7 @@ def _event(reader: events.OutputReader, kind: str, event: dict) -> list[events.I
         if item_type == "command_execution":
             return [Tool("command", summarize(item.get("command")))]
         if item_type == "file_change":
-            changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+            changes = item["changes"] if isinstance(item.get("changes"), list) else []
             shown = ", ".join(
                 f"{c.get('kind', 'update')} {c.get('path', '?')}"
                 for c in changes
@@ -82,7 +84,7 @@ def _event(reader: events.OutputReader, kind: str, event: dict) -> list[events.I
     return []  # reasoning and kinds this version does not know
 
 
-def _legacy(reader: events.OutputReader, msg: dict) -> list[events.Item]:
+def _legacy(reader: events.OutputReader, msg: dict[str, Any]) -> list[events.Item]:
     Notice, Tool, one_line, summarize = (events.Notice, events.Tool, events.one_line,
                                          events.summarize)
     kind = msg["type"]
@@ -95,7 +97,7 @@ def _legacy(reader: events.OutputReader, msg: dict) -> list[events.Item]:
         paths = one_line(", ".join(changes)) if isinstance(changes, dict) else ""
         return [Tool("apply_patch", paths)]
     if kind == "mcp_tool_call_begin":
-        call = msg.get("invocation") if isinstance(msg.get("invocation"), dict) else {}
+        call = msg["invocation"] if isinstance(msg.get("invocation"), dict) else {}
         name = f"{call.get('server', 'mcp')}.{call.get('tool', 'tool')}"
         return [Tool(one_line(name, 40), summarize(call.get("arguments")))]
     if kind == "plan_update":

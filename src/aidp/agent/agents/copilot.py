@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 from aidp.agent import events
 
@@ -46,11 +47,11 @@ _STATUS = {"done": "completed", "in_progress": "in_progress", "pending": "pendin
            "blocked": "pending"}
 
 
-def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if not isinstance(kind, str):
         return None
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    data = event["data"] if isinstance(event.get("data"), dict) else {}
     if kind == "result" and "exitCode" in event:
         return _result(reader, event)
     if "." not in kind or "data" not in event or "subtype" in event:
@@ -90,7 +91,7 @@ def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | Non
     return None
 
 
-def _result(reader: events.OutputReader, event: dict) -> list[events.Item]:
+def _result(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item]:
     if not reader.scratch.get(NAME):
         return []
     session = event.get("sessionId")

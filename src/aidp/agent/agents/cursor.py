@@ -6,13 +6,15 @@ Its stream-json follows Claude Code's (read by aidp.agent.agents.claude), plus
 
 from __future__ import annotations
 
+from typing import Any
+
 from aidp.agent import events
 
 NAME = "cursor"
 PRESET = "cursor-agent -p --output-format stream-json {prompt}"
 
 
-def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     if event.get("type") != "tool_call":
         return None
     if event.get("subtype") != "started":

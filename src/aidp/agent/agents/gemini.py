@@ -23,6 +23,8 @@ The preset, checked against Gemini CLI 0.61:
 
 from __future__ import annotations
 
+from typing import Any
+
 from aidp.agent import events
 
 NAME = "gemini"
@@ -34,7 +36,7 @@ _KINDS = ("init", "message", "tool_use", "tool_result", "error", "result")
 _PLAN_TOOL = "write_todos"
 
 
-def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     # opencode's events share some kinds; they carry a `part` or a `sessionID`.
     if kind not in _KINDS or "part" in event or "sessionID" in event:

@@ -21,6 +21,8 @@ The preset, checked against opencode 1.18:
 
 from __future__ import annotations
 
+from typing import Any
+
 from aidp.agent import events
 
 NAME = "opencode"
@@ -30,17 +32,17 @@ _KINDS = ("text", "tool_use", "step_start", "step_finish", "error", "reasoning")
 _PLAN_TOOL = "todowrite"
 
 
-def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
+def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if kind not in _KINDS or "sessionID" not in event:
         return None
-    part = event.get("part") if isinstance(event.get("part"), dict) else {}
+    part = event["part"] if isinstance(event.get("part"), dict) else {}
     if kind == "text":
         text = part.get("text")
         return reader.text(text) if isinstance(text, str) else []
     if kind == "tool_use":
         name = part.get("tool")
-        state = part.get("state") if isinstance(part.get("state"), dict) else {}
+        state = part["state"] if isinstance(part.get("state"), dict) else {}
         arguments = state.get("input")
         if not isinstance(name, str):
             return []
@@ -53,8 +55,8 @@ def read(reader: events.OutputReader, event: dict) -> list[events.Item] | None:
             return items
         return reader.tool(name, arguments)
     if kind == "error":
-        error = event.get("error") if isinstance(event.get("error"), dict) else {}
-        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        error = event["error"] if isinstance(event.get("error"), dict) else {}
+        data = error["data"] if isinstance(error.get("data"), dict) else {}
         message = data.get("message") or error.get("name") or "error"
         status = data.get("statusCode")
         what = f"HTTP {status}: " if isinstance(status, int) else ""
