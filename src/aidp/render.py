@@ -220,8 +220,15 @@ def task_detail(task: Record, now: int, *, paint: Painter) -> str:
     return "\n".join(lines)
 
 
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+
+
 def _md_cell(value: object) -> str:
-    return inert(value).replace("|", "\\|")
+    """One table cell: a line break is `<br>` (a table row is one line), other control
+    characters are shown inert, and backslashes and pipes are escaped so the cell can
+    neither end early nor swallow the next separator."""
+    text = inert(_LINE_BREAKS.sub("<br>", value if isinstance(value, str) else str(value)))
+    return text.replace("\\", "\\\\").replace("|", "\\|")
 
 
 def task_markdown(tasks: Sequence[Record]) -> str:
@@ -246,33 +253,6 @@ def task_markdown(tasks: Sequence[Record]) -> str:
             + " |"
         )
     return "\n".join(rows)
-
-
-CSV_FIELDS = (
-    "id",
-    "status",
-    "priority",
-    "description",
-    "tags",
-    "session",
-    "discovered_during",
-    "created_at",
-    "updated_at",
-)
-
-
-def task_csv(tasks: Sequence[Record]) -> str:
-    import csv
-    import io
-
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_FIELDS)
-    for t in tasks:
-        writer.writerow(
-            [",".join(t.get("tags") or []) if f == "tags" else t.get(f, "") for f in CSV_FIELDS]
-        )
-    return out.getvalue()
 
 
 # --- TODO lists ---------------------------------------------------------------------

@@ -234,7 +234,9 @@ def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
     elif fmt == "markdown":
         render.write_text(render.task_markdown(found))
     elif fmt == "csv":
-        render.write_text(render.task_csv(found))
+        from aidp.interchange import csv_format  # the one CSV writer (export's)
+
+        render.write_bytes(csv_format.dump(found))
     else:
         empty = "No open tasks" if default_view else "No matching tasks"
         render.write_text(render.task_table(found, now, paint=_paint(), empty=empty,

@@ -50,6 +50,9 @@ def _tags_cell(values: list[str]) -> str:
 def dump(tasks: Sequence[Record]) -> bytes:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    # The minimal quoting quotes a field holding "\n" (the line terminator) but not one
+    # holding a lone "\r", which a reader takes for a line end: such a row is quoted whole.
+    quoted = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(COLUMNS)
     for task in tasks:
         row = []
@@ -65,7 +68,7 @@ def dump(tasks: Sequence[Record]) -> bytes:
                 row.append(orjson.dumps(value).decode())
         others = {k: v for k, v in task.items() if k not in _KNOWN}
         row.append(orjson.dumps(others).decode() if others else "")
-        writer.writerow(row)
+        (quoted if any("\r" in cell for cell in row) else writer).writerow(row)
     return out.getvalue().encode()
 
 
