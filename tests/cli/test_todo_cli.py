@@ -373,7 +373,7 @@ def test_load_by_name_and_by_number(cli, project: Path) -> None:
     ok(cli, "--session", "src", "todo", "add", "1.1", "one.one")
     ok(cli, "--session", "src", "todo", "clear")
     ok(cli, "--session", "dst", "todo", "add", "will be replaced")
-    assert ok(cli, "--session", "dst", "todo", "load", "src") == (
+    assert ok(cli, "--session", "dst", "todo", "load", "--replace", "src") == (
         "✓ Loaded 1 item from session src into session dst\n")
     data = shown(cli, "--session", "dst")
     assert data["active"] is True
@@ -382,7 +382,7 @@ def test_load_by_name_and_by_number(cli, project: Path) -> None:
     assert shown(cli, "--session", "src")["items"] == []  # the source stays as it was
     # `todo list` numbers: dst is current (1), then src (2).
     ok(cli, "--session", "third", "todo", "add", "three")
-    assert ok(cli, "--session", "dst", "todo", "load", "2") == (
+    assert ok(cli, "--session", "dst", "todo", "load", "2", "--replace") == (
         "✓ Loaded 1 item from session third into session dst\n")
     assert [i["content"] for i in shown(cli, "--session", "dst")["items"]] == ["three"]
     before = tasklist(project).read_bytes()
@@ -404,6 +404,65 @@ def test_load_errors(cli, project: Path) -> None:
         2, "", "Error: Invalid list number 7: 'aidp todo list' shows 1; use a number from 1 to 1 "
                "or a session name\n")
     assert tasklist(project).read_bytes() == before
+
+
+def test_load_onto_an_active_list_needs_replace_when_nobody_can_be_asked(cli,
+                                                                          project: Path) -> None:
+    ok(cli, "--session", "src", "todo", "add", "theirs")
+    ok(cli, "todo", "add", "mine")
+    before = tasklist(project).read_bytes()
+    result = cli("todo", "load", "src", stdin="y\n")  # stdin is not a terminal: no asking
+    assert (result.code, result.out, result.err) == (
+        2, "", "Error: Session default has an active TODO list (1 item): give --replace to "
+               "replace it with the list of session src\n")
+    assert tasklist(project).read_bytes() == before
+    assert [i["content"] for i in shown(cli)["items"]] == ["mine"]
+    # nothing to lose: a cleared list, or the very same items, load without asking
+    ok(cli, "todo", "clear")
+    assert ok(cli, "todo", "load", "src") == "✓ Loaded 1 item from session src into session default\n"
+    assert ok(cli, "todo", "load", "src") == (
+        "Session default already has this list active; nothing changed\n")
+
+
+def _load_on_a_terminal(project: Path, answer: bytes) -> tuple[int, str, str]:
+    """`aidp todo load src` with stdin a real terminal (a pty), answering `answer`."""
+    import os
+    import pty
+    import sys
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "aidp", "todo", "load", "src"],
+                                cwd=project, stdin=follower, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        os.close(follower)
+        os.write(leader, answer)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize(("answer", "code"), [(b"y\n", 0), (b"n\n", 1), (b"\n", 1)])
+def test_load_onto_an_active_list_asks_on_a_terminal(cli, project: Path, answer: bytes,
+                                                     code: int) -> None:
+    ok(cli, "--session", "src", "todo", "add", "theirs")
+    ok(cli, "todo", "add", "mine")
+    ok(cli, "todo", "add", "more")
+    before = tasklist(project).read_bytes()
+    got, out, err = _load_on_a_terminal(project, answer)
+    assert err.startswith("Replace the active TODO list of session default (2 items) with "
+                          "the list of session src? [y/N] "), err
+    assert got == code, (out, err)
+    items = [i["content"] for i in shown(cli)["items"]]
+    if code == 0:
+        assert items == ["theirs"]
+        assert "Loaded 1 item from session src into session default" in out + err
+    else:
+        assert items == ["mine", "more"]
+        assert err.endswith("Error: Nothing loaded: session default keeps its list "
+                            "(--replace replaces it without asking)\n")
+        assert tasklist(project).read_bytes() == before
 
 
 # --- the backlog never sees todo records ----------------------------------------------
@@ -459,7 +518,7 @@ def test_load_lifts_a_pause(cli) -> None:
     assert cli("--session", "s2", "todo", "add", "Plan B").code == 0
     assert cli("todo", "add", "Plan A").code == 0
     assert cli("todo", "pause", "blocked on X").code == 0
-    result = cli("todo", "load", "s2")
+    result = cli("todo", "load", "--replace", "s2")
     assert result.code == 0, result
     shown = json.loads(cli("todo", "show", "--json").out)
     assert shown["paused"] is False and shown["active"] is True

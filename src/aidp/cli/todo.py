@@ -94,6 +94,42 @@ def _apply_op(
     return _apply(e, session, fn), details[-1]
 
 
+def _would_replace(core: Any, mine: core.TodoList, chosen: core.TodoList) -> bool:
+    """Loading would throw away an active list's items (that are not the same items)."""
+    return bool(mine.visible) and (
+        [core.item_out(i) for i in mine.items] != [core.item_out(i) for i in chosen.items])
+
+
+def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
+    """Ask on a terminal; anywhere else refuse with exit 2. A "no" exits 1. Either way
+    nothing is written."""
+    import sys
+
+    from aidp.errors import AidpError
+
+    count = len(mine.items)
+    what = f"{count} item{'s' if count != 1 else ''}"
+    session = render.inert(mine.session)
+    try:
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if not interactive:
+        raise InvalidInput(
+            f"Session {session} has an active TODO list ({what}): give --replace to replace "
+            f"it with the list of session {render.inert(chosen.session)}"
+        )
+    sys.stderr.write(f"Replace the active TODO list of session {session} ({what}) with the "
+                     f"list of session {render.inert(chosen.session)}? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if answer.strip().lower() not in ("y", "yes"):
+        if not answer:
+            sys.stderr.write("\n")
+        raise AidpError(f"Nothing loaded: session {session} keeps its list "
+                        "(--replace replaces it without asking)")
+
+
 def _emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
     from aidp import todos as core
 
@@ -375,20 +411,37 @@ def load(
         ..., metavar="SESSION|N", help="A session name, or a number from `todo list`."
     ),
     session: str | None = _session_opt(),
+    replace: bool = typer.Option(
+        False, "--replace", help="Replace the session's active list without asking."
+    ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Copy a saved list into the current session and make it active.
 
+    When the session already has an active list with items, aidp asks first on a
+    terminal; elsewhere (scripts, agents) it needs --replace.
+
     Examples:
     $ aidp todo load 2
-    $ aidp todo load main@alice@example.com
+    $ aidp todo load --replace main@alice@example.com
     """
     from aidp import todos as core
 
     e = env(ctx)
     name = e.session_name(session)
-    chosen = core.pick_source(e.read(), source, name)
-    done = core.edit(e.log, name, lambda todo: core.load(todo, chosen))
+    fold = e.read()
+    chosen = core.pick_source(fold, source, name)
+    mine = core.current(fold, name)
+    if not replace and _would_replace(core, mine, chosen):
+        _confirm_replace(mine, chosen)
+
+    def load_it(todo: core.TodoList) -> core.TodoList:
+        if not replace and not core.same(todo, mine) and _would_replace(core, todo, chosen):
+            raise InvalidInput(f"The TODO list of session {render.inert(name)} changed while "
+                               "aidp asked; nothing loaded: run the command again")
+        return core.load(todo, chosen)
+
+    done = core.edit(e.log, name, load_it)
     count = len(done.after.items)
     what = f"{count} item{'s' if count != 1 else ''}"
     if not done.written:
