@@ -422,7 +422,7 @@ def load(
     terminal; elsewhere (scripts, agents) it needs --replace.
 
     Examples:
-    $ aidp todo load 2
+    $ aidp todo load --replace 2
     $ aidp todo load --replace main@alice@example.com
     """
     from aidp import todos as core
