@@ -51,6 +51,9 @@ def main() -> None:
     aidp = [sys.executable, "-m", "aidp"]
     for name in trees:  # build each tree's snapshot and bytecode first
         bench.run_once([*aidp, "tasks", "stats", "--json"], envs[name], works[name])
+        for n in range(1, 21):  # a 20-item TODO list for the todo commands
+            bench.run_once([*aidp, "todo", "add", f"Step {n} of the plan"], envs[name],
+                           works[name])
     pending = subprocess.run([*aidp, "tasks", "list", "--status", "pending", "--format", "ids"],
                              env=envs["new"], cwd=works["new"], capture_output=True,
                              text=True, check=True).stdout.split()
@@ -63,6 +66,8 @@ def main() -> None:
         "show": lambda: ["tasks", "show", some],
         "add": lambda: ["tasks", "add", "Benchmark task", "-q"],
         "done": lambda: ["tasks", "done", next(fresh)[-8:]],
+        "todo-show": lambda: ["todo", "show"],
+        "todo-tick": lambda: ["todo", "tick", "3"],  # toggles: the same work every run
     }
     print(f"| command ({args.events:,} events) | old wall | new wall | new/old | old CPU "
           "| new CPU | new/old CPU |")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from aidp import queue, tasks
 from aidp.errors import InvalidInput, TaskNotFound
 from aidp.log import TaskLog, fold_bytes
+from aidp.queue import folded
 
 
 def add(log: TaskLog, text: str, **kw) -> str:
@@ -315,9 +316,9 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
                 pass
     if indexed:
         log.append([{"type": "padding", "id": f"pad{i}", "text": "x" * 900} for i in range(40)])
-    saved = loader.MIN_BYTES, loader.STRICT, queue._DECODE_AT_MOST
+    saved = loader.MIN_BYTES, loader.STRICT, folded._DECODE_AT_MOST
     loader.MIN_BYTES, loader.STRICT = (0, True) if indexed else (1 << 40, False)
-    queue._DECODE_AT_MOST = 200 if decode_few else 0  # both ways of finding open blockers
+    folded._DECODE_AT_MOST = 200 if decode_few else 0  # both ways of finding open blockers
     try:
         fold = log.read()
         assert isinstance(fold.tasks, index.LazyTasks) == indexed
@@ -325,7 +326,7 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
         got_first = [e.id for e in queue.ready(fold, limit=limit)]
         got_blocked = {e.id: e.waiting_on for e in queue.blocked(fold)}
     finally:
-        loader.MIN_BYTES, loader.STRICT, queue._DECODE_AT_MOST = saved
+        loader.MIN_BYTES, loader.STRICT, folded._DECODE_AT_MOST = saved
     plain = log.full_fold()
     qs = queue.state(plain)
     status = {tid: t["status"] for tid, t in plain.tasks.items()}

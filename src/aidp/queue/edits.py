@@ -1,0 +1,257 @@
+"""Changing the queue's links: new tasks with their links, block/unblock, edit (parent,
+fields), notes. Each is one locked read-modify-append."""
+
+
+import os
+from collections.abc import Sequence
+
+from aidp.errors import InvalidInput
+from aidp.log import Fold, TaskLog, _Plain
+from aidp.model import (
+    Record,
+    canonical,
+    clean_text,
+    new_task,
+    validate_description,
+    validate_priority,
+    validate_tag,
+)
+from aidp.queue.claims import validate_actor
+from aidp.queue.folded import (
+    DEP,
+    MAX_NOTE,
+    NOTE,
+    PARENT,
+    DependencyCycle,
+    _cycle_check,
+    _resolve_all,
+    _stamp,
+    dep_id,
+    find_path,
+    parent_id,
+    short,
+    state,
+    wait_graph,
+)
+from aidp.tasks import Change, resolve_id
+
+
+def _dep_record(fold: Fold, task: str, blocker: str, *, removed: bool = False) -> Record:
+    rid = dep_id(task, blocker)
+    record: Record = {"type": DEP, "id": rid, "task": task, "blocked_by": blocker}
+    if removed:
+        record["removed"] = True
+    record["updated_at"] = _stamp(fold.typed.get(rid))
+    return record
+
+
+def _parent_record(fold: Fold, task: str, parent: str | None) -> Record:
+    rid = parent_id(task)
+    record: Record = {"type": PARENT, "id": rid, "task": task}
+    if parent is not None:
+        record["parent"] = parent
+    record["updated_at"] = _stamp(fold.typed.get(rid))
+    return record
+
+
+def _self_dependency(tid: str) -> InvalidInput:
+    return InvalidInput(f"Invalid dependency: task {short(tid)} cannot wait on itself; "
+                        "give another task's id")
+
+
+def _check_parent(graph: dict[str, list[str]], tid: str, parent: str) -> None:
+    if parent == tid:
+        raise InvalidInput(f"Invalid parent: task {short(tid)} cannot be its own parent; "
+                           "give another task's id")
+    _cycle_check(graph, parent, tid, f"making {short(parent)} the parent of {short(tid)}")
+
+
+def add(
+    log: TaskLog,
+    description: str,
+    *,
+    priority: str = "medium",
+    tags: Sequence[str] = (),
+    session: str | None = None,
+    discovered_during: str | None = None,
+    blocked_by: Sequence[str] = (),
+    parent: str | None = None,
+) -> Record:
+    """File a task that waits on others and/or belongs to an epic: one locked write of
+    the task and its queue records. Only the epic waits on the new task, so the one
+    cycle it can close runs from one of its blockers to the epic: refused, nothing
+    written."""
+    validate_description(description)
+    done: list[Record] = []
+
+    def change(fold: Fold) -> list[Record]:
+        blockers = _resolve_all(fold, blocked_by)
+        epic = resolve_id(fold.tasks, parent) if parent is not None else None
+        task = new_task(description, priority=priority, tags=list(tags), session=session,
+                        discovered_during=discovered_during)
+        records = [task, *(_dep_record(fold, task["id"], b) for b in blockers)]
+        if epic is not None:
+            graph = wait_graph(state(fold))
+            for blocker in blockers:
+                path = find_path(graph, blocker, epic)
+                if path is not None:
+                    cycle = [task["id"], *path, task["id"]]
+                    raise DependencyCycle(
+                        f"a new task under {short(epic)} waiting on {short(blocker)}",
+                        [short(n) for n in cycle])
+            records.append(_parent_record(fold, task["id"], epic))
+        done[:] = [task]
+        return records
+
+    log.update(change)
+    return done[0]
+
+
+class Linked(_Plain):
+    """What block/unblock/set_parent did: the task, the ids changed and left alone."""
+
+    _fields = ("task", "changed", "unchanged")
+
+    def __init__(self, task: Record, changed: list[str], unchanged: list[str]) -> None:
+        self.task = task
+        self.changed = changed
+        self.unchanged = unchanged
+
+
+def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
+    """`ref` waits on every task of `on`. A dependency that would close a cycle is
+    refused (DependencyCycle, exit 2) and nothing is written."""
+    if not on:
+        raise InvalidInput("Missing --on: give the id of a task it waits on")
+    result: list[Linked] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        blockers = _resolve_all(fold, on)
+        if tid in blockers:
+            raise _self_dependency(tid)
+        qs = state(fold)
+        graph = wait_graph(qs)
+        have = set(qs.blockers.get(tid, ()))
+        records, added, already = [], [], []
+        for blocker in blockers:
+            if blocker in have:
+                already.append(blocker)
+                continue
+            _cycle_check(graph, tid, blocker,
+                         f"making {short(tid)} wait on {short(blocker)}")
+            graph.setdefault(tid, []).append(blocker)
+            records.append(_dep_record(fold, tid, blocker))
+            added.append(blocker)
+        result[:] = [Linked(fold.tasks[tid], added, already)]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+def unblock(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
+    if not on:
+        raise InvalidInput("Missing --on: give the id of a task it waits on")
+    result: list[Linked] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        blockers = _resolve_all(fold, on)
+        have = set(state(fold).blockers.get(tid, ()))
+        records, removed, absent = [], [], []
+        for blocker in blockers:
+            if blocker in have:
+                records.append(_dep_record(fold, tid, blocker, removed=True))
+                removed.append(blocker)
+            else:
+                absent.append(blocker)
+        result[:] = [Linked(fold.tasks[tid], removed, absent)]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+# --- edit and note ------------------------------------------------------------------------
+
+
+def edit(
+    log: TaskLog,
+    ref: str,
+    *,
+    description: str | None = None,
+    priority: str | None = None,
+    add_tags: Sequence[str] = (),
+    remove_tags: Sequence[str] = (),
+    parent: str | None = None,
+    detach: bool = False,
+) -> Change:
+    """Change a task's description, priority, tags or epic in one locked write: a new
+    snapshot of the task (so `history` keeps the old values) and/or a parent record.
+    Anything refused (a bad value, a cycle) writes nothing at all."""
+    if parent is not None and detach:
+        raise InvalidInput("Conflicting --parent and --no-parent: give one of them")
+    if (description is None and priority is None and not add_tags and not remove_tags
+            and parent is None and not detach):
+        raise InvalidInput("Nothing to edit: give --description, --priority, --add-tag, "
+                           "--remove-tag, --parent or --no-parent")
+    text = validate_description(description) if description is not None else None
+    level = validate_priority(priority) if priority is not None else None
+    adding = [validate_tag(t) for t in add_tags]
+    removing = [t.strip() for t in remove_tags]
+    result: list[Change] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        task = fold.tasks[tid]
+        records: list[Record] = []
+        if parent is not None or detach:
+            epic = resolve_id(fold.tasks, parent) if parent is not None else None
+            qs = state(fold)
+            current = qs.parent.get(tid)
+            if epic != current:
+                if epic is not None:
+                    graph = wait_graph(qs)
+                    if current is not None:  # the old epic stops waiting on it
+                        graph[current] = [n for n in graph.get(current, []) if n != tid]
+                    _check_parent(graph, tid, epic)
+                records.append(_parent_record(fold, tid, epic))
+        updated = dict(task)
+        if text is not None:
+            updated["description"] = text
+        if level is not None:
+            updated["priority"] = level
+        tags = [t for t in task.get("tags") or [] if t not in removing]
+        updated["tags"] = list(dict.fromkeys([*tags, *adding]))
+        if canonical(updated) != canonical(task):
+            updated["updated_at"] = _stamp(task)
+            task = canonical(updated)
+            records.insert(0, task)
+        result[:] = [Change(task, changed=bool(records))]
+        return records
+
+    log.update(change)
+    return result[0]
+
+
+def note(log: TaskLog, ref: str, text: str, *, author: str | None = None) -> Record:
+    """Append a note to a task; notes are never changed, so every clone's are kept."""
+    body = clean_text(text, what="note", limit=MAX_NOTE)
+    who = validate_actor(author) if author else None
+    result: list[Record] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        stamp = _stamp(None)
+        record: Record = {"type": NOTE, "id": f"{NOTE}:{tid}:{os.urandom(4).hex()}",
+                          "task": tid, "text": body}
+        if who:
+            record["author"] = who
+        record["created_at"] = stamp
+        record["updated_at"] = stamp
+        result[:] = [record]
+        return [record]
+
+    log.update(change)
+    return result[0]

@@ -1,0 +1,385 @@
+"""The queue as folded: who holds what, what waits on what, ready and blocked, and
+the history of a task's queue records. Pure reads of a fold."""
+
+
+from collections.abc import Iterable, Sequence
+
+from aidp import index
+from aidp.errors import AidpError, ExitCode, InvalidInput
+from aidp.log import Fold, TaskLog, _Plain
+from aidp.model import (
+    OPEN_STATUSES,
+    PRIORITY_RANK,
+    Record,
+    format_ts,
+    next_updated_at,
+    ts_of,
+)
+from aidp.tasks import resolve_id
+
+DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
+CLOSED_STATUSES = ("done", "abandoned")
+MAX_NOTE = 2000
+MAX_ACTOR = 200
+
+
+# --- errors -------------------------------------------------------------------------
+
+
+class DependencyCycle(InvalidInput):
+    """A dependency or parent that would close a cycle (exit 2, the cycle named)."""
+
+    def __init__(self, what: str, cycle: Sequence[str]) -> None:
+        shown = " → ".join(cycle)
+        super().__init__(f"Refused: {what} would close a cycle: {shown}")
+        self.cycle = list(cycle)
+
+
+class NothingReady(AidpError):
+    exit_code = ExitCode.FAILURE
+
+
+class ClaimRefused(AidpError):
+    exit_code = ExitCode.FAILURE
+
+
+# --- the folded queue state -----------------------------------------------------------
+
+
+class QueueState(_Plain):
+    """Dependencies, parents, claims and notes of every task, from the typed records."""
+
+    _fields = ("blockers", "dependents", "parent", "children", "claims", "notes")
+
+    def __init__(self) -> None:
+        self.blockers: dict[str, list[str]] = {}  # task -> its blockers, oldest edge first
+        self.dependents: dict[str, list[str]] = {}  # blocker -> the tasks it blocks
+        self.parent: dict[str, str] = {}
+        self.children: dict[str, list[str]] = {}
+        self.claims: dict[str, list[Record]] = {}  # task -> active claims, holder first
+        self.notes: dict[str, list[Record]] = {}  # task -> notes, oldest first
+
+    def holder(self, task: Record) -> Record | None:
+        """The claim in effect: none while the task is pending, else the earliest."""
+        if task.get("status") == "pending":
+            return None
+        claims = self.claims.get(task.get("id", ""))
+        return claims[0] if claims else None
+
+    def waits(self, tid: str) -> list[str]:
+        """What the task waits on: its blockers, then its children (an epic's)."""
+        return [*self.blockers.get(tid, ()), *self.children.get(tid, ())]
+
+
+def _text(record: Record, key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def state(fold: Fold) -> QueueState:
+    """The queue state of a fold. Typed records of other kinds are skipped; malformed
+    queue records (a field that is not text) are ignored, like unknown types."""
+    qs = QueueState()
+    edges: list[tuple[tuple[int, int], str, str]] = []
+    kinds = (DEP, PARENT, CLAIM, NOTE)
+    keys = fold.typed_keys
+    for rid, record in fold.typed.items():
+        kind = record.get("type")
+        if kind not in kinds:
+            continue
+        task = _text(record, "task")
+        if task is None:
+            continue
+        if kind == DEP:
+            blocker = _text(record, "blocked_by")
+            if blocker is not None and record.get("removed") is not True and blocker != task:
+                edges.append((keys.get(rid, (0, 0)), task, blocker))
+        elif kind == PARENT:
+            parent = _text(record, "parent")
+            if parent is not None and parent != task:
+                qs.parent[task] = parent
+        elif kind == CLAIM:
+            if _text(record, "assignee") is not None and not record.get("released_at"):
+                qs.claims.setdefault(task, []).append(record)
+        elif isinstance(record.get("text"), str):
+            qs.notes.setdefault(task, []).append(record)
+    edges.sort(key=lambda edge: edge[0])
+    for _key, task, blocker in edges:
+        qs.blockers.setdefault(task, []).append(blocker)
+        qs.dependents.setdefault(blocker, []).append(task)
+    for task, parent in qs.parent.items():
+        qs.children.setdefault(parent, []).append(task)
+    for claims in qs.claims.values():
+        claims.sort(key=lambda c: (ts_of(c, "claimed_at"), c["assignee"]))
+    for notes in qs.notes.values():
+        notes.sort(key=lambda n: (ts_of(n, "created_at"), n.get("id", "")))
+    return qs
+
+
+def extras(qs: QueueState, task: Record) -> Record:
+    """The queue keys a task shows in JSON (DESIGN §6), only those that are set."""
+    tid = task.get("id", "")
+    out: Record = {}
+    blockers = qs.blockers.get(tid)
+    if blockers:
+        out["blocked_by"] = list(blockers)
+    parent = qs.parent.get(tid)
+    if parent:
+        out["parent"] = parent
+    claim = qs.holder(task)
+    if claim is not None:
+        out["assignee"] = claim["assignee"]
+        if isinstance(claim.get("claimed_at"), str):
+            out["claimed_at"] = claim["claimed_at"]
+    notes = qs.notes.get(tid)
+    if notes:
+        out["notes"] = [note_out(n) for n in notes]
+    return out
+
+
+def note_out(note: Record) -> Record:
+    out: Record = {"text": note["text"]}
+    for key in ("author", "created_at"):
+        if isinstance(note.get(key), str):
+            out[key] = note[key]
+    return out
+
+
+def with_extras(qs: QueueState, task: Record) -> Record:
+    more = extras(qs, task)
+    return {**task, **more} if more else task
+
+
+# --- ready and blocked ------------------------------------------------------------------
+
+
+class Entry(_Plain):
+    """A task of the queue as the columns give it, before any task is decoded."""
+
+    _fields = ("id", "priority", "created", "status", "waiting_on")
+
+    def __init__(self, tid: str, priority: str | None, created: int, status: str,
+                 waiting_on: list[str]) -> None:
+        self.id = tid
+        self.priority = priority
+        self.created = created
+        self.status = status
+        self.waiting_on = waiting_on
+
+
+def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
+               ) -> list[tuple[str, str | None, int, str, list[str]]]:
+    """(id, priority, created µs, status, what it waits on that is still open) of the
+    open tasks (only the pending ones with `pending_only`), from the index columns: no
+    task is decoded. Most tasks wait on nothing, so only the waiting ones pay for the
+    check, and the in-progress tasks are looked up only when something waited on is
+    not pending."""
+    pending = index.summaries(fold, ("pending",))
+    waiters = qs.blockers.keys() | qs.children.keys()
+    started: list[tuple[str, str | None, int]] = []
+    open_ids: set[str] = set()
+    if not pending_only:
+        started = index.summaries(fold, ("in_progress",))
+    if waiters:
+        open_ids = {s[0] for s in pending}
+        if not pending_only:
+            open_ids.update(s[0] for s in started)
+        else:
+            unknown = {w for tid in waiters for w in qs.waits(tid)} - open_ids
+            if len(unknown) <= _DECODE_AT_MOST:  # a few: their records say if they are open
+                tasks = fold.tasks
+                open_ids.update(w for w in unknown
+                                if (tasks.get(w) or {}).get("status") == "in_progress")
+            else:
+                open_ids.update(s[0] for s in index.summaries(fold, ("in_progress",)))
+    none: list[str] = []
+    rows = [(tid, priority, created, "pending",
+             [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
+            for tid, priority, created in pending]
+    if not pending_only:
+        rows += [(tid, priority, created, "in_progress",
+                  [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
+                 for tid, priority, created in started]
+    return rows
+
+
+# Below this many waited-on tasks that are not pending, decoding them costs less than
+# reading the status column of every task in progress.
+_DECODE_AT_MOST = 200
+
+
+def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
+    return (PRIORITY_RANK.get(row[1], 1), row[2])
+
+
+def ranked(rows: list[tuple[str, str | None, int, str, list[str]]],
+             limit: int | None = None) -> list[Entry]:
+    """Best first; the fold's order among equals (sorted and nsmallest are stable)."""
+    if limit is not None and limit < len(rows):
+        import heapq
+
+        rows = heapq.nsmallest(limit, rows, key=_rank)
+    else:
+        rows.sort(key=_rank)
+    return [Entry(*row) for row in rows]
+
+
+def ready_rows(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()
+               ) -> list[tuple[str, str | None, int, str, list[str]]]:
+    """The ready tasks as (id, priority, created µs, status, []), in no order."""
+    skip = set(exclude)
+    return [row for row in _open_rows(fold, qs, pending_only=True)
+            if not row[4] and row[0] not in skip]
+
+
+def ready(fold: Fold, qs: QueueState | None = None, *, exclude: Iterable[str] = (),
+          limit: int | None = None) -> list[Entry]:
+    """Pending tasks that wait on nothing open, best first (DESIGN §7); the first
+    `limit` of them. A pending task is never held (see QueueState.holder), so it is
+    unclaimed by definition."""
+    qs = state(fold) if qs is None else qs
+    return ranked(ready_rows(fold, qs, exclude=exclude), limit)
+
+
+def first_ready(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()) -> str | None:
+    """The id of the best ready task (what `ready` would list first), or None."""
+    rows = ready_rows(fold, qs, exclude=exclude)
+    return min(rows, key=_rank)[0] if rows else None
+
+
+def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:
+    """Open tasks waiting on an open blocker (or an epic on an open child), best first."""
+    qs = state(fold) if qs is None else qs
+    return ranked([row for row in _open_rows(fold, qs) if row[4]])
+
+
+def list_notes(fold: Fold, qs: QueueState, tasks: Iterable[Record]) -> dict[str, str]:
+    """For the `tasks list` table: `@assignee` on a held task, `waits on N` on an open
+    one waiting on open tasks (only the waited-on tasks are looked at)."""
+    notes: dict[str, str] = {}
+    if not qs.claims and not qs.blockers and not qs.children:
+        return notes
+    known = fold.tasks
+    for task in tasks:
+        tid = task.get("id", "")
+        parts = []
+        holder = qs.holder(task) if tid in qs.claims else None
+        if holder is not None:
+            parts.append(f"@{holder['assignee']}")
+        if task.get("status") in OPEN_STATUSES and (tid in qs.blockers or tid in qs.children):
+            waiting = sum((known.get(w) or {}).get("status") in OPEN_STATUSES
+                          for w in qs.waits(tid))
+            if waiting:
+                parts.append(f"waits on {waiting}")
+        if parts:
+            notes[tid] = " · ".join(parts)
+    return notes
+
+
+# --- cycles -------------------------------------------------------------------------------
+
+
+def find_path(graph: dict[str, list[str]], start: str, goal: str) -> list[str] | None:
+    """A path start → … → goal along `graph`'s edges (breadth first: the shortest)."""
+    if start == goal:
+        return [start]
+    previous: dict[str, str] = {start: start}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for nxt in graph.get(node, ()):
+                if nxt in previous:
+                    continue
+                previous[nxt] = node
+                if nxt == goal:
+                    path = [goal]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return path[::-1]
+                following.append(nxt)
+        frontier = following
+    return None
+
+
+def wait_graph(qs: QueueState) -> dict[str, list[str]]:
+    """task → what it waits on: its blockers and (for an epic) its children."""
+    graph: dict[str, list[str]] = {}
+    for task, blockers in qs.blockers.items():
+        graph.setdefault(task, []).extend(blockers)
+    for parent, children in qs.children.items():
+        graph.setdefault(parent, []).extend(children)
+    return graph
+
+
+def short(tid: str) -> str:
+    """The id as people type it: its hex part."""
+    return tid.rpartition("_")[2] or tid
+
+
+def _cycle_check(graph: dict[str, list[str]], waiter: str, waited: str, what: str) -> None:
+    """Refuse the edge waiter → waited when waited already reaches waiter."""
+    path = find_path(graph, waited, waiter)
+    if path is not None:
+        raise DependencyCycle(what, [short(n) for n in [waiter, *path]])
+
+
+def _stamp(previous: Record | None) -> str:
+    return format_ts(next_updated_at(previous))
+
+
+def dep_id(task: str, blocker: str) -> str:
+    return f"{DEP}:{task}:{blocker}"
+
+
+def parent_id(task: str) -> str:
+    return f"{PARENT}:{task}"
+
+
+def claim_id(task: str, assignee: str) -> str:
+    return f"{CLAIM}:{task}:{assignee}"
+
+
+def _resolve_all(fold: Fold, refs: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(resolve_id(fold.tasks, ref) for ref in refs))
+
+
+# --- the queue's events, for history ------------------------------------------------------
+
+
+def events(log: TaskLog, tid: str) -> list[tuple[tuple[int, int], str]]:
+    """Every queue record about `tid` as ((updated_at µs, line), what it says), oldest
+    first, equal records once: dependencies, parents, claims, releases and notes."""
+    seen: set[bytes] = set()
+    out: list[tuple[tuple[int, int], str]] = []
+    from aidp.log import dumps
+
+    for number, _raw, record in log.scan():
+        if record is None or record.get("task") != tid:
+            continue
+        kind = record.get("type")
+        if kind not in (DEP, PARENT, CLAIM, NOTE):
+            continue
+        fingerprint = dumps(dict(sorted(record.items())))
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        out.append(((ts_of(record), number), describe(record)))
+    out.sort(key=lambda pair: pair[0])
+    return out
+
+
+def describe(record: Record) -> str:
+    kind = record.get("type")
+    if kind == DEP:
+        other = short(str(record.get("blocked_by", "?")))
+        return (f"no longer waits on {other}" if record.get("removed") is True
+                else f"waits on {other}")
+    if kind == PARENT:
+        parent = record.get("parent")
+        return f"parent: {short(parent)}" if isinstance(parent, str) else "parent removed"
+    if kind == CLAIM:
+        who = record.get("assignee", "?")
+        return f"released by {who}" if record.get("released_at") else f"claimed by {who}"
+    author = record.get("author")
+    return f"note{f' by {author}' if author else ''}: {record.get('text', '')}"
