@@ -309,3 +309,13 @@ def test_the_fast_task_check_accepts_exactly_what_the_type_rules_do() -> None:
                 {"description": 5}, {"updated_at": 12}, {"id": ""}, {"id": 7},
                 {"id": "task_\x1b[31m"}, {"id": "task_\u0085"}):
         assert not well_typed_task({**good, **bad}), bad
+
+
+def test_writes_open_without_following_links() -> None:
+    # The flag every write under .aidp/ uses: a typo in its name would silently make it
+    # 0, and a planted link would receive the line (test_hostile_input checks the effect).
+    import os
+
+    from aidp import files
+
+    assert files.NOFOLLOW == os.O_NOFOLLOW != 0

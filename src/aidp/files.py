@@ -21,8 +21,8 @@ def storage_error(action: str, path: Path, exc: OSError) -> StorageError:
 
 
 # git stores symbolic links, so a cloned repository decides what .aidp/ entries are: a
-# tasklist linked to ~/.bashrc must never receive a line. Writes open with ONOFOLLOW.
-NOFOLLOW = getattr(os, "ONOFOLLOW", 0)
+# tasklist linked to ~/.bashrc must never receive a line. Writes open with O_NOFOLLOW.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
 
 
