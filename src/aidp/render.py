@@ -155,6 +155,21 @@ def jsonl_bytes(records: Iterable[Record]) -> bytes:
 # --- tasks --------------------------------------------------------------------------
 
 
+def hex_part(tid: object) -> str:
+    """An id as people type it without reading the history: its hex part (a foreign
+    id, whole), made inert."""
+    text = str(tid)
+    part = text.rpartition("_")[2]
+    return inert(part if text.startswith("task_") and part else text)
+
+
+def task_label(task: Record, ids: Mapping[str, str] | None = None) -> str:
+    """`[id] description` for messages; `ids` (full → short, tasks.short_ids)."""
+    full = task.get("id", "?")
+    shown = ids.get(full, full) if ids and isinstance(full, str) else full
+    return f"[{inert(shown)}] {inert(clip(str(task.get('description', '')), LIST_TEXT_LIMIT))}"
+
+
 def task_line(task: Record, now: int, paint: Painter,
               ids: Mapping[str, str] | None = None) -> str:
     """`ids` (full id → what to show, e.g. tasks.short_ids) shortens the id shown."""
@@ -201,7 +216,9 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
     return "\n\n".join(blocks)
 
 
-def task_detail(task: Record, now: int, *, paint: Painter) -> str:
+def task_detail(task: Record, now: int, *, paint: Painter,
+                ids: Mapping[str, str] | None = None) -> str:
+    """Every field; the id also in its short form when `ids` has it."""
     lines = [paint(inert(clip(str(task.get("description", "")), DETAIL_TEXT_LIMIT)), "bold")]
     width = max(len(inert(k)) for k in task)
     for key, value in task.items():
@@ -216,6 +233,8 @@ def task_detail(task: Record, now: int, *, paint: Painter) -> str:
         shown = clip(shown, DETAIL_TEXT_LIMIT)
         if key == "created_at":
             shown += f" ({age(ts_of(task, 'created_at'), now)})"
+        elif key == "id" and ids and isinstance(value, str) and ids.get(value, value) != value:
+            shown += paint(f" (short: {inert(ids[value])})", "dim")
         lines.append(f"  {paint(inert(key).ljust(width), 'dim')}  {shown}")
     return "\n".join(lines)
 

@@ -64,37 +64,51 @@ def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
     """For each of `ids`, the shortest leading part of its hex part (at least
     MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other: what
     human output shows. An id without such a part (another writer's shape) stays whole."""
-    # The index's prefix search scans the joined ids once per look-up: right for a
-    # screenful; for many ids one sorted pass over every id costs less.
-    search = getattr(tasks, "ids_with_prefix", None) if len(ids) <= 64 else None
-    hexes: list[str] | None = None
-    shown: dict[str, str] = {}
-    for tid in dict.fromkeys(ids):
-        hex_part = tid.rpartition("_")[2]
-        if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part:
-            shown[tid] = tid
-            continue
-        if search is None:
-            if hexes is None:  # a plain fold: one pass over every id, then bisect
-                hexes = sorted(t.rpartition("_")[2].lower() for t in tasks)
-            shown[tid] = _shortest_in_sorted(hexes, hex_part.lower(), tid)
-            continue
-        shown[tid] = tid
-        for length in range(MIN_ID_PREFIX, len(hex_part) + 1):
-            if search(hex_part[:length].lower(), last_part=True) == [tid]:
-                shown[tid] = hex_part[:length]
-                break
+    wanted = {tid: tid.rpartition("_")[2] for tid in dict.fromkeys(ids)}
+    shown = {tid: tid for tid, hex_part in wanted.items()
+             if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part}
+    todo = {tid: hex_part.lower() for tid, hex_part in wanted.items() if tid not in shown}
+    # The ids sharing an id's first MIN_ID_PREFIX characters tell how much more it needs.
+    # The index answers that from its joined ids: all prefixes in one pass when it can
+    # (ids_with_prefixes), else one search per id, right for a screenful; for many ids,
+    # or a plain fold, one sorted pass over every id costs less.
+    batch = getattr(tasks, "ids_with_prefixes", None) if len(todo) <= 2000 else None
+    search = getattr(tasks, "ids_with_prefix", None) if len(todo) <= 64 else None
+    if batch is not None:
+        found = batch({mine[:MIN_ID_PREFIX] for mine in todo.values()}, last_part=True)
+        neighbours = lambda prefix: found.get(prefix, ())  # noqa: E731
+    elif search is not None:
+        neighbours = lambda prefix: search(prefix, last_part=True)  # noqa: E731
+    else:
+        hexes = sorted(t.rpartition("_")[2].lower() for t in tasks) if todo else []
+        for tid, mine in todo.items():
+            shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid])
+        return shown
+    for tid, mine in todo.items():
+        shared = max((_common_length(mine, other.rpartition("_")[2].lower())
+                      for other in neighbours(mine[:MIN_ID_PREFIX]) if other != tid), default=0)
+        length = max(MIN_ID_PREFIX, shared + 1)
+        shown[tid] = wanted[tid][:length] if length <= len(mine) else tid
     return shown
 
 
-def _shortest_in_sorted(hexes: list[str], hex_part: str, tid: str) -> str:
+def _common_length(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a, b):  # noqa: B905 - the shorter one ends the common part
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str) -> str:
     from bisect import bisect_left, bisect_right
 
-    for length in range(MIN_ID_PREFIX, len(hex_part) + 1):
-        prefix = hex_part[:length]
+    for length in range(MIN_ID_PREFIX, len(mine) + 1):
+        prefix = mine[:length]
         # Every hex part that starts with the prefix sorts between these two bounds.
         if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == 1:
-            return prefix
+            return hex_part[:length]
     return tid
 
 

@@ -30,6 +30,14 @@ def short(tid: str) -> str:
     return tid.rpartition("_")[2]
 
 
+def sid(tid: str) -> str:
+    """The id human output shows: the shortest unique hex prefix in the project now."""
+    from aidp.log import TaskLog
+    from aidp.tasks import short_ids
+
+    return short_ids(TaskLog(Path(os.environ["AIDP_DIR"])).read().tasks, [tid])[tid]
+
+
 def listed(tid: str) -> str:
     """How the human list shows a task's id: "[" + its shortest unique hex prefix (the
     first 4 characters unless another id shares them) + "]"; for `in` and startswith."""
@@ -49,8 +57,8 @@ def test_ready_and_blocked_human_and_json(cli) -> None:
     assert result.code == 0 and result.err == ""
     lines = result.out.splitlines()
     assert lines[0] == "READY (2)"
-    assert lines[1].startswith(f"  1. ▲ [{a}] Design schema (today) #db")
-    assert lines[2].startswith(f"  2. ▼ [{c}] Write docs")
+    assert lines[1].startswith(f"  1. ▲ [{sid(a)}] Design schema (today) #db")
+    assert lines[2].startswith(f"  2. ▼ [{sid(c)}] Write docs")
     ready = json.loads(cli("tasks", "ready", "--json").out)
     assert [t["id"] for t in ready] == [a, c]
     assert "blocked_by" not in ready[0] and "assignee" not in ready[0]
@@ -61,7 +69,7 @@ def test_ready_and_blocked_human_and_json(cli) -> None:
     blocked = cli("tasks", "blocked")
     assert blocked.code == 0
     assert blocked.out.splitlines()[0] == "BLOCKED (1)"
-    assert f"waits on: [{a}] Design schema (pending)" in blocked.out
+    assert f"waits on: [{sid(a)}] Design schema (pending)" in blocked.out
     [entry] = json.loads(cli("tasks", "blocked", "--json").out)
     assert entry["id"] == b and entry["blocked_by"] == [a] and entry["waiting_on"] == [a]
 
@@ -98,12 +106,12 @@ def test_claim_release_and_show(cli, project: Path) -> None:
     show = cli("tasks", "show", short(a))
     assert "Assignee tester (claimed today)" in show.out
     released = cli("tasks", "release", short(a))
-    assert released.code == 0 and released.out.startswith(f"✓ Released: [{a}] a")
+    assert released.code == 0 and released.out.startswith(f"✓ Released: [{sid(a)}] a")
     shown = json.loads(cli("tasks", "show", short(a), "--json").out)
     assert shown["status"] == "pending" and "assignee" not in shown
     assert cli("tasks", "release", short(a)).out.startswith("Not claimed, nothing changed")
     me = cli("tasks", "claim", "--as", "bob")
-    assert me.code == 0 and me.out == f"✓ Claimed: [{a}] a (as bob)\n"
+    assert me.code == 0 and me.out == f"✓ Claimed: [{sid(a)}] a (as bob)\n"
 
 
 @pytest.mark.parametrize(
@@ -169,23 +177,23 @@ def test_block_unblock_and_show_links(cli) -> None:
     a = add(cli, "a", "--parent", epic)
     b = add(cli, "b", "--parent", short(epic))
     result = cli("tasks", "block", short(b), "--on", short(a))
-    assert result.code == 0 and result.out == f"✓ Now waits on {short(a)}: [{b}] b\n"
+    assert result.code == 0 and result.out == f"✓ Now waits on {sid(a)}: [{sid(b)}] b\n"
     again = cli("tasks", "block", b, "--on", a)
-    assert again.out == f"Already waits on {short(a)}, nothing changed: [{b}] b\n"
+    assert again.out == f"Already waits on {sid(a)}, nothing changed: [{sid(b)}] b\n"
     c = add(cli, "c")
     several = cli("tasks", "block", c, "--on", a, b)
-    assert several.code == 0 and f"{short(a)}, {short(b)}" in several.out
+    assert several.code == 0 and f"{sid(a)}, {sid(b)}" in several.out
     shown = json.loads(cli("tasks", "show", a, "--json").out)
     assert shown["parent"] == epic and shown["blocks"] == [b, c]
     epic_shown = json.loads(cli("tasks", "show", epic, "--json").out)
     assert epic_shown["children"] == [a, b] and "parent" not in epic_shown
     human = cli("tasks", "show", b).out
-    assert f"Blocked by\n  [{a}] a (pending)" in human
-    assert f"Blocks\n  [{c}] c (pending)" in human
-    assert f"Parent\n  [{epic}] Epic (pending)" in human
+    assert f"Blocked by\n  [{sid(a)}] a (pending)" in human
+    assert f"Blocks\n  [{sid(c)}] c (pending)" in human
+    assert f"Parent\n  [{sid(epic)}] Epic (pending)" in human
     un = cli("tasks", "unblock", c, "--on", f"{a},{b}")
-    assert un.code == 0 and un.out.startswith(f"✓ No longer waits on {short(a)}, {short(b)}")
-    assert cli("tasks", "unblock", c, "--on", a).out.startswith(f"Did not wait on {short(a)}")
+    assert un.code == 0 and un.out.startswith(f"✓ No longer waits on {sid(a)}, {sid(b)}")
+    assert cli("tasks", "unblock", c, "--on", a).out.startswith(f"Did not wait on {sid(a)}")
 
 
 def test_list_tree_nests_children_under_their_epic(cli) -> None:
@@ -212,10 +220,11 @@ def test_edit_and_note_show_up_in_show_and_history(cli) -> None:
     a = add(cli, "Fix parser", "-t", "old")
     result = cli("tasks", "edit", short(a), "-d", "Fix the parser", "-p", "high",
                  "--add-tag", "parser", "--remove-tag", "old")
-    assert result.code == 0 and result.out == f"✓ Edited: [{a}] Fix the parser\n"
-    assert cli("tasks", "edit", a, "-p", "high").out == f"Nothing changed: [{a}] Fix the parser\n"
+    assert result.code == 0 and result.out == f"✓ Edited: [{sid(a)}] Fix the parser\n"
+    assert cli("tasks", "edit", a, "-p", "high").out == (
+        f"Nothing changed: [{sid(a)}] Fix the parser\n")
     note = cli("tasks", "note", a, "Repro", "in", "tests/data", "--as", "alice")
-    assert note.code == 0 and note.out == f"✓ Noted on [{a}]\n"
+    assert note.code == 0 and note.out == f"✓ Noted on [{sid(a)}]\n"
     assert cli("tasks", "note", a, "second").code == 0
     shown = json.loads(cli("tasks", "show", a, "--json").out)
     assert [(n["text"], n["author"]) for n in shown["notes"]] == [
@@ -357,7 +366,7 @@ def test_release_stale_claims(cli) -> None:
                           "assignee": "ghost", "claimed_at": stamp, "updated_at": stamp}])
     assert "@ghost" in cli("tasks", "list").out
     result = cli("tasks", "release", "--stale", "2h")
-    assert (result.code, result.out) == (0, f"✓ Released: [{old}] Claimed long ago\n")
+    assert (result.code, result.out) == (0, f"✓ Released: [{sid(old)}] Claimed long ago\n")
     found = {t["id"]: t for t in json.loads(cli("tasks", "list", "--json").out)}
     assert found[old]["status"] == "pending" and "assignee" not in found[old]
     assert found[fresh]["assignee"] == "tester"

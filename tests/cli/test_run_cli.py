@@ -112,7 +112,8 @@ def test_file_task_signals_of_every_form(cli, make_agent, project: Path) -> None
     for task in (parser, docs):
         assert task["session"] == "s1"
         assert task["discovered_during"] == "s1 iteration 1"
-        assert f"📋 Filed task: {task['description']} ({task['id']})" in result.out
+        hex_part = task["id"].rpartition("_")[2]  # not the whole id; no history read
+        assert f"📋 Filed task: {task['description']} ({hex_part})" in result.out
     assert result.out.count("📋 Filed task:") == 2
     assert "Ignored File task signal: Invalid description: it is empty" in result.err
     assert "Ignored File task signal: Invalid description: 201 characters" in result.err

@@ -52,7 +52,10 @@ def test_add_quiet_prints_only_the_id(cli) -> None:
 def test_add_human_output_names_task(cli) -> None:
     result = cli("tasks", "add", "Write docs")
     assert result.code == 0
-    assert "Added" in result.out and "Write docs" in result.out and "[task_" in result.out
+    tid = json.loads(cli("tasks", "list", "--json").out)[0]["id"]
+    # The id's hex part: add appends without reading the history a shorter one needs.
+    assert result.out == f"✓ Added ● [{tid.rpartition('_')[2]}] Write docs\n"
+    assert cli("tasks", "show", tid.rpartition("_")[2], "--json").code == 0
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from aidp.agent.transcript import Transcript
 from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
 from aidp.log import Fold, TaskLog
 from aidp.model import OPEN_STATUSES, now_micros, validate_tag
-from aidp.render import todo_text
+from aidp.render import hex_part, todo_text
 
 START_BACKLOG = 5  # pending tasks listed when a run starts
 # The grammar's own placeholders, as the prompt shows them: an agent quoting its
@@ -286,7 +286,8 @@ class Loop:
             return
         self.filed[key] = task["id"]
         self._record("signal", signal="file_task", task=task)
-        self.emit(Message("filed", f"📋 Filed task: {task['description']} ({task['id']})"))
+        shown = hex_part(task["id"])
+        self.emit(Message("filed", f"📋 Filed task: {task['description']} ({shown})"))
         for problem in signal.problems:
             self.emit(Message("warning", f"File task {description[:60]!r}: left out {problem}; "
                                          f"filed with priority {signal.priority}"))
@@ -371,9 +372,12 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     if not pending:
         return ["📋 No pending tasks"]
     lines = [f"📋 Pending tasks ({len(pending)}):"]
-    for task in pending[:limit]:
+    shown = pending[:limit]
+    ids = backlog.short_ids(fold.tasks, [t["id"] for t in shown])
+    for task in shown:
         marker = priority_marker(task.get("priority"))
-        lines.append(f"  {marker} {task.get('description', '')} ({task['id']})")
+        tid = ids.get(task["id"], task["id"])
+        lines.append(f"  {marker} {task.get('description', '')} ({tid})")
     if len(pending) > limit:
         lines.append(f"  … and {len(pending) - limit} more (see all: aidp tasks list pending)")
     return lines

@@ -14,6 +14,7 @@ from aidp.cli.tasks import IDS_HELP, _paint, _print_list, app
 from aidp.errors import InvalidInput
 from aidp.log import Fold
 from aidp.model import Record, now_micros, ts_of, validate_priority
+from aidp.tasks import short_ids
 from aidp.when import age
 
 ID_HELP = "Full id or ≥4 leading hex characters."
@@ -27,13 +28,16 @@ def split_ids(values: list[str] | None) -> list[str]:
     return out
 
 
-def _label(task: Record) -> str:
-    return f"[{render.inert(task.get('id', '?'))}] {render.inert(task.get('description', ''))}"
+def _label(task: Record, ids: dict[str, str] | None = None) -> str:
+    return render.task_label(task, ids)
 
 
-def _line(task: Record, now: int, paint: render.Painter, *, status: bool = False) -> str:
+def _line(task: Record, now: int, paint: render.Painter, ids: dict[str, str], *,
+          status: bool = False) -> str:
     marker = render.priority_marker(task.get("priority"), paint)
-    tid = paint(f"[{render.inert(task.get('id', '?'))}]", "dim")
+    full = task.get("id", "?")
+    tid = paint(f"[{render.inert(ids.get(full, full) if isinstance(full, str) else full)}]",
+                "dim")
     text = f"{marker} {tid} {render.inert(task.get('description', ''))}"
     text += " " + paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
     tags = task.get("tags") or []
@@ -128,7 +132,8 @@ def ready(
     paint, now = _paint(), now_micros()
     shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"
     lines = [paint(f"READY ({shown})", "bold")]
-    lines += [f"  {n}. {_line(t, now, paint)}" for n, t in enumerate(found, start=1)]
+    ids = short_ids(fold.tasks, [t["id"] for t in found])
+    lines += [f"  {n}. {_line(t, now, paint, ids)}" for n, t in enumerate(found, start=1)]
     render.write_text("\n".join(lines))
 
 
@@ -163,13 +168,14 @@ def blocked(
         return
     paint, now = _paint(), now_micros()
     lines = [paint(f"BLOCKED ({len(found)})", "bold")]
+    ids = short_ids(fold.tasks, [tid for t in found for tid in (t["id"], *waiting[t["id"]])])
     for task in found:
-        lines.append(f"  {_line(task, now, paint, status=task.get('status') != 'pending')}")
+        lines.append(f"  {_line(task, now, paint, ids, status=task.get('status') != 'pending')}")
         children = set(qs.children.get(task["id"], ()))
         for other in waiting[task["id"]]:
             blocker = fold.tasks.get(other) or {"id": other}
             how = "child" if other in children else "waits on"
-            lines.append(paint(f"      {how}: ", "dim") + _label(blocker)
+            lines.append(paint(f"      {how}: ", "dim") + _label(blocker, ids)
                          + paint(f" ({render.inert(blocker.get('status', '?'))})", "dim"))
     render.write_text("\n".join(lines))
 
@@ -201,16 +207,17 @@ def claim(
     lookup = (lambda: core.validate_actor(name)) if name is not None else core.actor_lookup(e.root)
     if name is not None:
         lookup()  # a bad --as is refused before anything is read
+    before = e.read()  # the claim reuses this fold (see tasks._transition)
     result = core.claim(e.log, task_id, lookup)
     who = result.claim["assignee"]
     if as_json:
         render.write_bytes(render.json_bytes(result.shown))
         return
+    label = _label(result.task, short_ids(before.tasks, [result.task["id"]]))
     if result.changed:
-        render.write_text(f"{_paint()('✓', 'green')} Claimed: {_label(result.task)} "
-                          f"(as {render.inert(who)})")
+        render.write_text(f"{_paint()('✓', 'green')} Claimed: {label} (as {render.inert(who)})")
     else:
-        render.write_text(f"Already claimed by you, nothing changed: {_label(result.task)}")
+        render.write_text(f"Already claimed by you, nothing changed: {label}")
 
 
 @app.command()
@@ -237,6 +244,7 @@ def release(
         from aidp.when import parse_age
 
         cutoff = now_micros() - parse_age(stale, what="--stale")
+    before = e.read()
     changes = core.release(e.log, ids or [], claimed_before=cutoff)
     if as_json:
         records = [c.task for c in changes]
@@ -247,9 +255,10 @@ def release(
         render.write_text(f"No claim older than {render.inert(stale)}, nothing changed")
         return
     paint = _paint()
+    short = short_ids(before.tasks, [c.task["id"] for c in changes])
     render.write_text("\n".join(
-        f"{paint('✓', 'green')} Released: {_label(c.task)}" if c.changed
-        else f"Not claimed, nothing changed: {_label(c.task)}"
+        f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
+        else f"Not claimed, nothing changed: {_label(c.task, short)}"
         for c in changes
     ))
 
@@ -257,7 +266,8 @@ def release(
 # --- dependencies ------------------------------------------------------------------------
 
 
-def _linked(e: Env, result: core.Linked, *, as_json: bool, verb: str, unchanged: str) -> None:
+def _linked(e: Env, before: Fold, result: core.Linked, *, as_json: bool, verb: str,
+            unchanged: str) -> None:
     if as_json:
         fold = e.read()
         task = fold.tasks[result.task["id"]]
@@ -265,12 +275,13 @@ def _linked(e: Env, result: core.Linked, *, as_json: bool, verb: str, unchanged:
         return
     paint = _paint()
     lines = []
+    ids = short_ids(before.tasks, [result.task["id"], *result.changed, *result.unchanged])
     if result.changed:
-        shown = ", ".join(core.short(t) for t in result.changed)
-        lines.append(f"{paint('✓', 'green')} {verb} {shown}: {_label(result.task)}")
+        shown = ", ".join(render.inert(ids.get(t, t)) for t in result.changed)
+        lines.append(f"{paint('✓', 'green')} {verb} {shown}: {_label(result.task, ids)}")
     if result.unchanged:
-        shown = ", ".join(core.short(t) for t in result.unchanged)
-        lines.append(f"{unchanged} {shown}, nothing changed: {_label(result.task)}")
+        shown = ", ".join(render.inert(ids.get(t, t)) for t in result.unchanged)
+        lines.append(f"{unchanged} {shown}, nothing changed: {_label(result.task, ids)}")
     render.write_text("\n".join(lines))
 
 
@@ -293,8 +304,10 @@ def block(
     """
     e = env(ctx)
     blockers = _on(on, more)
+    before = e.read()
     result = core.block(e.log, task_id, blockers)
-    _linked(e, result, as_json=as_json, verb="Now waits on", unchanged="Already waits on")
+    _linked(e, before, result, as_json=as_json, verb="Now waits on",
+            unchanged="Already waits on")
 
 
 @app.command()
@@ -311,8 +324,11 @@ def unblock(
     $ aidp tasks unblock 3f2a --on 9c41
     """
     e = env(ctx)
-    result = core.unblock(e.log, task_id, _on(on, more))
-    _linked(e, result, as_json=as_json, verb="No longer waits on", unchanged="Did not wait on")
+    waited = _on(on, more)
+    before = e.read()
+    result = core.unblock(e.log, task_id, waited)
+    _linked(e, before, result, as_json=as_json, verb="No longer waits on",
+            unchanged="Did not wait on")
 
 
 def _on(on: list[str], more: list[str] | None) -> list[str]:
@@ -346,6 +362,7 @@ def edit(
     $ aidp tasks edit 3f2a --parent 9c41
     """
     e = env(ctx)
+    before = e.read()
     change = core.edit(e.log, task_id, description=description, priority=priority,
                        add_tags=add_tag, remove_tags=remove_tag, parent=parent,
                        detach=no_parent)
@@ -353,10 +370,10 @@ def edit(
         fold = e.read()
         render.write_bytes(render.json_bytes(core.with_extras(core.state(fold),
                                                               fold.tasks[change.task["id"]])))
-    elif change.changed:
-        render.write_text(f"{_paint()('✓', 'green')} Edited: {_label(change.task)}")
     else:
-        render.write_text(f"Nothing changed: {_label(change.task)}")
+        label = _label(change.task, short_ids(before.tasks, [change.task["id"]]))
+        render.write_text(f"{_paint()('✓', 'green')} Edited: {label}" if change.changed
+                          else f"Nothing changed: {label}")
 
 
 @app.command()
@@ -375,8 +392,11 @@ def note(
     $ aidp tasks note 3f2a "Repro: run it with an empty HOME"
     """
     e = env(ctx)
+    before = e.read()
     record = core.note(e.log, task_id, " ".join(text), author=actor(e, name))
     if as_json:
         render.write_bytes(render.json_bytes({"task": record["task"], **core.note_out(record)}))
     else:
-        render.write_text(f"{_paint()('✓', 'green')} Noted on [{render.inert(record['task'])}]")
+        tid = record["task"]
+        shown = short_ids(before.tasks, [tid]).get(tid, tid)
+        render.write_text(f"{_paint()('✓', 'green')} Noted on [{render.inert(shown)}]")

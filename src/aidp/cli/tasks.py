@@ -24,7 +24,9 @@ def _paint() -> render.Painter:
     return render.Painter(render.color_enabled())
 
 
-def _emit_tasks(changes: list[core.Change], *, as_json: bool, verb: str) -> None:
+def _emit_tasks(changes: list[core.Change], *, as_json: bool, verb: str,
+                ids: dict[str, str] | None = None) -> None:
+    """`ids`: full id → the short id to show (tasks.short_ids)."""
     if as_json:
         records = [c.task for c in changes]
         render.write_bytes(render.json_bytes(records[0] if len(records) == 1 else records))
@@ -33,7 +35,7 @@ def _emit_tasks(changes: list[core.Change], *, as_json: bool, verb: str) -> None
     lines = []
     for change in changes:
         task = change.task
-        label = f"[{render.inert(task['id'])}] {render.inert(task.get('description', ''))}"
+        label = render.task_label(task, ids)
         if change.changed:
             lines.append(f"{paint('✓', 'green')} {verb}: {label}")
         else:
@@ -92,8 +94,10 @@ def add(
     else:
         paint = _paint()
         marker = render.priority_marker(task["priority"], paint)
+        # The hex part, not the shortest prefix: that needs the whole history read,
+        # which `add` never does (it only appends; see bench/RESULTS.md).
         render.write_text(
-            f"{paint('✓', 'green')} Added {marker} [{task['id']}] "
+            f"{paint('✓', 'green')} Added {marker} [{render.hex_part(task['id'])}] "
             f"{render.inert(task['description'])}"
         )
 
@@ -306,11 +310,19 @@ def show(
         render.write_bytes(render.json_bytes(shown))
     else:
         paint, now = _paint(), now_micros()
-        text = render.task_detail(task, now, paint=paint)
-        render.write_text(text + _queue_detail(fold, qs, task, now, paint))
+        tid = task["id"]
+        parent = qs.parent.get(tid)
+        sections = [("Blocked by", qs.blockers.get(tid, [])),
+                    ("Blocks", qs.dependents.get(tid, [])),
+                    ("Parent", [parent] if parent else []),
+                    ("Children", qs.children.get(tid, []))]
+        ids = core.short_ids(tasks, [tid, *(other for _, found in sections for other in found)])
+        text = render.task_detail(task, now, paint=paint, ids=ids)
+        render.write_text(text + _queue_detail(fold, qs, task, now, paint, sections, ids))
 
 
-def _queue_detail(fold, qs, task: Record, now: int, paint: render.Painter) -> str:
+def _queue_detail(fold, qs, task: Record, now: int, paint: render.Painter,
+                  sections: list[tuple[str, list[str]]], short: dict[str, str]) -> str:
     from aidp.when import age
 
     tid = task["id"]
@@ -319,13 +331,10 @@ def _queue_detail(fold, qs, task: Record, now: int, paint: render.Painter) -> st
         found = fold.tasks.get(other)
         if found is None:
             return f"[{render.inert(other)}] (unknown task)"
-        return (f"[{render.inert(other)}] {render.inert(found.get('description', ''))} "
+        return (f"{render.task_label(found, short)} "
                 + paint(f"({render.inert(found.get('status', '?'))})", "dim"))
 
     lines = []
-    parent = qs.parent.get(tid)
-    sections = [("Blocked by", qs.blockers.get(tid, [])), ("Blocks", qs.dependents.get(tid, [])),
-                ("Parent", [parent] if parent else []), ("Children", qs.children.get(tid, []))]
     for title, ids in sections:
         if ids:
             lines.append(paint(title, "bold"))
@@ -357,13 +366,19 @@ def queue_ts(record: Record) -> int:
 def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, as_json: bool,
                 reason: str | None = None) -> None:
     e = env(ctx)
+    # Read first: the change below reuses this fold (the file is unchanged until it
+    # writes), and the ids it names are in it, for their short forms.
+    before = e.read()
     changes = core.set_status(e.log, ids, status, reason=reason)
     if as_json:
         from aidp import queue
 
         qs = queue.state(e.read())
         changes = [core.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
-    _emit_tasks(changes, as_json=as_json, verb=verb)
+        _emit_tasks(changes, as_json=True, verb=verb)
+        return
+    short = core.short_ids(before.tasks, [c.task["id"] for c in changes])
+    _emit_tasks(changes, as_json=False, verb=verb, ids=short)
 
 
 IDS_HELP = "Task ids: full, or ≥4 leading hex characters."
@@ -579,9 +594,12 @@ def import_(
              f"from {source}" + (f" ({result.skipped} already imported)"
                                  if result.skipped else "")]
     paint = _paint()
-    for task in result.filed[:20]:
+    shown = result.filed[:20]
+    short = {} if dry_run else core.short_ids(e.log.read().tasks, [t["id"] for t in shown])
+    for task in shown:
         marker = render.priority_marker(task.get("priority"), paint)
-        lines.append(f"  {marker} {paint('[' + task['id'] + ']', 'dim')} "
+        tid = short.get(task["id"]) or render.hex_part(task["id"])
+        lines.append(f"  {marker} {paint('[' + render.inert(tid) + ']', 'dim')} "
                      f"{render.inert(task.get('description', ''))} "
                      f"{paint('(' + render.inert(task.get('status')) + ')', 'dim')}")
     if len(result.filed) > 20:

@@ -1,0 +1,117 @@
+"""tasks.short_ids: the shortest hex prefix (≥ 4) that resolve_id reads as that task and
+no other — the same answer whichever way the fold can look ids up."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aidp import tasks
+from aidp.errors import AidpError
+
+
+class Searchable(dict):
+    """A fold's tasks with the index's single prefix search."""
+
+    def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
+        return sorted(t for t in self if (t.rpartition("_")[2] if last_part else t)
+                      .startswith(prefix))
+
+
+class Batched(Searchable):
+    """… and the batch search, all prefixes at once."""
+
+    def ids_with_prefixes(self, prefixes, *, last_part: bool) -> dict[str, list[str]]:
+        return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
+
+
+def by_definition(found: dict, tid: str) -> str:
+    hex_part = tid.rpartition("_")[2]
+    for length in range(tasks.MIN_ID_PREFIX, len(hex_part) + 1):
+        try:
+            if tasks.resolve_id(found, hex_part[:length]) == tid:
+                return hex_part[:length]
+        except AidpError:
+            continue
+    return tid
+
+
+# A two-letter alphabet makes long shared prefixes (and equal hex parts) common.
+hex_parts = st.text(alphabet="ab", min_size=4, max_size=9)
+ids = st.lists(st.builds(lambda stamp, h: f"task_{stamp}_{h}", st.integers(1, 3), hex_parts),
+               min_size=1, max_size=40, unique=True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ids, st.data())
+def test_every_lookup_gives_the_shortest_unique_prefix(all_ids, data) -> None:
+    shown_for = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=70))
+    plain = {tid: {"id": tid} for tid in all_ids}
+    expected = {tid: by_definition(plain, tid) for tid in shown_for}
+    for kind in (dict, Searchable, Batched):
+        assert tasks.short_ids(kind(plain), shown_for) == expected, kind
+
+
+def test_another_writers_id_that_looks_like_a_prefix_is_never_shown_for_a_task() -> None:
+    # resolve_id reads "abcd" as the foreign task: ours needs one more character.
+    found = {"task_1_abcd1234": {}, "abcd": {}, "task_2_ffff0000": {}}
+    for kind in (dict, Searchable, Batched):
+        shown = tasks.short_ids(kind(found), list(found))
+        assert shown == {"task_1_abcd1234": "abcd1", "abcd": "abcd",
+                         "task_2_ffff0000": "ffff"}, kind
+        assert all(tasks.resolve_id(found, s) == t for t, s in shown.items())
+
+
+# --- every human view shows them; --json keeps full ids ---------------------------------
+
+A, B, C = "task_1795000000_abcd1111", "task_1795000001_abcd2222", "task_1795000002_beef0000"
+
+
+def _forge(cli, project) -> None:
+    """Three tasks whose ids we choose: two share their first four hex characters."""
+    made = [json.loads(cli("tasks", "add", name, "--json").out)["id"]
+            for name in ("Alpha", "Bravo", "Charlie")]
+    path = project / ".aidp" / "tasklist.jsonl"
+    text = path.read_text()
+    for old, new in zip(made, (A, B, C), strict=True):
+        text = text.replace(old, new)
+    path.write_text(text)
+
+
+def _only_short(out: str) -> None:
+    assert "task_1795" not in out, out
+    assert "abcd1" in out or "abcd2" in out or "beef" in out, out
+
+
+def test_every_human_view_names_tasks_by_their_shortest_prefix(cli, project,
+                                                               monkeypatch) -> None:
+    monkeypatch.setenv("AIDP_ACTOR", "tester")
+    _forge(cli, project)
+    for args in (("tasks", "list"), ("tasks", "list", "--tree"), ("tasks", "ready"),
+                 ("tasks", "block", "abcd1", "--on", "beef"), ("tasks", "blocked"),
+                 ("tasks", "unblock", "abcd1", "--on", "beef"),
+                 ("tasks", "edit", "abcd2", "-p", "high"), ("tasks", "note", "abcd2", "Hi"),
+                 ("tasks", "claim", "abcd2"), ("tasks", "release", "abcd2"),
+                 ("tasks", "start", "abcd1"), ("tasks", "done", "abcd1", "beef"),
+                 ("tasks", "reopen", "beef"), ("tasks", "abandon", "abcd2", "Dup")):
+        result = cli(*args)
+        assert result.code == 0, (args, result)
+        _only_short(result.out)
+    assert "[abcd1] Alpha" in cli("tasks", "list", "-a").out
+    cli("tasks", "block", "beef", "--on", "abcd1")
+    show = cli("tasks", "show", "beef").out
+    assert re.search(rf"  id +{C} \(short: beef\)\n", show), show  # the one full id: every field is shown
+    assert "Blocked by\n  [abcd1] Alpha (done)" in show
+
+
+def test_json_and_ids_keep_full_ids(cli, project, monkeypatch) -> None:
+    monkeypatch.setenv("AIDP_ACTOR", "tester")
+    _forge(cli, project)
+    assert {t["id"] for t in json.loads(cli("tasks", "list", "--json").out)} == {A, B, C}
+    assert set(cli("tasks", "list", "-f", "ids").out.split()) == {A, B, C}
+    assert json.loads(cli("tasks", "done", "abcd1", "--json").out)["id"] == A
+    assert json.loads(cli("tasks", "claim", "abcd2", "--json").out)["id"] == B
+    assert {t["id"] for t in json.loads(cli("tasks", "ready", "--json").out)} == {C}
