@@ -74,11 +74,12 @@ def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
     # or a plain fold, one sorted pass over every id costs less.
     batch = getattr(tasks, "ids_with_prefixes", None) if len(todo) <= 2000 else None
     search = getattr(tasks, "ids_with_prefix", None) if len(todo) <= 64 else None
+    neighbours: dict[str, list[str]]
     if batch is not None:
-        found = batch({mine[:MIN_ID_PREFIX] for mine in todo.values()}, last_part=True)
-        neighbours = lambda prefix: found.get(prefix, ())  # noqa: E731
+        neighbours = batch({mine[:MIN_ID_PREFIX] for mine in todo.values()}, last_part=True)
     elif search is not None:
-        neighbours = lambda prefix: search(prefix, last_part=True)  # noqa: E731
+        neighbours = {prefix: search(prefix, last_part=True)
+                      for prefix in {mine[:MIN_ID_PREFIX] for mine in todo.values()}}
     else:
         hexes = sorted(t.rpartition("_")[2].lower() for t in tasks) if todo else []
         for tid, mine in todo.items():
@@ -86,7 +87,8 @@ def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
         return shown
     for tid, mine in todo.items():
         shared = max((_common_length(mine, other.rpartition("_")[2].lower())
-                      for other in neighbours(mine[:MIN_ID_PREFIX]) if other != tid), default=0)
+                      for other in neighbours.get(mine[:MIN_ID_PREFIX], ()) if other != tid),
+                     default=0)
         length = max(MIN_ID_PREFIX, shared + 1)
         shown[tid] = wanted[tid][:length] if length <= len(mine) else tid
     return shown
