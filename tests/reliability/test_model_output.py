@@ -259,6 +259,23 @@ def test_stored_titles_are_inert_in_every_human_view(cli, project: Path) -> None
     views += [("tasks", "note", ids[1], f"note {INVISIBLE['bidi override']}"),
               ("tasks", "show", ids[1]), ("tasks", "ready"), ("tasks", "stats"), ("prime",)]
     views += [("tasks", "done", ids[0]), ("todo", "tick", "1")]
+    # Every other human view and message that names a task, a tag, a reason or a person.
+    bidi, zwsp = INVISIBLE["bidi override"], INVISIBLE["zero-width space"]
+    views += [("tasks", "list", "--tree"), ("tasks", "edit", ids[3], "--add-tag", f"t{zwsp}"),
+              ("tasks", "list", "-t", f"t{zwsp}"), ("tasks", "stats"),
+              ("tasks", "block", ids[4], "--on", ids[5]), ("tasks", "blocked"),
+              ("tasks", "unblock", ids[4], "--on", ids[5]),
+              ("tasks", "claim", ids[2], "--as", f"mal{bidi}"), ("tasks", "show", ids[2]),
+              ("tasks", "list"), ("tasks", "release", ids[2]),
+              ("tasks", "abandon", ids[6], f"because {bidi}"), ("tasks", "list", "--all"),
+              ("tasks", "reopen", ids[6]), ("tasks", "start", ids[7]),
+              ("tasks", "add", f"new {bidi}", "-t", f"n{zwsp}"),
+              ("--session", f"s{bidi}", "todo", "add", f"step {bidi}"),
+              ("--session", f"s{bidi}", "todo", "show"), ("todo", "list"),
+              ("tasks", "import", "tasks.csv", "--from", "csv", "--dry-run"),
+              ("tasks", "import", "tasks.csv", "--from", "csv")]
+    (project / "tasks.csv").write_text(f"description,tags\nimported {bidi},x{zwsp}\n",
+                                       encoding="utf-8")
     for args in views:
         result = cli(*args)
         assert result.code == 0, (args, result)
