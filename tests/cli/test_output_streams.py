@@ -45,6 +45,14 @@ def test_a_reader_that_goes_away_is_not_an_error(backlog: Path) -> None:
         proc = _run('"$@" tasks list -f ' + fmt + " | head -c 20", backlog)
         _clean(proc)
         assert proc.returncode == 0, proc
+    proc = _run('"$@" tasks list | head -1', backlog)  # the issue's own example
+    _clean(proc)
+    assert proc.returncode == 0 and proc.stdout.count("\n") == 1, proc
+    # A write whose reader is gone before the report: saved, and exit 0.
+    proc = _run('"$@" tasks add "Reported to nobody" | true', backlog)
+    _clean(proc)
+    assert proc.returncode == 0 and proc.stderr == "", proc
+    assert "Reported to nobody" in _descriptions(backlog)
     # SIGPIPE: the reader closes before aidp writes anything at all.
     proc = subprocess.Popen([*AIDP, "tasks", "list", "-f", "jsonl"], cwd=backlog,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -105,3 +113,26 @@ def test_a_narrow_locale_shows_text_escaped_not_a_traceback(backlog: Path,
                           env={**os.environ, **env}, capture_output=True, timeout=120)
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc
     assert "Added under a narrow locale ☕" in _descriptions(backlog)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_lost_report_of_a_write_outside_the_tasklist_still_exits_0(project: Path,
+                                                                      tmp_path: Path) -> None:
+    """init, setup and --install-completion write files, not the tasklist: their work
+    is done, so a report lost to a full disk says so and exits 0, as `tasks add` does."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    home = Path(os.environ["HOME"])
+    for args, cwd, made in ((["init"], fresh, fresh / ".aidp"),
+                            (["setup", "claude"], project, project / ".claude" / "settings.json"),
+                            (["--install-completion", "bash"], project,
+                             home / ".bash_completions" / "aidp.sh")):
+        env = {"AIDP_DIR": str(cwd)}
+        proc = _run('"$@" ' + " ".join(args) + " > /dev/full", cwd, **env)
+        _clean(proc)
+        assert proc.returncode == 0, (args, proc)
+        assert "the change itself was saved" in proc.stderr, (args, proc)
+        assert made.exists(), args
+    # Nothing to change: the lost report is the whole result, exit 1.
+    proc = _run('"$@" setup claude > /dev/full', project)
+    assert proc.returncode == 1 and "the change itself was saved" not in proc.stderr, proc

@@ -430,6 +430,7 @@ def _guard_streams() -> tuple[_Guarded, _Guarded]:
 
 def main() -> None:
     out, _err = _guard_streams()
+    from aidp.cli import common
     from aidp.log import TaskLog
 
     before = TaskLog.changes
@@ -442,7 +443,7 @@ def main() -> None:
     if failed is not None and failed.errno not in (errno.EPIPE, errno.EBADF):
         # Not a reader that went away: the output is lost (a full disk, an I/O error).
         reason = failed.strerror or str(failed)
-        saved = TaskLog.changes > before
+        saved = TaskLog.changes > before or common.wrote_outside()
         sys.stderr.write(
             f"Error: Cannot write the output: {reason}"
             + ("; the change itself was saved\n" if saved else "\n")

@@ -35,6 +35,20 @@ class _Index:
 use_reader(_Index())
 
 
+# Whether the command changed something outside the tasklist (a file it wrote, git
+# config): a report lost to a full disk or a closed stdout then still exits 0, as a
+# saved tasklist change does (aidp.cli.main). Set through wrote().
+_OUTSIDE = {"wrote": False}
+
+
+def wrote() -> None:
+    _OUTSIDE["wrote"] = True
+
+
+def wrote_outside() -> bool:
+    return _OUTSIDE["wrote"]
+
+
 # The arguments of the command being run (set by aidp.cli.run()), for the few checks
 # that must know what the parser hides, e.g. which words followed `--`.
 COMMAND_LINE: list[str] = []

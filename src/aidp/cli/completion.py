@@ -318,6 +318,9 @@ def show_or_install(args: list[str], *, install_it: bool) -> None:
         sys.stdout.write(script(shell) + "\n")
         return
     path, changed = install(shell)
+    from aidp.cli.common import wrote
+
+    wrote()
     from aidp.render import inert
 
     also = "".join(f"; {inert(str(rc))} loads it" for rc in changed)

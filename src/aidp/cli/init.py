@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from aidp import project
-from aidp.cli.common import env, info
+from aidp.cli.common import env, info, wrote
 from aidp.render import inert
 
 
@@ -19,6 +19,7 @@ def init(ctx: typer.Context) -> None:
     """
     e = env(ctx)
     done = project.init(e.log, e.root)
+    wrote()  # the project is set up now, whatever of it was there before
     where = f" (through the link {inert(str(done.link))})" if done.link else ""
     typer.echo(f"Initialised {inert(str(done.path))}{where}")
     setup = project.setup_git(e.log, e.root)

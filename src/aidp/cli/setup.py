@@ -49,6 +49,10 @@ def setup(
     result = integrate.setup(root, agent, remove=remove, check=check,
                              instructions=instructions, limit=max_continuations)
     spec = integrate.agent(agent)
+    if result.changed or result.instructions_changed:
+        from aidp.cli.common import wrote
+
+        wrote()
     where = inert(_shown(result.path, root))
     events = ", ".join(result.events)
     if check:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from aidp.cli.common import env
+from aidp.cli.common import env, wrote
 from aidp.errors import InvalidInput
 
 
@@ -39,6 +39,8 @@ def trust(
     out = render.inert
     if revoke:
         forgotten = core.revoke(root)
+        if forgotten:
+            wrote()
         if not forgotten:
             render.write_text(f"Nothing to revoke: no config file of {out(str(root))} is trusted")
             return
@@ -59,6 +61,8 @@ def trust(
         render.write_text("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
         return
     done = core.trust(root)
+    if any(not item.already for item in done):
+        wrote()
     if not done:
         render.write_text(
             f"Nothing to trust: {out(str(root))} has no .aidp/config.toml "
