@@ -159,6 +159,21 @@ TODO_SUMMARY = Obj({
 }, {"owner": str})
 TODO_LIST = [TODO_SUMMARY]
 
+# --- init and run (docs/file-format.md "JSON output") ------------------------------------
+
+INIT = Obj({
+    "root": str, "tasklist": str, "created": bool, "link": Either(str, None),
+    "gitattributes": Obj({"path": str, "added": [str]}),
+    "git": Obj({"repository": bool, "diff_driver_set": bool, "tasklist_ignored": bool}),
+})
+RUN_EXIT_REASONS = Enum("done", "progress", "paused", "continuations_used_up", "timeout",
+                        "agent_failed", "nothing_to_resume", "interrupted", "backlog_done")
+RUN = Obj({
+    "session": str, "exit_code": int, "exit_reason": RUN_EXIT_REASONS, "invocations": int,
+    "continuations": int, "tasks_filed": [TASK_ID], "tasks_not_filed": [TASK_ID],
+    "tasks_updated": [TASK_ID],
+})
+
 # --- agents' integration (docs/agents.md) -----------------------------------------------
 
 PRIME_TASK = Obj({"id": TASK_ID, "description": str, "status": STATUS, "priority": PRIORITY,

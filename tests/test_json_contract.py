@@ -7,6 +7,8 @@ command fails `test_every_json_command_is_under_contract` until it is added here
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,6 +89,8 @@ CONTRACT: list[tuple[tuple[str, ...], object]] = [
     (("todo", "pause", "waiting", "--json"), S.TODO),
     (("todo", "clear", "--json"), S.TODO),
     (("todo", "load", "1", "--json"), S.TODO),
+    (("init", "--json"), S.INIT),
+    (("run", "go", "--agent", "{agent}", "--max-continuations", "1", "--json"), S.RUN),
     (("prime", "--json"), S.PRIME),
     (("agents", "--json"), S.AGENTS),
 ]
@@ -98,7 +102,11 @@ def _args(args: tuple[str, ...], ids: dict[str, str]) -> list[str]:
 
 def test_every_json_command_matches_its_documented_shape(world, cli, project) -> None:
     (project / "in.csv").write_text("description,priority\nFrom CSV,high\n")
-    ids = {**world, "csv": str(project / "in.csv")}
+    agent = project.parent / "agent.py"  # a scripted stand-in agent (never a real one)
+    agent.write_text("print('File task: \"From the agent\"')\n"
+                     f"print('Update task: {world['child']} status: in_progress')\n")
+    ids = {**world, "csv": str(project / "in.csv"),
+           "agent": f"{shlex.quote(sys.executable)} {shlex.quote(str(agent))}"}
     git(project, "commit", "-q", "-am", "two")
     seen_keys: set[str] = set()
     for args, shape in CONTRACT:

@@ -600,16 +600,15 @@ def textconv_command(program: list[str] | None = None) -> str:
     return f"sh -c {shlex.quote(inner)} {shlex.quote(head)}"
 
 
-def setup_diff_driver(root: Path) -> bool:
-    """Set this clone's `diff.aidp.textconv` (git config is per clone, never committed);
-    True when it was missing. Nothing happens outside a git repository."""
-    done = _run(root, "config", "--get", "diff.aidp.textconv", check=False)
-    if done is None:
-        return False
-    if done.returncode == 0 and done.stdout.strip():
-        return False
+def setup_diff_driver(root: Path) -> bool | None:
+    """Set this clone's `diff.aidp.textconv` (git config is per clone, never committed):
+    True when it was missing and is set now, False when it was set already, None
+    outside a git repository (or without git), where nothing happens."""
     inside = _run(root, "rev-parse", "--git-dir", check=False)
     if inside is None or inside.returncode != 0:
+        return None
+    done = _run(root, "config", "--get", "diff.aidp.textconv", check=False)
+    if done is not None and done.returncode == 0 and done.stdout.strip():
         return False
     _run(root, "config", "diff.aidp.textconv", textconv_command())
     return True

@@ -21,10 +21,14 @@ DIFF_ATTRIBUTE = git.DIFF_ATTRIBUTE
 class Initialised:
     path: Path  # the tasklist (resolved when reached through a link)
     link: Path | None  # the linked .aidp/ it was reached through, if any
+    created: bool = False  # the tasklist did not exist before
+    attributes: Path | None = None  # the .gitattributes file
+    attributes_added: tuple[str, ...] = ()  # the rules added to it now
 
 
 @dataclass(frozen=True)
 class GitSetup:
+    repository: bool  # the project is in a git work tree
     diff_driver_set: bool  # this clone's diff.aidp.textconv was missing and is set now
     tasklist_ignored: bool  # git ignores the tasklist, which is meant to be committed
 
@@ -40,19 +44,27 @@ def init(log: TaskLog, root: Path) -> Initialised:
             raise StorageError(f"Cannot write {path}: it is a symbolic link; nothing was changed")
     with log.locked():  # creates .aidp/ and .aidp/.gitignore
         try:
-            os.close(os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o644))
+            fd = os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            created = True
+        except FileExistsError:
+            fd, created = None, False
         except OSError as exc:
             raise StorageError(f"Cannot create {log.path}: {exc.strerror}") from exc
+        if fd is not None:
+            os.close(fd)
     _ignore_local_config(log.dir / ".gitignore")
-    _add_attributes(attributes)
-    if log.dir.is_symlink():
-        return Initialised(log.path.resolve(), log.dir)
-    return Initialised(log.path, None)
+    added = _add_attributes(attributes)
+    linked = log.dir.is_symlink()
+    return Initialised(log.path.resolve() if linked else log.path, log.dir if linked else None,
+                       created, attributes, added)
 
 
 def setup_git(log: TaskLog, root: Path) -> GitSetup:
     """This clone's git settings (never committed): the tasklist's diff driver."""
-    return GitSetup(git.setup_diff_driver(root), git.ignores(root, log.path))
+    driver = git.setup_diff_driver(root)
+    if driver is None:
+        return GitSetup(False, False, False)
+    return GitSetup(True, driver, git.ignores(root, log.path))
 
 
 def _has_rule(lines: list[str], rule: str) -> bool:
@@ -62,7 +74,8 @@ def _has_rule(lines: list[str], rule: str) -> bool:
                for parts in (line.split() for line in lines))
 
 
-def _add_attributes(attributes: Path) -> None:
+def _add_attributes(attributes: Path) -> tuple[str, ...]:
+    """Add the missing rules; the rules added."""
     try:
         existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
         lines = existing.splitlines()
@@ -73,6 +86,7 @@ def _add_attributes(attributes: Path) -> None:
                 handle.write(prefix + "".join(f"{rule}\n" for rule in missing))
     except OSError as exc:
         raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
+    return tuple(missing)
 
 
 def _ignore_local_config(ignore: Path) -> None:

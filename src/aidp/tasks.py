@@ -138,6 +138,62 @@ def add(
     return task
 
 
+def same_text(description: str) -> str:
+    """What makes two descriptions "the same task" for File task dedupe: equal after
+    collapsing runs of whitespace (and trimming) and case folding."""
+    return " ".join(description.split()).casefold()
+
+
+def open_duplicate(fold: Fold, description: str) -> Record | None:
+    """An open task (pending or in progress) whose description is the same as this one
+    (same_text), the oldest such; decodes only the open tasks."""
+    from aidp import index
+
+    key = same_text(description)
+    found = [t for t in index.select(fold, OPEN_STATUSES)
+             if type(t.get("description")) is str and same_text(t["description"]) == key]
+    return min(found, key=lambda t: (t.get("created_at") or "", t["id"])) if found else None
+
+
+class Filed(_Plain):
+    """What add_unless_open did: the new task, or the open one with the same text."""
+
+    __slots__ = ("filed", "short_id", "task")
+
+    def __init__(self, task: Record, filed: bool, short_id: str) -> None:
+        self.task = task
+        self.filed = filed
+        self.short_id = short_id
+
+
+def add_unless_open(
+    log: TaskLog,
+    description: str,
+    *,
+    priority: str = "medium",
+    tags: Sequence[str] = (),
+    session: str | None = None,
+    discovered_during: str | None = None,
+) -> Filed:
+    """File a task unless an open task already has the same description (same_text):
+    checked and written under the lock, so two agents filing it at once file it once."""
+    task = new_task(description, priority=priority, tags=list(tags), session=session,
+                    discovered_during=discovered_during)
+    result: list[Filed] = []
+
+    def change(fold: Fold) -> list[Record]:
+        existing = open_duplicate(fold, task["description"])
+        if existing is None:
+            result[:] = [Filed(task, True, task["id"])]
+            return [task]
+        shown = short_ids(fold.tasks, [existing["id"]])[existing["id"]]
+        result[:] = [Filed(existing, False, shown)]
+        return []
+
+    log.update(change)
+    return result[0]
+
+
 class Change(_Plain):
     _fields = ("task", "changed")
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +119,49 @@ def test_file_task_signals_of_every_form(cli, make_agent, project: Path) -> None
     assert "Ignored File task signal: Invalid description: it is empty" in result.err
     assert "Ignored File task signal: Invalid description: 201 characters" in result.err
     assert "still running" in result.out  # the run went on
+
+
+def test_a_task_already_open_is_not_filed_again_and_the_run_says_so(cli, make_agent,
+                                                                       project: Path) -> None:
+    """"The same" description: equal once runs of white space are one space, the ends
+    trimmed, and case folded (tasks.same_text). Only OPEN tasks count: a done one with
+    that text is history, and the task is filed anew."""
+    old = json.loads(cli("tasks", "add", "Fix the parser", "--json").out)
+    gone = json.loads(cli("tasks", "add", "Ship it", "--json").out)
+    assert cli("tasks", "done", gone["id"]).code == 0
+    short = cli("tasks", "list").out.split("[", 1)[1].split("]", 1)[0]
+    assert short in old["id"] and len(short) < len(old["id"])  # the id as people see it
+    agent = make_agent(printing(
+        'File task: "fix  the   PARSER" priority: high',
+        'File task: "Ship it"',
+        'File task: "ship IT"',
+    ))
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    assert (f"📋 Not filed again: open task {short} has the same description: Fix the parser"
+            in result.out)
+    shipped = [t for t in tasks_json(cli) if t["description"] == "Ship it"]
+    assert sorted(t["status"] for t in shipped) == ["done", "pending"]
+    new = next(t for t in shipped if t["status"] == "pending")
+    assert f"📋 Filed task: Ship it ({new['id']})" in result.out
+    assert "📋 Not filed again: 'ship IT' was filed earlier in this run" in result.out
+    assert len(tasks_json(cli)) == 3
+    assert [t["priority"] for t in tasks_json(cli) if t["id"] == old["id"]] == ["medium"]
+    # across runs: the next run finds the task this run filed
+    again = cli("run", "go", "--agent", make_agent(printing('File task: "SHIP it"')).command)
+    assert again.code == 0, again
+    assert "Not filed again: open task" in again.out and len(tasks_json(cli)) == 3
+
+
+def test_two_agents_filing_the_same_task_at_once_file_it_once(log: TaskLog) -> None:
+    from aidp import tasks as backlog
+
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = list(pool.map(lambda n: backlog.add_unless_open(log, f"Same  task{' ' * n}"),
+                                 range(8)))
+    assert sum(o.filed for o in outcomes) == 1
+    assert len({o.task["id"] for o in outcomes}) == 1
+    assert [t["description"] for t in log.read().tasks.values()] == ["Same  task"]
 
 
 def printing(*lines: str) -> str:
@@ -282,6 +326,65 @@ def test_nothing_in_a_signal_is_run(cli, make_agent, project: Path) -> None:
         "$(touch pwned) `touch pwned2`; touch pwned3"
     ]
     assert not any(project.glob("pwned*"))
+
+
+# --- run --json ------------------------------------------------------------------------
+
+
+def test_run_json_prints_one_summary_on_stdout_and_progress_on_stderr(cli, make_agent) -> None:
+    old = json.loads(cli("tasks", "add", "Known bug", "--json").out)
+    todo_add(cli, "Write the parser")
+    agent = make_agent(printing(
+        "Working on it.",
+        'File task: "New bug" priority: high',
+        'File task: "known BUG"',
+        f"Update task: {old['id']} status: in_progress",
+    ))
+    result = cli("run", "go", "--agent", agent.command, "--max-continuations", "2", "--json")
+    assert result.code == 0, result
+    summary = json.loads(result.out)  # stdout is the object alone
+    new = next(t for t in tasks_json(cli) if t["description"] == "New bug")
+    assert summary == {
+        "session": "default", "exit_code": 0, "exit_reason": "progress",
+        "invocations": 1, "continuations": 0, "tasks_filed": [new["id"]],
+        "tasks_not_filed": [old["id"]], "tasks_updated": [old["id"]],
+    }
+    assert "Working on it." in result.err and "📋 Filed task: New bug" in result.err
+    # a lazy agent: pushed on twice, then the budget is spent
+    lazy = cli("run", "go", "--agent", make_agent("print('Done, I think.')").command,
+               "--max-continuations", "2", "--json")
+    assert lazy.code == 0, lazy
+    summary = json.loads(lazy.out)
+    assert (summary["exit_reason"], summary["invocations"], summary["continuations"]) == (
+        "continuations_used_up", 3, 2)
+    assert summary["tasks_filed"] == summary["tasks_updated"] == []
+    assert "↻ Continuation 2/2" in lazy.err and "Done, I think." in lazy.err
+
+
+def test_run_json_on_failure_keeps_the_exit_code_and_still_reports(cli, make_agent) -> None:
+    agent = make_agent("print('File task: \"Saved before failing\"')\nsys.exit(3)\n")
+    result = cli("run", "go", "--agent", agent.command, "--json")
+    assert result.code == 3, result
+    summary = json.loads(result.out)
+    assert (summary["exit_code"], summary["exit_reason"]) == (3, "agent_failed")
+    assert len(summary["tasks_filed"]) == 1 and summary["continuations"] == 0
+    assert "The agent exited with code 3" in result.err
+
+
+def test_run_json_resume_with_nothing_to_resume(cli, make_agent) -> None:
+    result = cli("run", "--agent", make_agent("").command, "--json")
+    assert result.code == 0, result
+    summary = json.loads(result.out)
+    assert (summary["exit_reason"], summary["invocations"]) == ("nothing_to_resume", 0)
+    assert "Nothing to resume" in result.err
+
+
+def test_run_json_refuses_interactive(cli, make_agent, project: Path) -> None:
+    before = sorted(p.name for p in project.rglob("*"))
+    result = cli("run", "-i", "--json", "--agent", make_agent("").command)
+    assert (result.code, result.out) == (2, "")
+    assert result.err == "Error: Conflicting --json and --interactive: give one of them\n"
+    assert sorted(p.name for p in project.rglob("*")) == before
 
 
 # --- the lazy agent -----------------------------------------------------------------

@@ -410,6 +410,38 @@ def test_init_warns_when_tasklist_is_ignored(cli, project: Path) -> None:
     assert "Warning: .aidp/tasklist.jsonl is ignored by git" in result.err
 
 
+def test_init_json_says_what_it_did(cli, project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitattributes").write_text(".aidp/tasklist.jsonl merge=union\n")
+    first = cli("init", "--json")
+    assert first.code == 0, first
+    assert json.loads(first.out) == {
+        "root": str(project), "tasklist": str(tasklist(project)), "created": True,
+        "link": None,
+        "gitattributes": {"path": str(project / ".gitattributes"),
+                          "added": [".aidp/tasklist.jsonl diff=aidp"]},
+        "git": {"repository": True, "diff_driver_set": True, "tasklist_ignored": False},
+    }
+    assert "diff driver" in first.err  # people's notes stay on stderr
+    again = json.loads(cli("init", "--json").out)
+    assert (again["created"], again["gitattributes"]["added"], again["git"]) == (
+        False, [], {"repository": True, "diff_driver_set": False, "tasklist_ignored": False})
+
+
+def test_init_json_outside_git_and_with_the_tasklist_ignored(cli, project: Path,
+                                                             tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    out = json.loads(cli("--dir", str(plain), "init", "--json").out)
+    assert out["git"] == {"repository": False, "diff_driver_set": False,
+                          "tasklist_ignored": False}
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / ".gitignore").write_text(".aidp/\n")
+    result = cli("init", "--json")
+    assert result.code == 0 and json.loads(result.out)["git"]["tasklist_ignored"] is True
+    assert "Warning: .aidp/tasklist.jsonl is ignored by git" in result.err
+
+
 def test_unknown_command_is_usage_error(cli) -> None:
     result = cli("tasks", "frobnicate")
     assert result.code == 2 and result.err.startswith("Error: No such command 'frobnicate'")

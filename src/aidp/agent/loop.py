@@ -61,6 +61,19 @@ class TurnResult:
 
 
 @dataclass
+class Tally:
+    """What a run did to the backlog and how often it pushed the agent on (for the
+    summary `run --json` prints at the end)."""
+
+    filed: list[str] = field(default_factory=list)  # ids of tasks filed by signals
+    not_filed: list[str] = field(default_factory=list)  # ids of open tasks already there
+    updated: list[str] = field(default_factory=list)  # ids changed by Update task
+    continuations: int = 0
+    invocations: int = 0
+    ended: str = ""  # why the last turn ended (TurnResult.ended)
+
+
+@dataclass
 class Invocation:
     finished: process.Finished
     changes: list[str]
@@ -77,6 +90,7 @@ class Loop:
     limits: continuation.Limits = field(default_factory=continuation.Limits)
     iteration: int = 0
     filed: dict[str, str] = field(default_factory=dict)  # normalised description → id
+    tally: Tally = field(default_factory=Tally)
     transcript: Transcript | None = None
     env: dict[str, str] = field(default_factory=dict)
     _last_plan: list[dict[str, Any]] | None = None
@@ -112,8 +126,10 @@ class Loop:
         why = nothing_to_resume(todo, max_continuations=self.limits.max_continuations)
         if why is not None:
             self.emit(Message("info", why))
+            self.tally.ended = "nothing to resume"
             return TurnResult(ExitCode.OK, ended="nothing to resume")
         text, content = self._continuation(todo)
+        self.tally.continuations += 1
         self.emit(Message("continuation", f"↻ Resuming (1/{self.limits.max_continuations}): "
                                           f"You have an active task: {content}"))
         return self._turn(text, attempts=1)
@@ -125,6 +141,11 @@ class Loop:
     # --- turns ----------------------------------------------------------------------
 
     def _turn(self, text: str, *, attempts: int) -> TurnResult:
+        result = self._turn_until_done(text, attempts=attempts)
+        self.tally.ended = result.ended
+        return result
+
+    def _turn_until_done(self, text: str, *, attempts: int) -> TurnResult:
         timeout = self.limits.timeout
         deadline = time.monotonic() + timeout if timeout is not None else None
         invocations = 0
@@ -134,6 +155,7 @@ class Loop:
             else:
                 outcome = self._invoke(text, deadline)
                 invocations += 1
+                self.tally.invocations += 1
                 finished = outcome.finished
             if finished.timed_out:
                 self.emit(Message("warning", f"The agent did not finish within --timeout "
@@ -162,6 +184,7 @@ class Loop:
                     return TurnResult(ExitCode.OK, invocations, "continuations used up")
                 return TurnResult(ExitCode.OK, invocations, "done")
             attempts += 1
+            self.tally.continuations += 1
             text, content = self._continuation(todo)
             self.emit(Message(
                 "continuation",
@@ -262,9 +285,13 @@ class Loop:
         description = signal.description
         if description == PLACEHOLDER_DESCRIPTION:
             return
-        key = " ".join(description.split()).casefold()
-        if key in self.filed:
-            return  # the same description twice in one run is filed once
+        key = backlog.same_text(description)
+        if key in self.filed:  # the same description twice in one run is filed once
+            tid = self.filed[key]
+            self.tally.not_filed.append(tid)
+            self.emit(Message("info", f"📋 Not filed again: {description[:60]!r} was filed "
+                                      f"earlier in this run ({self._short(tid)})"))
+            return
         tags = []
         for tag in signal.tags:
             try:
@@ -273,7 +300,7 @@ class Loop:
                 self.emit(Message("warning",
                                   f"File task {description[:60]!r}: tag left out: {exc}"))
         try:
-            task = backlog.add(
+            outcome = backlog.add_unless_open(
                 self.log,
                 description,
                 priority=signal.priority,
@@ -284,13 +311,24 @@ class Loop:
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored File task signal: {exc}"))
             return
+        task = outcome.task
         self.filed[key] = task["id"]
+        if not outcome.filed:  # an earlier run (or another agent) filed it: still open
+            self.tally.not_filed.append(task["id"])
+            self.emit(Message("info", f"📋 Not filed again: open task {outcome.short_id} has "
+                                      f"the same description: {task['description'][:80]}"))
+            return
+        self.tally.filed.append(task["id"])
         self._record("signal", signal="file_task", task=task)
         shown = hex_part(task["id"])
         self.emit(Message("filed", f"📋 Filed task: {task['description']} ({shown})"))
         for problem in signal.problems:
             self.emit(Message("warning", f"File task {description[:60]!r}: left out {problem}; "
                                          f"filed with priority {signal.priority}"))
+
+    def _short(self, tid: str) -> str:
+        """The id as people see it: its shortest unique prefix."""
+        return backlog.short_ids(self.log.read().tasks, [tid])[tid]
 
     def _update(self, signal: signals.UpdateTask) -> None:
         if signal.ref == PLACEHOLDER_ID:
@@ -307,6 +345,7 @@ class Loop:
         task = change.task
         label = f"{task.get('description', '')} ({task['id']})"
         if change.changed:
+            self.tally.updated.append(task["id"])
             self._record("signal", signal="update_task", task=task)
             self.emit(Message("filed", f"📋 Updated task: {label} → {signal.status}"))
         else:

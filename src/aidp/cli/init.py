@@ -5,11 +5,14 @@ from __future__ import annotations
 import typer
 
 from aidp import project
-from aidp.cli.common import env, info, wrote
+from aidp.cli.common import JSON_HELP, env, info, wrote
 from aidp.render import inert
 
 
-def init(ctx: typer.Context) -> None:
+def init(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
     """Create .aidp/, the tasklist, .aidp/.gitignore, the union-merge and diff rules in
     .gitattributes and this clone's diff driver; on a set-up clone, add what is missing.
 
@@ -20,9 +23,14 @@ def init(ctx: typer.Context) -> None:
     e = env(ctx)
     done = project.init(e.log, e.root)
     wrote()  # the project is set up now, whatever of it was there before
-    where = f" (through the link {inert(str(done.link))})" if done.link else ""
-    typer.echo(f"Initialised {inert(str(done.path))}{where}")
     setup = project.setup_git(e.log, e.root)
+    if as_json:  # the object alone on stdout; the notes below go to stderr as ever
+        from aidp import render
+
+        render.write_bytes(render.json_bytes(_as_json(done, setup, e.root)))
+    else:
+        where = f" (through the link {inert(str(done.link))})" if done.link else ""
+        typer.echo(f"Initialised {inert(str(done.path))}{where}")
     if setup.diff_driver_set:
         info("Set this clone's git diff driver for the tasklist (git config diff.aidp.textconv): "
              "git diff and git log -p show task lines")
@@ -31,3 +39,16 @@ def init(ctx: typer.Context) -> None:
             "Warning: .aidp/tasklist.jsonl is ignored by git; it is meant to be committed. "
             "Remove the rule that ignores it (see 'git check-ignore -v .aidp/tasklist.jsonl')."
         )
+
+
+def _as_json(done: project.Initialised, setup: project.GitSetup, root: object) -> dict:
+    """`init --json` (docs/file-format.md, JSON output): what init found and did."""
+    return {
+        "root": str(root),
+        "tasklist": str(done.path),
+        "created": done.created,
+        "link": str(done.link) if done.link else None,
+        "gitattributes": {"path": str(done.attributes), "added": list(done.attributes_added)},
+        "git": {"repository": setup.repository, "diff_driver_set": setup.diff_driver_set,
+                "tasklist_ignored": setup.tasklist_ignored},
+    }

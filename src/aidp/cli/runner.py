@@ -66,6 +66,11 @@ def run(
         help="With --backlog: who claims the tasks. Default: AIDP_ACTOR, else git "
         "user.email, else the login name.",
     ),
+    as_json: bool = typer.Option(
+        False, "--json",
+        help="Show the run's progress on stderr and print one JSON summary (tasks filed, "
+        "updated, continuations, exit reason) on stdout at the end.",
+    ),
 ) -> None:
     """Run an agent CLI in a loop that keeps the backlog and TODO list in step.
 
@@ -96,6 +101,8 @@ def run(
     limits = Limits(max_continuations=max_continuations, timeout=timeout)  # exit 2 if bad
     if backlog and interactive:
         raise InvalidInput("Conflicting --backlog and --interactive: give one of them")
+    if as_json and interactive:
+        raise InvalidInput("Conflicting --json and --interactive: give one of them")
     if not backlog and (max_tasks is not None or claim_as is not None):
         raise InvalidInput("--max-tasks and --as need --backlog")
     if max_tasks is not None and max_tasks < 1:
@@ -109,7 +116,7 @@ def run(
         who = (queue.validate_actor(claim_as) if claim_as is not None
                else queue.default_actor(root))
     spec = presets.choose(agent, root)
-    output = Output()
+    output = Output(progress_to_stderr=as_json)
     loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
                 limits=limits)
     for line in pending_summary(e.read()):
@@ -129,11 +136,32 @@ def run(
     except KeyboardInterrupt:
         output.error_line("Interrupted: the agent was stopped; everything applied so far is saved")
         code = ExitCode.INTERRUPTED
+        loop.tally.ended = "interrupted"
     finally:
         restore()
         loop.close()
+    if as_json:
+        from aidp import render
+
+        ended = "backlog done" if who is not None and not code else loop.tally.ended
+        render.write_bytes(render.json_bytes(summary(loop, int(code), ended or "done")))
     if code:
         raise typer.Exit(int(code))
+
+
+def summary(loop: Loop, code: int, ended: str) -> dict[str, object]:
+    """`run --json`'s object (docs/file-format.md, JSON output)."""
+    tally = loop.tally
+    return {
+        "session": loop.session,
+        "exit_code": code,
+        "exit_reason": ended.replace(" ", "_"),
+        "invocations": tally.invocations,
+        "continuations": tally.continuations,
+        "tasks_filed": list(tally.filed),
+        "tasks_not_filed": list(dict.fromkeys(tally.not_filed)),
+        "tasks_updated": list(dict.fromkeys(tally.updated)),
+    }
 
 
 def _term_as_interrupt():
@@ -200,11 +228,13 @@ class Output:
     """Shows the run's messages: the agent's text as inert data (control characters and
     escapes shown as \\xNN, no markup read), aidp's own lines, warnings on stderr."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, progress_to_stderr: bool = False) -> None:
         from aidp import render
 
         self._inert = render.inert
-        self._paint = render.Painter(render.color_enabled(sys.stdout))
+        # run --json: stdout holds only the summary object, so progress goes to stderr
+        self._stdout = sys.stderr if progress_to_stderr else sys.stdout
+        self._paint = render.Painter(render.color_enabled(self._stdout))
         self._paint_err = render.Painter(render.color_enabled(sys.stderr))
 
     def __call__(self, message: Message) -> None:
@@ -237,8 +267,8 @@ class Output:
         self._err(self._inert(text))
 
     def _out(self, text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
+        self._stdout.write(text + "\n")
+        self._stdout.flush()
 
     def _err(self, text: str) -> None:
         sys.stderr.write(text + "\n")
