@@ -1,0 +1,166 @@
+"""What changed in the tasklist between two versions: `tasks changes`, and the summary
+`sync` commits with."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+
+    from aidp.log import Fold, TaskLog
+
+from aidp.git.runner import file_at, has_commits, repo_of, verify_rev
+
+# --- what changed ------------------------------------------------------------------------
+
+# Task keys that a status change sets; an edit is a change of any other key.
+_STATUS_KEYS = frozenset(("status", "updated_at", "started_at", "completed_at", "abandoned_at",
+                          "abandoned_reason"))
+_VERBS = {"in_progress": "started", "done": "done", "abandoned": "abandoned",
+          "pending": "reopened"}
+
+
+def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
+    """When `after` only appended to `before` (the usual case), the lines of `before`
+    that matter for the appended ones: those of the tasks they touch, and TODO records.
+    A fold of those gives the same answers for every touched task at a fraction of the
+    cost of folding a long history. None otherwise."""
+    if not after.startswith(before) or (before and not before.endswith(b"\n")):
+        return None
+    from aidp.log import parse_line
+
+    tail = after[len(before):]
+    touched: set[bytes] = set()
+    for raw in tail.split(b"\n"):
+        record = parse_line(raw)
+        if record is not None and "type" not in record:
+            touched.add(b'"' + str(record["id"]).encode("utf-8", "surrogatepass") + b'"')
+    if len(touched) > 256:
+        return None
+    keep = [raw for raw in before.split(b"\n")
+            if b'"type":"todo_' in raw or any(tid in raw for tid in touched)]
+    return b"\n".join(keep) + b"\n", tail
+
+
+def compare(before_data: bytes, after_data: bytes) -> dict[str, Any]:
+    """What happened between two versions of the tasklist, from their folded states:
+    tasks filed, status changes, edits, tasks no longer there, and TODO lists changed."""
+    from aidp.log import fold_bytes
+
+    quick = _relevant_prefix(before_data, after_data)
+    if quick is not None:
+        prefix, tail = quick
+        before = fold_bytes(prefix)
+        after = fold_bytes(prefix + tail)
+        ids = [tid for tid in after.tasks if tid not in before.tasks
+               or after.tasks[tid] != before.tasks[tid]]
+    else:
+        before = fold_bytes(before_data)
+        after = fold_bytes(after_data)
+        ids = list(after.tasks)
+    filed: list[dict[str, Any]] = []
+    status: list[dict[str, Any]] = []
+    edited: list[dict[str, Any]] = []
+    for tid in ids:
+        new = after.tasks[tid]
+        old = before.tasks.get(tid)
+        if old is None:
+            filed.append(new)
+            if new.get("status") != "pending":
+                status.append(_status_change(tid, new, None))
+            continue
+        if old == new:
+            continue
+        if old.get("status") != new.get("status"):
+            status.append(_status_change(tid, new, old.get("status")))
+        fields = {
+            key: {"from": old.get(key), "to": new.get(key)}
+            for key in sorted(set(old) | set(new) - _STATUS_KEYS)
+            if key not in _STATUS_KEYS and old.get(key) != new.get(key)
+        }
+        if fields:
+            edited.append({"id": tid, "description": new.get("description"), "fields": fields})
+    removed = [] if quick is not None else [
+        {"id": tid, "description": task.get("description")}
+        for tid, task in before.tasks.items() if tid not in after.tasks
+    ]
+    result: dict[str, Any] = {"filed": filed, "status": status, "edited": edited,
+                              "removed": removed, "todo": _todo_changes(before, after)}
+    result["summary"] = summary(result)
+    return result
+
+
+def _status_change(tid: str, task: dict[str, Any], was: object) -> dict[str, Any]:
+    return {"id": tid, "description": task.get("description"), "from": was,
+            "to": task.get("status")}
+
+
+def _todo_changes(before: Fold, after: Fold) -> list[dict[str, Any]]:
+    from aidp import todos
+
+    old = {t.session: t for t in todos.all_lists(before)}
+    out = []
+    for todo in sorted(todos.all_lists(after), key=lambda t: t.session):
+        was = old.get(todo.session)
+        was_items = {i["id"]: i for i in (was.visible if was else [])}
+        now_items = {i["id"]: i for i in todo.visible}
+        added = [i for n, i in now_items.items() if n not in was_items]
+        removed = [i for n, i in was_items.items() if n not in now_items]
+        completed = changed = 0
+        for n, item in now_items.items():
+            prior = was_items.get(n)
+            if prior is None or todos.item_out(prior) == todos.item_out(item):
+                continue
+            if (todos.derived_status(item) == "completed"
+                    and todos.derived_status(prior) != "completed"):
+                completed += 1
+            else:
+                changed += 1
+        state_changed = was is None or (was.active, was.paused) != (todo.active, todo.paused)
+        if added or removed or completed or changed or (state_changed and (was or todo.items)):
+            out.append({"session": todo.session, "added": len(added), "removed": len(removed),
+                        "completed": completed, "changed": changed,
+                        "active": bool(todo.visible), "paused": todo.paused})
+    return out
+
+
+def summary(changes: dict[str, Any]) -> str:
+    """`2 filed, 1 done, 3 TODO changes`; empty when nothing changed."""
+    counts: dict[str, int] = {"filed": len(changes["filed"])}
+    for change in changes["status"]:
+        if change["from"] is None and change["to"] == "pending":
+            continue
+        verb = _VERBS.get(str(change["to"]), "changed")
+        counts[verb] = counts.get(verb, 0) + 1
+    counts["edited"] = len(changes["edited"])
+    counts["removed"] = len(changes["removed"])
+    parts = [f"{n} {word}" for word, n in counts.items() if n]
+    todo = sum(t["added"] + t["removed"] + t["completed"] + t["changed"] or 1
+               for t in changes["todo"])
+    if todo:
+        parts.append(f"{todo} TODO change{'s' if todo != 1 else ''}")
+    return ", ".join(parts)
+
+
+def changes_between(log: TaskLog, spec: str | None) -> dict[str, Any]:
+    """`tasks changes [REV[..REV]]`: REV alone is REV to the working tree; an empty side
+    of `..` is HEAD; no argument is HEAD to the working tree (what is not committed)."""
+    repo = repo_of(log)
+    spec = spec if spec not in (None, "") else "HEAD"
+    if ".." in spec:
+        low, _, high = spec.partition("..")
+        low, high = low or "HEAD", high or "HEAD"
+    else:
+        low, high = spec, None
+    if low == "HEAD" and not has_commits(repo):
+        old = b""
+    else:
+        verify_rev(repo, low)
+        old = file_at(repo, low)
+    if high is None:
+        new = log.read_bytes()
+    else:
+        verify_rev(repo, high)
+        new = file_at(repo, high)
+    result = compare(old, new)
+    return {"from": low, "to": high, **result}

@@ -1,0 +1,104 @@
+"""`aidp sync`: commit the tasklist, pull (union merge), push."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+
+    from aidp.log import TaskLog
+
+from aidp.git.changes import compare, summary
+from aidp.git.runner import GitError, Repo, _run, file_at, has_commits, repo_of
+
+# --- sync ----------------------------------------------------------------------------------
+
+
+class SyncReport:
+    def __init__(self) -> None:
+        self.committed: str | None = None  # the commit message, when a commit was made
+        self.upstream: str | None = None
+        self.pulled = False
+        self.pushed = False
+        self.branch = ""
+
+
+def _refuse_unsafe(repo: Repo) -> str:
+    """The checked-out branch; a GitError (nothing changed) for states sync must not touch."""
+    nothing = "; nothing was changed"
+    states = [
+        ("MERGE_HEAD", "A merge is in progress: finish it (git commit) or abort it "
+                       "(git merge --abort)"),
+        ("rebase-merge", "A rebase is in progress: finish it (git rebase --continue) or "
+                         "abort it (git rebase --abort)"),
+        ("rebase-apply", "A rebase or git am is in progress: finish or abort it"),
+        ("CHERRY_PICK_HEAD", "A cherry-pick is in progress: finish or abort it"),
+        ("REVERT_HEAD", "A revert is in progress: finish or abort it"),
+    ]
+    for name, message in states:
+        if (repo.git_dir / name).exists():
+            raise GitError(message + ", then run aidp sync again" + nothing)
+    done = _run(repo.top, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    if done is None or done.returncode != 0 or not done.stdout.strip():
+        raise GitError("HEAD is detached (not on a branch): check out a branch, then run "
+                       "aidp sync again" + nothing)
+    unmerged = _run(repo.top, "ls-files", "-u", "--", repo.tasklist)
+    if unmerged is not None and unmerged.stdout.strip():
+        raise GitError(f"{repo.tasklist} is in conflict: resolve it (its lines are all "
+                       f"kept: git add {repo.tasklist}) and finish the merge, then run "
+                       "aidp sync again" + nothing)
+    return done.stdout.strip()
+
+
+def _pull_args(repo: Repo, branch: str) -> list[str]:
+    """`git pull` as the repository's config says; a merge when it says nothing (git
+    then refuses divergent branches outright)."""
+    for key in (f"branch.{branch}.rebase", "pull.rebase", "pull.ff"):
+        done = _run(repo.top, "config", "--get", key, check=False)
+        if done is not None and done.returncode == 0:
+            return ["pull", "--autostash"]
+    return ["pull", "--autostash", "--no-rebase"]
+
+
+def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> SyncReport:
+    """Commit the tasklist alone (a message summing up what changed), pull as the
+    repository's config says (the union merge resolves the tasklist), and push when the
+    branch has an upstream. Other changes in the work tree stay as they were."""
+    repo = repo_of(log)
+    report = SyncReport()
+    report.branch = _refuse_unsafe(repo)
+    if message is not None and not message.strip():
+        from aidp.errors import InvalidInput
+
+        raise InvalidInput("Invalid --message: it is empty; give the commit message")
+    if not log.path.exists():
+        raise GitError(f"No tasklist at {log.path}: run 'aidp init' first; nothing was changed")
+    with log.locked():  # no aidp write lands while git rewrites the file
+        current = log.read_bytes()
+        committed = file_at(repo, "HEAD") if has_commits(repo) else None
+        tracked = _run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist,
+                       check=False)
+        if committed is None or current != committed or (tracked and tracked.returncode):
+            what = summary(compare(committed or b"", current)) or "tasklist updated"
+            text = message if message is not None else f"aidp: {what}"
+            if tracked is None or tracked.returncode != 0:
+                _run(repo.top, "add", "--", repo.tasklist)
+            _run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
+            report.committed = text
+        upstream = _run(repo.top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
+                        check=False)
+        if upstream is None or upstream.returncode != 0:
+            return report
+        report.upstream = upstream.stdout.strip()
+        pulled = _run(repo.top, *_pull_args(repo, report.branch), check=False)
+        if pulled is None or pulled.returncode != 0:
+            lines = ((pulled.stderr or pulled.stdout) if pulled else "").strip().splitlines()
+            why = lines[-1] if lines else "git could not be run"
+            kept = " (your tasklist commit is made)" if report.committed else ""
+            raise GitError(f"git pull stopped: {why}{kept}; see 'git status', resolve, then "
+                           "run aidp sync again")
+        report.pulled = True
+        if push:
+            _run(repo.top, "push", "-q")
+            report.pushed = True
+    return report

@@ -1,0 +1,129 @@
+"""Running git: one subprocess call with its errors, the repository of a tasklist,
+files at a revision."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, overload
+
+from aidp.errors import AidpError
+
+if TYPE_CHECKING:
+    from subprocess import CompletedProcess
+
+    from aidp.log import TaskLog
+
+
+
+class GitError(AidpError):
+    """git refused, or the repository is in a state aidp will not act in."""
+
+
+# --- running git -------------------------------------------------------------------------
+
+
+@overload
+def _run(root: Path, *args: str, check: Literal[True] = ..., env: dict[str, str] | None = ...,
+         stdin: str | None = ...) -> CompletedProcess[str]: ...
+@overload
+def _run(root: Path, *args: str, check: bool, env: dict[str, str] | None = ...,
+         stdin: str | None = ...) -> CompletedProcess[str] | None: ...
+def _run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
+         stdin: str | None = None) -> CompletedProcess[str] | None:
+    """`git ARGS` in `root`: the completed process; None when git cannot be started."""
+    import subprocess
+
+    try:
+        done = subprocess.run(
+            ["git", *args], cwd=root, capture_output=True, text=True, check=False,
+            env={**os.environ, **(env or {})}, input=stdin, timeout=300,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        if check:
+            raise GitError(f"Cannot run git: {exc}") from exc
+        return None
+    if check and done.returncode != 0:
+        message = (done.stderr or done.stdout).strip().splitlines()
+        shown = message[-1] if message else f"exit code {done.returncode}"
+        raise GitError(f"git {args[0]} failed: {shown}")
+    return done
+
+
+def ignores(root: Path, path: Path) -> bool:
+    """Whether git ignores `path` (a tracked file is never ignored). No git, or no
+    repository: False (so, for aidp.trust, a config file then needs trust)."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            # fsmonitor is a command line in .git/config: never let a copied .git run one.
+            ["git", "-c", "core.fsmonitor=false", "check-ignore", "-q", "--", str(path)],
+            cwd=root, capture_output=True, check=False, timeout=10,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return result.returncode == 0
+
+
+def _run_bytes(root: Path, *args: str) -> bytes | None:
+    """stdout of `git ARGS` as bytes; None when it fails."""
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False,
+                              timeout=300)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+class Repo:
+    """The git repository holding a project: its top, git dir, and the tasklist's path in it."""
+
+    def __init__(self, top: Path, git_dir: Path, tasklist: str) -> None:
+        self.top = top
+        self.git_dir = git_dir
+        self.tasklist = tasklist  # relative to `top`, with forward slashes
+
+
+def repo_of(log: TaskLog) -> Repo:
+    """The repository the project's tasklist is in; a GitError when there is none."""
+    done = _run(log.root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+    if done is None:
+        raise GitError("Cannot run git: is it installed? Nothing was changed")
+    if done.returncode != 0:
+        raise GitError(f"Not in a git repository: {log.root} (this command works on the "
+                       "tasklist's git history); nothing was changed")
+    top_text, git_text = done.stdout.splitlines()[:2]
+    top = Path(top_text)
+    try:
+        rel = log.path.resolve().relative_to(top.resolve())
+    except ValueError as exc:
+        raise GitError(f"The tasklist {log.path} is outside the git work tree {top}; "
+                       "nothing was changed") from exc
+    return Repo(top, Path(git_text), rel.as_posix())
+
+
+def file_at(repo: Repo, rev: str) -> bytes:
+    """The tasklist as revision `rev` has it (empty when it has none)."""
+    return _run_bytes(repo.top, "show", f"{rev}:{repo.tasklist}") or b""
+
+
+def verify_rev(repo: Repo, rev: str) -> str:
+    """The commit `rev` names; InvalidInput when it names none."""
+    from aidp.errors import InvalidInput
+
+    if rev.startswith("-"):
+        raise InvalidInput(f"Invalid revision {rev!r}: give a commit, branch or tag "
+                           "(REV or REV..REV)")
+    done = _run(repo.top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    if done is None or done.returncode != 0:
+        raise InvalidInput(f"Unknown revision {rev!r}: give a commit, branch or tag "
+                           "(REV or REV..REV)")
+    return done.stdout.strip()
+
+
+def has_commits(repo: Repo) -> bool:
+    done = _run(repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    return done is not None and done.returncode == 0
