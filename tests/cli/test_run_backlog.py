@@ -104,6 +104,17 @@ def test_the_agent_drains_the_queue_in_order(cli, agent) -> None:
     assert "📋 Backlog run: 3 claimed, 3 tasks closed" in result.out
 
 
+def test_backlog_json_summary(cli, agent) -> None:
+    add(cli, "First", "-p", "high")
+    add(cli, "Second")
+    result = cli("run", "--backlog", "--agent", agent(DILIGENT).command, "--json")
+    assert result.code == 0, result
+    summary = json.loads(result.out)
+    assert (summary["exit_code"], summary["exit_reason"], summary["invocations"]) == (
+        0, "backlog_done", 2)
+    assert "📋 Backlog run: 2 claimed, 2 tasks closed" in result.err
+
+
 def test_the_prompt_carries_the_epic_blockers_notes_and_guidance(cli, agent) -> None:
     epic = add(cli, "The epic")
     blocker = add(cli, "Blocker")

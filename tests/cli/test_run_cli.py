@@ -737,9 +737,10 @@ def test_interactive_exit_code_is_the_last_turns(cli, make_agent) -> None:
 # --- Ctrl-C -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize(("sent", "as_json"), [(signal.SIGINT, False), (signal.SIGTERM, False),
+                                              (signal.SIGINT, True)])
 def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
-        make_agent, project: Path, tmp_path: Path, sent: signal.Signals) -> None:
+        make_agent, project: Path, tmp_path: Path, sent: signal.Signals, as_json: bool) -> None:
     pid_file = tmp_path / "grandchild.pid"
     agent = make_agent(
         "child = subprocess.Popen(['sleep', '300'])\n"
@@ -749,7 +750,8 @@ def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
         "time.sleep(300)\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "aidp", "run", "go", "--agent", agent.command],
+        [sys.executable, "-m", "aidp", "run", "go", "--agent", agent.command,
+         *(["--json"] if as_json else [])],
         cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
@@ -773,6 +775,10 @@ def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
     assert not _alive(grandchild)
     saved = [t["description"] for t in TaskLog(project).read().tasks.values()]
     assert saved == ["Applied before Ctrl-C"]
+    if as_json:  # the summary is still printed, alone on stdout
+        summary = json.loads(out)
+        assert (summary["exit_code"], summary["exit_reason"]) == (130, "interrupted")
+        assert summary["tasks_filed"] == [t for t in TaskLog(project).read().tasks]
 
 
 def _alive(pid: int) -> bool:
