@@ -410,15 +410,22 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     for signal in signals.parse_text(text):
         try:
             if isinstance(signal, signals.FileTask):
-                key = " ".join(signal.description.split()).casefold()
+                key = backlog.same_text(signal.description)
                 if signal.description in _PLACEHOLDERS or key in filed:
                     continue
                 tags = [validate_tag(t) for t in signal.tags]
-                task = backlog.add(ctx.log, signal.description, priority=signal.priority,
-                                   tags=tags, session=ctx.session,
-                                   discovered_during=f"{ctx.session} ({ctx.agent} hook)")
+                outcome = backlog.add_unless_open(
+                    ctx.log, signal.description, priority=signal.priority, tags=tags,
+                    session=ctx.session, discovered_during=f"{ctx.session} ({ctx.agent} hook)")
                 filed.append(key)
+                task = outcome.task
+                if not outcome.filed:  # the same as an open task (tasks.same_text)
+                    notes.append(f"aidp: not filed again: open task {outcome.short_id} has the "
+                                 f"same description: {task['description']}")
+                    continue
                 notes.append(f"aidp: filed task {task['id']}: {task['description']}")
+                notes += [f"aidp: left out {problem}; filed with priority {signal.priority}"
+                          for problem in signal.problems]
             elif isinstance(signal, signals.UpdateTask):
                 if signal.ref in _PLACEHOLDERS:
                     continue

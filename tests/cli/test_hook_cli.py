@@ -287,6 +287,23 @@ def test_signals_in_the_final_reply_are_applied(cli) -> None:
     assert result.code == 0 and "ignored a signal: Task not found: zzzz" in result.err
 
 
+def test_a_hook_files_no_duplicate_of_an_open_task_and_names_the_ignored_parts(cli) -> None:
+    """The rules of `aidp run` (docs/agents.md, Signals): the same description as an
+    open task files nothing (another session's hook, or a person, filed it); a bad
+    priority is left out with a note."""
+    assert cli("tasks", "add", "Flaky test in CI").code == 0
+    message = ('File task: "flaky  TEST in ci" priority: high\n'
+               'File task: "Slow build" priority: urgent')
+    result = hook(cli, "claude", "Stop", stop("other", message=message))
+    assert result.code == 0, result
+    assert "aidp: not filed again: open task " in result.err
+    assert "has the same description: Flaky test in CI" in result.err
+    assert "aidp: left out priority 'urgent'" in result.err
+    listed = {t["description"]: t["priority"]
+              for t in json.loads(cli("tasks", "list", "--json").out)}
+    assert listed == {"Flaky test in CI": "medium", "Slow build": "medium"}
+
+
 # --- a hook never breaks the agent ------------------------------------------------------
 
 
