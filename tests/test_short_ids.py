@@ -55,6 +55,17 @@ def test_every_lookup_gives_the_shortest_unique_prefix(all_ids, data) -> None:
         assert tasks.short_ids(kind(plain), shown_for) == expected, kind
 
 
+@settings(max_examples=100, deadline=None)
+@given(ids, hex_parts)
+def test_a_new_id_gets_the_prefix_it_will_need_once_written(all_ids, new_hex) -> None:
+    new = f"task_9_{new_hex}"
+    before = {tid: {"id": tid} for tid in all_ids if tid != new}
+    after = {**before, new: {"id": new}}
+    expected = by_definition(after, new)
+    for kind in (dict, Searchable, Batched):
+        assert tasks.short_ids(kind(before), [new]) == {new: expected}, kind
+
+
 def test_another_writers_id_that_looks_like_a_prefix_is_never_shown_for_a_task() -> None:
     # resolve_id reads "abcd" as the foreign task: ours needs one more character.
     found = {"task_1_abcd1234": {}, "abcd": {}, "task_2_ffff0000": {}}

@@ -83,7 +83,8 @@ def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
     else:
         hexes = sorted(t.rpartition("_")[2].lower() for t in tasks) if todo else []
         for tid, mine in todo.items():
-            shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid])
+            own = 1 if tid in tasks else 0  # a new id not in the fold yet counts none
+            shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid], own)
         return shown
     for tid, mine in todo.items():
         shared = max((_common_length(mine, other.rpartition("_")[2].lower())
@@ -103,13 +104,14 @@ def _common_length(a: str, b: str) -> int:
     return n
 
 
-def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str) -> str:
+def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,
+                        own: int) -> str:
     from bisect import bisect_left, bisect_right
 
     for length in range(MIN_ID_PREFIX, len(mine) + 1):
         prefix = mine[:length]
         # Every hex part that starts with the prefix sorts between these two bounds.
-        if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == 1:
+        if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == own:
             return hex_part[:length]
     return tid
 
@@ -184,7 +186,8 @@ def add_unless_open(
     def change(fold: Fold) -> list[Record]:
         existing = open_duplicate(fold, task["description"])
         if existing is None:
-            result[:] = [Filed(task, True, task["id"])]
+            # Its shortest prefix among the ids already there (one index look-up).
+            result[:] = [Filed(task, True, short_ids(fold.tasks, [task["id"]])[task["id"]])]
             return [task]
         shown = short_ids(fold.tasks, [existing["id"]])[existing["id"]]
         result[:] = [Filed(existing, False, shown)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -113,8 +114,9 @@ def test_file_task_signals_of_every_form(cli, make_agent, project: Path) -> None
     for task in (parser, docs):
         assert task["session"] == "s1"
         assert task["discovered_during"] == "s1 iteration 1"
-        hex_part = task["id"].rpartition("_")[2]  # not the whole id; no history read
-        assert f"📋 Filed task: {task['description']} ({hex_part})" in result.out
+        shown = re.search(rf"📋 Filed task: {task['description']} \(([0-9a-f]{{4,}})\)",
+                          result.out)  # its short id
+        assert shown and task["id"].rpartition("_")[2].startswith(shown.group(1)), result.out
     assert result.out.count("📋 Filed task:") == 2
     assert "Ignored File task signal: Invalid description: it is empty" in result.err
     assert "Ignored File task signal: Invalid description: 201 characters" in result.err

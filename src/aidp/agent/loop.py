@@ -32,7 +32,7 @@ from aidp.agent.transcript import Transcript
 from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
 from aidp.log import Fold, TaskLog
 from aidp.model import OPEN_STATUSES, now_micros, validate_tag
-from aidp.render import hex_part, todo_text
+from aidp.render import todo_text
 
 START_BACKLOG = 5  # pending tasks listed when a run starts
 # The grammar's own placeholders, as the prompt shows them: an agent quoting its
@@ -320,7 +320,7 @@ class Loop:
             return
         self.tally.filed.append(task["id"])
         self._record("signal", signal="file_task", task=task)
-        shown = hex_part(task["id"])
+        shown = outcome.short_id
         self.emit(Message("filed", f"📋 Filed task: {task['description']} ({shown})"))
         for problem in signal.problems:
             self.emit(Message("warning", f"File task {description[:60]!r}: left out {problem}; "
