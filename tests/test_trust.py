@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import trust
+from aidp import trust, trust_store
 from aidp.agent import presets
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aidp"
@@ -299,7 +299,7 @@ def test_the_store_lives_in_the_users_config_dir_outside_the_project(cli, projec
     assert_refused(cli("run", "go"), agent, agent.command)  # another store: not trusted
     assert cli("trust").code == 0 and (xdg / "aidp" / "trust.json").is_file()
     monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")  # ignored, as XDG says
-    assert trust.store_path() == tmp_path / "home" / ".config" / "aidp" / "trust.json"
+    assert trust_store.store_path() == tmp_path / "home" / ".config" / "aidp" / "trust.json"
 
 
 def test_trust_keeps_other_projects_entries(cli, project, tmp_path) -> None:

@@ -28,6 +28,10 @@ class InvalidInput(AidpError):
     exit_code = ExitCode.USAGE
 
 
+class ConfigError(InvalidInput):
+    """A config file or the trust store cannot be read or parsed (exit 2; nothing run)."""
+
+
 class TaskNotFound(AidpError):
     def __init__(self, ref: str) -> None:
         super().__init__(f"Task not found: {ref}")
