@@ -218,3 +218,16 @@ def test_install_completion_writes_only_in_home_and_twice_changes_nothing(
     assert _files(home) == files
     assert {p: _files(p) for p in tmp_path.iterdir() if p != home} == outside
     assert not (project / ".aidp").exists()
+
+
+def test_a_big_backlog_offers_the_best_ids_first_and_typing_reaches_the_rest(
+        cli, bash_complete, monkeypatch) -> None:
+    from aidp.cli import completion
+
+    made = {p: json.loads(cli("tasks", "add", f"A {p} one", "-p", p, "--json").out)["id"]
+            for p in ("low", "high", "medium")}
+    monkeypatch.setattr(completion, "MAX_IDS", 2)
+    assert sorted(bash_complete("aidp tasks done ")) == sorted([short(made["high"]),
+                                                                 short(made["medium"])])
+    low = made["low"].rpartition("_")[2]
+    assert bash_complete(f"aidp tasks done {low[:4]}") == [short(made["low"])]

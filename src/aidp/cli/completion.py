@@ -144,11 +144,16 @@ def _env(ctx):  # type: ignore[no-untyped-def]
 _REOPENABLE = ("done", "abandoned")
 
 
+# At most this many ids are offered (best first: priority, then newest): a Tab press on
+# a backlog of 50,000 open tasks answers at once, and typing narrows the rest.
+MAX_IDS = 200
+
+
 def _task_ids(command: str) -> Values:
     def values(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
         from aidp import tasks
-        from aidp.index import select
-        from aidp.model import OPEN_STATUSES, STATUSES
+        from aidp.index import summaries
+        from aidp.model import OPEN_STATUSES, PRIORITY_RANK, STATUSES
 
         fold = _env(ctx).log.read()
         if command == "tasks reopen":
@@ -158,18 +163,26 @@ def _task_ids(command: str) -> Values:
         else:
             statuses = OPEN_STATUSES
         given = _already_given(ctx)
-        found = [t for t in select(fold, statuses) if t.get("id") not in given]
-        short = tasks.short_ids(fold.tasks, [t["id"] for t in found])
         needle = incomplete.lower()
-        for task in found:
-            full = task["id"]
+        # From the index's columns: no task is decoded until it is one to offer.
+        rows = [row for row in summaries(fold, statuses)
+                if row[0] not in given and _matches(row[0], needle)]
+        rows.sort(key=lambda row: (PRIORITY_RANK.get(row[1] or "", 3), -row[2]))
+        chosen = [row[0] for row in rows[:MAX_IDS]]
+        short = tasks.short_ids(fold.tasks, chosen)
+        for full in chosen:
             hex_part = full.rpartition("_")[2]
             shown = short.get(full, full)
-            if not shown.startswith(needle):
-                shown = hex_part if hex_part.startswith(needle) else full
-            yield shown, _hint(task.get("description", ""))
+            if not shown.lower().startswith(needle):
+                shown = hex_part if hex_part.lower().startswith(needle) else full
+            yield shown, _hint(fold.tasks[full].get("description", ""))
 
     return values
+
+
+def _matches(full: str, needle: str) -> bool:
+    return (not needle or full.lower().startswith(needle)
+            or full.rpartition("_")[2].lower().startswith(needle))
 
 
 def _already_given(ctx) -> set[str]:  # type: ignore[no-untyped-def]
@@ -200,16 +213,11 @@ def _hint(text: object) -> str:
 
 
 def _tags(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
-    from aidp.index import select
+    from aidp.index import tag_counts
     from aidp.model import OPEN_STATUSES
 
-    seen: dict[str, None] = {}
-    for task in select(_env(ctx).log.read(), OPEN_STATUSES):
-        tags = task.get("tags")
-        for tag in tags if isinstance(tags, list) else []:
-            if isinstance(tag, str):
-                seen.setdefault(tag)
-    return sorted(seen)
+    counts = tag_counts(_env(ctx).log.read(), OPEN_STATUSES)  # the index's tags column
+    return sorted(counts)
 
 
 def _sessions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
