@@ -231,3 +231,35 @@ def test_a_big_backlog_offers_the_best_ids_first_and_typing_reaches_the_rest(
                                                                  short(made["medium"])])
     low = made["low"].rpartition("_")[2]
     assert bash_complete(f"aidp tasks done {low[:4]}") == [short(made["low"])]
+
+
+def test_install_completion_where_it_cannot_write_is_one_error_line(cli, monkeypatch,
+                                                                    tmp_path) -> None:
+    home = tmp_path / "not-a-folder"
+    home.write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    result = cli("--install-completion", "zsh")
+    assert result.code == 1 and result.out == ""
+    assert result.err == (f"Error: Cannot install the zsh completion: cannot write "
+                          f"{home}/.zfunc/_aidp: Not a directory; 'aidp --show-completion zsh'"
+                          " prints the script to place yourself\n")
+
+
+def test_install_completion_keeps_a_bashrc_that_is_not_utf8(cli) -> None:
+    bashrc = Path(os.environ["HOME"]) / ".bashrc"
+    bashrc.write_bytes(b"# caf\xe9 in Latin-1\n")
+    assert cli("--install-completion", "bash").code == 0
+    assert bashrc.read_bytes().startswith(b"# caf\xe9 in Latin-1\nsource '")
+
+
+@pytest.mark.parametrize("env", [{"_AIDP_COMPLETE": "complete_bash"},
+                                 {"_AIDP_COMPLETE": "complete_bash", "COMP_WORDS": "aidp t",
+                                  "COMP_CWORD": "one"}])
+def test_a_completion_request_without_the_shells_variables_is_one_error_line(
+        cli, monkeypatch, env) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = cli()
+    assert result.code == 2 and result.out == ""
+    assert result.err.startswith("Error: Incomplete completion request")
+    assert result.err.count("\n") == 1

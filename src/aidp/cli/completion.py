@@ -43,6 +43,10 @@ def complete(root) -> int:  # type: ignore[no-untyped-def]
         return shell_complete(root, {}, PROG, COMPLETE_VAR, os.environ[COMPLETE_VAR])
     except SystemExit as answer:  # fish's "is-args" answers by exit code
         return answer.code if isinstance(answer.code, int) else 1
+    except (KeyError, ValueError) as exc:  # run by hand, without the shell's variables
+        sys.stderr.write(f"Error: Incomplete completion request ({exc!s:.80}): {COMPLETE_VAR} "
+                         "is for the script 'aidp --show-completion' prints\n")
+        return 2
 
 
 Values = Callable[..., Iterable["str | tuple[str, str]"]]
@@ -290,32 +294,47 @@ def script(shell: str) -> str:
 
 def install(shell: str) -> tuple[Path, list[Path]]:
     """Write the script where the shell loads it from; return its path and the start-up
-    files changed to load it. Nothing outside the home folder is touched."""
+    files changed to load it. Nothing outside the home folder is touched. The script
+    comes first: a start-up file that cannot be changed leaves no line naming a
+    missing script."""
     home = Path.home()
     text = script(shell) + "\n"
-    changed: list[Path] = []
+    rc: tuple[Path, str] | None = None
     if shell == "bash":
         path = home / ".bash_completions" / f"{PROG}.sh"
-        changed += _add_line(home / ".bashrc", f"source '{path}'")
+        rc = (home / ".bashrc", f"source '{path}'")
     elif shell == "zsh":
         path = home / ".zfunc" / f"_{PROG}"
-        changed += _add_line(home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit")
+        rc = (home / ".zshrc", "fpath+=~/.zfunc; autoload -Uz compinit; compinit")
     else:
         path = home / ".config" / "fish" / "completions" / f"{PROG}.fish"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path, changed
+    where = path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        if rc is None:
+            return path, []
+        where = rc[0]
+        return path, _add_line(*rc)
+    except OSError as exc:
+        from aidp.errors import StorageError
+        from aidp.render import inert
+
+        raise StorageError(f"Cannot install the {shell} completion: cannot write "
+                           f"{inert(str(where))}: {exc.strerror or exc}; "
+                           f"'aidp --show-completion {shell}' prints the script to place "
+                           "yourself") from None
 
 
 def _add_line(rc: Path, line: str) -> list[Path]:
     """Append `line` to the start-up file unless it holds it already (so installing
-    twice changes nothing)."""
-    before = rc.read_text() if rc.is_file() else ""
-    if line in before.splitlines():
+    twice changes nothing). Bytes: a start-up file need not be UTF-8."""
+    before = rc.read_bytes() if rc.is_file() else b""
+    wanted = line.encode()
+    if wanted in before.splitlines():
         return []
-    rc.parent.mkdir(parents=True, exist_ok=True)
-    with rc.open("a") as handle:
-        handle.write(("" if before.endswith("\n") or not before else "\n") + line + "\n")
+    with rc.open("ab") as handle:
+        handle.write((b"" if before.endswith(b"\n") or not before else b"\n") + wanted + b"\n")
     return [rc]
 
 
