@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp import fold, index, model, tasks
-from aidp.index import columns, loader
+from aidp.index import columns, loader, snapshot
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 
@@ -30,6 +30,7 @@ def always_index(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loader, "REBUILD_TAIL", 300)
     monkeypatch.setattr(loader, "STRICT", True)
     monkeypatch.setattr(columns, "CHUNK", 64)  # many chunks, even for tiny files
+    monkeypatch.setattr(columns, "BUCKET_ROWS", 1)  # many id buckets, even for few tasks
 
 
 def assert_same(log: TaskLog) -> Fold:
@@ -48,6 +49,10 @@ def assert_same(log: TaskLog) -> Fold:
     for statuses in (("pending",), OPEN_STATUSES, STATUSES, ("odd",)):
         assert index.select(got, statuses) == index.select(full, statuses)
         assert index.summaries(got, statuses) == index.summaries(full, statuses)
+        assert index.priority_counts(got, statuses) == index.priority_counts(full, statuses)
+        assert index.oldest(got, statuses) == index.oldest(full, statuses)
+        assert sorted(index.created_stamps(got, statuses)) == sorted(
+            index.created_stamps(full, statuses))
     assert index.status_counts(got) == index.status_counts(full)
     for wanted in (None, ("pending",), OPEN_STATUSES, STATUSES, ("odd",), ()):
         expected: dict[str, int] = {}
@@ -57,6 +62,8 @@ def assert_same(log: TaskLog) -> Fold:
                     expected[tag] = expected.get(tag, 0) + 1
         assert index.tag_counts(got, wanted) == expected
         assert index.tag_counts(full, wanted) == expected
+        for kind in ("created", "finished"):
+            assert index.week_counts(got, kind, wanted) == index.week_counts(full, kind, wanted)
     for record in index.select(got, STATUSES):  # what select told parse_ts is right
         stamp = record.get("created_at")
         if isinstance(stamp, str) and stamp in model._TS_CACHE:
@@ -86,8 +93,12 @@ TAG_SHAPES = ("one", "none", "missing", "twice", "two", "text")
 
 
 def task_line(tid: str, status: str, stamp: int, extra: str, shape: str = "one") -> bytes:
+    day = 86_400_000_000  # stamps days apart, so tasks fall in different weeks
     record = {"id": tid, "description": f"do {extra}", "status": status, "priority": "high",
-              "created_at": format_ts(0), "updated_at": format_ts(stamp)}
+              "created_at": format_ts(stamp * 3 * day), "updated_at": format_ts(stamp * 5 * day)}
+    if status in ("done", "abandoned") and len(extra) != 1:
+        record[f"{'completed' if status == 'done' else 'abandoned'}_at"] = format_ts(
+            (stamp + 1) * 4 * day)
     if shape != "missing":
         record["tags"] = {"one": [extra], "none": [], "twice": [extra, extra],
                           "two": [extra, "b"], "text": extra}[shape]
@@ -452,14 +463,16 @@ def test_a_snapshot_from_elsewhere_is_never_unmarshalled(tmp_path: Path,
     planted.parent.mkdir()
     planted.write_bytes((tmp_path / "theirs" / SNAPSHOT).read_bytes())
 
-    class NoLoads:
-        dumps = staticmethod(loader.marshal.dumps)
+    planted_inode = planted.stat().st_ino
+    section = snapshot.SnapshotFile.section
 
-        @staticmethod
-        def loads(_data: object) -> object:
-            raise AssertionError("unmarshalled a snapshot this machine did not write")
+    def no_sections(self: snapshot.SnapshotFile, name: str) -> bytes:
+        if os.fstat(self.fd).st_ino == planted_inode:
+            raise AssertionError("read a section of a snapshot this machine did not write")
+        return section(self, name)  # the one rebuilt in its place
 
-    monkeypatch.setattr(loader, "marshal", NoLoads)
+    # Sections are unmarshalled only after SnapshotFile.section read and checked them.
+    monkeypatch.setattr(snapshot.SnapshotFile, "section", no_sections)
     assert_same(logs[1])
 
 
@@ -517,3 +530,64 @@ def test_a_read_only_checkout_keeps_its_snapshot_in_the_user_cache(
     assert assert_same(log).tasks[IDS[0]]["status"] == "done"
     rewrite_in_place(log.path, chunk([task_line(IDS[1], "pending", 1, "c")], False))
     assert list(assert_same(log).tasks) == [IDS[1]]
+
+
+def many_tasks(n: int, status: str = "pending") -> bytes:
+    return chunk([task_line(f"task_1700000000_{k:08x}", status, k % 5, "ab"[k % 2])
+                  for k in range(n)], False)
+
+
+def test_appends_write_the_next_snapshot_from_the_last(log: TaskLog, project: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """After appends the next snapshot is merged from the last one: the log is read
+    from where the snapshot ended, never again from its start, and untouched sections
+    are copied as they were."""
+    log.ensure_dir()
+    log.path.write_bytes(many_tasks(40))
+    index.load(log)  # the first snapshot: a full build
+    before = snapshot.open_snapshot(str(project / SNAPSHOT))
+    assert before is not None
+    starts: list[int] = []
+    feed_file = columns._Builder.feed_file
+
+    def spying(self: columns._Builder, fd: int, start: int, end: int, crc: int) -> int:
+        starts.append(start)
+        return feed_file(self, fd, start, end, crc)
+
+    monkeypatch.setattr(columns._Builder, "feed_file", spying)
+    # One task done, one added: past REBUILD_TAIL (300 bytes in these tests).
+    log.append([orjson.loads(task_line("task_1700000000_00000003", "done", 9, "b")),
+                orjson.loads(task_line("task_1700000000_0000ffff", "pending", 9, "c"))])
+    assert_same(log)
+    assert starts and all(start == before.offset for start in starts)
+    after = snapshot.open_snapshot(str(project / SNAPSHOT))
+    assert after is not None and after.offset == log.path.stat().st_size
+    unchanged = [name for name in before.table if name.startswith("b")
+                 and before.section(name) == after.section(name)]
+    assert unchanged, "every id bucket was rewritten"
+
+
+@pytest.mark.parametrize("section", ["meta", "typed", "s0", "bucket"])
+def test_a_damaged_section_is_rebuilt_from_the_log(log: TaskLog, project: Path,
+                                                   section: str) -> None:
+    """Each section is checked when it is read: a flipped byte in any of them means
+    it is rebuilt from the log (and the snapshot written again), never a wrong
+    answer."""
+    log.ensure_dir()
+    log.path.write_bytes(many_tasks(30) + chunk([task_line(IDS[0], "done", 3, "x")], False))
+    index.load(log)
+    snap = snapshot.open_snapshot(str(project / SNAPSHOT))
+    assert snap is not None
+    if section == "bucket":  # the one holding IDS[0]
+        buckets = sum(name.startswith("b") for name in snap.table)
+        section = f"b{columns.bucket_of(IDS[0], buckets)}"
+    at, length, _crc = snap.table[section]
+    del snap
+    path = project / SNAPSHOT
+    blob = bytearray(path.read_bytes())
+    blob[at + length // 2] ^= 0x01
+    rewrite_in_place(path, bytes(blob))
+    assert_same(log)
+    fixed = snapshot.open_snapshot(str(path))
+    assert fixed is not None
+    assert all(fixed.section(name) for name in fixed.table)  # whole again

@@ -127,11 +127,12 @@ def test_burndown_counts_open_tasks_at_the_end_of_each_day() -> None:
 
 @pytest.fixture
 def indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aidp.index import loader
+    from aidp.index import columns, loader
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
     monkeypatch.setattr(loader, "REBUILD_TAIL", 300)
     monkeypatch.setattr(loader, "STRICT", True)
+    monkeypatch.setattr(columns, "BUCKET_ROWS", 2)
 
 
 STATUS = st.sampled_from(["pending", "in_progress", "done", "abandoned", "odd"])

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aidp.fold import Fold, _Plain, task_tags
-from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, ts_of
+from aidp.model import OPEN_STATUSES, PRIORITY_RANK, UNKNOWN_TS, Record, ts_of
 
 WEEKS = 12
 TOP_TAGS = 10
@@ -214,8 +214,7 @@ def from_tasks(tasks: Iterable[Record], *, now: int, filters: Filters | None = N
 def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
               weeks: int = WEEKS) -> dict[str, Any]:
     """The same as `from_tasks(fold.tasks.values(), …)`; without filters, an indexed
-    fold answers from its columns and decodes only the tasks finished inside the
-    window."""
+    fold answers from the counts and columns of its snapshot and decodes no task."""
     from aidp import index
 
     filters = filters or Filters()
@@ -227,20 +226,32 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
         return from_tasks(tasks, now=now, filters=filters, weeks=weeks)
     tally = _Tally(now, weeks)
     tally.status = dict(counts)
-    first = tally.first_week
-    for created in index.created_stamps(fold):
-        if created >= first:  # most tasks were filed before the window
-            tally.filed_at(created)
-    for tid, priority, created in index.summaries(fold, OPEN_STATUSES):
-        tally.open_task(tid, priority, created)
+    # Weekly counts kept in the snapshot: no task is decoded for the series.
+    for week, n in index.week_counts(fold, "created").items():
+        slot = tally._week(week)  # a week's Monday falls in the same slot as its days
+        if slot is not None:
+            tally.filed[slot] += n
+    for status in CLOSED_STATUSES:
+        series = tally.done if status == "done" else tally.abandoned
+        for week, n in index.week_counts(fold, "finished", (status,)).items():
+            slot = tally._week(week)
+            if slot is not None:
+                series[slot] += n
+    # Ages from the sorted created stamps of the open tasks: a bucket is a difference
+    # of two bisections (days >= L exactly when created <= now - L days).
+    created = sorted(index.created_stamps(fold, OPEN_STATUSES))
+    unknown = bisect_right(created, UNKNOWN_TS)
+    edges = [len(created) - unknown,
+             *(bisect_right(created, now - limit * DAY) - unknown for limit in _AGE_LIMITS), 0]
+    tally.ages = [edges[n] - edges[n + 1] for n in range(len(AGE_BUCKETS))] + [unknown]
     tally.tags = index.tag_counts(fold, OPEN_STATUSES)  # from the tags column
-    # A task finishes no later than its last update: those updated before the window
-    # finished before it, and are never decoded.
-    for task in index.select_updated(fold, CLOSED_STATUSES, first):
-        stamp = finished_at(task)
-        if stamp is not None:
-            tally.finished(task["status"], stamp)
-    return tally.result(filters)
+    out = tally.result(filters)
+    by_priority = dict.fromkeys(out["open_by_priority"], 0)
+    for priority, n in index.priority_counts(fold, OPEN_STATUSES).items():
+        by_priority[priority if priority in PRIORITY_RANK else "other"] += n
+    out["open_by_priority"] = by_priority
+    out["oldest_open"] = index.oldest(fold, OPEN_STATUSES)
+    return out
 
 
 # --- burndown (the report) --------------------------------------------------------

@@ -23,7 +23,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from aidp.fold import task_tags
-from aidp.index.columns import status_key, summary
+from aidp.index.columns import finished_stamp, status_key, summary, week_of
 from aidp.index.lazy import LazyTasks
 from aidp.index.loader import load, warm
 from aidp.index.snapshot import CACHE_DIR, SNAPSHOT_NAME
@@ -39,12 +39,15 @@ __all__ = [
     "SNAPSHOT_NAME",
     "created_stamps",
     "load",
+    "oldest",
+    "priority_counts",
     "select",
     "select_updated",
     "status_counts",
     "summaries",
     "tag_counts",
     "warm",
+    "week_counts",
 ]
 
 
@@ -92,6 +95,55 @@ def tag_counts(fold: Fold, statuses: Collection[str] | None = None) -> dict[str,
         if wanted is None or status_key(task) in wanted:
             for tag in task_tags(task):
                 counts[tag] = counts.get(tag, 0) + 1
+    return counts
+
+
+def priority_counts(fold: Fold, statuses: Collection[str]) -> dict[str | None, int]:
+    """How many tasks whose status is one of `statuses` have each priority (None: missing
+    or not a string); an indexed fold counts its columns, decoding no task."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.priority_counts(statuses)
+    counts: dict[str | None, int] = {}
+    for _tid, priority, _created in summaries(fold, statuses):
+        counts[priority] = counts.get(priority, 0) + 1
+    return counts
+
+
+def oldest(fold: Fold, statuses: Collection[str]) -> str | None:
+    """The id of the task with the smallest created_at µs (ts_of's value; unreadable ones
+    are the smallest) among those whose status is one of `statuses`, the first in fold
+    order among equals; None when there is none."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.oldest(statuses)
+    found: tuple[int, str] | None = None
+    for tid, _priority, created in summaries(fold, statuses):
+        if found is None or created < found[0]:
+            found = (created, tid)
+    return None if found is None else found[1]
+
+
+def week_counts(fold: Fold, kind: str, statuses: Collection[str] | None = None
+                ) -> dict[int, int]:
+    """How many tasks (whose status is one of `statuses`; None: every task) were created
+    (kind "created": `created_at`) or finished (kind "finished": `insights.finished_at`)
+    in each ISO week, keyed by the week's Monday 00:00 UTC in µs; unreadable stamps and
+    empty weeks are left out. An indexed fold answers from counts kept in the snapshot,
+    without decoding a task."""
+    if kind not in ("created", "finished"):
+        raise ValueError(f"unknown kind {kind!r}")
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.week_counts(kind, statuses)
+    wanted = None if statuses is None else set(statuses)
+    counts: dict[int, int] = {}
+    for task in tasks.values():
+        if wanted is None or status_key(task) in wanted:
+            stamp = ts_of(task, "created_at") if kind == "created" else finished_stamp(task)
+            week = week_of(stamp)
+            if week is not None:
+                counts[week] = counts.get(week, 0) + 1
     return counts
 
 

@@ -1,7 +1,20 @@
-"""The snapshot's columns: the winning task per id, kept without task dicts.
+"""What the snapshot holds, and building it: the winning task per id, without task dicts.
 
-`_Builder` folds lines into them with the rule of `aidp.fold` (the same decisions as
-`Fold.add_line`), `_Columns` answers lookups, counts and summaries from them.
+`_Builder` folds lines into per-task arrays with the rule of `aidp.fold` (the same
+decisions as `Fold.add_line`) and cuts them into the snapshot's sections:
+
+- `meta`: counts a read answers without touching a task — per status, per
+  (status, priority), per (status, tag list), and per (status, week) of created_at and
+  of finishing (`insights.finished_at`) — plus the code tables;
+- `typed`: the typed records, whole;
+- `s<code>`: the tasks of one status, as a `Group` (columns, in the fold's order):
+  `list --status pending` reads the pending ones and none of the finished history;
+- `b<n>`: the tasks whose id falls in bucket n (a checksum of the first four
+  characters of the id's last `_` part: a short-id prefix names its bucket), as a
+  `Group`: `show`/`done` read one bucket to find a task.
+
+Every task is in one status section and one bucket, with the same columns in both.
+`Base` answers from the sections, loading each at most once, when first needed.
 """
 
 from __future__ import annotations
@@ -9,13 +22,19 @@ from __future__ import annotations
 import os
 import zlib
 from array import array
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Callable
+from functools import partial
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from aidp.errors import StorageError
 from aidp.fold import TYPED, beats, key_of, parse_line, place, task_tags, well_typed_task
-from aidp.model import parse_ts_once, ts_of
+from aidp.index.snapshot import Corrupt, loads
+from aidp.insights import finished_at, week_start
+from aidp.model import UNKNOWN_TS, parse_ts_once, ts_of
 
 if TYPE_CHECKING:
     from aidp.fold import FoldKey
@@ -23,6 +42,8 @@ if TYPE_CHECKING:
 
 CHUNK = 1 << 20  # rebuilds read this much of the log at a time
 _OTHER = None  # the status key of a task whose status is missing or not a string
+BUCKET_ROWS = 1024  # about this many tasks per id bucket
+_Q_COLUMNS = ("rows", "starts", "lengths", "stamps", "numbers", "created", "finished")
 
 
 class Changed(OSError):
@@ -38,109 +59,19 @@ def summary(record: Record) -> tuple[str, str | None, int]:
     return (record["id"], _key(record.get("priority")), ts_of(record, "created_at"))
 
 
-
-class _Columns:
-    """The winning task per id, as columns, plus the (few) typed records in full.
-
-    Ids are one joined string with an open-addressing hash table over it (crc32 of
-    the id, linear probing), so a lookup costs microseconds without building a dict
-    of every id. Status, priority and created_at are columns too, so counts and
-    stats never decode a task.
-    """
-
-    def __init__(self, body: tuple[Any, ...]) -> None:
-        (
-            self.lines,
-            self.damaged,
-            self.joined,  # "\n".join(ids) + "\n", in the fold's dict order
-            id_starts,  # where each id starts in `joined`, and one past the end
-            slots,  # hash table: index + 1 of the id in each slot, 0 when empty
-            self.table,  # status keys; `codes` index it
-            self.codes,  # bytes: one status code per task
-            self.priorities,  # priority keys; `priority_codes` index it
-            self.priority_codes,
-            starts,  # the winning line of each task: offset and length in the log
-            lengths,
-            stamps,  # the fold key: updated_at µs and line number
-            numbers,
-            created,  # created_at µs
-            self.typed,
-            self.typed_keys,
-            self.tagsets,  # distinct tag tuples (task_tags); `tag_codes` index it, 0: none
-            tag_codes,
-        ) = body
-        self.count = len(self.codes)
-        self.id_starts = _array(id_starts)
-        self.slots = _array(slots, "i")
-        self.mask = len(self.slots) - 1
-        self.starts = _array(starts)
-        self.lengths = _array(lengths)
-        self.tag_codes = _array(tag_codes, "i")
-        self._raw = {"stamps": stamps, "numbers": numbers, "created": created}
-        self._arrays: dict[str, array[int]] = {}
-        self._ids: list[str] | None = None
-
-    def column(self, name: str) -> array[int]:
-        found = self._arrays.get(name)
-        if found is None:
-            found = self._arrays[name] = _array(self._raw[name])
-        return found
-
-    def body(self) -> tuple[Any, ...]:
-        return (
-            self.lines, self.damaged, self.joined, self.id_starts.tobytes(),
-            self.slots.tobytes(), self.table, self.codes, self.priorities,
-            self.priority_codes, self.starts.tobytes(), self.lengths.tobytes(),
-            self._raw["stamps"], self._raw["numbers"], self._raw["created"],
-            self.typed, self.typed_keys, self.tagsets, self.tag_codes.tobytes(),
-        )
-
-    def ids(self) -> list[str]:
-        if self._ids is None:
-            self._ids = self.joined[:-1].split("\n") if self.count else []
-        return self._ids
-
-    def id_at(self, i: int) -> str:
-        return self.joined[self.id_starts[i] : self.id_starts[i + 1] - 1]
-
-    def key(self, i: int) -> FoldKey:
-        return (self.column("stamps")[i], self.column("numbers")[i])
-
-    def index(self, rid: str) -> int | None:
-        """Where `rid` is in the columns, or None."""
-        if not self.count:
-            return None
-        slots, mask, joined, id_starts = self.slots, self.mask, self.joined, self.id_starts
-        slot = _hash(rid) & mask
-        while True:
-            found = slots[slot]
-            if not found:
-                return None
-            i = found - 1
-            if joined[id_starts[i] : id_starts[i + 1] - 1] == rid:
-                return i
-            slot = (slot + 1) & mask
-
-    def positions(self, codes: Collection[int]) -> list[int]:
-        found: list[int] = []
-        for code in codes:
-            needle = bytes((code,))
-            at = self.codes.find(needle)
-            while at >= 0:
-                found.append(at)
-                at = self.codes.find(needle, at + 1)
-        found.sort()
-        return found
+def week_of(stamp: int) -> int | None:
+    """The week (its Monday, µs) a stamp falls in; None for an unreadable one."""
+    return None if stamp == UNKNOWN_TS else week_start(stamp)
 
 
-def _hash(rid: str) -> int:
-    return zlib.crc32(rid.encode("utf-8", "surrogatepass"))
+def finished_stamp(record: Record) -> int:
+    found = finished_at(record)
+    return UNKNOWN_TS if found is None else found
 
 
-def _array(data: bytes, kind: str = "q") -> array[int]:
-    values = array(kind)
-    values.frombytes(data)
-    return values
+def bucket_of(rid: str, buckets: int) -> int:
+    key = rid.rpartition("_")[2][:4]
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) & (buckets - 1)
 
 
 def _key(value: object) -> str | None:
@@ -148,16 +79,185 @@ def _key(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _changed() -> StorageError:
+    return StorageError(
+        "The tasklist was rewritten by another program while it was read; run the "
+        "command again"
+    )
+
+
+class Group:
+    """Tasks (of one status, or of one id bucket), column by column, in the fold's order.
+    The columns are views of the section's bytes and the ids one string: loading
+    copies nothing per task (an id never holds a newline: such a line is damage)."""
+
+    __slots__ = ("_ids", "_lookups", "_where", "created", "finished", "joined", "lengths",
+                 "numbers", "priorities", "rows", "stamps", "starts", "statuses", "tags")
+
+    def __init__(self, body: tuple[Any, ...]) -> None:
+        (self.joined, rows, starts, lengths, stamps, numbers, created, finished, tags,
+         self.statuses, self.priorities) = body
+        self.rows, self.starts, self.lengths = _view(rows), _view(starts), _view(lengths)
+        self.stamps, self.numbers = _view(stamps), _view(numbers)
+        self.created, self.finished = _view(created), _view(finished)
+        self.tags = _view(tags, "i")
+        self._ids: list[str] | None = None
+        self._where: dict[str, int] | None = None
+        self._lookups = 0
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ids(self) -> list[str]:
+        if self._ids is None:
+            self._ids = self.joined[:-1].split("\n") if self.joined else []
+        return self._ids
+
+    def where(self, rid: str) -> int | None:
+        """The position of `rid` in this group, or None: a search of the joined ids for
+        the first few look-ups, a dict after that."""
+        if self._where is None:
+            self._lookups += 1
+            if self._lookups <= 16:
+                joined, needle = self.joined, rid + "\n"
+                at = joined.find(needle)
+                while at > 0 and joined[at - 1] != "\n":
+                    at = joined.find(needle, at + 1)
+                return None if at < 0 else joined.count("\n", 0, at)
+            self._where = {tid: j for j, tid in enumerate(self.ids)}
+        return self._where.get(rid)
+
+
+def _joined(ids: list[str]) -> str:
+    return "\n".join(ids) + "\n" if ids else ""
+
+
+def _view(data: bytes, kind: str = "q") -> memoryview:
+    return memoryview(data).cast(kind)
+
+
+def _pick(items: Any, rows: list[int]) -> list[Any]:
+    """items[r] for each of `rows`, as a list."""
+    if not rows:
+        return []
+    picked = itemgetter(*rows)(items)
+    return [picked] if len(rows) == 1 else list(picked)
+
+
+def _take(column: Any, rows: list[int], kind: str) -> bytes:
+    """column[r] for each of `rows`, as the bytes of an array of `kind` (bytes for "B")."""
+    if not rows:
+        return b""
+    picked = itemgetter(*rows)(column)
+    values = (picked,) if len(rows) == 1 else picked
+    return bytes(values) if kind == "B" else array(kind, values).tobytes()
+
+
+Loc = tuple[Group, int]
+
+
+class Base:
+    """The fold of the snapshot's prefix, answered section by section.
+
+    `read(name)` gives a section's checked bytes or raises Corrupt; then `recover()`
+    rebuilds every section from the log's prefix (the same answers: the sections
+    loaded before were checked) and reading goes on from those."""
+
+    def __init__(self, read: Callable[[str], bytes],
+                 recover: Callable[[int | None], Callable[[str], bytes]]) -> None:
+        self._read = read
+        self._recover = recover
+        meta: dict[str, Any] = self._load("meta")  # type: ignore[assignment]
+        self.lines: int = meta["lines"]
+        self.damaged: int = meta["damaged"]
+        self.count: int = meta["count"]
+        self.table: list[str | None] = meta["statuses"]
+        self.priorities: list[str | None] = meta["priorities"]
+        self.tagsets: list[tuple[str, ...]] = meta["tagsets"]
+        self.buckets: int = meta["buckets"]
+        self.by_status: dict[int, int] = meta["by_status"]
+        self.tag_sets: dict[tuple[int, int], int] = meta["tag_sets"]
+        self.weeks: dict[str, dict[tuple[int, int], int]] = meta["weeks"]
+        typed, typed_keys = self._load("typed")  # type: ignore[misc]
+        self.typed: dict[str, Record] = typed
+        self.typed_keys: dict[str, FoldKey] = typed_keys
+        self._groups: dict[str, Group] = {}
+        self._located: dict[str, Loc | None] = {}
+        self._ids: list[str] | None = None
+
+    def _load(self, name: str) -> object:
+        try:
+            data = self._read(name)
+        except Corrupt:
+            try:
+                # The same layout: the sections read so far stay valid.
+                self._read = self._recover(getattr(self, "buckets", None))
+                data = self._read(name)
+            except (OSError, Corrupt):
+                raise _changed() from None
+        return loads(data)
+
+    def group(self, name: str) -> Group:
+        found = self._groups.get(name)
+        if found is None:
+            found = self._groups[name] = Group(self._load(name))  # type: ignore[arg-type]
+        return found
+
+    def status_group(self, code: int) -> Group:
+        return self.group(f"s{code}")
+
+    def codes(self, statuses: Any) -> list[int]:
+        """The status codes of `statuses` (None: every code)."""
+        if statuses is None:
+            return list(range(len(self.table)))
+        wanted = set(statuses)
+        return [c for c, s in enumerate(self.table) if s is not None and s in wanted]
+
+    def locate(self, rid: str) -> Loc | None:
+        """(bucket group, position) of the task `rid`, or None."""
+        found = self._located.get(rid, False)
+        if found is False:
+            found = None
+            if self.count:
+                group = self.group(f"b{bucket_of(rid, self.buckets)}")
+                j = group.where(rid)
+                found = None if j is None else (group, j)
+            self._located[rid] = found
+        return found  # type: ignore[return-value]
+
+    def ids(self) -> list[str]:
+        """Every id, in the fold's order."""
+        if self._ids is None:
+            ids: list[Any] = [None] * self.count
+            for code in range(len(self.table)):
+                group = self.status_group(code)
+                for row, rid in zip(group.rows, group.ids, strict=True):
+                    ids[row] = rid
+            self._ids = ids
+        return self._ids
+
+    def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
+        """Ids that start with `prefix`, or (`last_part`) whose last `_` part does."""
+        if last_part and len(prefix) >= 4 and "_" not in prefix and self.count:
+            candidates: list[str] = self.group(f"b{bucket_of(prefix, self.buckets)}").ids
+        else:
+            candidates = self.ids()
+        if last_part:
+            return [r for r in candidates if r.rpartition("_")[2].startswith(prefix)]
+        return [r for r in candidates if r.startswith(prefix)]
+
+
 class _Builder:
-    """Folds lines into columns without keeping task dicts: the same decisions as
+    """Folds lines into arrays without keeping task dicts: the same decisions as
     `Fold.add_line`/`add_record` (tests hold them equal), with far less memory — one
     dict of id → row and a few arrays — and as little Python work per line as the
     rule allows, since a rebuild parses every line of the log."""
 
     def __init__(self) -> None:
         self.rows: dict[str, int] = {}  # id -> row of the arrays, in first-seen order
-        self.stamps, self.numbers, self.starts, self.lengths, self.created = (
-            array("q") for _ in range(5))
+        self.stamps, self.numbers, self.starts, self.lengths, self.created, self.finished = (
+            array("q") for _ in range(6))
         self.status_codes, self.priority_codes = bytearray(), bytearray()
         self.tables: tuple[list[str | None], list[str | None]] = ([], [])
         self.code_of: tuple[dict[str | None, int], dict[str | None, int]] = ({}, {})
@@ -172,28 +272,47 @@ class _Builder:
         self.typed_keys: dict[str, FoldKey] = {}
         self.lines = 0
         self.damaged = 0
+        # _Delta: brings a task of the base in when the log names it first.
+        self.adopt: Callable[[str], int | None] | None = None
 
     @classmethod
-    def from_columns(cls, cols: _Columns) -> _Builder:
+    def from_base(cls, base: Base) -> _Builder:
+        """A builder holding the state of `base` (every section read)."""
         builder = cls()
-        builder.rows = {rid: i for i, rid in enumerate(cols.ids())}
-        builder.stamps = array("q", cols.column("stamps"))
-        builder.numbers = array("q", cols.column("numbers"))
-        builder.starts = array("q", cols.starts)
-        builder.lengths = array("q", cols.lengths)
-        builder.created = array("q", cols.column("created"))
-        builder.status_codes = bytearray(cols.codes)
-        builder.priority_codes = bytearray(cols.priority_codes)
-        builder.tables = (list(cols.table), list(cols.priorities))
+        groups = [base.status_group(code) for code in range(len(base.table))]
+        order: list[int] = []
+        for group in groups:
+            order.extend(group.rows)
+        where = [0] * base.count  # row -> its place in the groups put end to end
+        for at, row in enumerate(order):
+            where[row] = at
+        ids: list[str] = []
+        for group in groups:
+            ids.extend(group.ids)
+        builder.rows = dict(zip(_pick(ids, where), range(base.count), strict=True))
+        for name in ("starts", "lengths", "stamps", "numbers", "created", "finished"):
+            joined = array("q")
+            for group in groups:
+                joined.frombytes(getattr(group, name).tobytes())
+            setattr(builder, name, array("q", _take(joined, where, "q")))
+        tags = array("i")
+        statuses, priorities = bytearray(), bytearray()
+        for group in groups:
+            tags.frombytes(group.tags.tobytes())
+            statuses += group.statuses
+            priorities += group.priorities
+        builder.tag_codes = array("i", _take(tags, where, "i"))
+        builder.status_codes = bytearray(_take(statuses, where, "B"))
+        builder.priority_codes = bytearray(_take(priorities, where, "B"))
+        builder.tables = (list(base.table), list(base.priorities))
         builder.code_of = tuple(  # type: ignore[assignment]
             {value: code for code, value in enumerate(table)} for table in builder.tables)
-        builder.tag_codes = array("i", cols.tag_codes)
-        builder.tagsets = list(cols.tagsets)
+        builder.tagsets = list(base.tagsets)
         builder.tagset_of = {tags: code for code, tags in enumerate(builder.tagsets)}
-        builder.typed = dict(cols.typed)
-        builder.typed_keys = dict(cols.typed_keys)
-        builder.lines = cols.lines
-        builder.damaged = cols.damaged
+        builder.typed = dict(base.typed)
+        builder.typed_keys = dict(base.typed_keys)
+        builder.lines = base.lines
+        builder.damaged = base.damaged
         return builder
 
     def feed_file(self, fd: int, start: int, end: int, crc: int) -> int:
@@ -243,9 +362,9 @@ class _Builder:
     def feed(self, data: bytes, base: int = 0) -> None:
         """Fold the lines of `data`, which ends with a newline; `data` starts at offset
         `base` of the log."""
-        loads, decode_error = orjson.loads, orjson.JSONDecodeError
+        loads_json, decode_error = orjson.loads, orjson.JSONDecodeError
         rows, stamps, numbers = self.rows, self.stamps, self.numbers
-        starts, lengths, created = self.starts, self.lengths, self.created
+        starts, lengths, created, finished = self.starts, self.lengths, self.created, self.finished
         tag_codes, tags_code = self.tag_codes, self.tags_code
         status_codes, priority_codes = self.status_codes, self.priority_codes
         status_of, priority_of = self.code_of
@@ -256,7 +375,7 @@ class _Builder:
             number += 1
             start, offset = offset, offset + len(raw) + 1
             try:
-                record = loads(raw)
+                record = loads_json(raw)
             except decode_error:
                 record = parse_line(raw)  # a byte order mark, or a blank line
                 if record is None:
@@ -280,6 +399,8 @@ class _Builder:
             stamp = parse_ts_once(record.get("updated_at"))
             rid = record["id"]
             row = rows.get(rid)
+            if row is None and self.adopt is not None:
+                row = self.adopt(rid)
             if row is not None and not beats((stamp, number), (stamps[row], numbers[row])):
                 continue  # an older state: the current winner stays
             status, priority = record.get("status"), record.get("priority")
@@ -290,6 +411,7 @@ class _Builder:
             if priority_code is None:
                 priority_code = self._code(1, priority)
             made = ts_of(record, "created_at")
+            done = finished_stamp(record) if status in ("done", "abandoned") else UNKNOWN_TS
             tags = record.get("tags")
             try:
                 tag_code = tags_code[tuple(tags) if type(tags) is list else tags]
@@ -302,51 +424,253 @@ class _Builder:
                 starts.append(start)
                 lengths.append(len(raw))
                 created.append(made)
+                finished.append(done)
                 status_codes.append(status_code)
                 priority_codes.append(priority_code)
                 tag_codes.append(tag_code)
             else:
                 stamps[row], numbers[row] = stamp, number
                 starts[row], lengths[row], created[row] = start, len(raw), made
+                finished[row] = done
                 status_codes[row], priority_codes[row] = status_code, priority_code
                 tag_codes[row] = tag_code
         self.lines, self.damaged = number, damaged
 
-    def columns(self) -> _Columns | None:
-        """The columns, or None when the state cannot be put in columns (an id with a
-        newline, hundreds of distinct statuses): then the caller folds in full."""
-        ids = list(self.rows)
-        if self.overflow or any("\n" in rid for rid in ids):
+    def sections(self, buckets: int | None = None) -> list[tuple[str, Any]] | None:
+        """The snapshot's sections, or None when the state cannot be put in columns
+        (hundreds of distinct statuses or priorities): then the caller folds in full.
+        `buckets`: how many id buckets (default: from the number of tasks). Uses the
+        builder up."""
+        import marshal
+
+        if self.overflow:
             return None
-        self.rows = {}  # the builder is used up: its biggest part goes before more is built
-        joined = "".join(rid + "\n" for rid in ids)
-        id_starts = array("q", [0])
-        at = 0
-        for rid in ids:
-            at += len(rid) + 1
-            id_starts.append(at)
-        size = 8
-        while size < 2 * len(ids):
-            size *= 2
-        slots = array("i", bytes(4 * size))
-        mask = size - 1
-        for i, rid in enumerate(ids):
-            slot = _hash(rid) & mask
-            while slots[slot]:
-                slot = (slot + 1) & mask
-            slots[slot] = i + 1
-        del ids
-        arrays = []
-        for name in ("starts", "lengths", "stamps", "numbers", "created"):
-            arrays.append(getattr(self, name).tobytes())
-            setattr(self, name, array("q"))
-        starts, lengths, stamps, numbers, created = arrays
-        del arrays
-        return _Columns(
-            (
-                self.lines, self.damaged, joined, id_starts.tobytes(), slots.tobytes(),
-                self.tables[0], bytes(self.status_codes), self.tables[1],
-                bytes(self.priority_codes), starts, lengths, stamps, numbers, created,
-                self.typed, self.typed_keys, self.tagsets, self.tag_codes.tobytes(),
-            )
-        )
+        ids = list(self.rows)
+        self.rows = {}
+        count = len(ids)
+        if any("\n" in rid for rid in ids):
+            return None  # never a task (well_typed_task): kept out of the joined ids
+        if buckets is None:
+            buckets = 1
+            while buckets * BUCKET_ROWS < count and buckets < 1 << 16:
+                buckets *= 2
+        statuses = self.status_codes
+        by_status: list[list[int]] = [[] for _ in self.tables[0]]
+        for row, code in enumerate(statuses):
+            by_status[code].append(row)
+        by_bucket: list[list[int]] = [[] for _ in range(buckets)]
+        for row, rid in enumerate(ids):
+            by_bucket[bucket_of(rid, buckets)].append(row)
+
+        def group(rows: list[int]) -> bytes:
+            return marshal.dumps((
+                _joined(_pick(ids, rows)), array("q", rows).tobytes(),
+                *(_take(getattr(self, name), rows, "q") for name in _Q_COLUMNS[1:]),
+                _take(self.tag_codes, rows, "i"), _take(statuses, rows, "B"),
+                _take(self.priority_codes, rows, "B")))
+
+        weeks: dict[str, dict[tuple[int, int], int]] = {}
+        for kind, column in (("created", self.created), ("finished", self.finished)):
+            weeks[kind] = dict(Counter(
+                (code, week_start(stamp)) for code, stamp in zip(statuses, column, strict=True)
+                if stamp != UNKNOWN_TS))
+        meta = {
+            "lines": self.lines, "damaged": self.damaged, "count": count,
+            "statuses": self.tables[0], "priorities": self.tables[1],
+            "tagsets": self.tagsets, "buckets": buckets,
+            "by_status": {code: len(rows) for code, rows in enumerate(by_status)},
+            "tag_sets": dict(Counter(zip(statuses, self.tag_codes, strict=True))),
+            "weeks": weeks,
+        }
+        out = [("meta", marshal.dumps(meta)),
+               ("typed", marshal.dumps((self.typed, self.typed_keys)))]
+        # Each group is made when it is written (see write_snapshot): one at a time.
+        out += [(f"s{code}", partial(group, rows)) for code, rows in enumerate(by_status)]
+        out += [(f"b{n}", partial(group, rows)) for n, rows in enumerate(by_bucket)]
+        return out
+
+
+def materialize(sections: list[tuple[str, Any]]) -> Callable[[str], bytes]:
+    """Read access to sections held in memory (where none could be written)."""
+    made = {name: data() if callable(data) else data for name, data in sections}
+    return made.__getitem__
+
+
+def _merge_group(old: Group | None, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
+    """The section of `old` without the tasks at rows `drop`, with the entries `add`
+    (row, id, then the columns in Group order), in row order: slices of the old columns
+    copied whole, so the cost is the changes plus a copy, not a loop over every task."""
+    import marshal
+    from bisect import bisect_left
+
+    rows = old.rows if old is not None else memoryview(b"").cast("q")
+    added = sorted(add, key=itemgetter(0))
+    events: list[tuple[int, int, int]] = []  # (position in old, 0 insert / 1 drop, index)
+    for n, entry in enumerate(added):
+        events.append((bisect_left(rows, entry[0]), 0, n))
+    for row in drop:
+        at = bisect_left(rows, row)
+        if at < len(rows) and rows[at] == row:
+            events.append((at, 1, 0))
+    events.sort()
+    kinds = ("q",) * 7 + ("i", "B", "B")
+    olds: list[Any] = [] if old is None else [
+        old.rows, old.starts, old.lengths, old.stamps, old.numbers, old.created,
+        old.finished, old.tags, old.statuses, old.priorities]
+    columns: list[Any] = [array(kind) if kind != "B" else bytearray() for kind in kinds]
+    ids: list[str] = []
+
+    old_ids = old.ids if old is not None else []
+
+    def copy(start: int, stop: int) -> None:
+        ids.extend(old_ids[start:stop])
+        for column, source in zip(columns, olds, strict=True):
+            if isinstance(column, array):
+                column.frombytes(source[start:stop].cast("B"))
+            else:
+                column.extend(source[start:stop])
+
+    at = 0
+    for position, kind, n in events:
+        if position > at:
+            copy(at, position)
+            at = position
+        if kind == 0:
+            entry = added[n]
+            ids.append(entry[1])
+            columns[0].append(entry[0])
+            for column, value in zip(columns[1:], entry[2:], strict=True):
+                column.append(value)
+        else:
+            at = position + 1
+    if at < len(rows):
+        copy(at, len(rows))
+    return marshal.dumps((_joined(ids), *(bytes(c) if isinstance(c, bytearray) else c.tobytes()
+                                 for c in columns)))
+
+
+class _Delta(_Builder):
+    """Folds the lines after a snapshot on top of it, keeping only the tasks those lines
+    name (brought in from the base when first named), and writes the next snapshot by
+    changing only the sections those tasks are in: the cost follows the lines added,
+    not the size of the history."""
+
+    def __init__(self, base: Base) -> None:
+        super().__init__()
+        self.base = base
+        self.tables = (list(base.table), list(base.priorities))
+        self.code_of = tuple(  # type: ignore[assignment]
+            {value: code for code, value in enumerate(table)} for table in self.tables)
+        self.tagsets = list(base.tagsets)
+        self.tagset_of = {tags: code for code, tags in enumerate(self.tagsets)}
+        self.typed = dict(base.typed)
+        self.typed_keys = dict(base.typed_keys)
+        self.lines, self.damaged = base.lines, base.damaged
+        self.old: dict[int, Loc] = {}  # local index -> where the task is in the base
+        self.adopt = self._adopt
+
+    def _adopt(self, rid: str) -> int | None:
+        if "\n" in rid:
+            self.overflow = True  # never a task (well_typed_task); the caller folds in full
+            return None
+        loc = self.base.locate(rid)
+        if loc is None:
+            return None
+        group, j = loc
+        local = len(self.stamps)
+        self.rows[rid] = local
+        self.old[local] = loc
+        self.stamps.append(group.stamps[j])
+        self.numbers.append(group.numbers[j])
+        self.starts.append(group.starts[j])
+        self.lengths.append(group.lengths[j])
+        self.created.append(group.created[j])
+        self.finished.append(group.finished[j])
+        self.status_codes.append(group.statuses[j])
+        self.priority_codes.append(group.priorities[j])
+        self.tag_codes.append(group.tags[j])
+        return local
+
+    def _release(self, name: str) -> Group:
+        """The base's group `name`, no longer kept by the base (memory stays flat)."""
+        found = self.base._groups.pop(name, None)
+        return found if found is not None else Group(self.base._load(name))  # type: ignore[arg-type]
+
+    def _merge_released(self, name: str, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
+        return _merge_group(self._release(name), drop, add)
+
+    def merged(self, snap: Any) -> list[tuple[str, Any]] | None:
+        """The next snapshot's sections: meta and typed anew, the status sections and id
+        buckets holding a named task merged, every other section copied unchanged from
+        `snap` (the base's SnapshotFile). None: columns cannot hold the state."""
+        import marshal
+
+        if self.overflow:
+            return None
+        base = self.base
+        meta_weeks = {kind: dict(counts) for kind, counts in base.weeks.items()}
+        by_status = dict(base.by_status)
+        tag_sets = dict(base.tag_sets)
+        next_row = base.count
+        drop_status: dict[int, list[int]] = {}
+        drop_bucket: dict[int, list[int]] = {}
+        add_status: dict[int, list[tuple[Any, ...]]] = {}
+        add_bucket: dict[int, list[tuple[Any, ...]]] = {}
+
+        def count(table: dict[Any, int], key: Any, n: int) -> None:
+            table[key] = table.get(key, 0) + n
+
+        for rid, local in self.rows.items():
+            bucket = bucket_of(rid, base.buckets)
+            loc = self.old.get(local)
+            if loc is None:
+                row, next_row = next_row, next_row + 1
+            else:
+                group, j = loc
+                row = group.rows[j]
+                code = group.statuses[j]
+                count(by_status, code, -1)
+                count(tag_sets, (code, group.tags[j]), -1)
+                for kind, column in (("created", group.created), ("finished", group.finished)):
+                    if column[j] != UNKNOWN_TS:
+                        count(meta_weeks[kind], (code, week_start(column[j])), -1)
+                drop_status.setdefault(code, []).append(row)
+                drop_bucket.setdefault(bucket, []).append(row)
+            code = self.status_codes[local]
+            count(by_status, code, 1)
+            count(tag_sets, (code, self.tag_codes[local]), 1)
+            for kind, column in (("created", self.created), ("finished", self.finished)):
+                if column[local] != UNKNOWN_TS:
+                    count(meta_weeks[kind], (code, week_start(column[local])), 1)
+            entry = (row, rid, self.starts[local], self.lengths[local], self.stamps[local],
+                     self.numbers[local], self.created[local], self.finished[local],
+                     self.tag_codes[local], code, self.priority_codes[local])
+            add_status.setdefault(code, []).append(entry)
+            add_bucket.setdefault(bucket, []).append(entry)
+        meta = {
+            "lines": self.lines, "damaged": self.damaged, "count": next_row,
+            "statuses": self.tables[0], "priorities": self.tables[1],
+            "tagsets": self.tagsets, "buckets": base.buckets,
+            "by_status": by_status,
+            "tag_sets": {key: n for key, n in tag_sets.items() if n},
+            "weeks": {kind: {key: n for key, n in counts.items() if n}
+                      for kind, counts in meta_weeks.items()},
+        }
+        out: list[tuple[str, Any]] = [("meta", marshal.dumps(meta)),
+                                      ("typed", marshal.dumps((self.typed, self.typed_keys)))]
+        for code in range(len(self.tables[0])):
+            name = f"s{code}"
+            if code in drop_status or code in add_status or code >= len(base.table):
+                drop, add = drop_status.get(code, []), add_status.get(code, [])
+                out.append((name, partial(self._merge_released, name, drop, add)
+                            if code < len(base.table) else partial(_merge_group, None, drop, add)))
+            else:
+                out.append((name, snap.copy(name)))
+        for bucket in range(base.buckets):
+            name = f"b{bucket}"
+            if bucket in add_bucket:
+                out.append((name, partial(self._merge_released, name,
+                                          drop_bucket.get(bucket, []), add_bucket[bucket])))
+            else:
+                out.append((name, snap.copy(name)))
+        return out

@@ -1,9 +1,11 @@
 """The mappings a snapshot-backed `Fold` gets: `Fold.tasks` and `Fold.task_keys`.
 
-Entries come from the columns; lines folded on top (the overlay) replace or add
-entries. A task is decoded from its line in the log when first asked for, read with
-pread (never a memory map: another program truncating a mapped file would kill the
-reader with SIGBUS), and checked to be the task the columns said is there.
+Entries come from the snapshot's sections (`columns.Base`); lines folded on top (the
+overlay) replace or add entries. A task is decoded from its line in the log when
+first asked for, read with pread (never a memory map: another program truncating a
+mapped file would kill the reader with SIGBUS), and checked to be the task the
+snapshot said is there. Counts come from the snapshot's meta section, corrected for
+the tasks the overlay replaced: none of them reads a task.
 """
 
 from __future__ import annotations
@@ -18,15 +20,14 @@ import orjson
 
 from aidp.errors import StorageError
 from aidp.fold import mend_tags, parse_line, task_tags
-from aidp.index.columns import status_key, summary
+from aidp.index.columns import finished_stamp, status_key, summary, week_of
 from aidp.model import UNKNOWN_TS, remember_ts, ts_of
 
 if TYPE_CHECKING:
     from aidp.fold import FoldKey
-    from aidp.index.columns import _Columns
+    from aidp.index.columns import Base, Group, Loc
     from aidp.index.reader import LogFile
     from aidp.model import Record
-
 
 
 def _changed() -> StorageError:
@@ -62,16 +63,15 @@ def _has_prefix(rid: str, prefix: str, *, last_part: bool) -> bool:
     return (rid.rpartition("_")[2] if last_part else rid).startswith(prefix)
 
 
-
 class _Lazy(MutableMapping):  # type: ignore[type-arg]
-    """Base entries from the columns, overlaid by what was folded on top."""
+    """Base entries from the snapshot, overlaid by what was folded on top."""
 
-    def __init__(self, cols: _Columns) -> None:
-        self._cols = cols
+    def __init__(self, base: Base) -> None:
+        self._b = base
         self._over: dict[str, Any] = {}
         self._deleted: set[str] = set()
 
-    def _base(self, i: int) -> Any:
+    def _base(self, loc: Loc) -> Any:
         raise NotImplementedError
 
     def __getitem__(self, rid: str) -> Any:
@@ -80,10 +80,10 @@ class _Lazy(MutableMapping):  # type: ignore[type-arg]
             return over
         if rid in self._deleted or not isinstance(rid, str):
             raise KeyError(rid)
-        i = self._cols.index(rid)
-        if i is None:
+        loc = self._b.locate(rid)
+        if loc is None:
             raise KeyError(rid)
-        return self._base(i)
+        return self._base(loc)
 
     def __setitem__(self, rid: str, value: Any) -> None:
         self._over[rid] = value
@@ -92,7 +92,7 @@ class _Lazy(MutableMapping):  # type: ignore[type-arg]
     def __delitem__(self, rid: str) -> None:
         if rid in self._deleted:
             raise KeyError(rid)
-        in_base = isinstance(rid, str) and self._cols.index(rid) is not None
+        in_base = isinstance(rid, str) and self._b.locate(rid) is not None
         if rid in self._over:
             del self._over[rid]
         elif not in_base:
@@ -105,22 +105,22 @@ class _Lazy(MutableMapping):  # type: ignore[type-arg]
             return True
         if not isinstance(rid, str) or rid in self._deleted:
             return False
-        return self._cols.index(rid) is not None
+        return self._b.locate(rid) is not None
 
     def _extra(self) -> list[str]:
         """Overlay ids that are not in the base, in the order they were added."""
-        index = self._cols.index
-        return [rid for rid in self._over if index(rid) is None]
+        locate = self._b.locate
+        return [rid for rid in self._over if locate(rid) is None]
 
     def __iter__(self) -> Iterator[str]:
         deleted = self._deleted
-        for rid in self._cols.ids():
+        for rid in self._b.ids():
             if rid not in deleted:
                 yield rid
         yield from self._extra()
 
     def __len__(self) -> int:
-        return self._cols.count - len(self._deleted) + len(self._extra())
+        return self._b.count - len(self._deleted) + len(self._extra())
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict(self.items())!r})"
@@ -132,215 +132,312 @@ class _Lazy(MutableMapping):  # type: ignore[type-arg]
 
     __hash__ = None  # type: ignore[assignment]
 
-    def _shadowed(self) -> set[int]:
-        """Base entries replaced or deleted since the columns were built."""
-        index = self._cols.index
-        found = set()
+    def _shadowed_locs(self) -> list[Loc]:
+        """Where the base entries replaced or deleted since the snapshot was made are."""
+        locate = self._b.locate
+        found = []
         for rid in (*self._over, *self._deleted):
-            i = index(rid)
-            if i is not None:
-                found.add(i)
+            loc = locate(rid)
+            if loc is not None:
+                found.append(loc)
         return found
+
+    def _shadowed(self) -> set[int]:
+        """Rows of the base entries replaced or deleted since the snapshot was made."""
+        return {group.rows[j] for group, j in self._shadowed_locs()}
 
 
 class LazyTasks(_Lazy):
     """`Fold.tasks`: a task is decoded from its line in the log when first asked for."""
 
-    def __init__(self, cols: _Columns, log: LogFile) -> None:
-        super().__init__(cols)
+    def __init__(self, base: Base, log: LogFile) -> None:
+        super().__init__(base)
         self._log = log
-        self._decoded: dict[int, Record] = {}
+        self._decoded: dict[int, Record] = {}  # by row
 
-    def _base(self, i: int) -> Record:
-        record = self._decoded.get(i)
+    def _base(self, loc: Loc) -> Record:
+        group, j = loc
+        row = group.rows[j]
+        record = self._decoded.get(row)
         if record is None:
-            record = self._decoded[i] = self._decode(i)
+            record = self._decoded[row] = self._decode(group, j)
         return record
 
-    def _read(self, start: int, end: int) -> bytes:
-        try:
-            return self._log.read(start, end)
-        except OSError:  # Changed (it shrank), or the disk failing under us
-            raise _changed() from None
-
-    def _decode(self, i: int, raw: bytes | None = None) -> Record:
-        cols = self._cols
+    def _decode(self, group: Group, j: int, raw: bytes | None = None) -> Record:
         if raw is None:
-            start = cols.starts[i]
-            raw = self._read(start, start + cols.lengths[i])
+            start = group.starts[j]
+            try:
+                raw = self._log.read(start, start + group.lengths[j])
+            except OSError:  # Changed (it shrank), or the disk failing under us
+                raise _changed() from None
         record = parse_line(raw)
-        if record is None or record.get("id") != cols.id_at(i):
+        if record is None or record.get("id") != group.ids[j]:
             raise _changed()  # only if the file was rewritten in place under us
         return record
 
-    def _decode_many(self, positions: list[int]) -> None:
-        """Decode these tasks: one pread per line (a syscall costs less than copying
-        the stretches between scattered lines), parsed with one orjson call over an
-        array of them (the per-call overhead is most of the cost of a small record)."""
-        cols = self._cols
+    def _decode_many(self, group: Group, positions: list[int]) -> list[Record]:
+        """The tasks at these positions of `group`: one pread per line (a syscall costs
+        less than copying the stretches between scattered lines), parsed with one
+        orjson call over an array of them (the per-call overhead is most of the cost of
+        a small record)."""
         decoded = self._decoded
-        todo = [i for i in positions if i not in decoded]
-        if not todo:
-            return
-        starts, lengths, fd = cols.starts, cols.lengths, self._log.fd
-        try:
-            raws = [os.pread(fd, lengths[i], starts[i]) for i in todo]
-        except OSError:
-            raise _changed() from None
-        if [len(raw) for raw in raws] != [lengths[i] for i in todo]:
-            raise _changed()  # the file shrank under us
-        try:
-            records = orjson.loads(b"[" + b",".join(raws) + b"]")
-        except orjson.JSONDecodeError:  # a byte order mark, say: one line at a time
-            records = None
-        if (records is None or len(records) != len(todo)
-                or [r.get("id") if type(r) is dict else None for r in records]
-                != [cols.id_at(i) for i in todo]):
-            records = [self._decode(i, raw) for i, raw in zip(todo, raws, strict=True)]
-        else:
-            for record in records:
-                if type(record.get("tags")) is str:
-                    mend_tags(record)  # the plain fold's rule (parse_line)
-        decoded.update(zip(todo, records, strict=True))
+        rows = group.rows
+        todo = [j for j in positions if rows[j] not in decoded]
+        if todo:
+            starts, lengths, fd = group.starts, group.lengths, self._log.fd
+            try:
+                raws = [os.pread(fd, lengths[j], starts[j]) for j in todo]
+            except OSError:
+                raise _changed() from None
+            if [len(raw) for raw in raws] != [lengths[j] for j in todo]:
+                raise _changed()  # the file shrank under us
+            try:
+                records = orjson.loads(b"[" + b",".join(raws) + b"]")
+            except orjson.JSONDecodeError:  # a byte order mark, say: one line at a time
+                records = None
+            ids = group.ids
+            if (records is None or len(records) != len(todo)
+                    or [r.get("id") if type(r) is dict else None for r in records]
+                    != [ids[j] for j in todo]):
+                records = [self._decode(group, j, raw) for j, raw in zip(todo, raws, strict=True)]
+            else:
+                for record in records:
+                    if type(record.get("tags")) is str:
+                        mend_tags(record)  # the plain fold's rule (parse_line)
+            created = group.created
+            for j, record in zip(todo, records, strict=True):
+                decoded[rows[j]] = record
+                stamp = record.get("created_at")  # spares list's sort a parse per task
+                if type(stamp) is str and created[j] != UNKNOWN_TS:
+                    remember_ts(stamp, created[j])
+        return [decoded[rows[j]] for j in positions]
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """Ids that start with `prefix`, or (`last_part`) whose part after the last `_`
-        does; a search of the joined ids instead of a loop over every id."""
-        if "\n" in prefix or (last_part and "_" in prefix) or not prefix:
-            return [rid for rid in self if _has_prefix(rid, prefix, last_part=last_part)]
-        cols = self._cols
-        joined = cols.joined
-        candidates: set[str] = set()
-        if cols.count and joined.startswith(prefix):
-            candidates.add(cols.id_at(0))
-        for lead in (("\n", "_") if last_part else ("\n",)):
-            needle = lead + prefix
-            at = joined.find(needle)
-            while at >= 0:
-                start = joined.rfind("\n", 0, at + 1) + 1
-                candidates.add(joined[start : joined.find("\n", at + 1)])
-                at = joined.find(needle, at + 1)
-        found = {rid for rid in candidates if _has_prefix(rid, prefix, last_part=last_part)}
+        does: one id bucket is read, not every id."""
+        found = set(self._b.ids_with_prefix(prefix, last_part=last_part))
         found.difference_update(self._deleted)
         found.update(r for r in self._over if _has_prefix(r, prefix, last_part=last_part))
         return sorted(found)
 
+    def _positions(self, group: Group, shadowed: set[int],
+                   keep: Callable[[int], bool] | None = None) -> list[int]:
+        rows = group.rows
+        if keep is None:
+            if not shadowed:
+                return list(range(len(rows)))
+            return [j for j in range(len(rows)) if rows[j] not in shadowed]
+        return [j for j in range(len(rows)) if keep(j) and rows[j] not in shadowed]
+
+    def _column(self, statuses: Collection[str] | None, name: str) -> list[int]:
+        """One column's values for the base tasks with these statuses, not shadowed, in
+        no particular order: whole columns copied where nothing is shadowed."""
+        base = self._b
+        shadowed = self._shadowed()
+        out: list[int] = []
+        for code in base.codes(statuses):
+            if not base.by_status.get(code):
+                continue
+            group = base.status_group(code)
+            column = getattr(group, name)
+            if shadowed:
+                out.extend(column[j] for j in self._positions(group, shadowed))
+            else:
+                out.extend(column.tolist())
+        return out
+
+    def priority_counts(self, statuses: Collection[str]) -> dict[str | None, int]:
+        base = self._b
+        shadowed = self._shadowed()
+        by_code: dict[int, int] = {}
+        for code in base.codes(statuses):
+            if not base.by_status.get(code):
+                continue
+            group = base.status_group(code)
+            priorities = group.priorities
+            if shadowed:
+                priorities = bytes(priorities[j] for j in self._positions(group, shadowed))
+            for p in range(len(base.priorities)):
+                n = priorities.count(p)
+                if n:
+                    by_code[p] = by_code.get(p, 0) + n
+        counts: dict[str | None, int] = {}
+        for p, n in by_code.items():
+            key = base.priorities[p]
+            counts[key] = counts.get(key, 0) + n
+        for record in self._overlay_records(statuses):
+            key = summary(record)[1]
+            counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def oldest(self, statuses: Collection[str]) -> str | None:
+        """The first task in fold order among those (with these statuses) with the
+        smallest created_at µs; None when there is none."""
+        base = self._b
+        shadowed = self._shadowed()
+        best: tuple[int, int, str] | None = None  # (created, row, id)
+        for code in base.codes(statuses):
+            if not base.by_status.get(code):
+                continue
+            group = base.status_group(code)
+            created = group.created.tolist()
+            if shadowed:
+                positions = self._positions(group, shadowed)
+                if not positions:
+                    continue
+                j = min(positions, key=created.__getitem__)  # the first of the smallest
+            elif created:
+                j = created.index(min(created))
+            else:
+                continue
+            candidate = (created[j], group.rows[j], group.ids[j])
+            if best is None or candidate[:2] < best[:2]:
+                best = candidate
+        locate, extra = self._b.locate, self._b.count
+        wanted = set(statuses)
+        for rid, record in self._over.items():
+            if status_key(record) in wanted:
+                loc = locate(rid)
+                if loc is None:
+                    row, extra = extra, extra + 1
+                else:
+                    row = loc[0].rows[loc[1]]
+                candidate = (ts_of(record, "created_at"), row, rid)
+                if best is None or candidate[:2] < best[:2]:
+                    best = candidate
+        return None if best is None else best[2]
+
+    def _collect(self, statuses: Collection[str] | None,
+                 value: Callable[[Group, list[int]], list[Any]],
+                 keep: Callable[[Group], Callable[[int], bool] | None] | None = None
+                 ) -> list[tuple[int, Any]]:
+        """(row, value) of the base tasks with these statuses, not shadowed, in row order."""
+        base = self._b
+        shadowed = self._shadowed()
+        found: list[tuple[int, Any]] = []
+        codes = base.codes(statuses)
+        for code in codes:
+            if not base.by_status.get(code):
+                continue
+            group = base.status_group(code)
+            positions = self._positions(group, shadowed, keep(group) if keep else None)
+            rows = group.rows
+            found.extend(zip([rows[j] for j in positions], value(group, positions),
+                             strict=True))
+        if len(codes) > 1:
+            found.sort(key=lambda pair: pair[0])
+        return found
+
     def summaries(self, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
         """(id, priority, created_at µs) of the tasks with these statuses, in fold
-        order, straight from the columns."""
-        cols = self._cols
-        wanted = set(statuses)
-        codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
-        shadowed = self._shadowed()
-        priorities, priority_codes = cols.priorities, cols.priority_codes
-        created = cols.column("created")
-        found = [
-            (i, (cols.id_at(i), priorities[priority_codes[i]], created[i]))
-            for i in cols.positions(codes)
-            if i not in shadowed
-        ]
-        return self._with_overlay(found, wanted, summary)
+        order, from the status sections."""
+        table = self._b.priorities
+
+        def value(group: Group, positions: list[int]) -> list[Any]:
+            ids, codes, created = group.ids, group.priorities, group.created
+            return [(ids[j], table[codes[j]], created[j]) for j in positions]
+
+        found = self._collect(statuses, value)
+        return self._with_overlay(found, set(statuses), summary)
 
     def created_stamps(self, statuses: Collection[str] | None) -> list[int]:
-        cols = self._cols
-        created = cols.column("created")
-        shadowed = self._shadowed()
-        if statuses is None:
-            found = list(created)
-            for i in sorted(shadowed, reverse=True):
-                del found[i]
-            found.extend(ts_of(record, "created_at") for record in self._over.values())
-            return found
-        wanted = set(statuses)
-        codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
-        pairs = [(i, created[i]) for i in cols.positions(codes) if i not in shadowed]
-        return self._with_overlay(pairs, wanted, lambda record: ts_of(record, "created_at"))
+        found = self._column(statuses, "created")
+        found.extend(ts_of(record, "created_at") for record in self._overlay_records(statuses))
+        return found
 
     def select(self, statuses: Collection[str], *, updated_from: int | None = None
                ) -> list[Record]:
-        cols = self._cols
-        wanted = set(statuses)
-        codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
-        shadowed = self._shadowed()
-        if updated_from is None:
-            positions = [i for i in cols.positions(codes) if i not in shadowed]
-        else:  # few tasks changed recently: find those first, then their status
-            chosen, status_codes = set(codes), cols.codes
-            positions = [
-                i for i, stamp in enumerate(cols.column("stamps"))
-                if stamp >= updated_from and status_codes[i] in chosen and i not in shadowed
-            ]
+        def keep(group: Group) -> Callable[[int], bool] | None:
+            if updated_from is None:
+                return None
+            stamps = group.stamps
+            return lambda j: stamps[j] >= updated_from
+
         with _no_gc():
-            self._decode_many(positions)
-        decoded = self._decoded
-        found = [(i, decoded[i]) for i in positions]
-        created = cols.column("created")
-        for i, record in found:  # spares list's sort a parse per task
-            stamp = record.get("created_at")
-            if type(stamp) is str and created[i] != UNKNOWN_TS:
-                remember_ts(stamp, created[i])
+            found = self._collect(statuses, self._decode_many, keep)
         if updated_from is not None and self._over:
             over = {rid for rid, record in self._over.items() if ts_of(record) < updated_from}
-            return [r for r in self._with_overlay(found, wanted, lambda record: record)
+            return [r for r in self._with_overlay(found, set(statuses), lambda record: record)
                     if r.get("id") not in over]
-        return self._with_overlay(found, wanted, lambda record: record)
+        return self._with_overlay(found, set(statuses), lambda record: record)
 
-    def _with_overlay(self, found: list[tuple[int, Any]], wanted: set[str | None],
+    def _with_overlay(self, found: list[tuple[int, Any]], wanted: set[str],
                       convert: Callable[[Record], Any]) -> list[Any]:
-        """`found` (position, value) from the columns, plus the overlay's tasks of a wanted
-        status, in fold order: an overlaid id keeps its position, a new one comes last."""
+        """`found` (row, value) from the base, plus the overlay's tasks of a wanted status,
+        in fold order: an overlaid id keeps its row, a new one comes last."""
         if self._over:
-            cols = self._cols
-            index, extra = cols.index, cols.count
+            locate, extra = self._b.locate, self._b.count
             for rid, record in self._over.items():
                 if status_key(record) in wanted:
-                    i = index(rid)
-                    if i is None:
-                        i, extra = extra, extra + 1
-                    found.append((i, convert(record)))
+                    loc = locate(rid)
+                    if loc is None:
+                        row, extra = extra, extra + 1
+                    else:
+                        row = loc[0].rows[loc[1]]
+                    found.append((row, convert(record)))
             found.sort(key=lambda pair: pair[0])
-        return [value for _i, value in found]
+        return [value for _row, value in found]
+
+    def _overlay_records(self, statuses: Collection[str] | None) -> Iterator[Record]:
+        wanted = None if statuses is None else set(statuses)
+        for record in self._over.values():
+            if wanted is None or status_key(record) in wanted:
+                yield record
+
+    def _shadowed_in(self, statuses: Collection[str] | None) -> list[Loc]:
+        codes = set(self._b.codes(statuses))
+        return [(g, j) for g, j in self._shadowed_locs() if g.statuses[j] in codes]
 
     def tag_counts(self, statuses: Collection[str] | None) -> dict[str, int]:
-        """How many tasks (with these statuses, or all) carry each tag, from the tags
-        column: the tasks' tag lists are counted per distinct list, none is decoded."""
-        cols = self._cols
-        shadowed = self._shadowed()
-        tag_codes = cols.tag_codes
+        """How many tasks (with these statuses, or all) carry each tag: from the counts
+        in the snapshot's meta section, corrected by the overlay; none is decoded."""
+        base = self._b
+        codes = set(base.codes(statuses))
         per_set: dict[int, int] = {}
-        wanted = set() if statuses is None else set(statuses)
-        if statuses is None:
-            for code in tag_codes:
-                per_set[code] = per_set.get(code, 0) + 1
-            for i in shadowed:
-                per_set[tag_codes[i]] -= 1
-        else:
-            codes = [c for c, s in enumerate(cols.table) if s is not None and s in wanted]
-            for i in cols.positions(codes):
-                if i not in shadowed:
-                    code = tag_codes[i]
-                    per_set[code] = per_set.get(code, 0) + 1
+        for (code, tags), n in base.tag_sets.items():
+            if code in codes:
+                per_set[tags] = per_set.get(tags, 0) + n
+        for group, j in self._shadowed_in(statuses):
+            per_set[group.tags[j]] -= 1
         counts: dict[str, int] = {}
-        tagsets = cols.tagsets
-        for code, n in per_set.items():
+        for tags, n in per_set.items():
             if n:
-                for tag in tagsets[code]:
+                for tag in base.tagsets[tags]:
                     counts[tag] = counts.get(tag, 0) + n
-        for record in self._over.values():
-            if statuses is None or status_key(record) in wanted:
-                for tag in task_tags(record):
-                    counts[tag] = counts.get(tag, 0) + 1
+        for record in self._overlay_records(statuses):
+            for tag in task_tags(record):
+                counts[tag] = counts.get(tag, 0) + 1
         return counts
 
+    def week_counts(self, kind: str, statuses: Collection[str] | None) -> dict[int, int]:
+        """How many tasks (with these statuses, or all) were created (kind "created") or
+        finished ("finished") in each week: from the snapshot's meta section."""
+        base = self._b
+        codes = set(base.codes(statuses))
+        counts: dict[int, int] = {}
+        for (code, week), n in base.weeks[kind].items():
+            if code in codes:
+                counts[week] = counts.get(week, 0) + n
+        for group, j in self._shadowed_in(statuses):
+            week = week_of((group.created if kind == "created" else group.finished)[j])
+            if week is not None:
+                counts[week] -= 1
+        for record in self._overlay_records(statuses):
+            stamp = ts_of(record, "created_at") if kind == "created" else finished_stamp(record)
+            week = week_of(stamp)
+            if week is not None:
+                counts[week] = counts.get(week, 0) + 1
+        return {week: n for week, n in counts.items() if n}
+
     def status_counts(self) -> dict[str | None, int]:
-        cols = self._cols
+        base = self._b
         counts: dict[str | None, int] = {}
-        for code, status in enumerate(cols.table):
-            n = cols.codes.count(bytes((code,)))
+        for code, n in base.by_status.items():
             if n:
+                status = base.table[code]
                 counts[status] = counts.get(status, 0) + n
-        for i in self._shadowed():
-            counts[cols.table[cols.codes[i]]] -= 1
+        for group, j in self._shadowed_locs():
+            counts[base.table[group.statuses[j]]] -= 1
         for record in self._over.values():
             key = status_key(record)
             counts[key] = counts.get(key, 0) + 1
@@ -348,9 +445,8 @@ class LazyTasks(_Lazy):
 
 
 class LazyKeys(_Lazy):
-    """`Fold.task_keys`, from the columns."""
+    """`Fold.task_keys`, from the snapshot."""
 
-    def _base(self, i: int) -> FoldKey:
-        return self._cols.key(i)
-
-
+    def _base(self, loc: Loc) -> FoldKey:
+        group, j = loc
+        return (group.stamps[j], group.numbers[j])

@@ -7,33 +7,38 @@ check of the contents, or by an aidp writer that appended to such a file (see
 `aidp.log.read_stamp`). Anything else, including another file that reuses the inode
 number (git checkout on ext4), is checked in full: crc32 of the prefix, about 0.1 s
 per 100 MB. A failed check means a rebuild. Lines after the prefix are folded on top
-on every read; once they pass `_rebuild_tail` bytes the snapshot is rewritten.
+on every read; once they pass `_rebuild_tail` bytes the next snapshot is written from
+this one (`columns._Delta`): only the sections holding a task those lines name are
+merged, the others are copied, so that costs what the new lines touch, not the
+history. A section that fails its checksum is rebuilt from the log's prefix.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
 import stat
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from aidp.errors import StorageError
 from aidp.fold import Fold
-from aidp.index.columns import _Builder, _Columns
+from aidp.index.columns import Base, Changed, _Builder, _Delta, materialize
 from aidp.index.lazy import LazyKeys, LazyTasks, _no_gc
 from aidp.index.reader import LogFile
-from aidp.index.snapshot import SNAPSHOT_NAME, read_head, read_snapshot, write_snapshot
+from aidp.index.snapshot import SNAPSHOT_NAME, open_snapshot, read_head, write_snapshot
 from aidp.stamp import CACHE_DIR, read_stamp, stat_key, write_stamp
 
 if TYPE_CHECKING:
-    from aidp.index.snapshot import Snapshot
+    from collections.abc import Callable
+
+    from aidp.index.snapshot import SnapshotFile
     from aidp.log import TaskLog
 
 # Below this size a full fold costs less than loading and checking a snapshot.
 MIN_BYTES = 32 * 1024
-# Rewrite the snapshot once this many bytes were appended after it, or more for a big
-# log (see _rebuild_tail): every read folds the tail; a rewrite costs the whole snapshot.
+# Write the next snapshot once this many bytes were appended after it, or more for a
+# big log (see _rebuild_tail): every read folds the tail.
 REBUILD_TAIL = 64 * 1024
 # Stat data read this close to the file's last change may hide a later change in the
 # same timestamp tick: a reader vouches only for data older than this.
@@ -106,13 +111,13 @@ def fallback_home(log: TaskLog) -> Path:
 
 
 def _rebuild_tail(covered: int) -> int:
-    """How much may be appended before the snapshot is rewritten. Reads pay for the
-    tail line by line and a rewrite costs about the whole snapshot, so the amortised
-    cost is lowest with a tail growing like the square root of the log: 64 KB at
-    100k events (30 MB), ~200 KB at 1M."""
+    """How much may be appended before the next snapshot is written. Reads pay for the
+    tail line by line (and an id bucket per task it names); the next snapshot costs
+    the sections it touches, which grow with the log: so the tail grows like the square
+    root of the log, 64 KB up to 250 MB of log, ~70 KB at 1M events, ~155 KB at 5M."""
     import math
 
-    return max(REBUILD_TAIL, math.isqrt(covered) * 12)
+    return max(REBUILD_TAIL, math.isqrt(covered) * 4)
 
 
 class _Loader:
@@ -126,31 +131,59 @@ class _Loader:
         self.home = log.dir
 
     def load(self) -> Fold:
-        snap = read_snapshot(str(self.home / CACHE_DIR / SNAPSHOT_NAME))
+        snap = open_snapshot(str(self.home / CACHE_DIR / SNAPSHOT_NAME))
         if snap is None:
             fallback = fallback_home(self.log)
-            snap = read_snapshot(str(fallback / CACHE_DIR / SNAPSHOT_NAME))
+            snap = open_snapshot(str(fallback / CACHE_DIR / SNAPSHOT_NAME))
             if snap is not None:
                 self.home = fallback
         if snap is None or not self._valid(snap):
             return self._rebuild()
-        cols = _Columns(marshal.loads(snap.body))
         offset, crc = snap.offset, snap.crc
-        del snap  # its bytes: as big as the columns again
+        try:
+            base = Base(snap.section, self._recover(offset, crc))
+        except StorageError:
+            return self._rebuild()  # its meta is damaged: nothing was read from it
         end = self.file.last_newline_end()
         if end - offset >= _rebuild_tail(offset):
+            # The next snapshot: the sections the new lines touch are merged, the
+            # others copied; a cost that follows the new lines, not the history.
+            delta = _Delta(base)
             with _no_gc():
-                builder = _Builder.from_columns(cols)
-                crc = builder.feed_file(self.file.fd, offset, end, crc)
-            fresh = builder.columns()
-            del builder, cols
-            if fresh is None:
+                crc = delta.feed_file(self.file.fd, offset, end, crc)
+                sections = delta.merged(snap)
+            del delta
+            if sections is None:
                 return self.log.full_fold(whole_lines=self.whole_lines)
-            self._save(fresh, end, crc)
-            cols, offset = fresh, end
-        return self._fold(cols, offset)
+            if self._save(sections, end, crc):
+                del sections
+                fresh = self._reopen(end, crc)
+                if fresh is not None:
+                    base, offset = fresh, end
+        return self._fold(base, offset)
 
-    def _valid(self, snap: Snapshot) -> bool:
+    def _recover(self, offset: int, crc: int) -> Callable[[int | None], Callable[[str], bytes]]:
+        """What a `Base` calls when a section fails its check: the sections rebuilt from
+        the log's prefix (and saved, so the next read need not)."""
+
+        def recover(buckets: int | None) -> Callable[[str], bytes]:
+            builder = _Builder()
+            with _no_gc():
+                if builder.feed_file(self.file.fd, 0, offset, 0) != crc:
+                    raise Changed("the tasklist changed while it was read")
+                sections = builder.sections(buckets)
+            del builder
+            if sections is None:
+                raise Changed("the snapshot cannot hold this tasklist")
+            if self._save(sections, offset, crc):
+                fresh = open_snapshot(str(self.home / CACHE_DIR / SNAPSHOT_NAME))
+                if fresh is not None and (fresh.offset, fresh.crc) == (offset, crc):
+                    return fresh.section
+            return materialize(sections)
+
+        return recover
+
+    def _valid(self, snap: SnapshotFile) -> bool:
         """Whether the snapshot describes this file's prefix: on vouched stat data
         without reading it, else by checking it in full."""
         if not 0 < snap.offset <= self.file.size:
@@ -172,21 +205,33 @@ class _Loader:
         builder = _Builder()
         with _no_gc():
             crc = builder.feed_file(self.file.fd, 0, end, 0)
-        cols = builder.columns()
-        del builder  # before the snapshot is serialised: peak memory is what matters here
-        if cols is None:
+            sections = builder.sections()
+        del builder  # before the snapshot is written: peak memory is what matters here
+        if sections is None:
             return self.log.full_fold(whole_lines=self.whole_lines)
-        self._save(cols, end, crc)
-        return self._fold(cols, end)
+        if self._save(sections, end, crc):
+            del sections
+            base = self._reopen(end, crc)
+            if base is not None:
+                return self._fold(base, end)
+            return self.log.full_fold(whole_lines=self.whole_lines)  # replaced meanwhile
+        return self._fold(Base(materialize(sections), self._recover(end, crc)), end)
 
-    def _fold(self, cols: _Columns, offset: int) -> Fold:
+    def _reopen(self, offset: int, crc: int) -> Base | None:
+        """The snapshot just written, read like any other (None: replaced meanwhile)."""
+        fresh = open_snapshot(str(self.home / CACHE_DIR / SNAPSHOT_NAME))
+        if fresh is None or (fresh.offset, fresh.crc) != (offset, crc):
+            return None
+        return Base(fresh.section, self._recover(offset, crc))
+
+    def _fold(self, base: Base, offset: int) -> Fold:
         fold = Fold(
-            tasks=LazyTasks(cols, self.file),  # type: ignore[arg-type]
-            typed=cols.typed,
-            task_keys=LazyKeys(cols),  # type: ignore[arg-type]
-            typed_keys=cols.typed_keys,
-            damaged=cols.damaged,
-            lines=cols.lines,
+            tasks=LazyTasks(base, self.file),  # type: ignore[arg-type]
+            typed=base.typed,
+            task_keys=LazyKeys(base),  # type: ignore[arg-type]
+            typed_keys=base.typed_keys,
+            damaged=base.damaged,
+            lines=base.lines,
             ends_with_newline=True,
         )
         stop = self.file.last_newline_end() if self.whole_lines else self.file.size
@@ -194,9 +239,9 @@ class _Loader:
             fold.feed(self.file.read(offset, stop))
         return fold
 
-    def _save(self, cols: _Columns, offset: int, crc: int) -> None:
-        body = marshal.dumps(cols.body())
-        nonce = write_snapshot(self.home, offset, crc, body)
+    def _save(self, sections: list[tuple[str, Any]], offset: int, crc: int) -> bool:
+        """Write the snapshot (and vouch for it); whether it was written."""
+        nonce = write_snapshot(self.home, offset, crc, sections)
         if nonce is None and self.home == self.log.dir:
             # .aidp/cache cannot be written (a read-only checkout, a file in the way):
             # keep the snapshot in the user's cache folder instead of rebuilding it on
@@ -205,10 +250,12 @@ class _Loader:
             try:
                 self.home.mkdir(parents=True, exist_ok=True)
             except OSError:
-                return
-            nonce = write_snapshot(self.home, offset, crc, body)
-        if nonce is not None:
-            self._vouch(nonce)
+                return False
+            nonce = write_snapshot(self.home, offset, crc, sections)
+        if nonce is None:
+            return False
+        self._vouch(nonce)
+        return True
 
     def _vouch(self, nonce: bytes) -> None:
         """Record the stat data this load read the file under as holding the snapshot's

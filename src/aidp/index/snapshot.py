@@ -1,17 +1,22 @@
-"""The snapshot file, `.aidp/cache/fold.snapshot`: columns of a verified prefix of the log.
+"""The snapshot file, `.aidp/cache/fold.snapshot`: the fold of a verified prefix of the
+log, in sections that a read loads only as it needs them.
 
-Layout: a fixed header (magic, format version, Python version, lengths and crc32 of
-the head and the body), the head (a random nonce naming this snapshot, the prefix of
-the log it covers and that prefix's crc32, the snapshot file's own device and inode),
-and the body (the columns, marshalled). Which stat data of the log may be trusted to
-still hold that prefix is not in here but in the stamp (`aidp.log.read_stamp`), which
-writers update after their appends.
+Layout: a fixed header (magic, format version, Python version, length and crc32 of
+the head), the head (a random nonce naming this snapshot, the prefix of the log it
+covers and that prefix's crc32, the snapshot file's own device and inode, and the
+table of sections: name, offset, length, crc32 of each), then the sections. A
+section is read with one pread and checked against its crc32 before it is
+unmarshalled; a section that fails the check raises `Corrupt` (the caller rebuilds).
+Which stat data of the log may be trusted to still hold that prefix is not in here
+but in the stamp (`aidp.stamp`), which writers update after their appends.
 
-Written with temp file + rename: a reader sees the old snapshot or the new one, whole.
+Written with temp file + rename: a reader sees the old snapshot or the new one, whole;
+a reader keeps the file it opened, so a rename during its read changes nothing for it.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
 import stat
 import struct
@@ -23,101 +28,196 @@ from typing import TYPE_CHECKING
 from aidp.stamp import CACHE_DIR
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
-VERSION = 5
+    Section = bytes | "Copy" | Callable[[], bytes]
+
+VERSION = 6
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
-_HEADER = struct.Struct("<8sIIQIQI")  # magic, version, python, head len/crc, body len/crc
-_HEAD = struct.Struct("<8sqIQQ")  # nonce, prefix covered, its crc32, own dev, own inode
+_HEADER = struct.Struct("<8sIIQI")  # magic, version, python, head length, head crc32
+_HEAD = struct.Struct("<8sqIQQI")  # nonce, prefix covered, its crc32, own dev/inode, sections
+_ENTRY = struct.Struct("<16sQQI")  # section name, offset, length, crc32
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-__all__ = ["CACHE_DIR", "SNAPSHOT_NAME", "Snapshot", "read_snapshot", "write_snapshot"]
+__all__ = ["CACHE_DIR", "SNAPSHOT_NAME", "Copy", "Corrupt", "SnapshotFile", "loads",
+           "open_snapshot", "read_head", "write_snapshot"]
 
 
-class Snapshot:
-    def __init__(self, nonce: bytes, offset: int, crc: int, body: memoryview) -> None:
+class Corrupt(Exception):
+    """A section does not match its checksum: the snapshot cannot be used."""
+
+
+def loads(data: bytes) -> object:
+    """Unmarshal a section: only ever one that passed its checksum, of a snapshot whose
+    head names its own inode (so written on this machine, by aidp)."""
+    return marshal.loads(data)
+
+
+class SnapshotFile:
+    """An open snapshot whose head was checked; its sections are read on demand. The
+    descriptor stays open while sections are read, so a snapshot replaced by a newer
+    one meanwhile is still read whole."""
+
+    def __init__(self, fd: int, nonce: bytes, offset: int, crc: int,
+                 table: dict[str, tuple[int, int, int]]) -> None:
+        self.fd = fd
         self.nonce = nonce
         self.offset = offset
         self.crc = crc
-        self.body = body
+        self.table = table
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def copy(self, name: str) -> Copy:
+        """The section `name`, to be copied unchanged into a newer snapshot."""
+        at, length, crc = self.table[name]
+        return Copy(self.fd, at, length, crc)
+
+    def section(self, name: str) -> bytes:
+        """The bytes of a section, checked; Corrupt when missing, short or damaged."""
+        found = self.table.get(name)
+        if found is None:
+            raise Corrupt(name)
+        at, length, crc = found
+        try:
+            data = os.pread(self.fd, length, at)
+        except OSError:
+            raise Corrupt(name) from None
+        if len(data) != length or zlib.crc32(data) != crc:
+            raise Corrupt(name)
+        return data
 
 
 def _pyversion() -> int:
     return sys.version_info[0] * 100 + sys.version_info[1]  # marshal's format follows it
 
 
-def read_snapshot(path: str) -> Snapshot | None:
-    """The snapshot, if it is whole and was written here. Its recorded inode must be the
-    file's own: a cache/ committed to a repository (it is git-ignored, but anyone can
-    force-add it) is rebuilt, never unmarshalled. A fifo or device at the path is never
-    read (a read could block forever)."""
+def _open_regular(path: str) -> tuple[int, os.stat_result] | None:
     try:
         fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read()
+    except OSError:
+        os.close(fd)
+        return None
+    if not stat.S_ISREG(st.st_mode):  # a fifo or device: a read could block forever
+        os.close(fd)
+        return None
+    return fd, st
+
+
+def _read_head(fd: int) -> tuple[bytes, int, int, int, int, bytes] | None:
+    """(nonce, offset, crc, dev, inode, table bytes) if header and head are whole."""
+    try:
+        fixed = os.pread(fd, _HEADER.size + _HEAD.size, 0)
     except OSError:
         return None
-    finally:
-        os.close(fd)
-    if len(data) < _HEADER.size + _HEAD.size:
+    if len(fixed) < _HEADER.size + _HEAD.size:
         return None
-    magic, version, python, head_len, head_crc, body_len, body_crc = _HEADER.unpack_from(data)
+    magic, version, python, head_len, head_crc = _HEADER.unpack_from(fixed)
     if (magic, version, python) != (MAGIC, VERSION, _pyversion()):
         return None
-    head_end = _HEADER.size + head_len
-    if head_len != _HEAD.size or len(data) != head_end + body_len:
+    nonce, offset, crc, dev, ino, count = _HEAD.unpack_from(fixed, _HEADER.size)
+    if head_len != _HEAD.size + count * _ENTRY.size:
         return None
-    view = memoryview(data)  # slices of a view copy nothing
-    head = view[_HEADER.size : head_end]
-    if zlib.crc32(head) != head_crc:
+    try:
+        head = os.pread(fd, head_len, _HEADER.size)
+    except OSError:
         return None
-    nonce, offset, crc, own_dev, own_ino = _HEAD.unpack_from(head)
-    if (own_dev, own_ino) != (st.st_dev, st.st_ino):
+    if len(head) != head_len or zlib.crc32(head) != head_crc:
         return None
-    body = view[head_end:]
-    if zlib.crc32(body) != body_crc:
+    return nonce, offset, crc, dev, ino, head[_HEAD.size:]
+
+
+def open_snapshot(path: str) -> SnapshotFile | None:
+    """The snapshot, if its head is whole and it was written here: its recorded inode
+    must be the file's own, so a cache/ committed to a repository (it is git-ignored,
+    but anyone can force-add it) is rebuilt, never unmarshalled. A fifo or device at
+    the path is never read."""
+    opened = _open_regular(path)
+    if opened is None:
         return None
-    return Snapshot(nonce, offset, crc, body)
+    fd, st = opened
+    head = _read_head(fd)
+    if head is None or (head[3], head[4]) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        return None
+    nonce, offset, crc, _dev, _ino, raw = head
+    table = {name.rstrip(b"\0").decode("ascii", "replace"): (start, length, section_crc)
+             for name, start, length, section_crc in _ENTRY.iter_unpack(raw)}
+    return SnapshotFile(fd, nonce, offset, crc, table)
 
 
 def read_head(path: str) -> tuple[bytes, int] | None:
-    """(nonce, prefix covered) from the snapshot's head alone, without reading its body:
-    enough to tell whether it is current. Not a validation: read_snapshot is."""
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+    """(nonce, prefix covered) from the snapshot's head alone: enough to tell whether
+    it is current. Not a validation: open_snapshot is."""
+    opened = _open_regular(path)
+    if opened is None:
         return None
+    fd, _st = opened
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        data = os.pread(fd, _HEADER.size + _HEAD.size, 0)
-    except OSError:
-        return None
+        head = _read_head(fd)
     finally:
         os.close(fd)
-    if len(data) < _HEADER.size + _HEAD.size:
-        return None
-    magic, version, python, head_len, head_crc, _body_len, _body_crc = _HEADER.unpack_from(data)
-    head = data[_HEADER.size :]
-    if ((magic, version, python) != (MAGIC, VERSION, _pyversion()) or head_len != _HEAD.size
-            or zlib.crc32(head) != head_crc):
-        return None
-    nonce, offset, _crc, _dev, _ino = _HEAD.unpack(head)
-    return nonce, offset
+    return None if head is None else (head[0], head[1])
 
 
-def write_snapshot(folder: Path, offset: int, crc: int, body: bytes | memoryview) -> bytes | None:
+class Copy:
+    """A section copied unchanged from another snapshot file: its bytes are streamed, and
+    its checksum is the one recorded there (a damaged section stays detectably so)."""
+
+    __slots__ = ("at", "crc", "fd", "length")
+
+    def __init__(self, fd: int, at: int, length: int, crc: int) -> None:
+        self.fd, self.at, self.length, self.crc = fd, at, length, crc
+
+    def __len__(self) -> int:
+        return self.length
+
+
+def _write_all(fd: int, data: bytes | memoryview) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _copy(data: Copy, fd: int) -> None:
+    """Append the section `data` names to `fd`: by the kernel where it can."""
+    done = 0
+    copy_range = getattr(os, "copy_file_range", None)
+    if copy_range is not None:  # nothing passes through this process
+        start = os.lseek(fd, 0, os.SEEK_CUR)
+        try:
+            while done < data.length:
+                moved = copy_range(data.fd, fd, data.length - done, data.at + done)
+                if not moved:
+                    break
+                done += moved
+        except OSError:
+            done = 0
+            os.lseek(fd, start, os.SEEK_SET)
+    while done < data.length:
+        block = os.pread(data.fd, min(1 << 20, data.length - done), data.at + done)
+        if not block:
+            raise OSError("the snapshot copied from shrank")
+        _write_all(fd, block)
+        done += len(block)
+
+
+def write_snapshot(folder: Path, offset: int, crc: int,
+                   sections: Sequence[tuple[str, Section]]) -> bytes | None:
     """Write a snapshot of the prefix `offset` (crc32 `crc`) into `folder`/cache/ (folder:
-    .aidp/, or the fallback under the user's cache folder);
-    its nonce, or None when it could not be written (a read-only checkout). Never
-    through a symbolic link: a cloned repository decides what .aidp/ entries are."""
+    .aidp/, or the fallback under the user's cache folder); its nonce, or None when it
+    could not be written (a read-only checkout). Never through a symbolic link: a
+    cloned repository decides what .aidp/ entries are."""
     cache = folder / CACHE_DIR
     temp = cache / f"{SNAPSHOT_NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     nonce = os.urandom(8)
@@ -131,13 +231,26 @@ def write_snapshot(folder: Path, offset: int, crc: int, body: bytes | memoryview
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
         try:
             own = os.fstat(fd)  # the inode the rename keeps: readers check it
-            head = _HEAD.pack(nonce, offset, crc, own.st_dev, own.st_ino)
-            header = _HEADER.pack(MAGIC, VERSION, _pyversion(), len(head), zlib.crc32(head),
-                                  len(body), zlib.crc32(body))
-            for part in (header, head, body):
-                view = memoryview(part)
-                while view:
-                    view = view[os.write(fd, view) :]
+            head_len = _HEAD.size + len(sections) * _ENTRY.size
+            at = _HEADER.size + head_len
+            os.lseek(fd, at, os.SEEK_SET)  # sections first, one at a time; the head last
+            entries = []
+            for name, made in sections:
+                data = made() if callable(made) else made
+                if isinstance(data, Copy):
+                    _copy(data, fd)
+                    check = data.crc
+                else:
+                    _write_all(fd, data)
+                    check = zlib.crc32(data)
+                entries.append(_ENTRY.pack(name.encode("ascii"), at, len(data), check))
+                at += len(data)
+                del data
+            head = _HEAD.pack(nonce, offset, crc, own.st_dev, own.st_ino,
+                              len(sections)) + b"".join(entries)
+            header = _HEADER.pack(MAGIC, VERSION, _pyversion(), len(head), zlib.crc32(head))
+            os.lseek(fd, 0, os.SEEK_SET)
+            _write_all(fd, header + head)
         finally:
             os.close(fd)
         os.replace(temp, cache / SNAPSHOT_NAME)
