@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable
 from functools import partial
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import orjson
 
@@ -133,7 +133,7 @@ def _joined(ids: list[str]) -> str:
     return "\n".join(ids) + "\n" if ids else ""
 
 
-def _view(data: bytes, kind: str = "q") -> memoryview:
+def _view(data: bytes, kind: Literal["q", "i"] = "q") -> memoryview[int]:
     return memoryview(data).cast(kind)
 
 
@@ -179,9 +179,8 @@ class Base:
         self.by_status: dict[int, int] = meta["by_status"]
         self.tag_sets: dict[tuple[int, int], int] = meta["tag_sets"]
         self.weeks: dict[str, dict[tuple[int, int], int]] = meta["weeks"]
-        typed, typed_keys = self._load("typed")  # type: ignore[misc]
-        self.typed: dict[str, Record] = typed
-        self.typed_keys: dict[str, FoldKey] = typed_keys
+        typed: tuple[dict[str, Record], dict[str, FoldKey]] = self._load("typed")  # type: ignore[assignment]
+        self.typed, self.typed_keys = typed
         self._groups: dict[str, Group] = {}
         self._located: dict[str, Loc | None] = {}
         self._ids: list[str] | None = None
@@ -482,8 +481,8 @@ class _Builder:
             "tag_sets": dict(Counter(zip(statuses, self.tag_codes, strict=True))),
             "weeks": weeks,
         }
-        out = [("meta", marshal.dumps(meta)),
-               ("typed", marshal.dumps((self.typed, self.typed_keys)))]
+        out: list[tuple[str, Any]] = [
+            ("meta", marshal.dumps(meta)), ("typed", marshal.dumps((self.typed, self.typed_keys)))]
         # Each group is made when it is written (see write_snapshot): one at a time.
         out += [(f"s{code}", partial(group, rows)) for code, rows in enumerate(by_status)]
         out += [(f"b{n}", partial(group, rows)) for n, rows in enumerate(by_bucket)]
@@ -639,9 +638,10 @@ class _Delta(_Builder):
             code = self.status_codes[local]
             count(by_status, code, 1)
             count(tag_sets, (code, self.tag_codes[local]), 1)
-            for kind, column in (("created", self.created), ("finished", self.finished)):
-                if column[local] != UNKNOWN_TS:
-                    count(meta_weeks[kind], (code, week_start(column[local])), 1)
+            for kind, stamp in (("created", self.created[local]),
+                                ("finished", self.finished[local])):
+                if stamp != UNKNOWN_TS:
+                    count(meta_weeks[kind], (code, week_start(stamp)), 1)
             entry = (row, rid, self.starts[local], self.lengths[local], self.stamps[local],
                      self.numbers[local], self.created[local], self.finished[local],
                      self.tag_codes[local], code, self.priority_codes[local])

@@ -419,14 +419,14 @@ class LazyTasks(_Lazy):
             if code in codes:
                 counts[week] = counts.get(week, 0) + n
         for group, j in self._shadowed_in(statuses):
-            week = week_of((group.created if kind == "created" else group.finished)[j])
-            if week is not None:
-                counts[week] -= 1
+            gone = week_of((group.created if kind == "created" else group.finished)[j])
+            if gone is not None:
+                counts[gone] -= 1
         for record in self._overlay_records(statuses):
             stamp = ts_of(record, "created_at") if kind == "created" else finished_stamp(record)
-            week = week_of(stamp)
-            if week is not None:
-                counts[week] = counts.get(week, 0) + 1
+            added = week_of(stamp)
+            if added is not None:
+                counts[added] = counts.get(added, 0) + 1
         return {week: n for week, n in counts.items() if n}
 
     def status_counts(self) -> dict[str | None, int]:

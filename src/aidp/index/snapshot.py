@@ -30,8 +30,9 @@ from aidp.stamp import CACHE_DIR
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
+    from typing import TypeAlias
 
-    Section = bytes | "Copy" | Callable[[], bytes]
+    Section: TypeAlias = "bytes | Copy | Callable[[], bytes]"
 
 VERSION = 6
 SNAPSHOT_NAME = "fold.snapshot"
