@@ -1,0 +1,104 @@
+"""The local state of `aidp hook`: one small JSON file per agent session under
+`.aidp/hooks/` (git-ignored, never in the tasklist), read and written under a lock;
+sessions untouched for STATE_TTL are swept at session start."""
+
+from __future__ import annotations
+
+import os
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from aidp.files import NOFOLLOW
+from aidp.paths import DATA_DIR
+
+STATE_DIR = "hooks"
+STATE_TTL = 14 * 86400  # state of sessions untouched this long is swept at session start
+
+
+class State:
+    """One agent session's hook state, read and written under an exclusive lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] = {}
+        self._fd: int | None = None
+        self.problem: str | None = None
+
+    def __enter__(self) -> State:
+        import fcntl
+
+        try:
+            folder = self.path.parent
+            # Like the read cache: never through a link a cloned repository planted.
+            if folder.is_symlink() or folder.parent.is_symlink():
+                raise OSError(0, "a symbolic link is in the way")
+            folder.mkdir(parents=True, exist_ok=True)
+            ignore = folder / ".gitignore"
+            if not os.path.lexists(ignore):
+                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    handle.write("# aidp hook state: local to this clone\n*\n")
+            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+            raw = b""
+            while chunk := os.read(self._fd, 1 << 16):
+                raw += chunk
+        except OSError as exc:
+            # Without its state a hook still answers (the count starts at 0): the prime
+            # text at session start matters more than the count.
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            self.problem = f"aidp: hook state {self.path} unusable ({exc.strerror or exc})"
+            return self
+        try:
+            loaded = orjson.loads(raw) if raw.strip() else {}
+        except orjson.JSONDecodeError:
+            loaded = {}  # damaged local state: start afresh, it is only a cache
+        self.data = loaded if isinstance(loaded, dict) else {}
+        return self
+
+    def save(self) -> None:
+        if self._fd is None:
+            return
+        data = dict(self.data, updated=int(time.time()))
+        body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
+        os.lseek(self._fd, 0, os.SEEK_SET)
+        os.ftruncate(self._fd, 0)
+        os.write(self._fd, body)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # releases the lock
+            self._fd = None
+
+    def blocks(self) -> int:
+        value = self.data.get("blocks")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def state_path(root: Path, agent: str, session: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session)[:60]
+    digest = zlib.crc32(session.encode("utf-8", "surrogatepass"))
+    return root / DATA_DIR / STATE_DIR / f"{agent}-{safe}-{digest:08x}.json"
+
+
+def sweep(root: Path, *, now: float | None = None) -> None:
+    """Forget the state of sessions nobody touched for STATE_TTL."""
+    folder = root / DATA_DIR / STATE_DIR
+    limit = (now if now is not None else time.time()) - STATE_TTL
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.endswith(".json"):
+            try:
+                if entry.stat().st_mtime < limit:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
