@@ -16,12 +16,13 @@ import struct
 import zlib
 from typing import TYPE_CHECKING
 
+from aidp.files import NOFOLLOW
+
 if TYPE_CHECKING:
     from pathlib import Path
 
 CACHE_DIR = "cache"  # derived, git-ignored state under .aidp/ (the snapshot and the stamp)
 STAMP_NAME = "log.stamp"
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 _STAMP = struct.Struct("<8s8sQQqqqI")  # magic, snapshot nonce, dev, ino, size, mtime, ctime, crc
 _STAMP_MAGIC = b"aidpstmp"
@@ -36,7 +37,7 @@ def stat_key(st: os.stat_result) -> StatKey:
 def read_stamp(folder: Path) -> tuple[bytes, StatKey] | None:
     """(snapshot nonce, vouched stat data), or None when there is no whole stamp."""
     try:
-        fd = os.open(folder / CACHE_DIR / STAMP_NAME, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW)
+        fd = os.open(folder / CACHE_DIR / STAMP_NAME, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
     except OSError:
         return None
     try:
@@ -62,7 +63,7 @@ def write_stamp(folder: Path, nonce: bytes, key: StatKey) -> None:
     data = body + struct.pack("<I", zlib.crc32(body))
     path = folder / CACHE_DIR / STAMP_NAME
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | _NOFOLLOW, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | NOFOLLOW, 0o644)
     except OSError:
         return
     try:
