@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from aidp import tasks, todos
-from aidp.agent.continuation import Limits
-from aidp.agent.loop import Loop, Message, nothing_to_resume, pending_summary
+from aidp.agent.continuation import Limits, nothing_to_resume
+from aidp.agent.loop import Loop, Message
+from aidp.agent.pending import pending_summary
 from aidp.agent.presets import parse
 from aidp.errors import InvalidInput
 from aidp.log import TaskLog

@@ -63,7 +63,7 @@ def test_the_shape_survives_colour(tasks) -> None:
 
 
 def test_the_run_summary_shows_the_shape(cli, tasks, project) -> None:
-    from aidp.agent.loop import pending_summary
+    from aidp.agent.pending import pending_summary
     from aidp.log import TaskLog
 
     lines = pending_summary(TaskLog(project).read())

@@ -6,5 +6,7 @@
     progress.py   did a turn make progress: TODO list, backlog, git work tree
     prompt.py     the prompt and the continuation prompt
     transcript.py the run's record under .aidp/runs/
-    loop.py       turns, signals, plans and the continuation policy
+    loop.py       turns, signals, plans
+    continuation.py the continuation policy: Limits, which item, resume, user prompts
+    pending.py    the pending backlog at the start of a run, ready tasks first
 """

@@ -1,11 +1,14 @@
 """The continuation policy of `aidp run` (and of the hooks that stand in for it): when
-a lazy agent is prompted again, with which item, and what a new user prompt does to
-the TODO list, and how far a turn may go (`Limits`). Pure."""
+a lazy agent is prompted again, with which item, what a new user prompt does to the
+TODO list, how far a turn may go (`Limits`), when `run` without a prompt has nothing
+to resume, and how a done/not-done plan keeps items in progress. Pure."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
+from aidp import todos
 from aidp.errors import InvalidInput
 from aidp.todos import TodoItem, TodoList, derived_status, has_open_items
 
@@ -58,3 +61,32 @@ def should_continue(todo: TodoList, *, progressed: bool, attempts: int, max_atte
         and not todo.paused
         and attempts < max_attempts
     )
+
+
+def keep_in_progress(todo: todos.TodoList, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For a plan that only says done or not done: an entry still pending whose item
+    the TODO list has in progress stays in progress."""
+    started = {i["content"] for i in todo.visible if i.get("status") == "in_progress"}
+    return [
+        {**entry, "status": "in_progress"}
+        if entry["status"] == "pending" and entry["content"] in started else entry
+        for entry in entries
+    ]
+
+
+def nothing_to_resume(todo: todos.TodoList, *, max_continuations: int) -> str | None:
+    """Why `aidp run` without a prompt has nothing to resume; None when it has."""
+    session = todo.session
+    if not todo.visible:
+        return (f"Nothing to resume: session {session!r} has no active TODOs. "
+                "Give a prompt: aidp run \"…\"")
+    if not todos.has_open_items(todo):
+        return (f"Nothing to resume: every TODO item of session {session!r} is completed. "
+                "Give a prompt: aidp run \"…\"")
+    if todo.paused:
+        reason = f" ({todo.pause_reason})" if todo.pause_reason else ""
+        return (f"Nothing to resume: the TODO list of session {session!r} is paused{reason}. "
+                "A new prompt lifts the pause: aidp run \"…\"")
+    if max_continuations == 0:
+        return "Nothing to resume: --max-continuations is 0"
+    return None

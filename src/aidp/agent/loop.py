@@ -27,14 +27,14 @@ from aidp import tasks as backlog
 from aidp.agent import agents as agent_modules
 from aidp.agent import continuation, events, process, progress
 from aidp.agent import prompt as prompts
+from aidp.agent.pending import ready_first
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
 from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
-from aidp.log import Fold, TaskLog
+from aidp.log import TaskLog
 from aidp.model import OPEN_STATUSES, now_micros, validate_tag
 from aidp.render import todo_text
 
-START_BACKLOG = 5  # pending tasks listed when a run starts
 # The grammar's own placeholders, as the prompt shows them: an agent quoting its
 # instructions files nothing.
 PLACEHOLDER_DESCRIPTION, PLACEHOLDER_ID, PLACEHOLDER_REASON = "DESCRIPTION", "ID", "REASON"
@@ -123,7 +123,7 @@ class Loop:
     def resume(self) -> TurnResult:
         """Without a prompt: continue the open TODO list, or say why there is nothing to."""
         todo = todos.current(self.log.read(), self.session)
-        why = nothing_to_resume(todo, max_continuations=self.limits.max_continuations)
+        why = continuation.nothing_to_resume(todo, max_continuations=self.limits.max_continuations)
         if why is not None:
             self.emit(Message("info", why))
             self.tally.ended = "nothing to resume"
@@ -372,7 +372,8 @@ class Loop:
             return
 
         def follow(todo: todos.TodoList) -> todos.TodoList:
-            wanted = entries if plan.knows_in_progress else keep_in_progress(todo, entries)
+            wanted = (entries if plan.knows_in_progress
+                      else continuation.keep_in_progress(todo, entries))
             return todos.set_plan(todo, wanted)
 
         try:
@@ -387,65 +388,3 @@ class Loop:
             self._record("plan", entries=entries)
             self.emit(Message("info", f"📝 TODO list follows the agent's plan: "
                                       f"{done}/{len(items)} completed"))
-
-
-# --- pure helpers -------------------------------------------------------------------
-
-
-def ready_first(fold: Fold, tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """The tasks with the ready ones first, in the queue's order (aidp.queue), and how
-    many are ready; the others keep their order."""
-    from aidp import queue
-
-    order = {entry.id: n for n, entry in enumerate(queue.ready(fold))}
-    ready = sorted((t for t in tasks if t["id"] in order), key=lambda t: order[t["id"]])
-    return ready + [t for t in tasks if t["id"] not in order], len(ready)
-
-
-def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
-    """Lines for the pending backlog at the start of a run, ready tasks first."""
-    from aidp.render import priority_marker
-
-    query = backlog.Query(statuses=("pending",), sort="priority")
-    pending, _ready = ready_first(fold, backlog.query(index.select(fold, ("pending",)), query))
-    if not pending:
-        return ["📋 No pending tasks"]
-    lines = [f"📋 Pending tasks ({len(pending)}):"]
-    shown = pending[:limit]
-    ids = backlog.short_ids(fold.tasks, [t["id"] for t in shown])
-    for task in shown:
-        marker = priority_marker(task.get("priority"))
-        tid = ids.get(task["id"], task["id"])
-        lines.append(f"  {marker} {task.get('description', '')} ({tid})")
-    if len(pending) > limit:
-        lines.append(f"  … and {len(pending) - limit} more (see all: aidp tasks list pending)")
-    return lines
-
-
-def keep_in_progress(todo: todos.TodoList, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For a plan that only says done or not done: an entry still pending whose item
-    the TODO list has in progress stays in progress."""
-    started = {i["content"] for i in todo.visible if i.get("status") == "in_progress"}
-    return [
-        {**entry, "status": "in_progress"}
-        if entry["status"] == "pending" and entry["content"] in started else entry
-        for entry in entries
-    ]
-
-
-def nothing_to_resume(todo: todos.TodoList, *, max_continuations: int) -> str | None:
-    """Why `aidp run` without a prompt has nothing to resume; None when it has."""
-    session = todo.session
-    if not todo.visible:
-        return (f"Nothing to resume: session {session!r} has no active TODOs. "
-                "Give a prompt: aidp run \"…\"")
-    if not todos.has_open_items(todo):
-        return (f"Nothing to resume: every TODO item of session {session!r} is completed. "
-                "Give a prompt: aidp run \"…\"")
-    if todo.paused:
-        reason = f" ({todo.pause_reason})" if todo.pause_reason else ""
-        return (f"Nothing to resume: the TODO list of session {session!r} is paused{reason}. "
-                "A new prompt lifts the pause: aidp run \"…\"")
-    if max_continuations == 0:
-        return "Nothing to resume: --max-continuations is 0"
-    return None

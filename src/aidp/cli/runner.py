@@ -84,7 +84,8 @@ def run(
     """
     from aidp.agent import presets
     from aidp.agent.continuation import Limits
-    from aidp.agent.loop import Loop, pending_summary
+    from aidp.agent.loop import Loop
+    from aidp.agent.pending import pending_summary
 
     e = env(ctx)
     if session:
