@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from aidp.signals import (
     FileTask,
     TodoPause,
+    Unreadable,
     UpdateTask,
     format_signal,
     parse,
@@ -30,7 +31,8 @@ def test_file_task_defaults_to_medium_without_tags() -> None:
 
 def test_case_insensitive_and_anywhere_in_a_line() -> None:
     line = 'So I will note it — FILE TASK: "Cache the index" PRIORITY: LOW TAGS: perf and move on.'
-    assert parse(line) == [FileTask("Cache the index", "low", ("perf",))]
+    # Tags run to the next white space: the prose after them is named, not read as tags.
+    assert parse(line) == [FileTask("Cache the index", "low", ("perf",), (AFTER_TAGS % "and move on",))]
 
 
 def test_several_signals_in_one_line_in_order() -> None:
@@ -44,13 +46,49 @@ def test_several_signals_in_one_line_in_order() -> None:
     ]
 
 
+AFTER_TAGS = "%r after the tags (tags are single words separated by commas, without spaces)"
+
+
 def test_tags_end_at_white_space_and_drop_empty_pieces() -> None:
-    assert parse('File task: "T" tags: ,a,,b, c') == [FileTask("T", "medium", ("a", "b"))]
+    assert parse('File task: "T" tags: a,,b,') == [FileTask("T", "medium", ("a", "b"))]
+    assert parse('File task: "T" tags: ,a,,b, c') == [
+        FileTask("T", "medium", ("a", "b"), (AFTER_TAGS % "c",))]
+
+
+def test_what_a_signal_leaves_out_is_named() -> None:
+    """Issue 14: nothing is changed or dropped silently (review14 item 5)."""
+    assert parse('File task: "T" tags: ,,a b,') == [
+        FileTask("T", "medium", ("a",), (AFTER_TAGS % "b",))]
+    assert parse('File task: "T" tags: ok,b@d tag,') == [
+        FileTask("T", "medium", ("ok", "b@d"), (AFTER_TAGS % "tag",))]
+    assert parse('File task: "T" priority:') == [
+        FileTask("T", "medium", (), ("an empty priority: (use high, medium or low)",))]
+    assert parse('File task: "T" priority: tags: a') == [
+        FileTask("T", "medium", ("a",), ("an empty priority: (use high, medium or low)",))]
+    assert parse('File task: "T" tags:') == [
+        FileTask("T", "medium", (), ("an empty tags: (give tags: a,b)",))]
+    assert parse('File task: "T" tags: ,,') == [
+        FileTask("T", "medium", (), ("an empty tags: (give tags: a,b)",))]
+    long_tag = "x" * 200
+    [signal] = parse(f'File task: "T" tags: a,{long_tag}')
+    assert signal.tags == ("a",)
+    assert signal.problems[0].startswith(f"tag {long_tag!r} (use 1–")
+
+
+def test_an_unclosed_quote_is_named_not_dropped() -> None:
+    assert parse('File task: "No quotes here') == [Unreadable(
+        "File task", "no closing quote after 'No quotes here' (put the description in "
+                     "double quotes)")]
+    assert parse('Todo pause: "waiting') == [Unreadable(
+        "Todo pause", "no closing quote after 'waiting' (put the reason in double quotes)")]
+    # a closed one before it on the line is still read
+    assert parse('File task: "A" and File task: "B')[0] == FileTask("A", problems=())
 
 
 def test_tags_before_priority_are_not_the_grammar() -> None:
-    # Priority comes before tags: after tags nothing else is read.
-    assert parse('File task: "T" tags: a priority: high') == [FileTask("T", "medium", ("a",))]
+    # Priority comes before tags: after tags nothing else is read, and that is said.
+    assert parse('File task: "T" tags: a priority: high') == [
+        FileTask("T", "medium", ("a",), (AFTER_TAGS % "priority: high",))]
 
 
 def test_an_unknown_priority_is_left_out_and_named_tags_still_read() -> None:
@@ -114,8 +152,9 @@ def test_an_unquoted_or_empty_reason_is_left_out_and_named() -> None:
     ]
 
 
-def test_an_unclosed_quote_is_no_signal() -> None:
-    assert parse('File task: "never closed') == []
+def test_an_unclosed_quote_is_not_applied_but_named() -> None:
+    [signal] = parse('File task: "never closed')
+    assert isinstance(signal, Unreadable) and "'never closed'" in signal.problem
 
 
 def test_without_quotes_is_no_signal() -> None:
@@ -218,5 +257,7 @@ def test_parse_never_fails_and_only_returns_usable_values(text: str) -> None:
         elif isinstance(signal, UpdateTask):
             assert signal.ref and not any(c.isspace() for c in signal.ref)
             assert signal.reason is None or signal.reason.strip()
+        elif isinstance(signal, Unreadable):
+            assert signal.kind in ("File task", "Todo pause") and signal.problem
         else:
             assert isinstance(signal, TodoPause)

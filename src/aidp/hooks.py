@@ -308,7 +308,6 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     from aidp import signals
     from aidp import tasks as backlog
     from aidp.errors import AmbiguousId, TaskNotFound
-    from aidp.model import validate_tag
 
     notes: list[str] = []
     filed: list[str] = state.data["filed"] if isinstance(state.data.get("filed"), list) else []
@@ -318,9 +317,8 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                 key = backlog.same_text(signal.description)
                 if signal.description in _PLACEHOLDERS or key in filed:
                     continue
-                tags = [validate_tag(t) for t in signal.tags]
                 outcome = backlog.add_unless_open(
-                    ctx.log, signal.description, priority=signal.priority, tags=tags,
+                    ctx.log, signal.description, priority=signal.priority, tags=signal.tags,
                     session=ctx.session, discovered_during=f"{ctx.session} ({ctx.agent} hook)")
                 filed.append(key)
                 task = outcome.task
@@ -329,11 +327,15 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                                  f"same description: {task['description']}")
                     continue
                 notes.append(f"aidp: filed task {task['id']}: {task['description']}")
-                notes += [f"aidp: left out {problem}; filed with priority {signal.priority}"
+                notes += [f"aidp: left out {problem}; filed with {signals.filed_as(signal)}"
                           for problem in signal.problems]
+            elif isinstance(signal, signals.Unreadable):
+                notes.append(f"aidp: ignored a {signal.kind} signal: {signal.problem}")
             elif isinstance(signal, signals.UpdateTask):
                 if signal.ref in _PLACEHOLDERS:
                     continue
+                notes += [f"aidp: update task {signal.ref}: left out {problem}"
+                          for problem in signal.problems]
                 backlog.set_status(ctx.log, [signal.ref], signal.status, reason=signal.reason)
             elif signal.reason not in _PLACEHOLDERS:
                 todos.change(ctx.log, ctx.session, partial(todos.pause, reason=signal.reason))

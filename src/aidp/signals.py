@@ -24,15 +24,20 @@ Quoted text (a description or a reason) is read the way a person would read it:
   is Markdown emphasis right after the colon (`**File task:** "…"`).
 
 Parsing never drops what it cannot use silently: an empty or over-long description is
-still returned (the caller reports it), and a priority other than the three or an
-empty reason is left out and named in the signal's `problems`, for the caller to warn
-about.
+still returned (the caller reports it); a priority other than the three, an empty
+`priority:` or `tags:`, a tag `aidp tasks add -t` would refuse, text after the tags
+(tags are single words: `tags: a b` files `a` and names `b`) and an empty reason are
+left out and named in the signal's `problems`; a quote that is never closed gives an
+`Unreadable` signal naming it. The caller warns about all of them.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from aidp.errors import InvalidInput
+from aidp.model import validate_tag
 
 PRIORITIES = ("high", "medium", "low")
 _OPEN = r"(?P<{name}>\\?[\"\u201c])"
@@ -50,9 +55,11 @@ _HEAD_RE = re.compile(
 # CSI (colours, cursor), OSC (titles, links) and two-character escapes.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _VALUE = r"[^\s\"\u201c\u201d\\]+"
+# A key may be written with nothing after it (`priority:`): the value is then "".
 _TAIL_RE = re.compile(
-    r"(?:\s+priority\s*:\s*(?P<priority>" + _VALUE + r"))?"
-    r"(?:\s+tags\s*:\s*(?P<tags>" + _VALUE + r"))?",
+    r"(?:\s+(?P<priority_key>priority\s*:)(?:\s*(?P<priority>(?!tags\s*:)" + _VALUE
+    + r"))?)?"
+    r"(?:\s+(?P<tags_key>tags\s*:)(?:\s*(?P<tags>" + _VALUE + r"))?)?",
     re.IGNORECASE,
 )
 # What may close a sentence or a bit of Markdown after a signal's last quote.
@@ -86,7 +93,16 @@ class TodoPause:
     problems: tuple[str, ...] = ()
 
 
-Signal = FileTask | UpdateTask | TodoPause
+@dataclass(frozen=True)
+class Unreadable:
+    """A `File task:` or `Todo pause:` whose quoted text has no closing quote: nothing
+    can be applied, and the caller says so instead of dropping it silently."""
+
+    kind: str  # "File task" or "Todo pause"
+    problem: str
+
+
+Signal = FileTask | UpdateTask | TodoPause | Unreadable
 
 
 def strip_ansi(text: str) -> str:
@@ -109,9 +125,8 @@ def parse(line: str) -> list[Signal]:
             signal = _update_task(head, stretch)
         else:
             quoted = _quoted(stretch, escaped=head["pause_open"].startswith("\\"))
-            signal = None if quoted is None else _pause(quoted[0])
-        if signal is not None:
-            found.append(signal)
+            signal = _unclosed("Todo pause", stretch) if quoted is None else _pause(quoted[0])
+        found.append(signal)
     return found
 
 
@@ -138,30 +153,72 @@ def format_signal(signal: Signal) -> str:
     if isinstance(signal, UpdateTask):
         text = f"Update task: {signal.ref} status: {signal.status}"
         return text + (f' reason: "{signal.reason}"' if signal.reason is not None else "")
+    if isinstance(signal, Unreadable):
+        return f"{signal.kind}: ({signal.problem})"
     return f'Todo pause: "{signal.reason}"'
+
+
+def filed_as(signal: FileTask) -> str:
+    """What a File task is filed with, for the warning after a part was left out:
+    `priority medium and tags a,b` (or `and no tags`)."""
+    tags = f"tags {','.join(signal.tags)}" if signal.tags else "no tags"
+    return f"priority {signal.priority} and {tags}"
 
 
 # --- the pieces -----------------------------------------------------------------------
 
 
-def _file_task(opener: str, stretch: str) -> FileTask | None:
+def _file_task(opener: str, stretch: str) -> FileTask | Unreadable:
     quoted = _quoted(stretch, escaped=opener.startswith("\\"))
     if quoted is None:
-        return None
+        return _unclosed("File task", stretch)
     description, rest = quoted
     tail = _TAIL_RE.match(rest)
     assert tail is not None  # every part of it is optional
     problems = []
     priority = "medium"
-    if tail["priority"] is not None:
-        given = tail["priority"].rstrip(_VALUE_END).lower()
+    if tail["priority_key"] is not None:
+        given = (tail["priority"] or "").rstrip(_VALUE_END).lower()
         if given in PRIORITIES:
             priority = given
+        elif not given:
+            problems.append("an empty priority: (use high, medium or low)")
         else:
             problems.append(f"priority {tail['priority']!r} (use high, medium or low)")
-    pieces = (t.strip() for t in (tail["tags"] or "").rstrip(_VALUE_END).split(","))
-    tags = tuple(dict.fromkeys(t for t in pieces if t))
-    return FileTask(description.strip(), priority, tags, tuple(problems))
+    tags: dict[str, None] = {}
+    if tail["tags_key"] is not None:
+        written = (tail["tags"] or "").rstrip(_VALUE_END)
+        for piece in (t.strip() for t in written.split(",")):
+            if not piece:
+                continue
+            try:
+                tags[validate_tag(piece)] = None
+            except InvalidInput as exc:
+                problems.append(f"tag {piece!r} ({_reason(exc)})")
+        # Tags run to the next white space: what follows on the line is not read.
+        after = rest[tail.end():].strip().rstrip(_VALUE_END).strip()
+        if after:
+            problems.append(f"{_clip(after)!r} after the tags (tags are single words "
+                            "separated by commas, without spaces)")
+        elif not tags and not written.strip(","):
+            problems.append("an empty tags: (give tags: a,b)")
+    return FileTask(description.strip(), priority, tuple(tags), tuple(problems))
+
+
+def _unclosed(kind: str, stretch: str) -> Unreadable:
+    return Unreadable(kind, f"no closing quote after {_clip(stretch.strip())!r} (put the "
+                            f"{'description' if kind == 'File task' else 'reason'} in double "
+                            "quotes)")
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _reason(exc: InvalidInput) -> str:
+    """What validate_tag says after its 'Invalid tag …:' head."""
+    text = str(exc)
+    return text.split(": ", 1)[1] if ": " in text else text
 
 
 def _update_task(head: re.Match[str], stretch: str) -> UpdateTask:

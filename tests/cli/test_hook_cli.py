@@ -293,12 +293,17 @@ def test_a_hook_files_no_duplicate_of_an_open_task_and_names_the_ignored_parts(c
     priority is left out with a note."""
     assert cli("tasks", "add", "Flaky test in CI").code == 0
     message = ('File task: "flaky  TEST in ci" priority: high\n'
-               'File task: "Slow build" priority: urgent')
+               'File task: "Slow build" priority: urgent tags: ci b\n'
+               'File task: "Never closed')
     result = hook(cli, "claude", "Stop", stop("other", message=message))
     assert result.code == 0, result
     assert "aidp: not filed again: open task " in result.err
     assert "has the same description: Flaky test in CI" in result.err
-    assert "aidp: left out priority 'urgent'" in result.err
+    assert ("aidp: left out priority 'urgent' (use high, medium or low); filed with "
+            "priority medium and tags ci") in result.err
+    assert "aidp: left out 'b' after the tags" in result.err
+    assert ("aidp: ignored a File task signal: no closing quote after 'Never closed'"
+            in result.err)
     listed = {t["description"]: t["priority"]
               for t in json.loads(cli("tasks", "list", "--json").out)}
     assert listed == {"Flaky test in CI": "medium", "Slow build": "medium"}

@@ -134,14 +134,16 @@ def test_a_task_already_open_is_not_filed_again_and_the_run_says_so(cli, make_ag
     short = cli("tasks", "list").out.split("[", 1)[1].split("]", 1)[0]
     assert short in old["id"] and len(short) < len(old["id"])  # the id as people see it
     agent = make_agent(printing(
-        'File task: "fix  the   PARSER" priority: high',
+        'File task: "Fix the parser"',
+        'File task: "fix  the   PARSER" priority: high',  # open before the run: said so
         'File task: "Ship it"',
         'File task: "ship IT"',
     ))
     result = cli("run", "go", "--agent", agent.command)
     assert result.code == 0, result
-    assert (f"📋 Not filed again: open task {short} has the same description: Fix the parser"
-            in result.out)
+    assert result.out.count(f"📋 Not filed again: open task {short} has the same "
+                            "description: Fix the parser") == 2, result.out
+    assert "'fix  the   PARSER' was filed earlier" not in result.out  # it was not
     shipped = [t for t in tasks_json(cli) if t["description"] == "Ship it"]
     assert sorted(t["status"] for t in shipped) == ["done", "pending"]
     assert result.out.count("📋 Filed task: Ship it (") == 1
@@ -187,7 +189,34 @@ def test_inner_and_escaped_quotes_ansi_and_bad_priorities(cli, make_agent) -> No
     assert found["Coloured"]["priority"] == "low"
     assert (found["Urgent one"]["priority"], found["Urgent one"]["tags"]) == ("medium", ["a"])
     assert ("Warning: File task 'Urgent one': left out priority 'urgent' (use high, medium or "
-            "low); filed with priority medium") in result.err
+            "low); filed with priority medium and tags a") in result.err
+
+
+def test_what_a_file_task_leaves_out_is_named_on_stderr(cli, make_agent) -> None:
+    """Issue 14: a File task is filed with a warning saying what was ignored, never
+    silently changed; one that cannot be read at all is named too."""
+    agent = make_agent(printing(
+        'File task: "Spaced tags" tags: ,,a b,',
+        'File task: "Odd tag" tags: ok,b@d tag,',
+        'File task: "No priority" priority:',
+        'File task: "No quotes here',
+        'still running',
+    ))
+    result = cli("run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    found = {t["description"]: (t["priority"], t["tags"]) for t in tasks_json(cli)}
+    assert found == {"Spaced tags": ("medium", ["a"]), "Odd tag": ("medium", ["ok", "b@d"]),
+                     "No priority": ("medium", [])}
+    after = "after the tags (tags are single words separated by commas, without spaces)"
+    assert (f"Warning: File task 'Spaced tags': left out 'b' {after}; filed with priority "
+            "medium and tags a") in result.err
+    assert (f"Warning: File task 'Odd tag': left out 'tag' {after}; filed with priority "
+            "medium and tags ok,b@d") in result.err
+    assert ("Warning: File task 'No priority': left out an empty priority: (use high, medium "
+            "or low); filed with priority medium and no tags") in result.err
+    assert ("Warning: Ignored File task signal: no closing quote after 'No quotes here' (put "
+            "the description in double quotes)") in result.err
+    assert "still running" in result.out
 
 
 def test_an_empty_reason_is_reported_not_silently_dropped(cli, make_agent) -> None:
@@ -780,6 +809,7 @@ def test_ctrl_c_stops_the_agents_process_group_and_keeps_what_was_applied(
     if as_json:  # the summary is still printed, alone on stdout
         summary = json.loads(out)
         assert (summary["exit_code"], summary["exit_reason"]) == (130, "interrupted")
+        assert summary["invocations"] == 1  # the agent had started (review14 item 7)
         assert summary["tasks_filed"] == [t for t in TaskLog(project).read().tasks]
 
 

@@ -32,7 +32,7 @@ from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
 from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
 from aidp.log import TaskLog
-from aidp.model import OPEN_STATUSES, now_micros, validate_tag
+from aidp.model import OPEN_STATUSES, now_micros
 from aidp.render import todo_text
 
 # The grammar's own placeholders, as the prompt shows them: an agent quoting its
@@ -153,9 +153,8 @@ class Loop:
             if deadline is not None and time.monotonic() >= deadline:
                 finished = process.Finished(exit_code=None, timed_out=True)  # not started
             else:
-                outcome = self._invoke(text, deadline)
+                outcome = self._invoke(text, deadline)  # counts itself in the tally
                 invocations += 1
-                self.tally.invocations += 1
                 finished = outcome.finished
             if finished.timed_out:
                 self.emit(Message("warning", f"The agent did not finish within --timeout "
@@ -246,12 +245,15 @@ class Loop:
             for item in reader.feed(line):
                 handle(item)
 
+        # Counted as it starts, so a run stopped by Ctrl-C still reports the agent it ran.
+        self.tally.invocations += 1
         try:
             finished = process.run(
                 argv, cwd=self.root, env=self.env, stdin_text=stdin_text, on_line=on_line,
                 deadline=deadline,
             )
         except process.StartError as exc:
+            self.tally.invocations -= 1  # it never ran
             raise AgentError(f"Agent command cannot be started: {argv[0]!r}: {exc}") from None
         finally:
             for item in reader.finish():
@@ -278,6 +280,8 @@ class Loop:
             self._file(signal, iteration)
         elif isinstance(signal, signals.UpdateTask):
             self._update(signal)
+        elif isinstance(signal, signals.Unreadable):
+            self.emit(Message("warning", f"Ignored {signal.kind} signal: {signal.problem}"))
         else:
             self._pause(signal)
 
@@ -292,19 +296,12 @@ class Loop:
             self.emit(Message("info", f"📋 Not filed again: {description[:60]!r} was filed "
                                       f"earlier in this run ({self._short(tid)})"))
             return
-        tags = []
-        for tag in signal.tags:
-            try:
-                tags.append(validate_tag(tag))
-            except InvalidInput as exc:
-                self.emit(Message("warning",
-                                  f"File task {description[:60]!r}: tag left out: {exc}"))
         try:
             outcome = backlog.add_unless_open(
                 self.log,
                 description,
                 priority=signal.priority,
-                tags=tags,
+                tags=signal.tags,
                 session=self.session,
                 discovered_during=f"{self.session} iteration {iteration}",
             )
@@ -312,19 +309,19 @@ class Loop:
             self.emit(Message("warning", f"Ignored File task signal: {exc}"))
             return
         task = outcome.task
-        self.filed[key] = task["id"]
         if not outcome.filed:  # an earlier run (or another agent) filed it: still open
             self.tally.not_filed.append(task["id"])
             self.emit(Message("info", f"📋 Not filed again: open task {outcome.short_id} has "
                                       f"the same description: {task['description'][:80]}"))
             return
+        self.filed[key] = task["id"]  # filed by this run (an open one is looked up anew)
         self.tally.filed.append(task["id"])
         self._record("signal", signal="file_task", task=task)
         shown = outcome.short_id
         self.emit(Message("filed", f"📋 Filed task: {task['description']} ({shown})"))
         for problem in signal.problems:
             self.emit(Message("warning", f"File task {description[:60]!r}: left out {problem}; "
-                                         f"filed with priority {signal.priority}"))
+                                         f"filed with {signals.filed_as(signal)}"))
 
     def _short(self, tid: str) -> str:
         """The id as people see it: its shortest unique prefix."""
