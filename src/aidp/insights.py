@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aidp.fold import Fold, _Plain, task_tags
-from aidp.model import OPEN_STATUSES, PRIORITY_RANK, UNKNOWN_TS, Record, ts_of
+from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, priority_key, ts_of
 
 WEEKS = 12
 TOP_TAGS = 10
@@ -248,7 +248,7 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
     out = tally.result(filters)
     by_priority = dict.fromkeys(out["open_by_priority"], 0)
     for priority, n in index.priority_counts(fold, OPEN_STATUSES).items():
-        by_priority[priority if priority in PRIORITY_RANK else "other"] += n
+        by_priority[priority_key(priority)] += n
     out["open_by_priority"] = by_priority
     out["oldest_open"] = index.oldest(fold, OPEN_STATUSES)
     return out

@@ -21,6 +21,23 @@ OPEN_STATUSES = ("pending", "in_progress")
 PRIORITIES = ("high", "medium", "low")
 # Keyed by str, but looked up with whatever a file holds (a missing or odd priority: .get)
 PRIORITY_RANK: dict[Any, int] = {"high": 0, "medium": 1, "low": 2}
+OTHER_PRIORITY = "other"
+
+
+def priority_key(value: object) -> str:
+    """THE reading of a task's stored priority, for every view (list marker, stats,
+    prime, filters): exactly `high`, `medium` or `low` as written; `medium` when the key
+    is missing or null (a null key counts as left out, and medium is the default); and
+    `other` for anything else (`"HIGH"`, `"urgent"`: another writer's value, shown as ◇
+    and counted as `other`). Sorting ranks `other` with medium (priority_rank)."""
+    if value is None:
+        return "medium"
+    return value if type(value) is str and value in PRIORITY_RANK else OTHER_PRIORITY
+
+
+def priority_rank(value: object) -> int:
+    """Sort rank of a stored priority: high 0, medium (also missing, null, other) 1, low 2."""
+    return PRIORITY_RANK.get(priority_key(value), 1)
 
 MAX_DESCRIPTION = 200
 MAX_TAG = 64

@@ -15,7 +15,7 @@ from typing import Any
 
 from aidp import index, todos
 from aidp.log import Fold
-from aidp.model import PRIORITY_RANK, Record
+from aidp.model import Record, priority_key
 from aidp.render import todo_text
 
 LIMIT = 6000  # the contract: the text stays under this many characters
@@ -106,7 +106,7 @@ def _clip(text: object, width: int = DESCRIPTION_WIDTH) -> str:
 
 
 def _task_line(task: Record) -> str:
-    priority = task.get("priority") if task.get("priority") in PRIORITY_RANK else "medium"
+    priority = priority_key(task.get("priority"))  # as list and stats show it
     tags = task["tags"] if isinstance(task.get("tags"), list) else []
     shown_tags = " ".join(f"#{_clip(t, 20)}" for t in tags[:4] if isinstance(t, str))
     line = f"- {_clip(task.get('id'), 40)} [{priority}] {_clip(task.get('description', ''))}"

@@ -124,8 +124,10 @@ def priority_marker(priority: object, paint: Painter | None = None) -> str:
     plain = ascii_only()
     markers = ASCII_PRIORITY_MARKERS if plain else PRIORITY_MARKERS
     other = ASCII_OTHER_MARKER if plain else OTHER_MARKER
-    key = priority if isinstance(priority, str) else None
-    marker = markers.get(key, other) if key is not None else other
+    from aidp.model import priority_key
+
+    key = priority_key(priority)  # missing or null: medium; not one of the three: other
+    marker = markers.get(key, other)
     if paint is None or key not in PRIORITY_COLORS:
         return marker
     return paint(marker, PRIORITY_COLORS[key])

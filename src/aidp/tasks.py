@@ -10,10 +10,11 @@ from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
 from aidp.log import Fold, TaskLog, _Plain, dumps
 from aidp.model import (
     OPEN_STATUSES,
-    PRIORITY_RANK,
     STATUSES,
     Record,
     new_task,
+    priority_key,
+    priority_rank,
     transition,
     ts_of,
     validate_reason,
@@ -275,7 +276,7 @@ def sort_key(sort: str) -> Callable[[Record], Any]:
     if sort == "updated":
         return lambda t: -ts_of(t, "updated_at")
     if sort == "priority":
-        return lambda t: (PRIORITY_RANK.get(t.get("priority"), 1), -ts_of(t, "created_at"))
+        return lambda t: (priority_rank(t.get("priority")), -ts_of(t, "created_at"))
     if sort == "created":
         return lambda t: -ts_of(t, "created_at")
     raise InvalidInput(f"Invalid --sort {sort!r}: use one of {', '.join(SORTS)}")
@@ -290,7 +291,7 @@ def query(tasks: Iterable[Record], q: Query) -> list[Record]:
     for task in tasks:
         if statuses is not None and task.get("status") not in statuses:
             continue
-        if priorities and task.get("priority") not in priorities:
+        if priorities and priority_key(task.get("priority")) not in priorities:
             continue
         if tags and not tags.intersection(task.get("tags") or ()):
             continue
@@ -339,12 +340,12 @@ def _stats(
     """From the count per status and (id, priority, created_at µs) of each open task,
     in fold order (the first of equally old tasks is the oldest)."""
     by_status = {status: counts.get(status, 0) for status in STATUSES}
-    # `other`: a priority this version does not know (a newer writer's, a hand edit) or
-    # none, so that the parts add up to `open`.
+    # model.priority_key: missing or null counts as medium; `other` is a priority this
+    # version does not know (a newer writer's, a hand edit), so the parts add up to `open`.
     open_by_priority: dict[str | None, int] = {"high": 0, "medium": 0, "low": 0, "other": 0}
     oldest: tuple[int, str] | None = None
     for tid, priority, created in open_tasks:
-        open_by_priority[priority if priority in PRIORITY_RANK else "other"] += 1
+        open_by_priority[priority_key(priority)] += 1
         if oldest is None or created < oldest[0]:
             oldest = (created, tid)
     return {

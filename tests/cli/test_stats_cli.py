@@ -109,8 +109,8 @@ def test_piped_charts_do_not_import_rich(cli) -> None:
 
 
 def test_a_priority_this_version_does_not_know_is_counted_as_other(cli, project) -> None:
-    """A newer writer's priority (or none, by a hand edit) is neither dropped from the
-    counts nor a crash: `open_by_priority` adds up to `open`."""
+    """A newer writer's priority is neither dropped from the counts nor a crash:
+    `open_by_priority` adds up to `open`. No priority at all is the default, medium."""
     add(cli, "Known priority", "-p", "high")
     path = project / ".aidp" / "tasklist.jsonl"
     line = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
@@ -123,7 +123,49 @@ def test_a_priority_this_version_does_not_know_is_counted_as_other(cli, project)
             handle.write(json.dumps(record) + "\n")
     stats = json.loads(cli("tasks", "stats", "--json").out)
     assert stats["open"] == 3
-    assert stats["open_by_priority"] == {"high": 1, "medium": 0, "low": 0, "other": 2}
+    assert stats["open_by_priority"] == {"high": 1, "medium": 1, "low": 0, "other": 1}
     human = cli("tasks", "stats")
     assert human.code == 0 and "Traceback" not in human.err
-    assert re.search(r"other\b.*\b2\b", human.out), human.out
+    assert re.search(r"other\b.*\b1\b", human.out), human.out
+
+
+def test_every_view_reads_a_stored_priority_the_same_way(cli, project) -> None:
+    """model.priority_key, the one rule (review14 item 8): missing or null is medium (a
+    null key counts as left out: DESIGN §2); exactly high/medium/low are themselves;
+    anything else ("HIGH", "urgent") is `other`, ◇ — in list, stats (plain fold and
+    snapshot), prime, and the --priority filters of list and ready; sorting ranks
+    `other` with medium."""
+    add(cli, "Seed", "-p", "low")
+    path = project / ".aidp" / "tasklist.jsonl"
+    seed = json.loads(path.read_text(encoding="utf-8").splitlines()[0])
+    stored = {"0001": None, "0002": "HIGH", "0003": "urgent", "0004": "high", "0005": ...}
+    with path.open("a", encoding="utf-8") as handle:
+        for n, (suffix, value) in enumerate(stored.items()):
+            record = {**seed, "id": f"task_{1795000000 + n}_{suffix}aaaa",
+                      "description": f"P {value}", "priority": value}
+            if value is ...:
+                del record["priority"]
+            handle.write(json.dumps(record) + "\n")
+    expected = {"P None": "medium", "P HIGH": "other", "P urgent": "other",
+                "P high": "high", "P Ellipsis": "medium", "Seed": "low"}
+    marker = {"high": "▲", "medium": "●", "low": "▼", "other": "◇"}
+    for round_ in ("plain", "snapshot"):  # the second read answers from the snapshot
+        listed = cli("tasks", "list")
+        assert listed.code == 0, listed
+        for description, key in expected.items():
+            row = next(r for r in listed.out.splitlines() if description in r)
+            assert marker[key] in row, (round_, row)
+        stats = json.loads(cli("tasks", "stats", "--json").out)
+        assert stats["open_by_priority"] == {"high": 1, "medium": 2, "low": 1, "other": 2}
+        prime = cli("prime").out
+        for description, key in expected.items():
+            assert re.search(rf"\[{key}\] {description}\b", prime), (description, prime)
+        for key in ("high", "medium", "low"):
+            shown = {t["description"]
+                     for t in json.loads(cli("tasks", "list", "-p", key, "--json").out)}
+            assert shown == {d for d, k in expected.items() if k == key}
+            ready = {t["description"]
+                     for t in json.loads(cli("tasks", "ready", "-p", key, "--json").out)}
+            assert ready == shown
+    order = [t["description"] for t in json.loads(cli("tasks", "ready", "--json").out)]
+    assert order[0] == "P high" and order[-1] == "Seed"  # other/none rank as medium

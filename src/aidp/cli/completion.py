@@ -157,7 +157,7 @@ def _task_ids(command: str) -> Values:
     def values(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
         from aidp import tasks
         from aidp.index import summaries
-        from aidp.model import OPEN_STATUSES, PRIORITY_RANK, STATUSES
+        from aidp.model import OPEN_STATUSES, STATUSES, priority_rank
 
         fold = _env(ctx).log.read()
         if command == "tasks reopen":
@@ -171,7 +171,7 @@ def _task_ids(command: str) -> Values:
         # From the index's columns: no task is decoded until it is one to offer.
         rows = [row for row in summaries(fold, statuses)
                 if row[0] not in given and _matches(row[0], needle)]
-        rows.sort(key=lambda row: (PRIORITY_RANK.get(row[1] or "", 3), -row[2]))
+        rows.sort(key=lambda row: (priority_rank(row[1]), -row[2]))
         chosen = [row[0] for row in rows[:MAX_IDS]]
         short = tasks.short_ids(fold.tasks, chosen)
         for full in chosen:

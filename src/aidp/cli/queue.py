@@ -13,7 +13,7 @@ from aidp.cli.common import JSON_HELP, Env, env
 from aidp.cli.tasks import IDS_HELP, _paint, _print_list, app
 from aidp.errors import InvalidInput
 from aidp.log import Fold
-from aidp.model import Record, now_micros, ts_of, validate_priority
+from aidp.model import Record, now_micros, priority_key, ts_of, validate_priority
 from aidp.tasks import short_ids
 from aidp.when import age
 
@@ -56,7 +56,7 @@ def _filtered(fold: Fold, entries: list[core.Entry], *, priorities: list[str], t
     """Decode only what is shown: with no filter that needs the task, just `limit`."""
     wanted = {validate_priority(p) for p in priorities}
     if wanted:
-        entries = [e for e in entries if e.priority in wanted]
+        entries = [e for e in entries if priority_key(e.priority) in wanted]
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     if not tags and session is None:
@@ -117,7 +117,7 @@ def ready(
     rows = core.ready_rows(fold, qs)
     total = len(rows)
     if wanted:
-        rows = [row for row in rows if row[1] in wanted]
+        rows = [row for row in rows if priority_key(row[1]) in wanted]
     # Without a filter that needs the task itself, only the first `limit` are ranked.
     entries = core.ranked(rows, limit if not tag and session is None else None)
     found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)

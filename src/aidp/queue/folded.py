@@ -9,10 +9,10 @@ from aidp.errors import AidpError, ExitCode, InvalidInput
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
     OPEN_STATUSES,
-    PRIORITY_RANK,
     Record,
     format_ts,
     next_updated_at,
+    priority_rank,
     ts_of,
 )
 from aidp.tasks import resolve_id
@@ -209,7 +209,7 @@ _DECODE_AT_MOST = 200
 
 
 def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
-    return (PRIORITY_RANK.get(row[1], 1), row[2])
+    return (priority_rank(row[1]), row[2])
 
 
 def ranked(rows: list[tuple[str, str | None, int, str, list[str]]],
