@@ -144,3 +144,15 @@ def test_each_example_runs(path: str, example: str, cli, project) -> None:
     result = cli(*words[1:])
     assert result.code == EXIT_CODES.get(example, 0), (example, result)
     assert "Traceback" not in result.err
+
+
+def test_the_damage_section_names_every_typed_task_key() -> None:
+    """docs/file-format.md "Damage" lists the keys fold.well_typed_task checks: a task
+    whose text key holds something else than a string or null is skipped as damage."""
+    from aidp.fold import _TEXT_KEYS
+
+    text = (DOCS / "file-format.md").read_text(encoding="utf-8")
+    damage = text.split("## Damage", 1)[1].split("\n## ", 1)[0]
+    flat = " ".join(damage.split())
+    assert [key for key in _TEXT_KEYS if f"`{key}`" not in flat] == []
+    assert "`tags`" in flat and "`id`" in flat and "tasks repair" in flat

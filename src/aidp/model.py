@@ -39,6 +39,7 @@ def priority_rank(value: object) -> int:
     """Sort rank of a stored priority: high 0, medium (also missing, null, other) 1, low 2."""
     return PRIORITY_RANK.get(priority_key(value), 1)
 
+
 MAX_DESCRIPTION = 200
 MAX_TAG = 64
 MAX_REASON = 1000
