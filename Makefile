@@ -10,14 +10,24 @@ BIN := $(VENV)/bin
 # interpreter link or another version: rebuild it instead of failing oddly later.
 WANT_PY := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 HAVE_PY := $(shell $(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# The delete is a recipe (venv-check, a prerequisite only when stale), never run while
+# the Makefile is read: `make -n` prints it and deletes nothing.
+STALE_VENV :=
 ifneq ($(wildcard $(VENV)),)
 ifneq ($(WANT_PY),$(HAVE_PY))
-$(info .venv was built by Python '$(HAVE_PY)' (missing or broken), not $(PYTHON)'s $(WANT_PY): rebuilding it)
-$(shell rm -rf $(VENV))
+STALE_VENV := venv-check
 endif
 endif
 
-$(BIN)/aidp: pyproject.toml
+venv-check:
+ifneq ($(STALE_VENV),)
+	@echo ".venv was built by Python '$(HAVE_PY)' (missing or broken), not $(PYTHON)'s $(WANT_PY): rebuilding it"
+	rm -rf $(VENV)
+else
+	@echo ".venv is missing or fits $(PYTHON) ($(WANT_PY)): nothing to do"
+endif
+
+$(BIN)/aidp: pyproject.toml $(STALE_VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[test]'

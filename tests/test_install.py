@@ -45,8 +45,11 @@ def test_a_venv_of_another_python_is_rebuilt(tmp_path: Path) -> None:
     done = make(where, "-n", ".venv/bin/aidp", f"PYTHON={sys.executable}")
     assert done.returncode == 0, done
     assert "not " in done.stdout and "rebuilding it" in done.stdout
-    assert not (where / ".venv").exists()
-    assert f"{sys.executable} -m venv .venv" in done.stdout
+    assert "rm -rf .venv" in done.stdout and f"{sys.executable} -m venv .venv" in done.stdout
+    assert (where / ".venv").exists()  # -n prints the rebuild and deletes nothing
+    done = make(where, "venv-check", f"PYTHON={sys.executable}")  # the step itself
+    assert done.returncode == 0, done
+    assert "rebuilding it" in done.stdout and not (where / ".venv").exists()
 
 
 def test_a_venv_of_the_same_python_is_kept(tmp_path: Path) -> None:
@@ -55,7 +58,10 @@ def test_a_venv_of_the_same_python_is_kept(tmp_path: Path) -> None:
     (where / ".venv" / "bin" / "python").symlink_to(sys.executable)
     done = make(where, "-n", ".venv/bin/aidp", f"PYTHON={sys.executable}")
     assert done.returncode == 0, done
-    assert "rebuilding" not in done.stdout
+    assert "rebuilding" not in done.stdout and "rm -rf" not in done.stdout
+    assert (where / ".venv" / "bin" / "python").exists()
+    done = make(where, "venv-check", f"PYTHON={sys.executable}")
+    assert done.returncode == 0 and "nothing to do" in done.stdout, done
     assert (where / ".venv" / "bin" / "python").exists()
 
 

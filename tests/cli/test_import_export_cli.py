@@ -250,6 +250,9 @@ def test_a_spreadsheet_csv_is_mapped_with_its_other_columns_kept(cli, project) -
                     '{"uuid":"b","description":"y","status":"sleeping"}\n]',
      "bad.txt: line 3: field 'status' has an unknown value 'sleeping'; accepted: "
      "completed, deleted, pending, recurring, waiting; nothing was imported"),
+    ("taskwarrior", '[\n{"uuid":"a","description":"x","priority":"Z"}\n]',
+     "bad.txt: line 2: field 'priority' has an unknown value 'Z'; accepted: h, l, m, or "
+     "none; nothing was imported"),
     ("taskwarrior", '[{"uuid":"a", "description": }]',
      "bad.txt: line 1: is not valid JSON (a Taskwarrior export is a JSON array); "
      "nothing was imported"),
@@ -324,7 +327,7 @@ def test_export_to_a_file(cli, project) -> None:
     cli("tasks", "add", "One")
     result = cli("tasks", "export", "-f", "csv", "-o", "backlog.csv")
     assert result.code == 0 and result.out == ""
-    assert result.err == "Exported 1 tasks to backlog.csv (csv)\n"
+    assert result.err == "Exported 1 task to backlog.csv (csv)\n"
     rows = list(csv.DictReader(io.StringIO((project / "backlog.csv").read_text())))
     assert rows[0]["description"] == "One" and rows[0]["tags"] == ""
 

@@ -394,6 +394,13 @@ def test_load_by_name_and_by_number(cli, project: Path) -> None:
 
 
 def test_load_errors(cli, project: Path) -> None:
+    result = cli("todo", "load", "99")  # no lists at all: out of range too (exit 2)
+    assert (result.code, result.out, result.err) == (
+        2, "", "Error: Invalid list number 99: there are no saved TODO lists yet; see 'aidp "
+               "todo list'\n")
+    result = cli("todo", "load", "\u202es")  # escaped once, as every message does
+    assert (result.code, result.err) == (
+        1, "Error: No saved TODO list for session '\\u202es'; see 'aidp todo list'\n")
     ok(cli, "--session", "a", "todo", "add", "x")
     before = tasklist(project).read_bytes()
     result = cli("todo", "load", "nope")

@@ -534,7 +534,8 @@ def export(
         raise InvalidInput(f"Cannot write {output}: {exc.strerror or exc}") from None
     from aidp.cli.common import info
 
-    info(f"Exported {len(everything)} tasks to {render.inert(output)} ({fmt})")
+    noun = "task" if len(everything) == 1 else "tasks"
+    info(f"Exported {len(everything)} {noun} to {render.inert(output)} ({fmt})")
 
 
 def _status_keys(fold) -> list[str | None]:  # type: ignore[no-untyped-def]

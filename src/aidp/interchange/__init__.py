@@ -164,7 +164,10 @@ def choice(value: object, mapping: dict[str, str], where: str, field: str) -> st
     """A foreign status or priority word through `mapping` (keys lower case)."""
     key = one_line(value).lower() if isinstance(value, (str, int)) else None
     if key is None or key not in mapping:
-        accepted = ", ".join(sorted(dict.fromkeys(mapping)))
+        # (in any case); an empty key means the field may also be empty or left out
+        accepted = ", ".join(sorted(k for k in mapping if k))
+        if "" in mapping:
+            accepted += ", or none"
         raise BadFile(where, f"field '{field}' has an unknown value {_shown(value)}; "
                              f"accepted: {accepted}")
     return mapping[key]

@@ -258,7 +258,9 @@ def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
         if 1 <= number <= len(found):
             return current(fold, found[number - 1].session)
         if not found:
-            raise TodoListNotFound(f"No saved TODO list numbered {ref}: there are none yet")
+            # Out of range like any other number (docs/todo.md: exit 2).
+            raise InvalidInput(f"Invalid list number {ref}: there are no saved TODO lists "
+                               "yet; see 'aidp todo list'")
         if not exists(fold, ref):
             raise InvalidInput(
                 f"Invalid list number {ref}: 'aidp todo list' shows {len(found)}; "
@@ -267,10 +269,10 @@ def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
     todo = current(fold, ref)
     if todo.updated_at is None:
         raise TodoListNotFound(
-            f"No saved TODO list for session {inert(ref)!r}; see 'aidp todo list'"
+            f"No saved TODO list for session '{inert(ref)}'; see 'aidp todo list'"
         )
     if not todo.items:
         raise TodoListNotFound(
-            f"The TODO list of session {inert(ref)!r} is empty; nothing to load"
+            f"The TODO list of session '{inert(ref)}' is empty; nothing to load"
         )
     return todo
