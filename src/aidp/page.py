@@ -52,8 +52,10 @@ def _cards(stats: dict[str, Any]) -> str:
 def _task_label(task: dict[str, Any] | None, tid: str) -> str:
     if task is None:
         return f'<code>{_e(tid)}</code>'
-    return (f'<span class="pri pri-{_e(task.get("priority", ""))}">'
-            f'{_e(task.get("priority", ""))}</span> {_e(task.get("description", ""))} '
+    stored = task.get("priority")
+    priority = "medium" if stored is None else stored  # missing or null: model.priority_key
+    return (f'<span class="pri pri-{_e(priority)}">'
+            f'{_e(priority)}</span> {_e(task.get("description", ""))} '
             f'<code>{_e(tid.rpartition("_")[2])}</code>')
 
 
@@ -157,7 +159,9 @@ SCRIPT = """
     var tags = Array.isArray(t.tags) ? t.tags.filter(function (x) {
       return typeof x === 'string'; }) : [];
     return {id: text(t.id), d: text(t.description), s: text(t.status),
-            p: text(t.priority), tags: tags, session: text(t.session),
+            // missing or null is medium, as in every view (model.priority_key)
+            p: t.priority == null ? 'medium' : text(t.priority), tags: tags,
+            session: text(t.session),
             c: text(t.created_at), u: text(t.updated_at), x: extras[t.id] || {}};
   });
   function options(select, counts, label) {

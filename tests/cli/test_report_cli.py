@@ -98,3 +98,12 @@ def test_open_hands_the_file_url_to_the_browser(aidp_proc, project, tmp_path) ->
 def test_report_is_listed_in_help(cli) -> None:
     listed = cli("--help").out
     assert re.search(r"│ report +One self-contained HTML page", listed), listed
+
+
+def test_a_task_without_priority_is_medium_on_the_page_too(project) -> None:
+    """model.priority_key: a missing or null priority is medium in every view."""
+    task = new_task("No priority stored")
+    TaskLog(project).append([{**task, "priority": None}])
+    html = page.build(insights.report_data(TaskLog(project).read(), now=now_micros()))
+    assert '<span class="pri pri-medium">medium</span> No priority stored' in html
+    assert "p: t.priority == null ? 'medium'" in html  # the table's rows read it alike
