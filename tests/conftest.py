@@ -170,7 +170,29 @@ def run_in_process(*args: str, stdin: str = "") -> Result:
         code = run(list(args))
     finally:
         sys.stdout, sys.stderr, sys.stdin = saved
+        _end_of_command()
     return Result(int(code), out.text(), err.text())
+
+
+_COMMANDS_RUN = [0]
+
+
+def _end_of_command() -> None:
+    """What the end of a real `aidp` process does for free: the command line freezes
+    what a read allocated (aidp.index.lazy.FREEZE, for a short-lived process), and in
+    this long-lived one frozen folds in reference cycles would never be collected,
+    keeping the tasklist and snapshot open (2 descriptors per read through the index:
+    the suite ran out of select()-able ones). Unfrozen, they go to the oldest
+    generation, which only a full collection visits: one every 25 commands."""
+    import gc
+
+    lazy = sys.modules.get("aidp.index.lazy")
+    if lazy is not None:
+        lazy.FREEZE = False
+    gc.unfreeze()
+    _COMMANDS_RUN[0] += 1
+    if _COMMANDS_RUN[0] % 25 == 0:
+        gc.collect()
 
 
 @pytest.fixture
