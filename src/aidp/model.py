@@ -65,6 +65,19 @@ TASK_ID_RE = re.compile(r"task_\d+_[0-9a-f]{8}")
 # C0, DEL and C1 control characters: the ONE definition (fold, interchange, markdown use it)
 CONTROL_CHARS = r"\x00-\x1f\x7f-\x9f"
 CONTROL_RE = re.compile(f"[{CONTROL_CHARS}]")
+# Characters a reader cannot see but that change what is shown or compared: every
+# Unicode format character (Cf: bidi overrides and isolates, zero-width, tag
+# characters), Zl/Zp, and the other default-ignorable code points (Hangul fillers,
+# the combining grapheme joiner, variation selectors). Human output shows them as
+# \uNNNN (render.inert); tags refuse them. U+FE0E/U+FE0F (text/emoji presentation,
+# part of ordinary emoji such as a red heart) are left alone.
+INVISIBLE_CHARS = (
+    "\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+    "\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f"
+    "\u3164\ufe00-\ufe0d\ufeff\uffa0\ufff0-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0000-\U000e0fff"
+)
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_MICRO = timedelta(microseconds=1)
@@ -202,15 +215,15 @@ def validate_status(value: str) -> str:
     return _choice(value, STATUSES, "status")
 
 
-_TAG_RE = re.compile(rf"[^\s,{CONTROL_CHARS}]+")
+_TAG_RE = re.compile(rf"[^\s,{CONTROL_CHARS}{INVISIBLE_CHARS}]+")
 
 
 def validate_tag(value: str) -> str:
     tag = value.strip()
     if not tag or len(tag) > MAX_TAG or not _TAG_RE.fullmatch(tag):
         raise InvalidInput(
-            f"Invalid tag {value!r}: use 1–{MAX_TAG} characters without spaces, commas "
-            "or control characters"
+            f"Invalid tag {value!r}: use 1–{MAX_TAG} characters without spaces, commas, "
+            "control or invisible characters"
         )
     return tag
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
-from aidp.model import STATUSES, Record, ts_of
+from aidp.model import CONTROL_CHARS, INVISIBLE_CHARS, STATUSES, Record, ts_of
 from aidp.when import age
 
 if TYPE_CHECKING:
@@ -39,16 +39,10 @@ ASCII_OTHER_MARKER = "?"
 PRIORITY_COLORS = {"high": "red", "medium": "yellow", "low": "green"}
 
 # Control characters (escape sequences: colours, cursor moves, OSC 8 links, titles) and
-# the invisible ones that change what a reader sees: bidi overrides and isolates,
-# zero-width characters, tag characters, line/paragraph separators — every Unicode
-# format character (Cf), Zl and Zp. tests/test_inert.py checks the list against
-# unicodedata.
-_CONTROL_RE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
-    "\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
-    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
-    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
-)
+# the invisible ones that change what a reader sees (model.INVISIBLE_CHARS: every
+# Unicode format character, Zl, Zp and the other default-ignorable code points).
+# tests/reliability/test_model_output.py checks the set against unicodedata.
+_CONTROL_RE = re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
 _ANSI = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
 

@@ -68,6 +68,10 @@ def test_add_human_output_names_task(cli) -> None:
         (["ok", "-p", "urgent"], "Invalid priority 'urgent': use one of high, medium, low"),
         (["ok", "-t", "two words"], "Invalid tag 'two words'"),
         (["ok", "-t", ""], "Invalid tag ''"),
+        # A tag that looks empty, or like another tag, on screen: invisible characters.
+        (["ok", "-t", "\u202e"], "Invalid tag '\\u202e'"),
+        (["ok", "-t", "api\u200b"], "Invalid tag 'api\\u200b'"),
+        (["ok", "-t", "a\u3164b"], "invisible characters"),
     ],
 )
 def test_add_rejects_bad_input_and_leaves_file(cli, project: Path, args, message) -> None:

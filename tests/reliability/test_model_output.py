@@ -107,8 +107,13 @@ TERMINAL = {
 }
 # Anything the terminal would act on or hide: C0/C1 controls (bar newline and tab)
 # and every invisible format character.
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt) outside Cf: drawn
+# as nothing (Hangul fillers, the combining grapheme joiner, variation selectors) but
+# U+FE0E/U+FE0F, the presentation selectors of ordinary emoji (model.INVISIBLE_CHARS).
+_IGNORABLE = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x3164,
+              *range(0xFE00, 0xFE0E), 0xFFA0, *range(0xFFF0, 0xFFF9), *range(0xE0000, 0xE1000)}
 _DANGEROUS = {chr(c) for c in range(0x110000)
-              if (unicodedata.category(chr(c)) in ("Cf", "Zl", "Zp", "Cc")
+              if ((unicodedata.category(chr(c)) in ("Cf", "Zl", "Zp", "Cc") or c in _IGNORABLE)
                   and chr(c) not in "\n\t")}
 
 
@@ -130,7 +135,7 @@ def test_inert_escapes_every_control_and_invisible_format_character() -> None:
 
 @pytest.mark.parametrize("text", [
     "plain ASCII", "café, naïve, Ærø", "日本語のテキスト", "עברית ועוד", "العربية",
-    "emoji 🔴🟡🟢 ✓ 📋", "e\u0301 combining", "Ελληνικά", "नमस्ते",
+    "emoji 🔴🟡🟢 ✓ 📋", "a red heart \u2764\ufe0f", "e\u0301 combining", "Ελληνικά", "नमस्ते",
 ])
 def test_inert_leaves_ordinary_text_alone(text: str) -> None:
     assert render.inert(text) == text
@@ -261,7 +266,11 @@ def test_stored_titles_are_inert_in_every_human_view(cli, project: Path) -> None
     views += [("tasks", "done", ids[0]), ("todo", "tick", "1")]
     # Every other human view and message that names a task, a tag, a reason or a person.
     bidi, zwsp = INVISIBLE["bidi override"], INVISIBLE["zero-width space"]
-    views += [("tasks", "list", "--tree"), ("tasks", "edit", ids[3], "--add-tag", f"t{zwsp}"),
+    # Tags refuse invisible characters at input (model.validate_tag); a foreign tool's
+    # tag may still hold them.
+    TaskLog(project).append([{**orjson.loads(cli("tasks", "show", "--json", ids[3]).out),
+                              "id": "task_2_00000001", "tags": [f"t{zwsp}"]}])
+    views += [("tasks", "list", "--tree"), ("tasks", "show", "task_2_00000001"),
               ("tasks", "list", "-t", f"t{zwsp}"), ("tasks", "stats"),
               ("tasks", "block", ids[4], "--on", ids[5]), ("tasks", "blocked"),
               ("tasks", "unblock", ids[4], "--on", ids[5]),
@@ -269,7 +278,7 @@ def test_stored_titles_are_inert_in_every_human_view(cli, project: Path) -> None
               ("tasks", "list"), ("tasks", "release", ids[2]),
               ("tasks", "abandon", ids[6], f"because {bidi}"), ("tasks", "list", "--all"),
               ("tasks", "reopen", ids[6]), ("tasks", "start", ids[7]),
-              ("tasks", "add", f"new {bidi}", "-t", f"n{zwsp}"),
+              ("tasks", "add", f"new {bidi}", "-t", "n"),
               ("--session", f"s{bidi}", "todo", "add", f"step {bidi}"),
               ("--session", f"s{bidi}", "todo", "show"), ("todo", "list"),
               ("tasks", "import", "tasks.csv", "--from", "csv", "--dry-run"),

@@ -26,6 +26,7 @@ from aidp.log import TaskLog
 from aidp.model import (
     CONTROL_CHARS,
     CONTROL_RE,
+    INVISIBLE_CHARS,
     MAX_DESCRIPTION,
     MAX_TAG,
     PRIORITIES,
@@ -49,7 +50,7 @@ MAX_NOTE = 2000
 IMPORT_AUTHOR = "aidp import"
 
 _SPACE = re.compile(r"\s+")
-_TAG_BAD = re.compile(rf"[\s,{CONTROL_CHARS}]+")
+_TAG_BAD = re.compile(rf"[\s,{CONTROL_CHARS}{INVISIBLE_CHARS}]+")
 _COLON = re.compile(r"\s*:\s*")  # "priority: high" → "priority:high"
 
 
