@@ -253,10 +253,14 @@ def test_update_task_on_known_and_unknown_ids(cli, make_agent) -> None:
     assert "started_at" in found[added["id"]]
     assert found[other["id"]]["status"] == "abandoned"
     assert found[other["id"]]["abandoned_reason"] == "not needed"
-    assert f"📋 Updated task: Old bug ({added['id']}) → done" in result.out
+    # Named by the short id people see in `tasks list` (and can type back).
+    shown = re.findall(r"📋 Updated task: Old bug \(([0-9a-f]+)\) → done", result.out)
+    assert len(shown) == 1 and 4 <= len(shown[0]) < 8, result.out
+    assert added["id"].rsplit("_", 1)[1].startswith(shown[0])
+    assert f"[{shown[0]}]" in cli("tasks", "list", "--all").out
     assert "Ignored Update task signal: Task not found: ffff0000" in result.err
     assert "Ignored Update task signal: Invalid status 'bogus': use one of pending" in result.err
-    assert f"📋 Task already done: Old bug ({added['id']})" in result.out
+    assert f"📋 Task already done: Old bug ({shown[0]})" in result.out
 
 
 def test_todo_pause_signal_ends_the_turn_and_the_next_prompt_lifts_it(cli, make_agent) -> None:

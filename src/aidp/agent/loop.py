@@ -340,7 +340,7 @@ class Loop:
             self.emit(Message("warning", f"Ignored Update task signal: {exc}"))
             return
         task = change.task
-        label = f"{task.get('description', '')} ({task['id']})"
+        label = f"{task.get('description', '')} ({self._short(task['id'])})"
         if change.changed:
             self.tally.updated.append(task["id"])
             self._record("signal", signal="update_task", task=task)
