@@ -124,13 +124,42 @@ def _all_examples() -> list[tuple[str, str]]:
     return [(path, example) for path, command in leaf_commands() for example in examples(command)]
 
 
+def groups() -> list[tuple[str, object]]:
+    """`aidp` and every group under it (`aidp tasks`, `aidp todo`, …)."""
+    _register()
+    found = []
+
+    def walk(command, path: str) -> None:
+        if getattr(command, "commands", None):
+            found.append((path, command))
+            for name, sub in command.commands.items():
+                walk(sub, f"{path} {name}")
+
+    walk(typer.main.get_command(app), "aidp")
+    return found
+
+
+def _group_examples() -> list[tuple[str, str]]:
+    return [(path, example) for path, group in groups() for example in examples(group)]
+
+
+def test_every_group_has_one_or_two_examples() -> None:
+    counts = {path: len(examples(group)) for path, group in groups()}
+    assert len(counts) >= 3 and {p: n for p, n in counts.items() if not 1 <= n <= 2} == {}
+
+
+@pytest.mark.parametrize(("path", "example"), _group_examples())
+def test_a_group_example_names_one_of_its_commands(path: str, example: str) -> None:
+    assert _resolve(example).startswith(f"{path} ")
+
+
 @pytest.mark.parametrize(("path", "example"), _all_examples())
 def test_each_example_parses_as_the_command_it_documents(path: str, example: str) -> None:
     assert _resolve(example) == path
 
 
 @pytest.mark.parametrize(
-    ("path", "example"), [(p, e) for p, e in _all_examples()
+    ("path", "example"), [(p, e) for p, e in _all_examples() + _group_examples()
                           if p not in NOT_RUN and "--open" not in e])
 def test_each_example_runs(path: str, example: str, cli, project) -> None:
     real = [cli("tasks", "add", f"Task {n}", "-q").out.strip() for n in range(3)]

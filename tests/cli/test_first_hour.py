@@ -31,6 +31,8 @@ def test_tasks_add_takes_text_that_looks_like_an_option_after_double_dash(cli) -
     (["tasks", "rm", "abcd"], "abandon"),
     (["todo", "complete", "1"], "tick"),
     (["todo", "rm", "1"], "delete"),
+    (["tasks", "delete", "abcd"], "abandon"),  # difflib alone says `release`
+    (["todo", "done", "1"], "tick"),
 ])
 def test_a_word_people_reach_for_suggests_the_real_command(cli, args, meant) -> None:
     result = cli(*args)
@@ -58,6 +60,32 @@ def test_a_typo_suggests_the_command_meant_and_nothing_else(cli, args, meant) ->
     assert result.err.startswith(f"Error: No such command '{typed}'. Did you mean {meant}? (see")
 
 
+@pytest.mark.parametrize(("args", "meant"), [
+    (["add", "Write docs"], "'tasks add', 'todo add'"),
+    (["done", "abcd"], "'tasks done'"),
+    (["tick", "1"], "'todo tick'"),
+])
+def test_a_command_typed_without_its_group_suggests_it_with_the_group(cli, args, meant) -> None:
+    result = cli(*args)
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err.startswith(f"Error: No such command '{args[0]}'. Did you mean {meant}? (see")
+
+
+@pytest.mark.parametrize(("args", "hint"), [
+    (["tasks", "add", "-x"], "(text starting with '-' goes after '--': aidp tasks add -- -x)"),
+    (["todo", "add", "-z", "word"], "(text starting with '-' goes after '--': aidp todo add -- -z)"),
+    (["tasks", "done", "-x"], "(see 'aidp tasks done --help')"),  # ids, not text
+    (["tasks", "add", "--nope", "x"], "(see 'aidp tasks add --help')"),
+])
+def test_an_unknown_option_where_text_goes_says_how_to_pass_it(cli, project, args, hint) -> None:
+    assert cli("tasks", "add", "existing").code == 0
+    before = (project / ".aidp" / "tasklist.jsonl").read_bytes()
+    result = cli(*args)
+    assert result.code == 2 and result.err.count("\n") == 1
+    assert result.err == f"Error: No such option: {args[2]} {hint}\n"
+    assert (project / ".aidp" / "tasklist.jsonl").read_bytes() == before
+
+
 def _groups():
     import typer
 
@@ -70,7 +98,8 @@ def _groups():
 
 
 @pytest.mark.parametrize("word", ["complete", "complet", "finish", "remove", "rm", "ls", "lst",
-                                  "claer", "new", "cancel", "undo", "xyzzy", "strat", "ad"])
+                                  "claer", "new", "cancel", "undo", "xyzzy", "strat", "ad",
+                                  "lis", "dne"])
 def test_every_suggestion_names_a_real_command_of_that_group(cli, word) -> None:
     import re
 
@@ -79,4 +108,8 @@ def test_every_suggestion_names_a_real_command_of_that_group(cli, word) -> None:
         assert result.code == 2 and "Traceback" not in result.err, (path, word, result)
         suggested = re.findall(r"'([^']*)'", result.err.split("Did you mean", 1)[-1]
                                .split("(see", 1)[0]) if "Did you mean" in result.err else []
-        assert set(suggested) <= set(group.commands), (path, word, result.err)
+        real = set(group.commands)
+        if not path:  # the top level also offers a group's command with its group
+            real |= {f"{g} {c}" for g, sub in group.commands.items()
+                     for c in getattr(sub, "commands", {})}
+        assert set(suggested) <= real, (path, word, result.err)

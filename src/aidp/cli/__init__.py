@@ -22,7 +22,8 @@ from aidp.errors import AidpError, ExitCode
 
 app = typer.Typer(
     name="aidp",
-    help="A git-tracked, append-only backlog and TODO list for AI coding agents.",
+    help="A git-tracked, append-only backlog and TODO list for AI coding agents.\n\n"
+    "Examples:\n$ aidp init\n$ aidp tasks add \"Fix the flaky login test\" -p high",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -270,7 +271,13 @@ _SYNONYMS = {
     "new": ("add",), "create": ("add",), "ls": ("list",), "view": ("show",),
     "info": ("show",), "begin": ("start",), "open": ("reopen",), "undo": ("reopen",),
     "unclaim": ("release",), "depend": ("block",), "comment": ("note",),
+    "delete": ("abandon",), "done": ("tick",), "tick": ("done",),
 }
+# Free-text arguments (a description, a reason, a note): an unknown option there is
+# most likely text that starts with '-'.
+_TEXT_ARGUMENTS = ("description", "args", "reason", "text")
+# Commands of these groups typed without the group (`aidp add`) are offered with it.
+_GROUPS_FOR_BARE_COMMANDS = ("tasks", "todo")
 
 
 def _suggest(exc: Exception) -> str | None:
@@ -297,6 +304,11 @@ def _suggest(exc: Exception) -> str | None:
             floor = max(floor, closeness)  # the word people meant beats a lookalike
     ranked = sorted((s for s in scored if s[0] > 0 and s[0] >= floor), key=lambda s: -s[0])
     shown = list(dict.fromkeys(target for _, target in ranked))[:2]
+    if getattr(ctx, "parent", True) is None:  # the top level: `aidp add` → `tasks add`
+        for group in _GROUPS_FOR_BARE_COMMANDS:
+            sub = getattr(commands.get(group), "commands", None) or {}
+            if name.lower() in sub and f"{group} {name.lower()}" not in shown:
+                shown.append(f"{group} {name.lower()}")
     if not shown:
         return f"No such command '{name}'."
     return f"No such command '{name}'. Did you mean " + ", ".join(f"'{s}'" for s in shown) + "?"
@@ -315,6 +327,12 @@ def _hint(exc: Exception) -> str | None:
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
         return None
+    option = getattr(exc, "option_name", None)
+    takes_text = any(getattr(p, "nargs", 1) == -1 and getattr(p, "name", "") in _TEXT_ARGUMENTS
+                     for p in getattr(ctx.command, "params", ()))
+    if option and option.startswith("-") and takes_text and re.fullmatch(r"-\w+", option):
+        # `aidp todo add -x`: text that starts with '-' goes after '--'
+        return f"text starting with '-' goes after '--': {ctx.command_path} -- {option}"
     return f"see '{ctx.command_path} --help'"
 
 

@@ -13,7 +13,8 @@ from aidp.errors import ExitCode, InvalidInput
 from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority
 
 app = typer.Typer(
-    help="The persistent backlog: tasks filed by people or agents.",
+    help="The persistent backlog: tasks filed by people or agents.\n\n"
+    "Examples:\n$ aidp tasks list\n$ aidp tasks done 3f2a",
     no_args_is_help=True,
 )
 

@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 # and only todo commands should pay for loading it.
 
 app = typer.Typer(
-    help="The session TODO list: the agent's ordered working plan, with checklists.",
+    help="The session TODO list: the agent's ordered working plan, with checklists.\n\n"
+    "Examples:\n$ aidp todo add \"Write the failing test\"\n$ aidp todo show",
     no_args_is_help=True,
 )
 
