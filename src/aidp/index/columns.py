@@ -238,10 +238,23 @@ class Base:
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """Ids that start with `prefix`, or (`last_part`) whose last `_` part does."""
-        if last_part and len(prefix) >= 4 and "_" not in prefix and self.count:
-            candidates: list[str] = self.group(f"b{bucket_of(prefix, self.buckets)}").ids
-        else:
-            candidates = self.ids()
+        if last_part and len(prefix) >= 4 and "_" not in prefix and "\n" not in prefix:
+            if not self.count:
+                return []
+            # One bucket, searched as one string: the lines holding "_" + prefix or
+            # starting with it, then checked exactly.
+            joined = "\n" + self.group(f"b{bucket_of(prefix, self.buckets)}").joined
+            candidates: list[str] = []
+            for needle in ("_" + prefix, "\n" + prefix):
+                at = joined.find(needle)
+                while at >= 0:
+                    start = joined.rfind("\n", 0, at + 1) + 1
+                    end = joined.find("\n", at + 1)
+                    candidates.append(joined[start:end])
+                    at = joined.find(needle, end)
+            found = dict.fromkeys(r for r in candidates if r.rpartition("_")[2].startswith(prefix))
+            return sorted(found)
+        candidates = self.ids()
         if last_part:
             return [r for r in candidates if r.rpartition("_")[2].startswith(prefix)]
         return [r for r in candidates if r.startswith(prefix)]
