@@ -295,7 +295,8 @@ def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: li
     ]
     # Without AIDP_SESSION: the session a person gets by default.
     person = {k: v for k, v in env.items() if k != "AIDP_SESSION"}
-    if has_todo(aidp, env, work):
+    wanted_todo = not args.commands or {"todo", "tick"} & set(args.commands.split(","))
+    if wanted_todo and has_todo(aidp, env, work):
         commands.append(("todo", lambda i: [*aidp, "todo", "show"]))
         # Issue 13: a tick on a 50-item list of the default session (the branch and the
         # git identity, resolved as a person's plain `aidp todo tick` would).
@@ -410,6 +411,8 @@ def queue_records(log: Path, pending: list[str]) -> None:
 
 def setup_todo(work: Path) -> None:
     """A 50-item list in the default session of `work`, written item by item."""
+    import aidp.index  # noqa: F401 - reads through the snapshot, as the CLI does (else
+    # each of the 50 writes folds the whole log: minutes at 1M events)
     from aidp import todos
     from aidp.log import TaskLog
     from aidp.paths import resolve_session
