@@ -63,12 +63,18 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
         os.close(fd)
         return log.full_fold(whole_lines=whole_lines)
     file = _OwnedFile(fd, st.st_size)  # closed when the last task decoded from it is
+    loader = _Loader(log, file, st, whole_lines=whole_lines)
     try:
-        return _Loader(log, file, st, whole_lines=whole_lines).load()
+        return loader.load()
     except Exception:
         if STRICT:
             raise
         return log.full_fold(whole_lines=whole_lines)
+    finally:
+        # The fold keeps the loader (to rebuild a damaged section) and the log keeps
+        # the fold (TaskLog's memo): without this the cycle would hold the open
+        # descriptors until a garbage collection.
+        loader.log = None
 
 
 def warm(log: TaskLog) -> None:
@@ -96,7 +102,14 @@ class _OwnedFile(LogFile):
             pass
 
 
-def fallback_home(log: TaskLog) -> Path:
+class _LogPaths:
+    """Where a log and its folder are: what writing a snapshot needs of a TaskLog."""
+
+    def __init__(self, log: TaskLog) -> None:
+        self.path, self.dir = log.path, log.dir
+
+
+def fallback_home(log: TaskLog | _LogPaths) -> Path:
     """Where the snapshot goes when `.aidp/cache` cannot be written: a folder of the
     user's cache (XDG_CACHE_HOME, else ~/.cache) named after the tasklist's real path.
     Two projects that share a name (crc collision) only rebuild more often: every
@@ -123,7 +136,9 @@ def _rebuild_tail(covered: int) -> int:
 class _Loader:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result, *,
                  whole_lines: bool) -> None:
-        self.log, self.file, self.st = log, file, st
+        self.log: TaskLog | None = log  # cleared once loaded (see load())
+        self.paths = _LogPaths(log)
+        self.file, self.st = file, st
         self.whole_lines = whole_lines
         self.trusted = False  # the prefix was trusted on vouched stat data
         # Where the snapshot and stamp live: .aidp/, or a fallback under the user's
@@ -133,7 +148,7 @@ class _Loader:
     def load(self) -> Fold:
         snap = open_snapshot(str(self.home / CACHE_DIR / SNAPSHOT_NAME))
         if snap is None:
-            fallback = fallback_home(self.log)
+            fallback = fallback_home(self.paths)
             snap = open_snapshot(str(fallback / CACHE_DIR / SNAPSHOT_NAME))
             if snap is not None:
                 self.home = fallback
@@ -154,13 +169,17 @@ class _Loader:
                 sections = delta.merged(snap)
             del delta
             if sections is None:
-                return self.log.full_fold(whole_lines=self.whole_lines)
+                return self._full()
             if self._save(sections, end, crc):
                 del sections
                 fresh = self._reopen(end, crc)
                 if fresh is not None:
                     base, offset = fresh, end
         return self._fold(base, offset)
+
+    def _full(self) -> Fold:
+        assert self.log is not None
+        return self.log.full_fold(whole_lines=self.whole_lines)
 
     def _recover(self, offset: int, crc: int) -> Callable[[int | None], Callable[[str], bytes]]:
         """What a `Base` calls when a section fails its check: the sections rebuilt from
@@ -201,20 +220,20 @@ class _Loader:
     def _rebuild(self) -> Fold:
         end = self.file.last_newline_end()
         if end == 0:
-            return self.log.full_fold(whole_lines=self.whole_lines)
+            return self._full()
         builder = _Builder()
         with _no_gc():
             crc = builder.feed_file(self.file.fd, 0, end, 0)
             sections = builder.sections()
         del builder  # before the snapshot is written: peak memory is what matters here
         if sections is None:
-            return self.log.full_fold(whole_lines=self.whole_lines)
+            return self._full()
         if self._save(sections, end, crc):
             del sections
             base = self._reopen(end, crc)
             if base is not None:
                 return self._fold(base, end)
-            return self.log.full_fold(whole_lines=self.whole_lines)  # replaced meanwhile
+            return self._full()  # replaced meanwhile
         return self._fold(Base(materialize(sections), self._recover(end, crc)), end)
 
     def _reopen(self, offset: int, crc: int) -> Base | None:
@@ -242,11 +261,11 @@ class _Loader:
     def _save(self, sections: list[tuple[str, Any]], offset: int, crc: int) -> bool:
         """Write the snapshot (and vouch for it); whether it was written."""
         nonce = write_snapshot(self.home, offset, crc, sections)
-        if nonce is None and self.home == self.log.dir:
+        if nonce is None and self.home == self.paths.dir:
             # .aidp/cache cannot be written (a read-only checkout, a file in the way):
             # keep the snapshot in the user's cache folder instead of rebuilding it on
             # every read.
-            self.home = fallback_home(self.log)
+            self.home = fallback_home(self.paths)
             try:
                 self.home.mkdir(parents=True, exist_ok=True)
             except OSError:
