@@ -591,3 +591,23 @@ def test_a_damaged_section_is_rebuilt_from_the_log(log: TaskLog, project: Path,
     fixed = snapshot.open_snapshot(str(path))
     assert fixed is not None
     assert all(fixed.section(name) for name in fixed.table)  # whole again
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
+def test_reads_and_merges_leave_no_descriptor_open(log: TaskLog,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fold keeps its log and snapshot open only while it lives: reads, merges and
+    the command line's frozen collector (lazy.FREEZE) must not pile up descriptors (a
+    reference cycle once held them until a collection that a frozen heap never gets)."""
+    from aidp.index import lazy
+
+    monkeypatch.setattr(lazy, "FREEZE", True)
+    log.ensure_dir()
+    log.path.write_bytes(many_tasks(20))
+    opened = len(os.listdir("/proc/self/fd"))
+    for n in range(60):
+        fold = TaskLog(log.root).read()
+        assert fold.tasks[f"task_1700000000_{n % 20:08x}"]["status"] == "pending"
+        log.append([orjson.loads(task_line(f"task_1700000001_{n:08x}", "pending", 1, "a"))])
+    del fold
+    assert len(os.listdir("/proc/self/fd")) <= opened + 2

@@ -284,8 +284,6 @@ class _Builder:
         self.typed_keys: dict[str, FoldKey] = {}
         self.lines = 0
         self.damaged = 0
-        # _Delta: brings a task of the base in when the log names it first.
-        self.adopt: Callable[[str], int | None] | None = None
 
     @classmethod
     def from_base(cls, base: Base) -> _Builder:
@@ -357,6 +355,12 @@ class _Builder:
             self.tables[n].append(key)
         return code
 
+    def _adopter(self) -> Callable[[str], int | None] | None:
+        """_Delta: what brings a task of the base in when the log first names it. (A
+        method, not an attribute holding a bound method: that would be a reference
+        cycle, keeping the base and its open snapshot until a garbage collection.)"""
+        return None
+
     def _tags_code(self, record: Record) -> int:
         """The code of the task's tags (see task_tags), remembered per written value."""
         value = record.get("tags")
@@ -380,6 +384,7 @@ class _Builder:
         tag_codes, tags_code = self.tag_codes, self.tags_code
         status_codes, priority_codes = self.status_codes, self.priority_codes
         status_of, priority_of = self.code_of
+        adopt = self._adopter()
         number, damaged, offset = self.lines, self.damaged, base
         parts = data.split(b"\n")
         parts.pop()  # after the last newline: nothing
@@ -411,8 +416,8 @@ class _Builder:
             stamp = parse_ts_once(record.get("updated_at"))
             rid = record["id"]
             row = rows.get(rid)
-            if row is None and self.adopt is not None:
-                row = self.adopt(rid)
+            if row is None and adopt is not None:
+                row = adopt(rid)
             if row is not None and not beats((stamp, number), (stamps[row], numbers[row])):
                 continue  # an older state: the current winner stays
             status, priority = record.get("status"), record.get("priority")
@@ -579,7 +584,9 @@ class _Delta(_Builder):
         self.typed_keys = dict(base.typed_keys)
         self.lines, self.damaged = base.lines, base.damaged
         self.old: dict[int, Loc] = {}  # local index -> where the task is in the base
-        self.adopt = self._adopt
+
+    def _adopter(self) -> Callable[[str], int | None] | None:
+        return self._adopt
 
     def _adopt(self, rid: str) -> int | None:
         if "\n" in rid:
