@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp import fold, index, model, tasks
-from aidp.index import columns, loader, snapshot
+from aidp.index import build, columns, loader, snapshot
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 
@@ -548,13 +548,13 @@ def test_appends_write_the_next_snapshot_from_the_last(log: TaskLog, project: Pa
     before = snapshot.open_snapshot(str(project / SNAPSHOT))
     assert before is not None
     starts: list[int] = []
-    feed_file = columns._Builder.feed_file
+    feed_file = build._Builder.feed_file
 
-    def spying(self: columns._Builder, fd: int, start: int, end: int, crc: int) -> int:
+    def spying(self: build._Builder, fd: int, start: int, end: int, crc: int) -> int:
         starts.append(start)
         return feed_file(self, fd, start, end, crc)
 
-    monkeypatch.setattr(columns._Builder, "feed_file", spying)
+    monkeypatch.setattr(build._Builder, "feed_file", spying)
     # One task done, one added: past REBUILD_TAIL (300 bytes in these tests).
     log.append([orjson.loads(task_line("task_1700000000_00000003", "done", 9, "b")),
                 orjson.loads(task_line("task_1700000000_0000ffff", "pending", 9, "c"))])

@@ -8,7 +8,7 @@ check of the contents, or by an aidp writer that appended to such a file (see
 number (git checkout on ext4), is checked in full: crc32 of the prefix, about 0.1 s
 per 100 MB. A failed check means a rebuild. Lines after the prefix are folded on top
 on every read; once they pass `_rebuild_tail` bytes the next snapshot is written from
-this one (`columns._Delta`): only the sections holding a task those lines name are
+this one (`delta._Delta`): only the sections holding a task those lines name are
 merged, the others are copied, so that costs what the new lines touch, not the
 history. A section that fails its checksum is rebuilt from the log's prefix.
 """
@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from aidp.errors import StorageError
 from aidp.fold import Fold
-from aidp.index.columns import Base, Changed, _Builder, _Delta, materialize
+from aidp.index.build import _Builder, materialize
+from aidp.index.columns import Base, Changed
+from aidp.index.delta import _Delta
 from aidp.index.lazy import LazyKeys, LazyTasks, _no_gc
 from aidp.index.reader import LogFile
 from aidp.index.snapshot import SNAPSHOT_NAME, open_snapshot, read_head, write_snapshot
