@@ -4,6 +4,7 @@ remote and two clones."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -206,8 +207,13 @@ def test_tasks_changes_between_revisions(team) -> None:
     text = ok(aidp("alice", "tasks", "changes"))
     lines = text.splitlines()
     assert lines[0] == "Changes since HEAD (not committed yet): 1 filed, 1 started, 1 abandoned"
-    assert any(line.startswith(f"~ started   {a[-8:]}  Write the parser (pending → in_progress)")
-               for line in lines)
+    # Tasks are named by their short ids, as `tasks list` shows them.
+    short = {t: re.search(rf"\[([0-9a-f]+)\] {d}", ok(aidp("alice", "tasks", "list", "--all")))[1]
+             for t, d in ((a, "Write the parser"), (b, "Drop the old CLI"))}
+    assert all(4 <= len(s) < 8 and t.endswith(t[-8:]) and t[-8:].startswith(s)
+               for t, s in short.items())
+    assert f"~ started   {short[a]}  Write the parser (pending → in_progress)" in lines
+    assert any(line.startswith(f"~ abandoned {short[b]}  Drop the old CLI") for line in lines)
     data = json.loads(ok(aidp("alice", "tasks", "changes", "--json")))
     assert (data["from"], data["to"]) == ("HEAD", None)
     assert [t["description"] for t in data["filed"]] == ["Third"]

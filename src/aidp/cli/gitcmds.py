@@ -71,8 +71,11 @@ def changes(
     result = git.changes_between(e.log, revisions)
     if as_json:
         render.write_bytes(render.json_bytes(result))
-    else:
-        render.write_text(git.render_changes(result))
+    else:  # named by their short ids in the file as it is now, like every other view
+        from aidp import tasks
+
+        ids = [t["id"] for key in ("filed", "status", "edited", "removed") for t in result[key]]
+        render.write_text(git.render_changes(result, tasks.short_ids(e.read().tasks, ids)))
 
 
 def textconv(

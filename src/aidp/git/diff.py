@@ -17,7 +17,7 @@ from aidp.git.runner import _run
 DIFF_ATTRIBUTE = ".aidp/tasklist.jsonl diff=aidp"
 
 
-def _short(tid: str) -> str:
+def _hex(tid: str) -> str:
     return tid.rpartition("_")[2] or tid
 
 
@@ -81,7 +81,7 @@ def _compact(value: object) -> str:
 
 def _task_line(task: dict[str, Any], inert: Callable[[object], str]) -> str:
     tags = " ".join(f"#{inert(t)}" for t in task.get("tags") or [] if isinstance(t, str))
-    line = (f"task {inert(_short(str(task.get('id'))))} [{inert(task.get('status'))}] "
+    line = (f"task {inert(_hex(str(task.get('id'))))} [{inert(task.get('status'))}] "
             f"({inert(task.get('priority', 'medium'))}) {inert(task.get('description'))}")
     if task.get("abandoned_reason"):
         line += f" — {inert(task['abandoned_reason'])}"
@@ -123,9 +123,13 @@ def setup_diff_driver(root: Path) -> bool | None:
     return True
 
 
-def render_changes(result: dict[str, Any]) -> str:
-    """`tasks changes` for people: one line per change, then the TODO lists."""
+def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) -> str:
+    """`tasks changes` for people: one line per change, then the TODO lists. `names`:
+    how to show an id (its short id); else its hex part."""
     from aidp.render import inert
+
+    def _short(tid: str) -> str:
+        return (names or {}).get(tid) or _hex(tid)
 
     low, high = result["from"], result["to"]
     span = f"since {inert(low)} (not committed yet)" if high is None else \
