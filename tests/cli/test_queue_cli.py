@@ -101,7 +101,7 @@ def test_claim_release_and_show(cli, project: Path) -> None:
     assert "claimed_at" in claimed
     human = cli("tasks", "claim", short(a), "--as", "bob")
     assert human.code == 1
-    assert human.err.startswith(f"Error: Cannot claim task {short(a)}: it is claimed by tester")
+    assert human.err.startswith(f"Error: Cannot claim task {sid(a)}: it is claimed by tester")
     assert cli("tasks", "claim", short(a)).out.startswith("Already claimed by you, nothing changed")
     show = cli("tasks", "show", short(a))
     assert "Assignee tester (claimed today)" in show.out
@@ -161,8 +161,9 @@ def test_bad_input_is_one_line_and_changes_nothing(cli, project: Path, args, cod
     c = add(cli, "c", "--blocked-by", b)
     d = add(cli, "d")
     assert cli("tasks", "done", d).code == 0
-    ids = {"a": a, "b": b, "c": c, "d": d, "sa": short(a), "sb": short(b), "sc": short(c),
-           "sd": short(d)}
+    # s…: the short id, as every view and message names a task
+    ids = {"a": a, "b": b, "c": c, "d": d, "sa": sid(a), "sb": sid(b), "sc": sid(c),
+           "sd": sid(d)}
     before = tasklist(project)
     result = cli(*[arg.format(**ids) for arg in args])
     assert result.code == code, result
@@ -242,6 +243,10 @@ def test_edit_and_note_show_up_in_show_and_history(cli) -> None:
     epic = add(cli, "Epic")
     assert cli("tasks", "edit", a, "--parent", epic).code == 0
     assert json.loads(cli("tasks", "show", a, "--json").out)["parent"] == epic
+    other = add(cli, "Other")
+    assert cli("tasks", "block", a, "--on", other).code == 0
+    history = cli("tasks", "history", a).out  # the queue's lines name tasks by short id
+    assert f"parent: {sid(epic)}  (line" in history and f"waits on {sid(other)}  (line" in history
     assert cli("tasks", "edit", a, "--no-parent").code == 0
     assert "parent" not in json.loads(cli("tasks", "show", a, "--json").out)
     assert "parent removed" in cli("tasks", "history", a).out

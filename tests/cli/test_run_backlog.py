@@ -64,6 +64,15 @@ def actor(monkeypatch) -> None:
     monkeypatch.setenv("AIDP_ACTOR", "runner")
 
 
+def sid(tid: str, project: Path | None = None) -> str:
+    """How run's lines name a task: its short id in the project now, as every view."""
+    from aidp.log import TaskLog
+    from aidp.tasks import short_ids
+
+    root = project or Path(os.environ["AIDP_DIR"])
+    return short_ids(TaskLog(root).read().tasks, [tid])[tid]
+
+
 def add(cli, text: str, *args: str) -> str:
     result = cli("tasks", "add", text, "-q", *args)
     assert result.code == 0, result
@@ -98,8 +107,8 @@ def test_the_agent_drains_the_queue_in_order(cli, agent) -> None:
     assert f"`aidp tasks abandon {first} \"REASON\"`" in prompt
     assert "not done while your TODO list has open items" in prompt
     assert worker.calls()[0]["actor"] == "runner"
-    assert f"▶ Task 1: First ({first}), claimed as runner" in result.out
-    assert f"✓ Task done: After first ({later})" in result.out
+    assert f"▶ Task 1: First ({sid(first)}), claimed as runner" in result.out
+    assert f"✓ Task done: After first ({sid(later)})" in result.out
     assert "📋 Nothing ready to claim (no open tasks): the backlog run stops" in result.out
     assert "📋 Backlog run: 3 claimed, 3 tasks closed" in result.out
 
@@ -153,7 +162,7 @@ def test_completion_gate_keeps_a_task_open_while_todos_are(cli, agent) -> None:
     assert prompts[1].splitlines()[0] == f"You have an active task: Gated ({task})"
     assert "your TODO list still has open items" in prompts[1]
     assert "2. [ ] Step two" in prompts[1] or "Step two" in prompts[1]
-    assert (f"Warning: Task {task.rpartition('_')[2]} was marked done with TODO items still "
+    assert (f"Warning: Task {sid(task)} was marked done with TODO items still "
             "open") in result.err
     history = json.loads(cli("tasks", "history", task, "--json").out)
     assert [h["status"] for h in history] == ["pending", "in_progress", "done", "in_progress",
@@ -175,7 +184,7 @@ def test_a_task_left_open_is_released_after_the_follow_ups(cli, agent) -> None:
     found = state(cli)
     assert found[a]["status"] == "pending" and "assignee" not in found[a]
     assert found[b]["status"] == "done"
-    assert ("↩ Released task " + a[-8:] + " (the agent stopped 3 times without closing it)"
+    assert ("↩ Released task " + sid(a) + " (the agent stopped 3 times without closing it)"
             in result.out)
     assert "↻ Follow-up 1/2: You have an active task: Hard one" in result.out
     assert "1 already tried in this run" in result.out
@@ -195,8 +204,8 @@ def test_abandon_and_release_by_the_agent_move_on(cli, agent) -> None:
     assert worker.tasks_prompted() == [a, b]
     found = state(cli)
     assert found[a]["status"] == "abandoned" and found[b]["status"] == "pending"
-    assert f"✗ Task abandoned: Drop me ({a})" in result.out
-    assert f"↩ Task {b[-8:]} was released or taken over; on to the next" in result.out
+    assert f"✗ Task abandoned: Drop me ({sid(a)})" in result.out
+    assert f"↩ Task {sid(b)} was released or taken over; on to the next" in result.out
 
 
 def test_a_failing_agent_releases_its_task_and_stops_the_run(cli, agent) -> None:
@@ -208,7 +217,7 @@ def test_a_failing_agent_releases_its_task_and_stops_the_run(cli, agent) -> None
     assert len(worker.calls()) == 1
     found = state(cli)
     assert all(t["status"] == "pending" and "assignee" not in t for t in found.values())
-    assert f"↩ Released task {a[-8:]} (the agent failed)" in result.out
+    assert f"↩ Released task {sid(a)} (the agent failed)" in result.out
     assert "The agent exited with code 3" in result.err
 
 
@@ -257,7 +266,7 @@ def test_ctrl_c_releases_the_claim(cli, agent, project: Path, tmp_path: Path) ->
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, (out, err)
-    assert f"↩ Released task {a[-8:]} (interrupted)" in out
+    assert f"↩ Released task {sid(a, project)} (interrupted)" in out
     assert "Interrupted: the agent was stopped" in err
     found = state(cli)[a]
     assert found["status"] == "pending" and "assignee" not in found

@@ -62,7 +62,7 @@ class Drain:
             self.tried.append(task["id"])
             self.current = task["id"]
             self.emit("info", f"▶ Task {len(self.tried)}: {task.get('description', '')} "
-                              f"({task['id']}), claimed as {self.actor}")
+                              f"({self._short(task['id'])}), claimed as {self.actor}")
             try:
                 code, stop = self._work_on(task)
             except KeyboardInterrupt:
@@ -95,8 +95,8 @@ class Drain:
                               else "the agent timed out")
                 return result.exit_code, True
             if result.ended == "paused":
-                self.emit("info", f"⏸ Task {queue.short(tid)} stays claimed by {self.actor}; "
-                                  f"'aidp tasks release {queue.short(tid)}' puts it back")
+                self.emit("info", f"⏸ Task {self._short(tid)} stays claimed by {self.actor}; "
+                                  f"'aidp tasks release {self._short(tid)}' puts it back")
                 return ExitCode.OK, True
             fold = self.log.read()
             task = fold.tasks[tid]
@@ -106,15 +106,17 @@ class Drain:
             if status == "done":
                 if not todos.has_open_items(todo):
                     self.closed += 1
-                    self.emit("filed", f"✓ Task done: {task.get('description', '')} ({tid})")
+                    self.emit("filed", f"✓ Task done: {task.get('description', '')} "
+                                       f"({self._short(tid)})")
                     return ExitCode.OK, False
                 gate = self._take_back_done(tid)
             elif status == "abandoned":
                 self.closed += 1
-                self.emit("info", f"✗ Task abandoned: {task.get('description', '')} ({tid})")
+                self.emit("info", f"✗ Task abandoned: {task.get('description', '')} "
+                                  f"({self._short(tid)})")
                 return ExitCode.OK, False
             elif status != "in_progress" or not self._mine(fold, task):
-                self.emit("info", f"↩ Task {queue.short(tid)} was released or taken over; "
+                self.emit("info", f"↩ Task {self._short(tid)} was released or taken over; "
                                   "on to the next")
                 return ExitCode.OK, False
             if follow_ups >= self.loop.limits.max_continuations:
@@ -148,6 +150,10 @@ class Drain:
             notes=[queue.note_out(n) for n in qs.notes.get(tid, ())],
         )
 
+    def _short(self, tid: str) -> str:
+        """The task as people see it in every view: its short id."""
+        return queue.short(tid, self.log.read())
+
     def _take_back_done(self, tid: str) -> bool:
         """The completion gate: done with open TODO items is not done."""
         def change(fold: Fold) -> list[Record]:
@@ -155,7 +161,7 @@ class Drain:
             return [transition(task, "in_progress")] if task.get("status") == "done" else []
 
         self.log.update(change)
-        self.emit("warning", f"Task {queue.short(tid)} was marked done with TODO items still "
+        self.emit("warning", f"Task {self._short(tid)} was marked done with TODO items still "
                              "open: it stays in progress until they are finished")
         return True
 
@@ -170,5 +176,5 @@ class Drain:
         if task is None or task.get("status") != "in_progress" or not self._mine(fold, task):
             return
         queue.release(self.log, [tid])
-        self.emit("info", f"↩ Released task {queue.short(tid)} ({why}): it is ready for "
+        self.emit("info", f"↩ Released task {self._short(tid)} ({why}): it is ready for "
                           "the next run")

@@ -632,7 +632,7 @@ def history(
     paint = _paint()
     blocks = []
     # The queue's records about the task (waits, epic, claims, notes), between the states.
-    events = queue.events(e.log, entries[0].record["id"]) if entries else []
+    events = queue.events(e.log, entries[0].record["id"], e.read()) if entries else []
     def queue_events_until(key: tuple[int, int] | None) -> None:
         while events and (key is None or events[0][0] < key):
             (_stamp, line), what = events.pop(0)

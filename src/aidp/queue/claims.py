@@ -164,7 +164,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
             tid = resolve_id(fold.tasks, ref)
         task = fold.tasks[tid]
         status = task.get("status")
-        label = short(tid)
+        label = short(tid, fold)
         if status in CLOSED_STATUSES:
             raise ClaimRefused(f"Cannot claim task {label}: it is {status}; "
                                f"reopen it first ('aidp tasks reopen {label}')")
@@ -180,7 +180,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
             waiting = [w for w in qs.waits(tid)
                        if (fold.tasks.get(w) or {}).get("status") in OPEN_STATUSES]
             if waiting:
-                listed = ", ".join(short(w) for w in waiting)
+                listed = ", ".join(short(w, fold) for w in waiting)
                 raise ClaimRefused(f"Cannot claim task {label}: it waits on open task(s) "
                                    f"{listed}; see 'aidp tasks blocked'")
         records: list[Record] = []
@@ -239,8 +239,9 @@ def release(log: TaskLog, refs: Sequence[str], *,
         for tid in ids:
             status = fold.tasks[tid].get("status")
             if status in CLOSED_STATUSES:
-                raise ClaimRefused(f"Cannot release task {short(tid)}: it is {status}; "
-                                   f"use 'aidp tasks reopen {short(tid)}' to put it back")
+                label = short(tid, fold)
+                raise ClaimRefused(f"Cannot release task {label}: it is {status}; "
+                                   f"use 'aidp tasks reopen {label}' to put it back")
         records: list[Record] = []
         for tid in ids:
             task = fold.tasks[tid]

@@ -54,16 +54,17 @@ def _parent_record(fold: Fold, task: str, parent: str | None) -> Record:
     return record
 
 
-def _self_dependency(tid: str) -> InvalidInput:
-    return InvalidInput(f"Invalid dependency: task {short(tid)} cannot wait on itself; "
+def _self_dependency(tid: str, fold: Fold) -> InvalidInput:
+    return InvalidInput(f"Invalid dependency: task {short(tid, fold)} cannot wait on itself; "
                         "give another task's id")
 
 
-def _check_parent(graph: dict[str, list[str]], tid: str, parent: str) -> None:
+def _check_parent(graph: dict[str, list[str]], tid: str, parent: str, fold: Fold) -> None:
     if parent == tid:
-        raise InvalidInput(f"Invalid parent: task {short(tid)} cannot be its own parent; "
+        raise InvalidInput(f"Invalid parent: task {short(tid, fold)} cannot be its own parent; "
                            "give another task's id")
-    _cycle_check(graph, parent, tid, f"making {short(parent)} the parent of {short(tid)}")
+    _cycle_check(graph, parent, tid,
+                 f"making {short(parent, fold)} the parent of {short(tid, fold)}", fold)
 
 
 def add(
@@ -97,8 +98,9 @@ def add(
                 if path is not None:
                     cycle = [task["id"], *path, task["id"]]
                     raise DependencyCycle(
-                        f"a new task under {short(epic)} waiting on {short(blocker)}",
-                        [short(n) for n in cycle])
+                        f"a new task under {short(epic, fold)} waiting on "
+                        f"{short(blocker, fold)}",
+                        [short(n, fold) for n in cycle])
             records.append(_parent_record(fold, task["id"], epic))
         done[:] = [task]
         return records
@@ -129,7 +131,7 @@ def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
         tid = resolve_id(fold.tasks, ref)
         blockers = _resolve_all(fold, on)
         if tid in blockers:
-            raise _self_dependency(tid)
+            raise _self_dependency(tid, fold)
         qs = state(fold)
         graph = wait_graph(qs)
         have = set(qs.blockers.get(tid, ()))
@@ -139,7 +141,7 @@ def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
                 already.append(blocker)
                 continue
             _cycle_check(graph, tid, blocker,
-                         f"making {short(tid)} wait on {short(blocker)}")
+                         f"making {short(tid, fold)} wait on {short(blocker, fold)}", fold)
             graph.setdefault(tid, []).append(blocker)
             records.append(_dep_record(fold, tid, blocker))
             added.append(blocker)
@@ -215,7 +217,7 @@ def edit(
                     graph = wait_graph(qs)
                     if current is not None:  # the old epic stops waiting on it
                         graph[current] = [n for n in graph.get(current, []) if n != tid]
-                    _check_parent(graph, tid, epic)
+                    _check_parent(graph, tid, epic, fold)
                 records.append(_parent_record(fold, tid, epic))
         updated = dict(task)
         if text is not None:

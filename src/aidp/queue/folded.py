@@ -15,7 +15,7 @@ from aidp.model import (
     priority_rank,
     ts_of,
 )
-from aidp.tasks import resolve_id
+from aidp.tasks import resolve_id, short_ids
 
 DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
 CLOSED_STATUSES = ("done", "abandoned")
@@ -312,16 +312,20 @@ def wait_graph(qs: QueueState) -> dict[str, list[str]]:
     return graph
 
 
-def short(tid: str) -> str:
-    """The id as people type it: its hex part."""
+def short(tid: str, fold: Fold | None = None) -> str:
+    """The id as people see it: its shortest unique prefix among the tasks of `fold`, as
+    every view shows it; without a fold, its hex part."""
+    if fold is not None:
+        return short_ids(fold.tasks, [tid])[tid]
     return tid.rpartition("_")[2] or tid
 
 
-def _cycle_check(graph: dict[str, list[str]], waiter: str, waited: str, what: str) -> None:
+def _cycle_check(graph: dict[str, list[str]], waiter: str, waited: str, what: str,
+                 fold: Fold | None = None) -> None:
     """Refuse the edge waiter → waited when waited already reaches waiter."""
     path = find_path(graph, waited, waiter)
     if path is not None:
-        raise DependencyCycle(what, [short(n) for n in [waiter, *path]])
+        raise DependencyCycle(what, [short(n, fold) for n in [waiter, *path]])
 
 
 def _stamp(previous: Record | None) -> str:
@@ -347,7 +351,7 @@ def _resolve_all(fold: Fold, refs: Iterable[str]) -> list[str]:
 # --- the queue's events, for history ------------------------------------------------------
 
 
-def events(log: TaskLog, tid: str) -> list[tuple[tuple[int, int], str]]:
+def events(log: TaskLog, tid: str, fold: Fold | None = None) -> list[tuple[tuple[int, int], str]]:
     """Every queue record about `tid` as ((updated_at µs, line), what it says), oldest
     first, equal records once: dependencies, parents, claims, releases and notes."""
     seen: set[bytes] = set()
@@ -364,20 +368,20 @@ def events(log: TaskLog, tid: str) -> list[tuple[tuple[int, int], str]]:
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
-        out.append(((ts_of(record), number), describe(record)))
+        out.append(((ts_of(record), number), describe(record, fold)))
     out.sort(key=lambda pair: pair[0])
     return out
 
 
-def describe(record: Record) -> str:
+def describe(record: Record, fold: Fold | None = None) -> str:
     kind = record.get("type")
     if kind == DEP:
-        other = short(str(record.get("blocked_by", "?")))
+        other = short(str(record.get("blocked_by", "?")), fold)
         return (f"no longer waits on {other}" if record.get("removed") is True
                 else f"waits on {other}")
     if kind == PARENT:
         parent = record.get("parent")
-        return f"parent: {short(parent)}" if isinstance(parent, str) else "parent removed"
+        return f"parent: {short(parent, fold)}" if isinstance(parent, str) else "parent removed"
     if kind == CLAIM:
         who = record.get("assignee", "?")
         return f"released by {who}" if record.get("released_at") else f"claimed by {who}"
