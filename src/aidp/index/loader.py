@@ -26,7 +26,8 @@ from aidp.fold import Fold
 from aidp.index.build import _Builder, materialize
 from aidp.index.columns import Base, Changed
 from aidp.index.delta import _Delta
-from aidp.index.lazy import LazyKeys, LazyTasks, _no_gc
+from aidp.index.lazy import LazyTasks, _no_gc
+from aidp.index.mapping import LazyKeys
 from aidp.index.reader import LogFile
 from aidp.index.snapshot import SNAPSHOT_NAME, open_snapshot, read_head, write_snapshot
 from aidp.stamp import CACHE_DIR, read_stamp, stat_key, write_stamp
