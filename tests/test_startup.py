@@ -53,6 +53,14 @@ def test_hot_task_commands_import_only_what_they_use(args: tuple[str, ...]) -> N
     assert offenders(imported(*args), "tasks") == []
 
 
+@pytest.mark.parametrize("args", [("tasks", "list", "--json"), ("tasks", "stats", "--json"),
+                                  ("tasks", "add", "x", "-q")])
+def test_the_backlog_commands_do_not_load_the_queue_cli(args: tuple[str, ...]) -> None:
+    # cli/queue.py registers ready/claim/block/… on the tasks app only when one of them
+    # (or every command: help, an unknown name) is asked for.
+    assert "aidp.cli.queue" not in imported(*args)
+
+
 def test_show_and_done_stay_light_too(cli) -> None:
     tid = cli("tasks", "add", "Something", "-q").out.strip()
     assert offenders(imported("tasks", "show", tid, "--json"), "tasks") == []

@@ -95,19 +95,21 @@ def _global(
     ctx.obj = Env(directory=directory, session=session, lock_timeout=lock_timeout)
 
 
-def _register(only: str | None = None) -> None:
+def _register(only: str | None = None, sub: str | None = None) -> None:
     """Attach the command groups, in the order `aidp --help` lists them.
 
     Start-up is the product (aidp runs many times a minute): with `only`, just the group
     the command line names is imported, so `aidp tasks list` never loads the todo, init
     or run (agent) code. Anything registered without such a guard is always loaded:
-    slower, never wrong. tests/test_startup.py keeps this honest.
+    slower, never wrong. tests/test_startup.py keeps this honest. `sub`: the word after
+    the group, when the command line names one.
     """
     app.registered_groups.clear()
     app.registered_commands.clear()
     if only in (None, "tasks"):
         from aidp.cli import tasks
 
+        tasks.with_queue_commands(sub if only == "tasks" else None)
         app.add_typer(tasks.app, name="tasks")
     if only in (None, "todo"):
         from aidp.cli import todo
@@ -176,7 +178,7 @@ def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:
 
 def _command_for(args: Sequence[str]) -> typer.core.TyperGroup:
     group, sub = _named_command(args)
-    _register(group)
+    _register(group, sub)
     if not app.registered_groups and not app.registered_commands:
         _register()  # an unknown name: its error lists every command
     elif sub is not None:

@@ -1,6 +1,7 @@
 """`aidp tasks ready|blocked|claim|release|block|unblock|edit|note`: the work queue.
 
-Registered on the `tasks` app (see the end of aidp.cli.tasks); the core is aidp.queue.
+Registered on the `tasks` app when imported (aidp.cli.tasks.with_queue_commands); the
+core is aidp.queue.
 """
 
 from __future__ import annotations

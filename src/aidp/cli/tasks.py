@@ -740,9 +740,15 @@ def compact(
     )
 
 
-# The work queue's commands (ready, claim, block, …) live in their own module and
-# register themselves on this app.
-from aidp.cli import queue as _queue  # noqa: E402, F401
+def with_queue_commands(name: str | None) -> None:
+    """The work queue's commands (ready, claim, block, …) live in cli/queue.py and
+    register themselves on this app when it is imported: import it unless the command
+    line names one of this module's own commands, so `tasks list` or `tasks done` never
+    loads the queue's CLI (start-up is the product; tests/test_startup.py)."""
+    own = {command.name or typer.main.get_command_name(command.callback.__name__)
+           for command in app.registered_commands if command.callback is not None}
+    if name is None or name not in own:
+        from aidp.cli import queue  # noqa: F401
 
 
 def _register_git_commands() -> None:
