@@ -90,16 +90,19 @@ class _Builder:
         builder.tag_codes = array("i", _take(tags, where, "i"))
         builder.status_codes = bytearray(_take(statuses, where, "B"))
         builder.priority_codes = bytearray(_take(priorities, where, "B"))
-        builder.tables = (list(base.table), list(base.priorities))
-        builder.code_of = tuple(  # type: ignore[assignment]
-            {value: code for code, value in enumerate(table)} for table in builder.tables)
-        builder.tagsets = list(base.tagsets)
-        builder.tagset_of = {tags: code for code, tags in enumerate(builder.tagsets)}
-        builder.typed = dict(base.typed)
-        builder.typed_keys = dict(base.typed_keys)
-        builder.lines = base.lines
-        builder.damaged = base.damaged
+        builder.take_tables(base)
         return builder
+
+    def take_tables(self, base: Base) -> None:
+        """Start from `base`'s code tables, tag sets, typed records and line counts."""
+        self.tables = (list(base.table), list(base.priorities))
+        self.code_of = tuple(  # type: ignore[assignment]
+            {value: code for code, value in enumerate(table)} for table in self.tables)
+        self.tagsets = list(base.tagsets)
+        self.tagset_of = {tags: code for code, tags in enumerate(self.tagsets)}
+        self.typed = dict(base.typed)
+        self.typed_keys = dict(base.typed_keys)
+        self.lines, self.damaged = base.lines, base.damaged
 
     def feed_file(self, fd: int, start: int, end: int, crc: int) -> int:
         """Fold the lines of the file between `start` and `end` (just after a newline),

@@ -85,14 +85,7 @@ class _Delta(_Builder):
     def __init__(self, base: Base) -> None:
         super().__init__()
         self.base = base
-        self.tables = (list(base.table), list(base.priorities))
-        self.code_of = tuple(  # type: ignore[assignment]
-            {value: code for code, value in enumerate(table)} for table in self.tables)
-        self.tagsets = list(base.tagsets)
-        self.tagset_of = {tags: code for code, tags in enumerate(self.tagsets)}
-        self.typed = dict(base.typed)
-        self.typed_keys = dict(base.typed_keys)
-        self.lines, self.damaged = base.lines, base.damaged
+        self.take_tables(base)
         self.old: dict[int, Loc] = {}  # local index -> where the task is in the base
 
     def _adopter(self) -> Callable[[str], int | None] | None:
