@@ -388,3 +388,42 @@ def test_claims_on_two_clones_merge_the_same_in_either_order(tmp_path_factory, o
             view[tid] = (task["status"], holder["assignee"] if holder else None)
         seen.append(view)
     assert seen[0] == seen[1]
+
+
+# --- the queue state of one task ----------------------------------------------------------
+
+_IDS = [f"task_1700000000_{n:08x}" for n in range(5)]
+_VALUES = st.one_of(st.sampled_from(_IDS), st.none(), st.integers(0, 3), st.just(["x"]))
+_QUEUE_RECORD = st.fixed_dictionaries(
+    {"type": st.sampled_from(("dep", "parent", "claim", "note", "other")),
+     "id": st.sampled_from([f"r{n}" for n in range(8)]),
+     "task": _VALUES},
+    optional={"blocked_by": _VALUES, "parent": _VALUES,
+              "assignee": st.sampled_from(("ann", "bob", 3)),
+              "released_at": st.sampled_from(("2026-01-02T00:00:00Z", None)),
+              "removed": st.booleans(),
+              "text": st.sampled_from(("note", ["no"])),
+              "claimed_at": st.sampled_from(("2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z")),
+              "created_at": st.sampled_from(("2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z")),
+              "updated_at": st.sampled_from(("2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z"))})
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(_QUEUE_RECORD, max_size=24))
+def test_the_state_about_one_task_equals_the_whole_state_for_it(records) -> None:
+    """`show` folds only the records one task's links need (state(fold, about=id)):
+    its blockers, dependents, parent, children, claims and notes are the whole state's,
+    whatever the records (duplicates, a re-parented child, malformed fields)."""
+    import orjson
+
+    tasks = [{"id": tid, "description": tid, "status": "in_progress",
+              "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z"}
+             for tid in _IDS]
+    fold = fold_bytes(b"".join(orjson.dumps(r) + b"\n" for r in [*tasks, *records]))
+    whole = folded.state(fold)
+    for tid in _IDS:
+        one = folded.state(fold, about=tid)
+        for field in ("blockers", "dependents", "children", "claims", "notes"):
+            assert getattr(one, field).get(tid) == getattr(whole, field).get(tid), field
+        assert one.parent.get(tid) == whole.parent.get(tid)
+        assert queue.extras(one, fold.tasks[tid]) == queue.extras(whole, fold.tasks[tid])

@@ -302,7 +302,7 @@ def show(
     fold = env(ctx).read()
     tasks = fold.tasks
     task = tasks[core.resolve_id(tasks, task_id)]
-    qs = queue.state(fold)
+    qs = queue.state(fold, about=task["id"])
     if as_json:
         shown = dict(queue.with_extras(qs, task))  # never the fold's own (memoised) record
         for key, found in (("blocks", qs.dependents), ("children", qs.children)):

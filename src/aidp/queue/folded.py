@@ -76,14 +76,22 @@ def _text(record: Record, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def state(fold: Fold) -> QueueState:
+def state(fold: Fold, about: str | None = None) -> QueueState:
     """The queue state of a fold. Typed records of other kinds are skipped; malformed
-    queue records (a field that is not text) are ignored, like unknown types."""
+    queue records (a field that is not text) are ignored, like unknown types.
+
+    With `about`, only what that one task's links need is folded (its blockers,
+    dependents, parent, children, claims and notes come out exactly as in the whole
+    state; other tasks' entries may be missing): `show` of one task then does not pay
+    for every queue record's edges, claims and notes."""
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
     kinds = (DEP, PARENT, CLAIM, NOTE)
     keys = fold.typed_keys
-    for rid, record in fold.typed.items():
+    records: Iterable[tuple[str, Record]] = fold.typed.items()
+    if about is not None:
+        records = _about(records, about)
+    for rid, record in records:
         kind = record.get("type")
         if kind not in kinds:
             continue
@@ -114,6 +122,19 @@ def state(fold: Fold) -> QueueState:
     for notes in qs.notes.values():
         notes.sort(key=lambda n: (ts_of(n, "created_at"), n.get("id", "")))
     return qs
+
+
+def _about(records: Iterable[tuple[str, Record]], tid: str) -> list[tuple[str, Record]]:
+    """The records (in the fold's order) whose task is `tid` or a task that may link to
+    it: one waiting on it, or one that names it as parent at least once (all of such a
+    task's records, since its last parent record decides whether it is a child)."""
+    records = list(records)
+    linked = {task for _rid, record in records
+              if (record.get("blocked_by") == tid or record.get("parent") == tid)
+              and isinstance(task := record.get("task"), str)}
+    linked.add(tid)
+    return [(rid, record) for rid, record in records
+            if isinstance(task := record.get("task"), str) and task in linked]
 
 
 def extras(qs: QueueState, task: Record) -> Record:
