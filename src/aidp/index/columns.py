@@ -174,11 +174,27 @@ class Base:
         self.by_status: dict[int, int] = meta["by_status"]
         self.tag_sets: dict[tuple[int, int], int] = meta["tag_sets"]
         self.weeks: dict[str, dict[tuple[int, int], int]] = meta["weeks"]
-        typed: tuple[dict[str, Record], dict[str, FoldKey]] = self._load("typed")  # type: ignore[assignment]
-        self.typed, self.typed_keys = typed
+        self._typed: tuple[dict[str, Record], dict[str, FoldKey]] | None = None
         self._groups: dict[str, Group] = {}
         self._located: dict[str, Loc | None] = {}
         self._ids: list[str] | None = None
+
+    def typed_pair(self) -> tuple[dict[str, Record], dict[str, FoldKey]]:
+        """The typed records and their fold keys: a section read when first wanted
+        (`stats` and `list` need none, and at 1M events with a busy work queue it is
+        megabytes)."""
+        if self._typed is None:
+            self._typed = self._load("typed")  # type: ignore[assignment]
+            assert self._typed is not None
+        return self._typed
+
+    @property
+    def typed(self) -> dict[str, Record]:
+        return self.typed_pair()[0]
+
+    @property
+    def typed_keys(self) -> dict[str, FoldKey]:
+        return self.typed_pair()[1]
 
     def _load(self, name: str) -> object:
         try:

@@ -136,6 +136,24 @@ def _rebuild_tail(covered: int) -> int:
     return max(REBUILD_TAIL, math.isqrt(covered) * 4)
 
 
+class _SnapshotFold(Fold):
+    """A fold whose typed records (work queue, TODO lists) come from the snapshot's
+    `typed` section on first use: commands that never look at them (stats, list, done)
+    do not read it."""
+
+    def __init__(self, base: Base, **fields: Any) -> None:
+        super().__init__(**fields)
+        del self.typed, self.typed_keys  # see __getattr__
+        self._base = base
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only while `typed`/`typed_keys` are not set yet.
+        if name in ("typed", "typed_keys"):
+            self.typed, self.typed_keys = self._base.typed_pair()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+
 class _Loader:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result, *,
                  whole_lines: bool) -> None:
@@ -247,11 +265,10 @@ class _Loader:
         return Base(fresh.section, self._recover(offset, crc))
 
     def _fold(self, base: Base, offset: int) -> Fold:
-        fold = Fold(
-            tasks=LazyTasks(base, self.file),  # type: ignore[arg-type]
-            typed=base.typed,
-            task_keys=LazyKeys(base),  # type: ignore[arg-type]
-            typed_keys=base.typed_keys,
+        fold = _SnapshotFold(
+            base,
+            tasks=LazyTasks(base, self.file),
+            task_keys=LazyKeys(base),
             damaged=base.damaged,
             lines=base.lines,
             ends_with_newline=True,
