@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import fold, index, model, tasks
+from aidp import fold, index, model, render, tasks
 from aidp.index import build, columns, loader, snapshot
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
@@ -70,6 +70,13 @@ def assert_same(log: TaskLog) -> Fold:
             told = model._TS_CACHE.pop(stamp)
             assert told == model.parse_ts(stamp)
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
+    for statuses in (("pending",), OPEN_STATUSES, ("in_progress",)):
+        listed = index.listed(got, statuses)  # tasks list --json, from the snapshot
+        if listed is not None:
+            for limit in (None, 0, 1, 2):
+                wanted = tasks.query(index.select(full, statuses),
+                                     tasks.Query(statuses=statuses, limit=limit))
+                assert b"".join(listed.json(limit, {})) == render.json_bytes(wanted)
     for tid in list(full.tasks)[:3]:
         part = tid.rpartition("_")[2][:4]
         search = got.tasks.ids_with_prefix if hasattr(got.tasks, "ids_with_prefix") else None
@@ -611,3 +618,65 @@ def test_reads_and_merges_leave_no_descriptor_open(log: TaskLog,
         log.append([orjson.loads(task_line(f"task_1700000001_{n:08x}", "pending", 1, "a"))])
     del fold
     assert len(os.listdir("/proc/self/fd")) <= opened + 2
+
+
+# --- tasks list --json from the snapshot's listing sections --------------------------
+
+QIDS = [f"task_1700000000_{n:08x}" for n in range(6)]
+queue_lines = st.one_of(
+    st.builds(lambda t, b: orjson.dumps({"type": "dep", "id": f"dep:{t}:{b}", "task": t,
+                                         "blocked_by": b, "updated_at": format_ts(1)}),
+              st.sampled_from(QIDS), st.sampled_from(QIDS)),
+    st.builds(lambda t, p: orjson.dumps({"type": "parent", "id": f"parent:{t}", "task": t,
+                                         "parent": p, "updated_at": format_ts(1)}),
+              st.sampled_from(QIDS), st.sampled_from(QIDS)),
+    st.builds(lambda t, who: orjson.dumps({"type": "claim", "id": f"claim:{t}:{who}", "task": t,
+                                           "assignee": who, "claimed_at": format_ts(2),
+                                           "updated_at": format_ts(2)}),
+              st.sampled_from(QIDS), st.sampled_from(["ann", "bob"])),
+    st.builds(lambda t, n: orjson.dumps({"type": "note", "id": f"note:{t}:{n:08x}", "task": t,
+                                         "text": "seen ü", "created_at": format_ts(n),
+                                         "updated_at": format_ts(n)}),
+              st.sampled_from(QIDS), st.integers(0, 3)),
+)
+open_task_lines = st.builds(
+    lambda tid, status, created, updated, foreign: orjson.dumps({
+        "id": tid, "description": "do ü \u202e", "status": status, "priority": "high",
+        "created_at": format_ts(created * 1_000_000), "updated_at": format_ts(updated),
+        "tags": ["a"], **({"parent": "theirs", "notes": 3} if foreign else {})}),
+    st.sampled_from(QIDS), st.sampled_from(["pending", "in_progress", "done"]),
+    st.integers(0, 2), st.integers(0, 9), st.booleans())
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=FIXTURES)
+@given(first=st.lists(st.one_of(open_task_lines, queue_lines), max_size=14),
+       later=st.lists(st.one_of(open_task_lines, queue_lines), max_size=6),
+       limit=st.sampled_from([None, 0, 1, 3]))
+def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, first, later,
+                                                          limit) -> None:
+    """`tasks list --status S --json` copies the open tasks' JSON kept in the snapshot
+    and adds the work queue's keys: byte for byte what the plain fold gives, before
+    and after appends (the overlay, and the listing merged after REBUILD_TAIL bytes),
+    for tasks with equal created stamps, with queue links, and with foreign keys named
+    like the queue's."""
+    from aidp import queue
+
+    log.ensure_dir()
+    log.path.write_bytes(chunk(first, False))
+    for step in (None, later):
+        if step is not None:
+            with open(log.path, "ab") as handle:
+                handle.write(chunk(step, False))
+        full = log.full_fold()
+        for statuses in (("pending",), ("pending", "in_progress")):
+            words = [a for s in statuses for a in ("--status", s)]
+            more = [] if limit is None else ["--limit", str(limit)]
+            got = cli("tasks", "list", *words, *more, "--json")
+            found = tasks.query(index.select(full, statuses),
+                                tasks.Query(statuses=statuses, limit=limit))
+            qs = queue.state(full)
+            assert got.code == 0
+            assert got.out.encode() == render.json_bytes(
+                [queue.with_extras(qs, t) for t in found])
+        if full.tasks:  # the answers above came through the snapshot
+            assert (log.path.parent / SNAPSHOT.relative_to(".aidp")).exists()

@@ -140,6 +140,14 @@ def write_bytes(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
+def write_pieces(pieces: Iterable[bytes | memoryview]) -> None:
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    for piece in pieces:
+        out.write(piece)
+    out.flush()
+
+
 def json_bytes(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
 

@@ -186,10 +186,22 @@ def list_(
     )
     core.sort_key(query.sort)  # reject a bad --sort before reading anything
     e = env(ctx)
-    from aidp.index import select
+    from aidp.index import listed, select
 
     # Only the tasks of the wanted statuses are decoded: see aidp.index.
     fold = e.read()
+    if (fmt == "json" and query.sort == "created" and query.statuses is not None
+            and not query.priorities and not query.tags and query.session is None
+            and query.created_from is None and query.created_before is None):
+        # Open tasks in the default order: their JSON is kept in the snapshot.
+        found_json = listed(fold, query.statuses)
+        if found_json is not None:
+            from aidp import queue
+
+            render.write_pieces(queue.listed_json(fold, found_json, limit))
+            if exit_code and found_json.ids[:limit]:
+                raise typer.Exit(ExitCode.FAILURE)
+            return
     candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
     found = core.query(candidates, query)
     notes = None

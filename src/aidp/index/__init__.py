@@ -31,6 +31,7 @@ from aidp.log import use_reader
 from aidp.model import ts_of
 
 if TYPE_CHECKING:
+    from aidp.index.listing import Listed
     from aidp.log import Fold
     from aidp.model import Record
 
@@ -38,6 +39,7 @@ __all__ = [
     "CACHE_DIR",
     "SNAPSHOT_NAME",
     "created_stamps",
+    "listed",
     "load",
     "oldest",
     "priority_counts",
@@ -58,6 +60,15 @@ def select(fold: Fold, statuses: Collection[str]) -> list[Record]:
         return tasks.select(statuses)
     wanted = set(statuses)
     return [t for t in tasks.values() if status_key(t) in wanted]
+
+
+def listed(fold: Fold, statuses: Collection[str]) -> Listed | None:
+    """The tasks with these (open) statuses in `tasks list`'s default order, as the
+    elements of its JSON output (index/listing.py); None: take the general path."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        return tasks.listing(statuses)
+    return None
 
 
 def status_counts(fold: Fold) -> dict[str | None, int]:

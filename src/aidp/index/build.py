@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp.fold import TYPED, beats, key_of, parse_line, place, task_tags, well_typed_task
-from aidp.index import columns
+from aidp.index import columns, listing
 from aidp.index.columns import (
     _Q_COLUMNS,
     Base,
@@ -60,6 +60,7 @@ class _Builder:
         self.typed_keys: dict[str, FoldKey] = {}
         self.lines = 0
         self.damaged = 0
+        self.fd: int | None = None  # the log the lines came from (for the listing)
 
     @classmethod
     def from_base(cls, base: Base) -> _Builder:
@@ -107,6 +108,7 @@ class _Builder:
     def feed_file(self, fd: int, start: int, end: int, crc: int) -> int:
         """Fold the lines of the file between `start` and `end` (just after a newline),
         read in chunks so memory stays flat; returns `crc` extended over those bytes."""
+        self.fd = fd
         carry = b""
         at = start
         while at < end:
@@ -282,6 +284,9 @@ class _Builder:
             ("meta", marshal.dumps(meta)), ("typed", marshal.dumps((self.typed, self.typed_keys)))]
         # Each group is made when it is written (see write_snapshot): one at a time.
         out += [(f"s{code}", partial(group, rows)) for code, rows in enumerate(by_status)]
+        out += [(f"j{code}", partial(listing.build, self.fd, ids, rows, self.starts,
+                                     self.lengths, self.created))
+                for code, rows in enumerate(by_status) if self.tables[0][code] in listing.LISTED]
         out += [(f"b{n}", partial(group, rows)) for n, rows in enumerate(by_bucket)]
         return out
 

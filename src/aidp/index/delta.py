@@ -11,6 +11,7 @@ from functools import partial
 from operator import itemgetter
 from typing import Any
 
+from aidp.index import listing
 from aidp.index.build import _Builder
 from aidp.index.columns import (
     Base,
@@ -121,6 +122,26 @@ class _Delta(_Builder):
     def _merge_released(self, name: str, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
         return _merge_group(self._release(name), drop, add)
 
+    def _merge_listing(self, code: int, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
+        """The listing section of status `code` (listing.py) without the tasks at rows
+        `drop`, with the entries `add` (as for _merge_group); each added task's element
+        is made from its winning line, read back from the log."""
+        import marshal
+
+        old: listing.Listing | None = None
+        if code < len(self.base.table):
+            body = self.base._load(f"j{code}")
+            if not isinstance(body, tuple):
+                return marshal.dumps(None)  # it could not hold its tasks: nor can this
+            old = listing.Listing(body)
+        fd = self.fd
+        if fd is None:
+            return marshal.dumps(None)
+        entries = [(listing.order_key(entry[6], entry[0]), entry[1], entry[0], entry[6],
+                    partial(listing._line_element, fd, entry[1], entry[2], entry[3]))
+                   for entry in add]
+        return listing.merge(old, drop, entries)
+
     def merged(self, snap: Any) -> list[tuple[str, Any]] | None:
         """The next snapshot's sections: meta and typed anew, the status sections and id
         buckets holding a named task merged, every other section copied unchanged from
@@ -187,6 +208,15 @@ class _Delta(_Builder):
                 drop, add = drop_status.get(code, []), add_status.get(code, [])
                 out.append((name, partial(self._merge_released, name, drop, add)
                             if code < len(base.table) else partial(_merge_group, None, drop, add)))
+            else:
+                out.append((name, snap.copy(name)))
+        for code, status in enumerate(self.tables[0]):
+            if status not in listing.LISTED:
+                continue
+            name = f"j{code}"
+            if code in drop_status or code in add_status or code >= len(base.table):
+                out.append((name, partial(self._merge_listing, code, drop_status.get(code, []),
+                                          add_status.get(code, []))))
             else:
                 out.append((name, snap.copy(name)))
         for bucket in range(base.buckets):

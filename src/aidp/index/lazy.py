@@ -26,6 +26,7 @@ from aidp.model import UNKNOWN_TS, remember_ts, ts_of
 
 if TYPE_CHECKING:
     from aidp.index.columns import Base, Group, Loc
+    from aidp.index.listing import Listed
     from aidp.index.reader import LogFile
     from aidp.model import Record
 
@@ -127,6 +128,45 @@ class LazyTasks(_Lazy):
                 if type(stamp) is str and created[j] != UNKNOWN_TS:
                     remember_ts(stamp, created[j])
         return [decoded[rows[j]] for j in positions]
+
+    def listing(self, statuses: Collection[str]) -> Listed | None:
+        """The tasks with these statuses in `tasks list`'s default order, as elements
+        of its JSON output, from the snapshot's listing sections and the overlay; None
+        when a status has no listing (only open ones do) or a section could not hold
+        its tasks."""
+        from aidp.index import listing
+
+        if not set(statuses) <= listing.LISTED:
+            return None
+        base = self._b
+        shadowed: dict[int, set[int]] = {}
+        for group, j in self._shadowed_in(statuses):
+            shadowed.setdefault(group.statuses[j], set()).add(group.rows[j])
+        sources: list[tuple[listing.Listing, str, set[int]]] = []
+        for code in base.codes(statuses):
+            body = base._load(f"j{code}")
+            status = base.table[code]
+            if not isinstance(body, tuple) or status is None:
+                return None
+            sources.append((listing.Listing(body), status, shadowed.get(code, set())))
+        extra: list[tuple[tuple[int, int], str, str, bytes]] = []
+        locate, new_row = base.locate, base.count
+        wanted = set(statuses)
+        for rid, record in self._over.items():
+            status = status_key(record)
+            if status is not None and status in wanted:
+                loc = locate(rid)
+                if loc is None:
+                    row, new_row = new_row, new_row + 1
+                else:
+                    row = loc[0].rows[loc[1]]
+                try:
+                    item = listing.element(record)
+                except (orjson.JSONEncodeError, OverflowError):
+                    return None
+                extra.append((listing.order_key(ts_of(record, "created_at"), row), rid,
+                              status, item))
+        return listing.merged(sources, extra)
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """Ids that start with `prefix`, or (`last_part`) whose part after the last `_`

@@ -3,6 +3,7 @@ the history of a task's queue records. Pure reads of a fold."""
 
 
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from aidp import index
 from aidp.errors import AidpError, ExitCode, InvalidInput
@@ -16,6 +17,9 @@ from aidp.model import (
     ts_of,
 )
 from aidp.tasks import resolve_id, short_ids
+
+if TYPE_CHECKING:
+    from aidp.index.listing import Listed
 
 DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
 CLOSED_STATUSES = ("done", "abandoned")
@@ -61,9 +65,12 @@ class QueueState(_Plain):
 
     def holder(self, task: Record) -> Record | None:
         """The claim in effect: none while the task is pending, else the earliest."""
-        if task.get("status") == "pending":
+        return self.holder_of(task.get("id", ""), task.get("status"))
+
+    def holder_of(self, tid: str, status: object) -> Record | None:
+        if status == "pending":
             return None
-        claims = self.claims.get(task.get("id", ""))
+        claims = self.claims.get(tid)
         return claims[0] if claims else None
 
     def waits(self, tid: str) -> list[str]:
@@ -139,7 +146,10 @@ def _about(records: Iterable[tuple[str, Record]], tid: str) -> list[tuple[str, R
 
 def extras(qs: QueueState, task: Record) -> Record:
     """The queue keys a task shows in JSON (DESIGN §6), only those that are set."""
-    tid = task.get("id", "")
+    return extras_of(qs, task.get("id", ""), task.get("status"))
+
+
+def extras_of(qs: QueueState, tid: str, status: object) -> Record:
     out: Record = {}
     blockers = qs.blockers.get(tid)
     if blockers:
@@ -147,7 +157,7 @@ def extras(qs: QueueState, task: Record) -> Record:
     parent = qs.parent.get(tid)
     if parent:
         out["parent"] = parent
-    claim = qs.holder(task)
+    claim = qs.holder_of(tid, status)
     if claim is not None:
         out["assignee"] = claim["assignee"]
         if isinstance(claim.get("claimed_at"), str):
@@ -169,6 +179,27 @@ def note_out(note: Record) -> Record:
 def with_extras(qs: QueueState, task: Record) -> Record:
     more = extras(qs, task)
     return {**task, **more} if more else task
+
+
+def listed_json(fold: Fold, listed: "Listed", limit: int | None) -> list[bytes | memoryview]:
+    """`tasks list --json` of the first `limit` tasks of `listed` (index.listed), with
+    the work queue's keys added as with_extras would (the tasks with none are copied
+    as they are)."""
+    from aidp.index import listing
+
+    qs = state(fold)
+    linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+    ids = listed.ids if limit is None else listed.ids[:limit]
+    statuses = listed.statuses
+    positions, mores = [], []
+    if linked:
+        for i in [i for i, tid in enumerate(ids) if tid in linked]:
+            more = extras_of(qs, ids[i], statuses[i])
+            if more:
+                positions.append(i)
+                mores.append(more)
+    items = listing.with_keys([listed.element(i) for i in positions], mores)
+    return listed.json(limit, dict(zip(positions, items, strict=True)))
 
 
 # --- ready and blocked ------------------------------------------------------------------

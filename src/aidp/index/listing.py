@@ -1,0 +1,256 @@
+"""The open tasks as `tasks list --json` prints them, kept in the snapshot.
+
+One `j<code>` section per open status (pending, in_progress) holds each of its tasks
+as an element of list's indented JSON array — the bytes `orjson.dumps(tasks,
+option=OPT_INDENT_2)` gives for it, each followed by `,\\n` — in list's default order:
+newest created first, and among equal stamps the task later in the fold first (the
+order `tasks.query` gives: the fold's order reversed, then a stable sort). With the
+ids, fold rows and created stamps in the same order, `tasks list --status pending
+--json` copies bytes instead of decoding, sorting and encoding every open task (47k
+at 1M events); the few tasks the lines after the snapshot changed are put in place,
+and the work queue's keys are added to the tasks that have them (cli/tasks.py).
+
+A section is None when one of its tasks cannot be put in bytes this way; the reader
+then answers None and the command takes the general path.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import re
+from array import array
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import orjson
+
+from aidp.fold import parse_line
+from aidp.index.columns import Changed, _joined, _view
+from aidp.model import OPEN_STATUSES, Record
+
+LISTED = frozenset(OPEN_STATUSES)  # the statuses with a listing section
+_INDENT = orjson.OPT_INDENT_2
+_SEPARATOR = b",\n"
+
+
+def element(record: Record) -> bytes:
+    """`record` as an element of an indented JSON array, with its trailing `,\\n`."""
+    return b"  " + orjson.dumps(record, option=_INDENT).replace(b"\n", b"\n  ") + _SEPARATOR
+
+
+def order_key(created: int, row: int) -> tuple[int, int]:
+    """List's default order: newest created first, then the later task in the fold."""
+    return (-created, -row)
+
+
+def _line_element(fd: int, rid: str, start: int, length: int) -> bytes:
+    """The element of the task whose winning line is at `start`: the record the fold
+    keeps for it (parse_line: the same mending of tags), re-encoded."""
+    try:
+        raw = os.pread(fd, length, start)
+    except OSError:
+        raise Changed("the tasklist changed while it was read") from None
+    record = parse_line(raw) if len(raw) == length else None
+    if record is None or record.get("id") != rid or "type" in record:
+        raise Changed("the tasklist changed while it was read")
+    return element(record)
+
+
+def section(entries: Iterable[tuple[tuple[int, int], str, int, int, bytes]]) -> bytes:
+    """The section for `entries` (order key, id, row, created, element), in any order."""
+    ordered = sorted(entries, key=lambda entry: entry[0])
+    offsets = array("q", [0])
+    at = 0
+    for entry in ordered:
+        at += len(entry[4])
+        offsets.append(at)
+    return marshal.dumps((
+        _joined([entry[1] for entry in ordered]),
+        array("q", [entry[2] for entry in ordered]).tobytes(),
+        array("q", [entry[3] for entry in ordered]).tobytes(),
+        offsets.tobytes(),
+        b"".join([entry[4] for entry in ordered]),
+    ))
+
+
+def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Sequence[int],
+          lengths: Sequence[int], created: Sequence[int]) -> bytes:
+    """A fresh section for the tasks at `rows` of the builder's columns (`ids` by row),
+    their elements read back from the log."""
+    if fd is None:
+        return marshal.dumps(None)
+    try:
+        entries = [(order_key(created[r], r), ids[r], r, created[r],
+                    _line_element(fd, ids[r], starts[r], lengths[r])) for r in rows]
+    except (orjson.JSONEncodeError, OverflowError):
+        return marshal.dumps(None)
+    return section(entries)
+
+
+class Listing:
+    """A loaded section: ids, rows, created stamps and elements, in list's order."""
+
+    __slots__ = ("_ids", "blob", "created", "joined", "offsets", "rows")
+
+    def __init__(self, body: tuple[Any, ...]) -> None:
+        self.joined: str = body[0]
+        self.blob: bytes = body[4]
+        rows, created, offsets = body[1:4]
+        self.rows, self.created, self.offsets = _view(rows), _view(created), _view(offsets)
+        self._ids: list[str] | None = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ids(self) -> list[str]:
+        if self._ids is None:
+            self._ids = self.joined[:-1].split("\n") if self.joined else []
+        return self._ids
+
+
+
+def merge(old: Listing | None, drop: Iterable[int],
+          add: Sequence[tuple[tuple[int, int], str, int, int, Callable[[], bytes]]]) -> bytes:
+    """`old` without the tasks at fold rows `drop`, with `add` (order key, id, row,
+    created, a maker of the element) put in their places."""
+    dropped = set(drop)
+    added = sorted(add, key=lambda entry: entry[0])
+    try:
+        made = [(key, rid, row, stamp, make()) for key, rid, row, stamp, make in added]
+    except (orjson.JSONEncodeError, OverflowError):
+        return marshal.dumps(None)
+    if old is None:
+        return section(made)
+    rows, created, ids = old.rows, old.created, old.ids
+    kept = [i for i in range(len(rows)) if rows[i] not in dropped] if dropped else range(len(rows))
+    keys = [order_key(created[i], rows[i]) for i in kept]
+    out_ids: list[str] = []
+    out_rows, out_created, offsets = array("q"), array("q"), array("q", [0])
+    pieces: list[bytes] = []
+    at = 0
+
+    def take(first: int, stop: int) -> None:  # kept[first:stop], runs of the old blob
+        nonlocal at
+        n = first
+        while n < stop:
+            run = n
+            while run + 1 < stop and kept[run + 1] == kept[run] + 1:
+                run += 1
+            a, b = kept[n], kept[run] + 1
+            out_ids.extend(ids[a:b])
+            out_rows.frombytes(rows[a:b].cast("B"))
+            out_created.frombytes(created[a:b].cast("B"))
+            base = old.offsets[a]
+            offsets.extend(at + old.offsets[i] - base for i in range(a + 1, b + 1))
+            pieces.append(old.blob[base:old.offsets[b]])
+            at += old.offsets[b] - base
+            n = run + 1
+
+    done = 0
+    for key, rid, row, stamp, data in made:
+        place = bisect_left(keys, key, done)
+        take(done, place)
+        done = place
+        out_ids.append(rid)
+        out_rows.append(row)
+        out_created.append(stamp)
+        pieces.append(data)
+        at += len(data)
+        offsets.append(at)
+    take(done, len(kept))
+    return marshal.dumps((_joined(out_ids), out_rows.tobytes(), out_created.tobytes(),
+                          offsets.tobytes(), b"".join(pieces)))
+
+
+# --- reading ---------------------------------------------------------------------------
+
+
+class Listed:
+    """Tasks in list's order as elements of its JSON array: `ids`, each one's status,
+    and their elements in `blob` (element i is `blob[offsets[i]:offsets[i + 1]]`)."""
+
+    __slots__ = ("blob", "ids", "offsets", "statuses")
+
+    def __init__(self, ids: list[str], statuses: list[str], blob: bytes,
+                 offsets: Sequence[int]) -> None:
+        self.ids, self.statuses, self.blob, self.offsets = ids, statuses, blob, offsets
+
+    def element(self, i: int) -> bytes:
+        return self.blob[self.offsets[i]:self.offsets[i + 1]]
+
+    def json(self, limit: int | None, patched: dict[int, bytes]) -> list[bytes | memoryview]:
+        """The pieces of `tasks list --json`'s output for the first `limit` tasks, with
+        the elements at the positions of `patched` replaced: what json_bytes would give
+        for the same tasks, without a copy of the elements."""
+        n = len(self.ids) if limit is None else min(limit, len(self.ids))
+        if n == 0:
+            return [b"[]\n"]
+        view, offsets = memoryview(self.blob), self.offsets
+        pieces: list[bytes | memoryview] = [b"[\n"]
+        at = 0
+        for i in sorted(p for p in patched if p < n):
+            pieces.append(view[offsets[at]:offsets[i]])
+            pieces.append(patched[i])
+            at = i + 1
+        pieces.append(view[offsets[at]:offsets[n]])
+        last = pieces.pop()  # its last element ends with the separator: drop that
+        if not len(last):  # the last task was patched: its element is the piece before
+            last = pieces.pop()
+        pieces.append(last[:-len(_SEPARATOR)])
+        pieces.append(b"\n]\n")
+        return pieces
+
+
+# A key at the top level of an element is the only text at `\n    "key": ` (a newline
+# is never inside a JSON string): an element with one of the work queue's keys of its
+# own (a foreign file's task) is decoded and encoded again instead.
+_QUEUE_KEY = re.compile(rb'\n    "(?:blocked_by|parent|assignee|claimed_at|notes)": ')
+_BETWEEN = b"\n  },\n  {\n"  # between two objects of an indented array
+
+
+def with_keys(items: list[bytes], mores: list[Record]) -> list[bytes]:
+    """The elements (with their separator) of `{**record, **more}` for each element
+    `item` of a record and its non-empty `more`: the keys, encoded by one orjson call
+    for all of them, written in before each closing brace."""
+    if not items:
+        return []
+    encoded = orjson.dumps(mores, option=_INDENT)  # [\n  {\n    "key": …\n  },\n  {…}\n]
+    parts = encoded[len(b"[\n  {\n"):-len(b"\n  }\n]")].split(_BETWEEN)
+    if len(parts) != len(items):
+        parts = [b""] * len(items)  # cannot happen for non-empty objects: be safe anyway
+    out = []
+    for item, keys, more in zip(items, parts, mores, strict=True):
+        body = item[:-len(_SEPARATOR)]
+        if keys and body.endswith(b"\n  }") and _QUEUE_KEY.search(body) is None:
+            out.append(body[:-4] + b",\n" + keys + b"\n  }" + _SEPARATOR)
+        else:
+            record: Record = orjson.loads(body)
+            out.append(element({**record, **more}))
+    return out
+
+
+def merged(sources: list[tuple[Listing, str, set[int]]],
+           extra: list[tuple[tuple[int, int], str, str, bytes]]) -> Listed:
+    """Sections (with their status and the rows to leave out) and `extra` elements
+    (order key, id, status, element) put together in list's order."""
+    if len(sources) == 1 and not extra and not sources[0][2]:
+        one, status, _skip = sources[0]
+        return Listed(one.ids, [status] * len(one), one.blob, one.offsets)
+    items: list[tuple[tuple[int, int], str, str, bytes | memoryview]] = list(extra)
+    for one, status, skip in sources:
+        view, offsets, ids, rows, created = (memoryview(one.blob), one.offsets, one.ids,
+                                             one.rows, one.created)
+        items.extend((order_key(created[i], rows[i]), ids[i], status,
+                      view[offsets[i]:offsets[i + 1]])
+                     for i in range(len(one)) if rows[i] not in skip)
+    items.sort(key=lambda item: item[0])
+    offsets_out = array("q", [0])
+    at = 0
+    for item in items:
+        at += len(item[3])
+        offsets_out.append(at)
+    return Listed([item[1] for item in items], [item[2] for item in items],
+                  b"".join([item[3] for item in items]), offsets_out)
