@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import fold, index, model, render, tasks
+from aidp import fold, index, model, queue, render, tasks
 from aidp.index import build, columns, loader, snapshot
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
@@ -37,6 +37,9 @@ def assert_same(log: TaskLog) -> Fold:
     """index.load(log) answers exactly like a full fold, through every accessor."""
     full = log.full_fold()
     got = index.load(log)
+    # The work queue's state kept in the snapshot (before anything reads its typed
+    # records, which would make state() fold them instead).
+    assert queue.state(got) == queue.state(full)
     assert list(got.tasks) == list(full.tasks)
     assert len(got.tasks) == len(full.tasks)
     assert {k: got.tasks[k] for k in got.tasks} == full.tasks
@@ -121,6 +124,13 @@ lines = st.one_of(
     st.builds(lambda tid, n: orjson.dumps({"type": "todo_list", "id": tid, "items": [n],
                                            "updated_at": format_ts(n)}),
               st.sampled_from(["todo_list:a", "todo_list:b"]), st.integers(0, 3)),
+    # Work-queue records: the snapshot keeps their folded state (queue.state).
+    st.builds(lambda kind, t, other, n: orjson.dumps({
+        "type": kind, "id": f"{kind}:{t}:{other}", "task": t, "blocked_by": other,
+        "parent": other, "assignee": other, "text": "n", "removed": n == 3,
+        "claimed_at": format_ts(n), "created_at": format_ts(n), "updated_at": format_ts(n)}),
+        st.sampled_from(["dep", "parent", "claim", "note"]), st.sampled_from(IDS),
+        st.sampled_from(IDS), st.integers(0, 3)),
     st.sampled_from([b"", b"   ", b"garbage", b"<<<<<<< HEAD", b"=======", b"{\"id\":",
                      b"[1, 2]", b"\"text\"", b"{\"id\": 5}", b"{\"type\": \"x\"}",
                      b"{\"description\": \"no id\"}", b"{\"id\": \"task_1_aa\", \"status\": 3}",

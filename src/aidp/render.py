@@ -140,11 +140,13 @@ def write_bytes(data: bytes) -> None:
     sys.stdout.buffer.flush()
 
 
-def write_pieces(pieces: Iterable[bytes | memoryview]) -> None:
+def write_pieces(pieces: Sequence[bytes | memoryview], batch: int = 512) -> None:
+    """Write many pieces (big output made of slices): joined a batch at a time, so
+    neither a write per piece nor one copy of the whole."""
     sys.stdout.flush()
     out = sys.stdout.buffer
-    for piece in pieces:
-        out.write(piece)
+    for at in range(0, len(pieces), batch):
+        out.write(b"".join(pieces[at:at + batch]))
     out.flush()
 
 

@@ -281,7 +281,8 @@ class _Builder:
             "weeks": weeks,
         }
         out: list[tuple[str, Any]] = [
-            ("meta", marshal.dumps(meta)), ("typed", marshal.dumps((self.typed, self.typed_keys)))]
+            ("meta", marshal.dumps(meta)), ("typed", marshal.dumps((self.typed, self.typed_keys))),
+            ("queue", partial(queue_section, self.typed, self.typed_keys))]
         # Each group is made when it is written (see write_snapshot): one at a time.
         out += [(f"s{code}", partial(group, rows)) for code, rows in enumerate(by_status)]
         out += [(f"j{code}", partial(listing.build, self.fd, ids, rows, self.starts,
@@ -289,6 +290,17 @@ class _Builder:
                 for code, rows in enumerate(by_status) if self.tables[0][code] in listing.LISTED]
         out += [(f"b{n}", partial(group, rows)) for n, rows in enumerate(by_bucket)]
         return out
+
+
+def queue_section(typed: dict[str, Record], typed_keys: dict[str, FoldKey]) -> bytes:
+    """The work queue's state folded from the typed records (queue.state), so that
+    `list`, `show` and `ready` need not read and fold every queue record."""
+    import marshal
+
+    from aidp.fold import Fold
+    from aidp.queue.folded import state
+
+    return marshal.dumps(state(Fold(typed=typed, typed_keys=typed_keys)).fields())
 
 
 def materialize(sections: list[tuple[str, Any]]) -> Callable[[str], bytes]:

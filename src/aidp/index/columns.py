@@ -188,6 +188,10 @@ class Base:
             assert self._typed is not None
         return self._typed
 
+    def queue_fields(self) -> tuple[Any, ...]:
+        """The work queue's state of the typed records (build.queue_section), fresh."""
+        return self._load("queue")  # type: ignore[return-value]
+
     @property
     def typed(self) -> dict[str, Record]:
         return self.typed_pair()[0]
@@ -197,16 +201,19 @@ class Base:
         return self.typed_pair()[1]
 
     def _load(self, name: str) -> object:
+        return loads(self.raw(name))
+
+    def raw(self, name: str) -> bytes:
+        """A section's checked bytes (rebuilt from the log if they fail the check)."""
         try:
-            data = self._read(name)
+            return self._read(name)
         except Corrupt:
             try:
                 # The same layout: the sections read so far stay valid.
                 self._read = self._recover(getattr(self, "buckets", None))
-                data = self._read(name)
+                return self._read(name)
             except (OSError, Corrupt):
                 raise _changed() from None
-        return loads(data)
 
     def group(self, name: str) -> Group:
         found = self._groups.get(name)

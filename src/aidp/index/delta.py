@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import Any
 
 from aidp.index import listing
-from aidp.index.build import _Builder
+from aidp.index.build import _Builder, queue_section
 from aidp.index.columns import (
     Base,
     Group,
@@ -126,17 +126,14 @@ class _Delta(_Builder):
         """The listing section of status `code` (listing.py) without the tasks at rows
         `drop`, with the entries `add` (as for _merge_group); each added task's element
         is made from its winning line, read back from the log."""
-        import marshal
-
         old: listing.Listing | None = None
         if code < len(self.base.table):
-            body = self.base._load(f"j{code}")
-            if not isinstance(body, tuple):
-                return marshal.dumps(None)  # it could not hold its tasks: nor can this
-            old = listing.Listing(body)
+            old = listing.load(self.base.raw(f"j{code}"))
+            if old is None:
+                return listing.NONE  # it could not hold its tasks: nor can this
         fd = self.fd
         if fd is None:
-            return marshal.dumps(None)
+            return listing.NONE
         entries = [(listing.order_key(entry[6], entry[0]), entry[1], entry[0], entry[6],
                     partial(listing._line_element, fd, entry[1], entry[2], entry[3]))
                    for entry in add]
@@ -201,7 +198,9 @@ class _Delta(_Builder):
                       for kind, counts in meta_weeks.items()},
         }
         out: list[tuple[str, Any]] = [("meta", marshal.dumps(meta)),
-                                      ("typed", marshal.dumps((self.typed, self.typed_keys)))]
+                                      ("typed", marshal.dumps((self.typed, self.typed_keys))),
+                                      ("queue", partial(queue_section, self.typed,
+                                                        self.typed_keys))]
         for code in range(len(self.tables[0])):
             name = f"s{code}"
             if code in drop_status or code in add_status or code >= len(base.table):

@@ -144,11 +144,11 @@ class LazyTasks(_Lazy):
             shadowed.setdefault(group.statuses[j], set()).add(group.rows[j])
         sources: list[tuple[listing.Listing, str, set[int]]] = []
         for code in base.codes(statuses):
-            body = base._load(f"j{code}")
+            found = listing.load(base.raw(f"j{code}"))
             status = base.table[code]
-            if not isinstance(body, tuple) or status is None:
+            if found is None or status is None:
                 return None
-            sources.append((listing.Listing(body), status, shadowed.get(code, set())))
+            sources.append((found, status, shadowed.get(code, set())))
         extra: list[tuple[tuple[int, int], str, str, bytes]] = []
         locate, new_row = base.locate, base.count
         wanted = set(statuses)

@@ -19,10 +19,10 @@ from __future__ import annotations
 import marshal
 import os
 import re
+import struct
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
 import orjson
 
@@ -58,6 +58,18 @@ def _line_element(fd: int, rid: str, start: int, length: int) -> bytes:
     return element(record)
 
 
+def _pack(ids: list[str], rows: array[int], created: array[int], offsets: array[int],
+          blob: list[bytes | memoryview]) -> bytes:
+    """A section: the length of its marshalled head (ids, rows, created stamps,
+    offsets), the head, then the elements as they are (read without a copy)."""
+    head = marshal.dumps((_joined(ids), rows.tobytes(), created.tobytes(), offsets.tobytes()))
+    return b"".join([_HEAD.pack(len(head)), head, *blob])
+
+
+_HEAD = struct.Struct("<Q")
+NONE = b""  # the section of tasks that cannot all be put in bytes: the reader says None
+
+
 def section(entries: Iterable[tuple[tuple[int, int], str, int, int, bytes]]) -> bytes:
     """The section for `entries` (order key, id, row, created, element), in any order."""
     ordered = sorted(entries, key=lambda entry: entry[0])
@@ -66,13 +78,9 @@ def section(entries: Iterable[tuple[tuple[int, int], str, int, int, bytes]]) -> 
     for entry in ordered:
         at += len(entry[4])
         offsets.append(at)
-    return marshal.dumps((
-        _joined([entry[1] for entry in ordered]),
-        array("q", [entry[2] for entry in ordered]).tobytes(),
-        array("q", [entry[3] for entry in ordered]).tobytes(),
-        offsets.tobytes(),
-        b"".join([entry[4] for entry in ordered]),
-    ))
+    return _pack([entry[1] for entry in ordered], array("q", [entry[2] for entry in ordered]),
+                 array("q", [entry[3] for entry in ordered]), offsets,
+                 [entry[4] for entry in ordered])
 
 
 def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Sequence[int],
@@ -80,12 +88,12 @@ def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Seque
     """A fresh section for the tasks at `rows` of the builder's columns (`ids` by row),
     their elements read back from the log."""
     if fd is None:
-        return marshal.dumps(None)
+        return NONE
     try:
         entries = [(order_key(created[r], r), ids[r], r, created[r],
                     _line_element(fd, ids[r], starts[r], lengths[r])) for r in rows]
     except (orjson.JSONEncodeError, OverflowError):
-        return marshal.dumps(None)
+        return NONE
     return section(entries)
 
 
@@ -94,11 +102,13 @@ class Listing:
 
     __slots__ = ("_ids", "blob", "created", "joined", "offsets", "rows")
 
-    def __init__(self, body: tuple[Any, ...]) -> None:
-        self.joined: str = body[0]
-        self.blob: bytes = body[4]
-        rows, created, offsets = body[1:4]
+    def __init__(self, data: bytes) -> None:
+        view = memoryview(data)
+        size = _HEAD.unpack_from(view)[0]
+        joined, rows, created, offsets = marshal.loads(view[_HEAD.size:_HEAD.size + size])
+        self.joined: str = joined
         self.rows, self.created, self.offsets = _view(rows), _view(created), _view(offsets)
+        self.blob = view[_HEAD.size + size:]
         self._ids: list[str] | None = None
 
     def __len__(self) -> int:
@@ -111,6 +121,9 @@ class Listing:
         return self._ids
 
 
+def load(data: bytes) -> Listing | None:
+    return Listing(data) if data else None
+
 
 def merge(old: Listing | None, drop: Iterable[int],
           add: Sequence[tuple[tuple[int, int], str, int, int, Callable[[], bytes]]]) -> bytes:
@@ -121,7 +134,7 @@ def merge(old: Listing | None, drop: Iterable[int],
     try:
         made = [(key, rid, row, stamp, make()) for key, rid, row, stamp, make in added]
     except (orjson.JSONEncodeError, OverflowError):
-        return marshal.dumps(None)
+        return NONE
     if old is None:
         return section(made)
     rows, created, ids = old.rows, old.created, old.ids
@@ -129,7 +142,7 @@ def merge(old: Listing | None, drop: Iterable[int],
     keys = [order_key(created[i], rows[i]) for i in kept]
     out_ids: list[str] = []
     out_rows, out_created, offsets = array("q"), array("q"), array("q", [0])
-    pieces: list[bytes] = []
+    pieces: list[bytes | memoryview] = []
     at = 0
 
     def take(first: int, stop: int) -> None:  # kept[first:stop], runs of the old blob
@@ -161,8 +174,7 @@ def merge(old: Listing | None, drop: Iterable[int],
         at += len(data)
         offsets.append(at)
     take(done, len(kept))
-    return marshal.dumps((_joined(out_ids), out_rows.tobytes(), out_created.tobytes(),
-                          offsets.tobytes(), b"".join(pieces)))
+    return _pack(out_ids, out_rows, out_created, offsets, pieces)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -174,32 +186,33 @@ class Listed:
 
     __slots__ = ("blob", "ids", "offsets", "statuses")
 
-    def __init__(self, ids: list[str], statuses: list[str], blob: bytes,
+    def __init__(self, ids: list[str], statuses: list[str], blob: bytes | memoryview,
                  offsets: Sequence[int]) -> None:
         self.ids, self.statuses, self.blob, self.offsets = ids, statuses, blob, offsets
 
-    def element(self, i: int) -> bytes:
-        return self.blob[self.offsets[i]:self.offsets[i + 1]]
+    def element(self, i: int) -> memoryview:
+        return memoryview(self.blob)[self.offsets[i]:self.offsets[i + 1]]
 
-    def json(self, limit: int | None, patched: dict[int, bytes]) -> list[bytes | memoryview]:
-        """The pieces of `tasks list --json`'s output for the first `limit` tasks, with
-        the elements at the positions of `patched` replaced: what json_bytes would give
-        for the same tasks, without a copy of the elements."""
+    def json(self, limit: int | None, patches: dict[int, list[bytes | memoryview]]
+             ) -> list[bytes | memoryview]:
+        """The pieces of `tasks list --json`'s output for the first `limit` tasks, the
+        elements at the positions of `patches` replaced by those pieces: what
+        json_bytes gives for the same tasks, without a copy of the elements."""
         n = len(self.ids) if limit is None else min(limit, len(self.ids))
         if n == 0:
             return [b"[]\n"]
         view, offsets = memoryview(self.blob), self.offsets
         pieces: list[bytes | memoryview] = [b"[\n"]
         at = 0
-        for i in sorted(p for p in patched if p < n):
+        for i in sorted(p for p in patches if p < n):
             pieces.append(view[offsets[at]:offsets[i]])
-            pieces.append(patched[i])
+            pieces.extend(patches[i])
             at = i + 1
         pieces.append(view[offsets[at]:offsets[n]])
-        last = pieces.pop()  # its last element ends with the separator: drop that
-        if not len(last):  # the last task was patched: its element is the piece before
-            last = pieces.pop()
-        pieces.append(last[:-len(_SEPARATOR)])
+        while not len(pieces[-1]):
+            pieces.pop()
+        last = pieces.pop()  # the last element ends with the separator: drop that
+        pieces.append(memoryview(last)[:-len(_SEPARATOR)])
         pieces.append(b"\n]\n")
         return pieces
 
@@ -211,24 +224,24 @@ _QUEUE_KEY = re.compile(rb'\n    "(?:blocked_by|parent|assignee|claimed_at|notes
 _BETWEEN = b"\n  },\n  {\n"  # between two objects of an indented array
 
 
-def with_keys(items: list[bytes], mores: list[Record]) -> list[bytes]:
-    """The elements (with their separator) of `{**record, **more}` for each element
-    `item` of a record and its non-empty `more`: the keys, encoded by one orjson call
-    for all of them, written in before each closing brace."""
+def with_keys(items: list[memoryview], mores: list[Record]) -> list[list[bytes | memoryview]]:
+    """The pieces of the elements of `{**record, **more}`, for each element `item` (with
+    its separator) of a record and its non-empty `more`: the keys, encoded by one
+    orjson call for all of them, written in before each closing brace."""
     if not items:
         return []
     encoded = orjson.dumps(mores, option=_INDENT)  # [\n  {\n    "key": …\n  },\n  {…}\n]
     parts = encoded[len(b"[\n  {\n"):-len(b"\n  }\n]")].split(_BETWEEN)
     if len(parts) != len(items):
         parts = [b""] * len(items)  # cannot happen for non-empty objects: be safe anyway
-    out = []
+    out: list[list[bytes | memoryview]] = []
+    close = len(b"\n  }") + len(_SEPARATOR)
     for item, keys, more in zip(items, parts, mores, strict=True):
-        body = item[:-len(_SEPARATOR)]
-        if keys and body.endswith(b"\n  }") and _QUEUE_KEY.search(body) is None:
-            out.append(body[:-4] + b",\n" + keys + b"\n  }" + _SEPARATOR)
+        if keys and item[-close:] == b"\n  }" + _SEPARATOR and _QUEUE_KEY.search(item) is None:
+            out.append([item[:-close], b",\n", keys, b"\n  }" + _SEPARATOR])
         else:
-            record: Record = orjson.loads(body)
-            out.append(element({**record, **more}))
+            record: Record = orjson.loads(item[:-len(_SEPARATOR)])
+            out.append([element({**record, **more})])
     return out
 
 

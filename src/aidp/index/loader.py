@@ -146,6 +146,14 @@ class _SnapshotFold(Fold):
         del self.typed, self.typed_keys  # see __getattr__
         self._base = base
 
+    def kept_queue_state(self) -> tuple[Any, ...] | None:
+        """The work queue's state kept in the snapshot (queue.state reads it), while
+        the typed records are the snapshot's own: None once anything touched them (the
+        lines after the snapshot had typed records, or a caller asked for them)."""
+        if "typed" in self.__dict__:
+            return None
+        return self._base.queue_fields()
+
     def __getattr__(self, name: str) -> Any:
         # Called only while `typed`/`typed_keys` are not set yet.
         if name in ("typed", "typed_keys"):

@@ -3,7 +3,7 @@ the history of a task's queue records. Pure reads of a fold."""
 
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aidp import index
 from aidp.errors import AidpError, ExitCode, InvalidInput
@@ -73,6 +73,16 @@ class QueueState(_Plain):
         claims = self.claims.get(tid)
         return claims[0] if claims else None
 
+    def fields(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    @classmethod
+    def from_fields(cls, fields: tuple[Any, ...]) -> "QueueState":
+        qs = cls()
+        for name, value in zip(cls._fields, fields, strict=True):
+            setattr(qs, name, value)
+        return qs
+
     def waits(self, tid: str) -> list[str]:
         """What the task waits on: its blockers, then its children (an epic's)."""
         return [*self.blockers.get(tid, ()), *self.children.get(tid, ())]
@@ -91,6 +101,11 @@ def state(fold: Fold, about: str | None = None) -> QueueState:
     dependents, parent, children, claims and notes come out exactly as in the whole
     state; other tasks' entries may be missing): `show` of one task then does not pay
     for every queue record's edges, claims and notes."""
+    kept = getattr(fold, "kept_queue_state", None)  # a snapshot's fold: see index/loader
+    if kept is not None:
+        found = kept()
+        if found is not None:
+            return QueueState.from_fields(found)
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
     kinds = (DEP, PARENT, CLAIM, NOTE)
@@ -198,8 +213,8 @@ def listed_json(fold: Fold, listed: "Listed", limit: int | None) -> list[bytes |
             if more:
                 positions.append(i)
                 mores.append(more)
-    items = listing.with_keys([listed.element(i) for i in positions], mores)
-    return listed.json(limit, dict(zip(positions, items, strict=True)))
+    patches = listing.with_keys([listed.element(i) for i in positions], mores)
+    return listed.json(limit, dict(zip(positions, patches, strict=True)))
 
 
 # --- ready and blocked ------------------------------------------------------------------
