@@ -79,7 +79,7 @@ def assert_same(log: TaskLog) -> Fold:
             for limit in (None, 0, 1, 2):
                 wanted = tasks.query(index.select(full, statuses),
                                      tasks.Query(statuses=statuses, limit=limit))
-                assert b"".join(listed.json(limit, {})) == render.json_bytes(wanted)
+                assert b"".join(listed.json(limit, {}, dict)) == render.json_bytes(wanted)
     for tid in list(full.tasks)[:3]:
         part = tid.rpartition("_")[2][:4]
         search = got.tasks.ids_with_prefix if hasattr(got.tasks, "ids_with_prefix") else None
@@ -690,3 +690,27 @@ def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, fir
                 [queue.with_extras(qs, t) for t in found])
         if full.tasks:  # the answers above came through the snapshot
             assert (log.path.parent / SNAPSHOT.relative_to(".aidp")).exists()
+
+
+def test_list_json_shows_a_claim_holder_from_the_kept_queue_keys(cli, log: TaskLog) -> None:
+    """The queue keys kept in the snapshot differ by status: a claimed task in progress
+    shows its assignee, a pending one (released by a reopen) none — before and after
+    the lines after the snapshot are merged into it."""
+    started, waiting = QIDS[0], QIDS[1]
+    log.ensure_dir()
+    records = [
+        {"id": started, "description": "a", "status": "in_progress", "priority": "high",
+         "created_at": format_ts(1), "updated_at": format_ts(1)},
+        {"id": waiting, "description": "b", "status": "pending", "priority": "high",
+         "created_at": format_ts(2), "updated_at": format_ts(2)},
+        *({"type": "claim", "id": f"claim:{tid}:ann", "task": tid, "assignee": "ann",
+           "claimed_at": format_ts(3), "updated_at": format_ts(3)} for tid in QIDS[:2]),
+    ]
+    log.path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    for _ in range(2):
+        shown = orjson.loads(cli("tasks", "list", "--json").out)
+        assert [(t["id"], t.get("assignee")) for t in shown] == [(waiting, None),
+                                                                 (started, "ann")]
+        log.append([{"type": "note", "id": f"note:{waiting}:0000000{n}", "task": waiting,
+                     "text": "x" * 200, "created_at": format_ts(4), "updated_at": format_ts(4)}
+                    for n in range(3)])

@@ -282,7 +282,8 @@ class _Builder:
         }
         out: list[tuple[str, Any]] = [
             ("meta", marshal.dumps(meta)), ("typed", marshal.dumps((self.typed, self.typed_keys))),
-            ("queue", partial(queue_section, self.typed, self.typed_keys))]
+            ("queue", partial(queue_section, self.typed, self.typed_keys)),
+            ("queue_keys", partial(queue_section, self.typed, self.typed_keys, keys=True))]
         # Each group is made when it is written (see write_snapshot): one at a time.
         out += [(f"s{code}", partial(group, rows)) for code, rows in enumerate(by_status)]
         out += [(f"j{code}", partial(listing.build, self.fd, ids, rows, self.starts,
@@ -292,15 +293,18 @@ class _Builder:
         return out
 
 
-def queue_section(typed: dict[str, Record], typed_keys: dict[str, FoldKey]) -> bytes:
+def queue_section(typed: dict[str, Record], typed_keys: dict[str, FoldKey], *,
+                  keys: bool = False) -> bytes:
     """The work queue's state folded from the typed records (queue.state), so that
-    `list`, `show` and `ready` need not read and fold every queue record."""
+    `show` and `ready` need not read and fold every queue record; with `keys`, the
+    queue keys `tasks list --json` adds to tasks, encoded (queue.json_keys)."""
     import marshal
 
     from aidp.fold import Fold
-    from aidp.queue.folded import state
+    from aidp.queue.folded import json_keys, state
 
-    return marshal.dumps(state(Fold(typed=typed, typed_keys=typed_keys)).fields())
+    qs = state(Fold(typed=typed, typed_keys=typed_keys))
+    return marshal.dumps(json_keys(qs) if keys else qs.fields())
 
 
 def materialize(sections: list[tuple[str, Any]]) -> Callable[[str], bytes]:

@@ -192,6 +192,10 @@ class Base:
         """The work queue's state of the typed records (build.queue_section), fresh."""
         return self._load("queue")  # type: ignore[return-value]
 
+    def queue_keys(self) -> tuple[dict[str, bytes], dict[str, bytes]]:
+        """The queue keys list --json adds, encoded (build.queue_section)."""
+        return self._load("queue_keys")  # type: ignore[return-value]
+
     @property
     def typed(self) -> dict[str, Record]:
         return self.typed_pair()[0]

@@ -200,7 +200,9 @@ class _Delta(_Builder):
         out: list[tuple[str, Any]] = [("meta", marshal.dumps(meta)),
                                       ("typed", marshal.dumps((self.typed, self.typed_keys))),
                                       ("queue", partial(queue_section, self.typed,
-                                                        self.typed_keys))]
+                                                        self.typed_keys)),
+                                      ("queue_keys", partial(queue_section, self.typed,
+                                                             self.typed_keys, keys=True))]
         for code in range(len(self.tables[0])):
             name = f"s{code}"
             if code in drop_status or code in add_status or code >= len(base.table):

@@ -149,7 +149,7 @@ class LazyTasks(_Lazy):
             if found is None or status is None:
                 return None
             sources.append((found, status, shadowed.get(code, set())))
-        extra: list[tuple[tuple[int, int], str, str, bytes]] = []
+        extra: list[tuple[tuple[int, int], str, str, bytes, bool]] = []
         locate, new_row = base.locate, base.count
         wanted = set(statuses)
         for rid, record in self._over.items():
@@ -165,7 +165,7 @@ class LazyTasks(_Lazy):
                 except (orjson.JSONEncodeError, OverflowError):
                     return None
                 extra.append((listing.order_key(ts_of(record, "created_at"), row), rid,
-                              status, item))
+                              status, item, not listing.QUEUE_KEYS.isdisjoint(record)))
         return listing.merged(sources, extra)
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:

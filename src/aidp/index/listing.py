@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import marshal
 import os
-import re
 import struct
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 import orjson
 
@@ -31,6 +30,9 @@ from aidp.index.columns import Changed, _joined, _view
 from aidp.model import OPEN_STATUSES, Record
 
 LISTED = frozenset(OPEN_STATUSES)  # the statuses with a listing section
+# The keys queue.extras adds to a task in JSON. A task with one of them of its own (a
+# foreign file's) is decoded and encoded again when the queue adds keys to it.
+QUEUE_KEYS = frozenset(("blocked_by", "parent", "assignee", "claimed_at", "notes"))
 _INDENT = orjson.OPT_INDENT_2
 _SEPARATOR = b",\n"
 
@@ -45,7 +47,7 @@ def order_key(created: int, row: int) -> tuple[int, int]:
     return (-created, -row)
 
 
-def _line_element(fd: int, rid: str, start: int, length: int) -> bytes:
+def _line_element(fd: int, rid: str, start: int, length: int) -> tuple[bytes, bool]:
     """The element of the task whose winning line is at `start`: the record the fold
     keeps for it (parse_line: the same mending of tags), re-encoded."""
     try:
@@ -55,14 +57,16 @@ def _line_element(fd: int, rid: str, start: int, length: int) -> bytes:
     record = parse_line(raw) if len(raw) == length else None
     if record is None or record.get("id") != rid or "type" in record:
         raise Changed("the tasklist changed while it was read")
-    return element(record)
+    return element(record), not QUEUE_KEYS.isdisjoint(record)
 
 
 def _pack(ids: list[str], rows: array[int], created: array[int], offsets: array[int],
-          blob: list[bytes | memoryview]) -> bytes:
+          blob: list[bytes | memoryview], foreign: Iterable[str]) -> bytes:
     """A section: the length of its marshalled head (ids, rows, created stamps,
-    offsets), the head, then the elements as they are (read without a copy)."""
-    head = marshal.dumps((_joined(ids), rows.tobytes(), created.tobytes(), offsets.tobytes()))
+    offsets, the ids of tasks with a queue key of their own), the head, then the
+    elements as they are (read without a copy)."""
+    head = marshal.dumps((_joined(ids), rows.tobytes(), created.tobytes(), offsets.tobytes(),
+                          tuple(sorted(foreign))))
     return b"".join([_HEAD.pack(len(head)), head, *blob])
 
 
@@ -70,17 +74,22 @@ _HEAD = struct.Struct("<Q")
 NONE = b""  # the section of tasks that cannot all be put in bytes: the reader says None
 
 
-def section(entries: Iterable[tuple[tuple[int, int], str, int, int, bytes]]) -> bytes:
-    """The section for `entries` (order key, id, row, created, element), in any order."""
+Entry = tuple[tuple[int, int], str, int, int, tuple[bytes, bool]]
+
+
+def section(entries: Iterable[Entry]) -> bytes:
+    """The section for `entries` (order key, id, row, created, (element, foreign)), in
+    any order."""
     ordered = sorted(entries, key=lambda entry: entry[0])
     offsets = array("q", [0])
     at = 0
     for entry in ordered:
-        at += len(entry[4])
+        at += len(entry[4][0])
         offsets.append(at)
     return _pack([entry[1] for entry in ordered], array("q", [entry[2] for entry in ordered]),
                  array("q", [entry[3] for entry in ordered]), offsets,
-                 [entry[4] for entry in ordered])
+                 [entry[4][0] for entry in ordered],
+                 [entry[1] for entry in ordered if entry[4][1]])
 
 
 def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Sequence[int],
@@ -100,13 +109,15 @@ def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Seque
 class Listing:
     """A loaded section: ids, rows, created stamps and elements, in list's order."""
 
-    __slots__ = ("_ids", "blob", "created", "joined", "offsets", "rows")
+    __slots__ = ("_ids", "blob", "created", "foreign", "joined", "offsets", "rows")
 
     def __init__(self, data: bytes) -> None:
         view = memoryview(data)
         size = _HEAD.unpack_from(view)[0]
-        joined, rows, created, offsets = marshal.loads(view[_HEAD.size:_HEAD.size + size])
+        joined, rows, created, offsets, foreign = marshal.loads(
+            view[_HEAD.size:_HEAD.size + size])
         self.joined: str = joined
+        self.foreign: frozenset[str] = frozenset(foreign)
         self.rows, self.created, self.offsets = _view(rows), _view(created), _view(offsets)
         self.blob = view[_HEAD.size + size:]
         self._ids: list[str] | None = None
@@ -126,7 +137,8 @@ def load(data: bytes) -> Listing | None:
 
 
 def merge(old: Listing | None, drop: Iterable[int],
-          add: Sequence[tuple[tuple[int, int], str, int, int, Callable[[], bytes]]]) -> bytes:
+          add: Sequence[tuple[tuple[int, int], str, int, int,
+                              Callable[[], tuple[bytes, bool]]]]) -> bytes:
     """`old` without the tasks at fold rows `drop`, with `add` (order key, id, row,
     created, a maker of the element) put in their places."""
     dropped = set(drop)
@@ -139,6 +151,10 @@ def merge(old: Listing | None, drop: Iterable[int],
         return section(made)
     rows, created, ids = old.rows, old.created, old.ids
     kept = [i for i in range(len(rows)) if rows[i] not in dropped] if dropped else range(len(rows))
+    foreign = set(old.foreign)
+    if foreign and dropped:
+        foreign -= {ids[i] for i in range(len(rows)) if rows[i] in dropped}
+    foreign.update(rid for _key, rid, _row, _stamp, made_item in made if made_item[1])
     keys = [order_key(created[i], rows[i]) for i in kept]
     out_ids: list[str] = []
     out_rows, out_created, offsets = array("q"), array("q"), array("q", [0])
@@ -163,7 +179,7 @@ def merge(old: Listing | None, drop: Iterable[int],
             n = run + 1
 
     done = 0
-    for key, rid, row, stamp, data in made:
+    for key, rid, row, stamp, (data, _foreign) in made:
         place = bisect_left(keys, key, done)
         take(done, place)
         done = place
@@ -174,7 +190,7 @@ def merge(old: Listing | None, drop: Iterable[int],
         at += len(data)
         offsets.append(at)
     take(done, len(kept))
-    return _pack(out_ids, out_rows, out_created, offsets, pieces)
+    return _pack(out_ids, out_rows, out_created, offsets, pieces, foreign)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -182,31 +198,40 @@ def merge(old: Listing | None, drop: Iterable[int],
 
 class Listed:
     """Tasks in list's order as elements of its JSON array: `ids`, each one's status,
-    and their elements in `blob` (element i is `blob[offsets[i]:offsets[i + 1]]`)."""
+    their elements in `blob` (element i is `blob[offsets[i]:offsets[i + 1]]`), and the
+    ids of tasks with a key of the work queue's of their own."""
 
-    __slots__ = ("blob", "ids", "offsets", "statuses")
+    __slots__ = ("blob", "foreign", "ids", "offsets", "statuses")
 
     def __init__(self, ids: list[str], statuses: list[str], blob: bytes | memoryview,
-                 offsets: Sequence[int]) -> None:
+                 offsets: Sequence[int], foreign: Collection[str]) -> None:
         self.ids, self.statuses, self.blob, self.offsets = ids, statuses, blob, offsets
+        self.foreign = foreign
 
-    def element(self, i: int) -> memoryview:
-        return memoryview(self.blob)[self.offsets[i]:self.offsets[i + 1]]
-
-    def json(self, limit: int | None, patches: dict[int, list[bytes | memoryview]]
-             ) -> list[bytes | memoryview]:
-        """The pieces of `tasks list --json`'s output for the first `limit` tasks, the
-        elements at the positions of `patches` replaced by those pieces: what
-        json_bytes gives for the same tasks, without a copy of the elements."""
+    def json(self, limit: int | None, keys: dict[int, bytes],
+             more_of: Callable[[int], Record]) -> list[bytes | memoryview]:
+        """The pieces of `tasks list --json`'s output for the first `limit` tasks, with
+        the encoded queue keys `keys[i]` (encode_keys) written in before the closing
+        brace of task i's element: what json_bytes gives for the same tasks with
+        queue.with_extras, without a copy of the elements. A task with a queue key of
+        its own is decoded and given `more_of(i)` instead."""
         n = len(self.ids) if limit is None else min(limit, len(self.ids))
         if n == 0:
             return [b"[]\n"]
-        view, offsets = memoryview(self.blob), self.offsets
+        view, offsets, ids, foreign = memoryview(self.blob), self.offsets, self.ids, self.foreign
+        close = len(_CLOSE)
         pieces: list[bytes | memoryview] = [b"[\n"]
         at = 0
-        for i in sorted(p for p in patches if p < n):
-            pieces.append(view[offsets[at]:offsets[i]])
-            pieces.extend(patches[i])
+        for i in sorted(p for p in keys if p < n):
+            if ids[i] in foreign:
+                pieces.append(view[offsets[at]:offsets[i]])
+                record: Record = orjson.loads(view[offsets[i]:offsets[i + 1] - len(_SEPARATOR)])
+                pieces.append(element({**record, **more_of(i)}))
+            else:
+                pieces.append(view[offsets[at]:offsets[i + 1] - close])
+                pieces.append(b",\n")
+                pieces.append(keys[i])
+                pieces.append(_CLOSE)
             at = i + 1
         pieces.append(view[offsets[at]:offsets[n]])
         while not len(pieces[-1]):
@@ -217,42 +242,33 @@ class Listed:
         return pieces
 
 
-# A key at the top level of an element is the only text at `\n    "key": ` (a newline
-# is never inside a JSON string): an element with one of the work queue's keys of its
-# own (a foreign file's task) is decoded and encoded again instead.
-_QUEUE_KEY = re.compile(rb'\n    "(?:blocked_by|parent|assignee|claimed_at|notes)": ')
-_BETWEEN = b"\n  },\n  {\n"  # between two objects of an indented array
+_CLOSE = b"\n  }" + _SEPARATOR  # how every element ends: a task is never an empty object
+_BETWEEN = b"\n  },\n  {\n"  # between two objects of an indented array (never in a string)
 
 
-def with_keys(items: list[memoryview], mores: list[Record]) -> list[list[bytes | memoryview]]:
-    """The pieces of the elements of `{**record, **more}`, for each element `item` (with
-    its separator) of a record and its non-empty `more`: the keys, encoded by one
-    orjson call for all of them, written in before each closing brace."""
-    if not items:
+def encode_keys(mores: list[Record]) -> list[bytes]:
+    """Each non-empty `more` as the lines of its keys inside a listed element (at the
+    depth of a task's own keys), for all of them with one orjson call."""
+    if not mores:
         return []
     encoded = orjson.dumps(mores, option=_INDENT)  # [\n  {\n    "key": …\n  },\n  {…}\n]
     parts = encoded[len(b"[\n  {\n"):-len(b"\n  }\n]")].split(_BETWEEN)
-    if len(parts) != len(items):
-        parts = [b""] * len(items)  # cannot happen for non-empty objects: be safe anyway
-    out: list[list[bytes | memoryview]] = []
-    close = len(b"\n  }") + len(_SEPARATOR)
-    for item, keys, more in zip(items, parts, mores, strict=True):
-        if keys and item[-close:] == b"\n  }" + _SEPARATOR and _QUEUE_KEY.search(item) is None:
-            out.append([item[:-close], b",\n", keys, b"\n  }" + _SEPARATOR])
-        else:
-            record: Record = orjson.loads(item[:-len(_SEPARATOR)])
-            out.append([element({**record, **more})])
-    return out
+    if len(parts) != len(mores):  # cannot happen for non-empty objects
+        raise ValueError("an empty object among the queue keys")
+    return parts
 
 
 def merged(sources: list[tuple[Listing, str, set[int]]],
-           extra: list[tuple[tuple[int, int], str, str, bytes]]) -> Listed:
+           extra: list[tuple[tuple[int, int], str, str, bytes, bool]]) -> Listed:
     """Sections (with their status and the rows to leave out) and `extra` elements
-    (order key, id, status, element) put together in list's order."""
+    (order key, id, status, element, foreign) put together in list's order."""
+    foreign = {rid for one, _status, _skip in sources for rid in one.foreign}
+    foreign.update(item[1] for item in extra if item[4])
     if len(sources) == 1 and not extra and not sources[0][2]:
         one, status, _skip = sources[0]
-        return Listed(one.ids, [status] * len(one), one.blob, one.offsets)
-    items: list[tuple[tuple[int, int], str, str, bytes | memoryview]] = list(extra)
+        return Listed(one.ids, [status] * len(one), one.blob, one.offsets, foreign)
+    items: list[tuple[tuple[int, int], str, str, bytes | memoryview]] = [
+        item[:4] for item in extra]
     for one, status, skip in sources:
         view, offsets, ids, rows, created = (memoryview(one.blob), one.offsets, one.ids,
                                              one.rows, one.created)
@@ -266,4 +282,4 @@ def merged(sources: list[tuple[Listing, str, set[int]]],
         at += len(item[3])
         offsets_out.append(at)
     return Listed([item[1] for item in items], [item[2] for item in items],
-                  b"".join([item[3] for item in items]), offsets_out)
+                  b"".join([item[3] for item in items]), offsets_out, foreign)

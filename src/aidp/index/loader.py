@@ -154,6 +154,13 @@ class _SnapshotFold(Fold):
             return None
         return self._base.queue_fields()
 
+    def kept_queue_keys(self) -> tuple[dict[str, bytes], dict[str, bytes]] | None:
+        """The queue keys `tasks list --json` adds, encoded in the snapshot, under the
+        same condition as kept_queue_state."""
+        if "typed" in self.__dict__:
+            return None
+        return self._base.queue_keys()
+
     def __getattr__(self, name: str) -> Any:
         # Called only while `typed`/`typed_keys` are not set yet.
         if name in ("typed", "typed_keys"):

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     Section: TypeAlias = "bytes | Copy | Callable[[], bytes]"
 
-VERSION = 9
+VERSION = 10
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
 _HEADER = struct.Struct("<8sIIQI")  # magic, version, python, head length, head crc32

@@ -202,19 +202,52 @@ def listed_json(fold: Fold, listed: "Listed", limit: int | None) -> list[bytes |
     as they are)."""
     from aidp.index import listing
 
-    qs = state(fold)
-    linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
     ids = listed.ids if limit is None else listed.ids[:limit]
     statuses = listed.statuses
-    positions, mores = [], []
-    if linked:
+    found: list[QueueState] = []
+
+    def more_of(i: int) -> Record:
+        if not found:
+            found.append(state(fold))
+        return extras_of(found[0], ids[i], statuses[i])
+
+    kept = getattr(fold, "kept_queue_keys", None)  # a snapshot's fold: see index/loader
+    table = kept() if kept is not None else None
+    keys: dict[int, bytes] = {}
+    if table is not None:  # encoded when the snapshot was written (json_keys)
+        pending, other = table
+        linked = pending.keys() | other.keys()
+        for i in [i for i, tid in enumerate(ids) if tid in linked]:
+            encoded = (pending if statuses[i] == "pending" else other).get(ids[i])
+            if encoded is not None:
+                keys[i] = encoded
+    else:
+        qs = state(fold)
+        found.append(qs)
+        linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+        positions, mores = [], []
         for i in [i for i, tid in enumerate(ids) if tid in linked]:
             more = extras_of(qs, ids[i], statuses[i])
             if more:
                 positions.append(i)
                 mores.append(more)
-    patches = listing.with_keys([listed.element(i) for i in positions], mores)
-    return listed.json(limit, dict(zip(positions, patches, strict=True)))
+        keys = dict(zip(positions, listing.encode_keys(mores), strict=True))
+    return listed.json(limit, keys, more_of)
+
+
+def json_keys(qs: QueueState) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The queue keys of every task that has some, encoded as `tasks list --json`
+    writes them into a task (listing.encode_keys): for a pending task, and for a task
+    of any other status (only a claim's holder differs)."""
+    from aidp.index import listing
+
+    linked = list(qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys())
+    out: list[dict[str, bytes]] = []
+    for status in ("pending", "in_progress"):
+        pairs = [(tid, more) for tid in linked if (more := extras_of(qs, tid, status))]
+        encoded = listing.encode_keys([more for _tid, more in pairs])
+        out.append(dict(zip([tid for tid, _more in pairs], encoded, strict=True)))
+    return out[0], out[1]
 
 
 # --- ready and blocked ------------------------------------------------------------------
