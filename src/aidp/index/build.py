@@ -309,5 +309,8 @@ def queue_section(typed: dict[str, Record], typed_keys: dict[str, FoldKey], *,
 
 def materialize(sections: list[tuple[str, Any]]) -> Callable[[str], bytes]:
     """Read access to sections held in memory (where none could be written)."""
-    made = {name: data() if callable(data) else data for name, data in sections}
+    made: dict[str, bytes] = {}
+    for name, data in sections:
+        found = data() if callable(data) else data
+        made[name] = found if isinstance(found, bytes) else b"".join(found)
     return made.__getitem__

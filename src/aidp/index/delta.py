@@ -122,7 +122,8 @@ class _Delta(_Builder):
     def _merge_released(self, name: str, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
         return _merge_group(self._release(name), drop, add)
 
-    def _merge_listing(self, code: int, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
+    def _merge_listing(self, code: int, drop: list[int], add: list[tuple[Any, ...]]
+                       ) -> bytes | listing.Pieces:
         """The listing section of status `code` (listing.py) without the tasks at rows
         `drop`, with the entries `add` (as for _merge_group); each added task's element
         is made from its winning line, read back from the log."""

@@ -21,7 +21,7 @@ import os
 import struct
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 
 import orjson
 
@@ -60,50 +60,62 @@ def _line_element(fd: int, rid: str, start: int, length: int) -> tuple[bytes, bo
     return element(record), not QUEUE_KEYS.isdisjoint(record)
 
 
-def _pack(ids: list[str], rows: array[int], created: array[int], offsets: array[int],
-          blob: list[bytes | memoryview], foreign: Iterable[str]) -> bytes:
-    """A section: the length of its marshalled head (ids, rows, created stamps,
-    offsets, the ids of tasks with a queue key of their own), the head, then the
-    elements as they are (read without a copy)."""
-    head = marshal.dumps((_joined(ids), rows.tobytes(), created.tobytes(), offsets.tobytes(),
-                          tuple(sorted(foreign))))
-    return b"".join([_HEAD.pack(len(head)), head, *blob])
+_TAIL = struct.Struct("<Q")
+NONE = b""  # a section without a listing (no log to read it from): the reader says None
+Pieces = Iterator["bytes | memoryview"]
 
 
-_HEAD = struct.Struct("<Q")
-NONE = b""  # the section of tasks that cannot all be put in bytes: the reader says None
+class _Section:
+    """Writes a listing section as it goes: the elements in list's order, then the head
+    (ids, fold rows, created stamps, offsets, the ids of tasks with a queue key of
+    their own, marshalled), then the head's length — so neither the elements nor the
+    section are ever held whole (232k open tasks at 5M events are ~100 MB)."""
 
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.rows, self.created, self.offsets = array("q"), array("q"), array("q", [0])
+        self.foreign: set[str] = set()
+        self.at = 0
 
-Entry = tuple[tuple[int, int], str, int, int, tuple[bytes, bool]]
+    def one(self, rid: str, row: int, stamp: int, item: bytes, foreign: bool) -> bytes:
+        self.ids.append(rid)
+        self.rows.append(row)
+        self.created.append(stamp)
+        self.at += len(item)
+        self.offsets.append(self.at)
+        if foreign:
+            self.foreign.add(rid)
+        return item
 
+    def run(self, old: Listing, a: int, b: int) -> memoryview:
+        """Entries a..b-1 of `old`, as they are."""
+        self.ids.extend(old.ids[a:b])
+        self.rows.frombytes(old.rows[a:b].cast("B"))
+        self.created.frombytes(old.created[a:b].cast("B"))
+        base = old.offsets[a]
+        self.offsets.extend(self.at + old.offsets[i] - base for i in range(a + 1, b + 1))
+        self.at += old.offsets[b] - base
+        self.foreign.update(rid for rid in old.ids[a:b] if rid in old.foreign)
+        return old.blob[base:old.offsets[b]]
 
-def section(entries: Iterable[Entry]) -> bytes:
-    """The section for `entries` (order key, id, row, created, (element, foreign)), in
-    any order."""
-    ordered = sorted(entries, key=lambda entry: entry[0])
-    offsets = array("q", [0])
-    at = 0
-    for entry in ordered:
-        at += len(entry[4][0])
-        offsets.append(at)
-    return _pack([entry[1] for entry in ordered], array("q", [entry[2] for entry in ordered]),
-                 array("q", [entry[3] for entry in ordered]), offsets,
-                 [entry[4][0] for entry in ordered],
-                 [entry[1] for entry in ordered if entry[4][1]])
+    def end(self) -> Pieces:
+        head = marshal.dumps((_joined(self.ids), self.rows.tobytes(), self.created.tobytes(),
+                              self.offsets.tobytes(), tuple(sorted(self.foreign))))
+        yield head
+        yield _TAIL.pack(len(head))
 
 
 def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Sequence[int],
-          lengths: Sequence[int], created: Sequence[int]) -> bytes:
+          lengths: Sequence[int], created: Sequence[int]) -> Pieces:
     """A fresh section for the tasks at `rows` of the builder's columns (`ids` by row),
-    their elements read back from the log."""
+    their elements read back from the log one at a time."""
     if fd is None:
-        return NONE
-    try:
-        entries = [(order_key(created[r], r), ids[r], r, created[r],
-                    _line_element(fd, ids[r], starts[r], lengths[r])) for r in rows]
-    except (orjson.JSONEncodeError, OverflowError):
-        return NONE
-    return section(entries)
+        return
+    out = _Section()
+    for r in sorted(rows, key=lambda r: order_key(created[r], r)):
+        item, foreign = _line_element(fd, ids[r], starts[r], lengths[r])
+        yield out.one(ids[r], r, created[r], item, foreign)
+    yield from out.end()
 
 
 class Listing:
@@ -113,13 +125,13 @@ class Listing:
 
     def __init__(self, data: bytes) -> None:
         view = memoryview(data)
-        size = _HEAD.unpack_from(view)[0]
-        joined, rows, created, offsets, foreign = marshal.loads(
-            view[_HEAD.size:_HEAD.size + size])
+        size = _TAIL.unpack_from(view, len(view) - _TAIL.size)[0]
+        at = len(view) - _TAIL.size - size
+        joined, rows, created, offsets, foreign = marshal.loads(view[at:len(view) - _TAIL.size])
         self.joined: str = joined
         self.foreign: frozenset[str] = frozenset(foreign)
         self.rows, self.created, self.offsets = _view(rows), _view(created), _view(offsets)
-        self.blob = view[_HEAD.size + size:]
+        self.blob = view[:at]
         self._ids: list[str] | None = None
 
     def __len__(self) -> int:
@@ -138,59 +150,40 @@ def load(data: bytes) -> Listing | None:
 
 def merge(old: Listing | None, drop: Iterable[int],
           add: Sequence[tuple[tuple[int, int], str, int, int,
-                              Callable[[], tuple[bytes, bool]]]]) -> bytes:
+                              Callable[[], tuple[bytes, bool]]]]) -> Pieces:
     """`old` without the tasks at fold rows `drop`, with `add` (order key, id, row,
-    created, a maker of the element) put in their places."""
+    created, a maker of the element) put in their places: runs of the old elements
+    copied as they are."""
     dropped = set(drop)
-    added = sorted(add, key=lambda entry: entry[0])
-    try:
-        made = [(key, rid, row, stamp, make()) for key, rid, row, stamp, make in added]
-    except (orjson.JSONEncodeError, OverflowError):
-        return NONE
+    made = sorted(((key, rid, row, stamp, *make()) for key, rid, row, stamp, make in add),
+                  key=lambda entry: entry[0])
+    out = _Section()
     if old is None:
-        return section(made)
-    rows, created, ids = old.rows, old.created, old.ids
+        for _key, rid, row, stamp, item, foreign in made:
+            yield out.one(rid, row, stamp, item, foreign)
+        yield from out.end()
+        return
+    rows, created = old.rows, old.created
     kept = [i for i in range(len(rows)) if rows[i] not in dropped] if dropped else range(len(rows))
-    foreign = set(old.foreign)
-    if foreign and dropped:
-        foreign -= {ids[i] for i in range(len(rows)) if rows[i] in dropped}
-    foreign.update(rid for _key, rid, _row, _stamp, made_item in made if made_item[1])
     keys = [order_key(created[i], rows[i]) for i in kept]
-    out_ids: list[str] = []
-    out_rows, out_created, offsets = array("q"), array("q"), array("q", [0])
-    pieces: list[bytes | memoryview] = []
-    at = 0
 
-    def take(first: int, stop: int) -> None:  # kept[first:stop], runs of the old blob
-        nonlocal at
+    def take(first: int, stop: int) -> Pieces:  # kept[first:stop], in runs of old entries
         n = first
         while n < stop:
             run = n
             while run + 1 < stop and kept[run + 1] == kept[run] + 1:
                 run += 1
-            a, b = kept[n], kept[run] + 1
-            out_ids.extend(ids[a:b])
-            out_rows.frombytes(rows[a:b].cast("B"))
-            out_created.frombytes(created[a:b].cast("B"))
-            base = old.offsets[a]
-            offsets.extend(at + old.offsets[i] - base for i in range(a + 1, b + 1))
-            pieces.append(old.blob[base:old.offsets[b]])
-            at += old.offsets[b] - base
+            yield out.run(old, kept[n], kept[run] + 1)
             n = run + 1
 
     done = 0
-    for key, rid, row, stamp, (data, _foreign) in made:
+    for key, rid, row, stamp, item, foreign in made:
         place = bisect_left(keys, key, done)
-        take(done, place)
+        yield from take(done, place)
         done = place
-        out_ids.append(rid)
-        out_rows.append(row)
-        out_created.append(stamp)
-        pieces.append(data)
-        at += len(data)
-        offsets.append(at)
-    take(done, len(kept))
-    return _pack(out_ids, out_rows, out_created, offsets, pieces, foreign)
+        yield out.one(rid, row, stamp, item, foreign)
+    yield from take(done, len(kept))
+    yield from out.end()
 
 
 # --- reading ---------------------------------------------------------------------------

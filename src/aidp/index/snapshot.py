@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING
 from aidp.stamp import CACHE_DIR
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
     from pathlib import Path
     from typing import TypeAlias
 
-    Section: TypeAlias = "bytes | Copy | Callable[[], bytes]"
+    Section: TypeAlias = (
+        "bytes | Copy | Callable[[], bytes] | Callable[[], Iterable[bytes | memoryview]]")
 
-VERSION = 10
+VERSION = 11
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
 _HEADER = struct.Struct("<8sIIQI")  # magic, version, python, head length, head crc32
@@ -240,12 +241,17 @@ def write_snapshot(folder: Path, offset: int, crc: int,
                 data = made() if callable(made) else made
                 if isinstance(data, Copy):
                     _copy(data, fd)
-                    check = data.crc
-                else:
+                    check, length = data.crc, data.length
+                elif isinstance(data, bytes):
                     _write_all(fd, data)
-                    check = zlib.crc32(data)
-                entries.append(_ENTRY.pack(name.encode("ascii"), at, len(data), check))
-                at += len(data)
+                    check, length = zlib.crc32(data), len(data)
+                else:  # pieces, written as they are made (index/listing.py)
+                    check = length = 0
+                    for piece in data:
+                        _write_all(fd, piece)
+                        check, length = zlib.crc32(piece, check), length + len(piece)
+                entries.append(_ENTRY.pack(name.encode("ascii"), at, length, check))
+                at += length
                 del data
             head = _HEAD.pack(nonce, offset, crc, own.st_dev, own.st_ino,
                               len(sections)) + b"".join(entries)
