@@ -6,7 +6,7 @@ copying the rest, so the cost follows the lines added, not the size of the histo
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from operator import itemgetter
 from typing import Any
@@ -19,16 +19,17 @@ from aidp.index.columns import (
     Loc,
     _joined,
     bucket_of,
+    parts_section,
 )
 from aidp.insights import week_start
 from aidp.model import UNKNOWN_TS
 
 
-def _merge_group(old: Group | None, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
+def _merge_group(old: Group | None, drop: list[int], add: list[tuple[Any, ...]]
+                 ) -> Iterator[bytes | memoryview]:
     """The section of `old` without the tasks at rows `drop`, with the entries `add`
     (row, id, then the columns in Group order), in row order: slices of the old columns
     copied whole, so the cost is the changes plus a copy, not a loop over every task."""
-    import marshal
     from bisect import bisect_left
 
     rows = old.rows if old is not None else memoryview(b"").cast("q")
@@ -73,8 +74,9 @@ def _merge_group(old: Group | None, drop: list[int], add: list[tuple[Any, ...]])
             at = position + 1
     if at < len(rows):
         copy(at, len(rows))
-    return marshal.dumps((_joined(ids), *(bytes(c) if isinstance(c, bytearray) else c.tobytes()
-                                 for c in columns)))
+    yield from parts_section([_joined(ids).encode(),
+                              *(bytes(c) if isinstance(c, bytearray) else c.tobytes()
+                                for c in columns)])
 
 
 class _Delta(_Builder):
@@ -117,9 +119,10 @@ class _Delta(_Builder):
     def _release(self, name: str) -> Group:
         """The base's group `name`, no longer kept by the base (memory stays flat)."""
         found = self.base._groups.pop(name, None)
-        return found if found is not None else Group(self.base._load(name))  # type: ignore[arg-type]
+        return found if found is not None else self.base.new_group(name)
 
-    def _merge_released(self, name: str, drop: list[int], add: list[tuple[Any, ...]]) -> bytes:
+    def _merge_released(self, name: str, drop: list[int], add: list[tuple[Any, ...]]
+                        ) -> Iterator[bytes | memoryview]:
         return _merge_group(self._release(name), drop, add)
 
     def _merge_listing(self, code: int, drop: list[int], add: list[tuple[Any, ...]]
