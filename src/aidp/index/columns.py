@@ -116,8 +116,9 @@ class Group:
     The columns are views of the section's bytes and the ids one string: loading
     copies nothing per task (an id never holds a newline: such a line is damage)."""
 
-    __slots__ = ("_ids", "_lookups", "_where", "created", "finished", "joined", "lengths",
-                 "numbers", "priorities", "rows", "stamps", "starts", "statuses", "tags")
+    __slots__ = ("_ids", "_joined", "_lookups", "_utf8", "_where", "created", "finished",
+                 "lengths", "numbers", "priorities", "rows", "stamps", "starts", "statuses",
+                 "tags")
 
     def __init__(self, data: bytes) -> None:
         parts = read_parts(data)
@@ -125,7 +126,8 @@ class Group:
             raise Corrupt("not a group")
         (joined, rows, starts, lengths, stamps, numbers, created, finished, tags,
          statuses, priorities) = parts
-        self.joined: str = str(joined, "utf-8")
+        self._utf8 = joined  # decoded when first wanted: counts and ages need no id
+        self._joined: str | None = None
         self.statuses, self.priorities = bytes(statuses), bytes(priorities)
         self.rows, self.starts, self.lengths = _view(rows), _view(starts), _view(lengths)
         self.stamps, self.numbers = _view(stamps), _view(numbers)
@@ -139,10 +141,25 @@ class Group:
         return len(self.rows)
 
     @property
+    def joined(self) -> str:
+        """The ids, each followed by a newline."""
+        if self._joined is None:
+            self._joined = str(self._utf8, "utf-8")
+        return self._joined
+
+    @property
     def ids(self) -> list[str]:
         if self._ids is None:
             self._ids = self.joined[:-1].split("\n") if self.joined else []
         return self._ids
+
+    def id_at(self, j: int) -> str:
+        """The id at position j, without splitting them all when they are not split
+        yet (the oldest open task is near the front: the fold's order is mostly the
+        order tasks were filed in)."""
+        if self._ids is not None:
+            return self._ids[j]
+        return self.joined.split("\n", j + 1)[j]
 
     def where(self, rid: str) -> int | None:
         """The position of `rid` in this group, or None: a search of the joined ids for
