@@ -73,6 +73,9 @@ def assert_same(log: TaskLog) -> Fold:
             told = model._TS_CACHE.pop(stamp)
             assert told == model.parse_ts(stamp)
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
+    if hasattr(got.tasks, "newest_first"):  # list --all, streamed (2 at a time here)
+        streamed = [t for batch in got.tasks.newest_first(2) for t in batch]
+        assert streamed == tasks.query(full.tasks.values(), tasks.Query(statuses=None))
     for statuses in (("pending",), OPEN_STATUSES, ("in_progress",)):
         listed = index.listed(got, statuses)  # tasks list --json, from the snapshot
         if listed is not None:
@@ -663,14 +666,16 @@ open_task_lines = st.builds(
        later=st.lists(st.one_of(open_task_lines, queue_lines), max_size=6),
        limit=st.sampled_from([None, 0, 1, 3]))
 def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, first, later,
-                                                          limit) -> None:
+                                                          limit, monkeypatch) -> None:
     """`tasks list --status S --json` copies the open tasks' JSON kept in the snapshot
     and adds the work queue's keys: byte for byte what the plain fold gives, before
     and after appends (the overlay, and the listing merged after REBUILD_TAIL bytes),
     for tasks with equal created stamps, with queue links, and with foreign keys named
     like the queue's."""
     from aidp import queue
+    from aidp.index import lazy
 
+    monkeypatch.setattr(lazy, "STREAM_BATCH", 2)
     log.ensure_dir()
     log.path.write_bytes(chunk(first, False))
     for step in (None, later):
@@ -688,6 +693,16 @@ def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, fir
             assert got.code == 0
             assert got.out.encode() == render.json_bytes(
                 [queue.with_extras(qs, t) for t in found])
+        # --all: every task, streamed a batch (here: 2) at a time.
+        everything = [queue.with_extras(queue.state(full), t) for t in tasks.query(
+            full.tasks.values(), tasks.Query(statuses=None, limit=limit))]
+        more = [] if limit is None else ["--limit", str(limit)]
+        assert cli("tasks", "list", "--all", *more, "--json").out.encode() == render.json_bytes(
+            everything)
+        assert cli("tasks", "list", "--all", *more, "-f", "jsonl").out.encode() == (
+            render.jsonl_bytes(everything))
+        assert cli("tasks", "list", "--all", *more, "-f", "ids").out == "".join(
+            t["id"] + "\n" for t in everything)
         if full.tasks:  # the answers above came through the snapshot
             assert (log.path.parent / SNAPSHOT.relative_to(".aidp")).exists()
 

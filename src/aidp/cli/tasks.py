@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import typer
 
@@ -202,6 +203,14 @@ def list_(
             if exit_code and found_json.ids[:limit]:
                 raise typer.Exit(ExitCode.FAILURE)
             return
+    if (fmt in ("json", "jsonl", "ids") and query.statuses is None and query.sort == "created"
+            and not query.priorities and not query.tags and query.session is None
+            and query.created_from is None and query.created_before is None
+            and hasattr(fold.tasks, "newest_first")):
+        # Every task (--all): written a batch at a time, in bounded memory.
+        if _stream_all(fold, fmt, limit) and exit_code:
+            raise typer.Exit(ExitCode.FAILURE)
+        return
     candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
     found = core.query(candidates, query)
     notes = None
@@ -238,6 +247,34 @@ def list_(
         render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
+
+
+def _stream_all(fold: Any, fmt: str, limit: int | None) -> int:
+    """`list --all` as json, jsonl or ids from a snapshot's fold, a batch of tasks at a
+    time (index LazyTasks.newest_first): the same bytes as _print_list; how many."""
+    from aidp import queue
+    from aidp.index.listing import element
+
+    qs = queue.state(fold)
+    out = sys.stdout.buffer
+    sys.stdout.flush()
+    written = 0
+    for found in fold.tasks.newest_first():
+        batch = found if limit is None else found[:limit - written]
+        if not batch:
+            break
+        if fmt == "ids":
+            out.write("".join(t["id"] + "\n" for t in batch).encode())
+        elif fmt == "jsonl":
+            out.write(render.jsonl_bytes(queue.with_extras(qs, t) for t in batch))
+        else:
+            items = b"".join([element(queue.with_extras(qs, t)) for t in batch])
+            out.write((b",\n" if written else b"[\n") + items[:-2])
+        written += len(batch)
+    if fmt == "json":
+        out.write(b"\n]\n" if written else b"[]\n")
+    out.flush()
+    return written
 
 
 def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
