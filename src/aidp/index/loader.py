@@ -23,9 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from aidp.errors import StorageError
 from aidp.fold import Fold
-from aidp.index.build import _Builder, materialize
 from aidp.index.columns import Base, Changed
-from aidp.index.delta import _Delta
 from aidp.index.lazy import LazyTasks, _no_gc
 from aidp.index.mapping import LazyKeys
 from aidp.index.reader import LogFile
@@ -199,6 +197,8 @@ class _Loader:
         if end - offset >= _rebuild_tail(offset):
             # The next snapshot: the sections the new lines touch are merged, the
             # others copied; a cost that follows the new lines, not the history.
+            from aidp.index.delta import _Delta  # writing only: reads never import it
+
             delta = _Delta(base)
             with _no_gc():
                 crc = delta.feed_file(self.file.fd, offset, end, crc)
@@ -222,6 +222,8 @@ class _Loader:
         the log's prefix (and saved, so the next read need not)."""
 
         def recover(buckets: int | None) -> Callable[[str], bytes]:
+            from aidp.index.build import _Builder, materialize
+
             builder = _Builder()
             with _no_gc():
                 if builder.feed_file(self.file.fd, 0, offset, 0) != crc:
@@ -257,6 +259,8 @@ class _Loader:
         end = self.file.last_newline_end()
         if end == 0:
             return self._full()
+        from aidp.index.build import _Builder, materialize
+
         builder = _Builder()
         with _no_gc():
             crc = builder.feed_file(self.file.fd, 0, end, 0)
