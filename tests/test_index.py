@@ -56,6 +56,9 @@ def assert_same(log: TaskLog) -> Fold:
         assert index.oldest(got, statuses) == index.oldest(full, statuses)
         assert sorted(index.created_stamps(got, statuses)) == sorted(
             index.created_stamps(full, statuses))
+        bounds = [model.UNKNOWN_TS, *(n * 86_400_000_000 for n in range(-1, 16))]
+        assert index.created_at_most(got, statuses, bounds) == index.created_at_most(
+            full, statuses, bounds)
     assert index.status_counts(got) == index.status_counts(full)
     for wanted in (None, ("pending",), OPEN_STATUSES, STATUSES, ("odd",), ()):
         expected: dict[str, int] = {}

@@ -237,12 +237,13 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
             slot = tally._week(week)
             if slot is not None:
                 series[slot] += n
-    # Ages from the sorted created stamps of the open tasks: a bucket is a difference
-    # of two bisections (days >= L exactly when created <= now - L days).
-    created = sorted(index.created_stamps(fold, OPEN_STATUSES))
-    unknown = bisect_right(created, UNKNOWN_TS)
-    edges = [len(created) - unknown,
-             *(bisect_right(created, now - limit * DAY) - unknown for limit in _AGE_LIMITS), 0]
+    # Ages from how many open tasks were created by each bound: a bucket is a
+    # difference of two counts (days >= L exactly when created <= now - L days); an
+    # indexed fold bisects the created stamps its listing heads keep in order.
+    total, at_most = index.created_at_most(
+        fold, OPEN_STATUSES, [UNKNOWN_TS, *(now - limit * DAY for limit in _AGE_LIMITS)])
+    unknown = at_most[0]
+    edges = [total - unknown, *(n - unknown for n in at_most[1:]), 0]
     tally.ages = [edges[n] - edges[n + 1] for n in range(len(AGE_BUCKETS))] + [unknown]
     tally.tags = index.tag_counts(fold, OPEN_STATUSES)  # from the tags column
     out = tally.result(filters)

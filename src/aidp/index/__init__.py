@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CACHE_DIR",
     "SNAPSHOT_NAME",
+    "created_at_most",
     "created_stamps",
     "listed",
     "load",
@@ -168,6 +169,22 @@ def created_stamps(fold: Fold, statuses: Collection[str] | None = None) -> list[
     wanted = None if statuses is None else set(statuses)
     return [ts_of(t, "created_at") for t in tasks.values()
             if wanted is None or status_key(t) in wanted]
+
+
+def created_at_most(fold: Fold, statuses: Collection[str], bounds: list[int]
+                    ) -> tuple[int, list[int]]:
+    """How many tasks have one of `statuses`, and how many of them were created at or
+    before each of `bounds` (µs; an unreadable created_at counts as UNKNOWN_TS): an
+    indexed fold answers from its listing heads (open statuses), reading no task."""
+    tasks = fold.tasks
+    if isinstance(tasks, LazyTasks):
+        found = tasks.created_at_most(statuses, bounds)
+        if found is not None:
+            return found
+    from bisect import bisect_right
+
+    created = sorted(created_stamps(fold, statuses))
+    return len(created), [bisect_right(created, bound) for bound in bounds]
 
 
 def select_updated(fold: Fold, statuses: Collection[str], since: int) -> list[Record]:

@@ -286,6 +286,7 @@ class _Builder:
             "tagsets": self.tagsets, "buckets": buckets,
             "by_status": {code: len(rows) for code, rows in enumerate(by_status)},
             "tag_sets": dict(Counter(zip(statuses, self.tag_codes, strict=True))),
+            "prio_sets": dict(Counter(zip(statuses, self.priority_codes, strict=True))),
             "weeks": weeks,
         }
         out: list[tuple[str, Any]] = [
@@ -294,9 +295,10 @@ class _Builder:
             ("queue_keys", partial(queue_section, self.typed, self.typed_keys, keys=True))]
         # Each group is made when it is written (see write_snapshot): one at a time.
         out += [(f"s{code}", partial(group, rows)) for code, rows in enumerate(by_status)]
-        out += [(f"j{code}", partial(listing.build, self.fd, ids, rows, self.starts,
-                                     self.lengths, self.created))
-                for code, rows in enumerate(by_status) if self.tables[0][code] in listing.LISTED]
+        for code, rows in enumerate(by_status):
+            if self.tables[0][code] in listing.LISTED:
+                pair = listing.build(self.fd, ids, rows, self.starts, self.lengths, self.created)
+                out += [(f"j{code}", pair.elements), (f"h{code}", pair.head)]
         out += [(f"b{n}", partial(group, rows)) for n, rows in enumerate(by_bucket)]
         return out
 

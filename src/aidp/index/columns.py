@@ -229,6 +229,7 @@ class Base:
         self.buckets: int = meta["buckets"]
         self.by_status: dict[int, int] = meta["by_status"]
         self.tag_sets: dict[tuple[int, int], int] = meta["tag_sets"]
+        self.prio_sets: dict[tuple[int, int], int] = meta["prio_sets"]
         self.weeks: dict[str, dict[tuple[int, int], int]] = meta["weeks"]
         self._typed: tuple[dict[str, Record], dict[str, FoldKey]] | None = None
         self._groups: dict[str, Group] = {}

@@ -79,6 +79,23 @@ def _merge_group(old: Group | None, drop: list[int], add: list[tuple[Any, ...]]
                                 for c in columns)])
 
 
+class _Later:
+    """A listing pair made when its first section is written (it reads the old one)."""
+
+    def __init__(self, make: Callable[[], listing.Pair]) -> None:
+        self.make = make
+        self.pair: listing.Pair | None = None
+
+    def elements(self) -> listing.Pieces:
+        pair = self.pair = self.make()
+        return pair.elements()
+
+    def head(self) -> bytes:
+        if self.pair is None:
+            raise AssertionError("a listing's elements are written before its head")
+        return self.pair.head()
+
+
 class _Delta(_Builder):
     """Folds the lines after a snapshot on top of it, keeping only the tasks those lines
     name (brought in from the base when first named), and writes the next snapshot by
@@ -126,18 +143,18 @@ class _Delta(_Builder):
         return _merge_group(self._release(name), drop, add)
 
     def _merge_listing(self, code: int, drop: list[int], add: list[tuple[Any, ...]]
-                       ) -> bytes | listing.Pieces:
-        """The listing section of status `code` (listing.py) without the tasks at rows
-        `drop`, with the entries `add` (as for _merge_group); each added task's element
-        is made from its winning line, read back from the log."""
+                       ) -> listing.Pair:
+        """The listing of status `code` (listing.py) without the tasks at rows `drop`,
+        with the entries `add` (as for _merge_group); each added task's element is made
+        from its winning line, read back from the log."""
         old: listing.Listing | None = None
         if code < len(self.base.table):
-            old = listing.load(self.base.raw(f"j{code}"))
+            old = listing.load(self.base.raw(f"h{code}"), partial(self.base.raw, f"j{code}"))
             if old is None:
-                return listing.NONE  # it could not hold its tasks: nor can this
+                return listing.Pair(None)  # it had no elements: nor can this
         fd = self.fd
         if fd is None:
-            return listing.NONE
+            return listing.Pair(None)
         entries = [(listing.order_key(entry[6], entry[0]), entry[1], entry[0], entry[6],
                     partial(listing._line_element, fd, entry[1], entry[2], entry[3]))
                    for entry in add]
@@ -155,6 +172,7 @@ class _Delta(_Builder):
         meta_weeks = {kind: dict(counts) for kind, counts in base.weeks.items()}
         by_status = dict(base.by_status)
         tag_sets = dict(base.tag_sets)
+        prio_sets = dict(base.prio_sets)
         next_row = base.count
         drop_status: dict[int, list[int]] = {}
         drop_bucket: dict[int, list[int]] = {}
@@ -175,6 +193,7 @@ class _Delta(_Builder):
                 code = group.statuses[j]
                 count(by_status, code, -1)
                 count(tag_sets, (code, group.tags[j]), -1)
+                count(prio_sets, (code, group.priorities[j]), -1)
                 for kind, column in (("created", group.created), ("finished", group.finished)):
                     if column[j] != UNKNOWN_TS:
                         count(meta_weeks[kind], (code, week_start(column[j])), -1)
@@ -183,6 +202,7 @@ class _Delta(_Builder):
             code = self.status_codes[local]
             count(by_status, code, 1)
             count(tag_sets, (code, self.tag_codes[local]), 1)
+            count(prio_sets, (code, self.priority_codes[local]), 1)
             for kind, stamp in (("created", self.created[local]),
                                 ("finished", self.finished[local])):
                 if stamp != UNKNOWN_TS:
@@ -198,6 +218,7 @@ class _Delta(_Builder):
             "tagsets": self.tagsets, "buckets": base.buckets,
             "by_status": by_status,
             "tag_sets": {key: n for key, n in tag_sets.items() if n},
+            "prio_sets": {key: n for key, n in prio_sets.items() if n},
             "weeks": {kind: {key: n for key, n in counts.items() if n}
                       for kind, counts in meta_weeks.items()},
         }
@@ -218,12 +239,12 @@ class _Delta(_Builder):
         for code, status in enumerate(self.tables[0]):
             if status not in listing.LISTED:
                 continue
-            name = f"j{code}"
             if code in drop_status or code in add_status or code >= len(base.table):
-                out.append((name, partial(self._merge_listing, code, drop_status.get(code, []),
-                                          add_status.get(code, []))))
+                pair = _Later(partial(self._merge_listing, code, drop_status.get(code, []),
+                                      add_status.get(code, [])))
+                out += [(f"j{code}", pair.elements), (f"h{code}", pair.head)]
             else:
-                out.append((name, snap.copy(name)))
+                out += [(f"j{code}", snap.copy(f"j{code}")), (f"h{code}", snap.copy(f"h{code}"))]
         for bucket in range(base.buckets):
             name = f"b{bucket}"
             if bucket in add_bucket:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -27,7 +29,7 @@ from aidp.model import UNKNOWN_TS, remember_ts, ts_of
 
 if TYPE_CHECKING:
     from aidp.index.columns import Base, Group, Loc
-    from aidp.index.listing import Listed
+    from aidp.index.listing import Listed, Listing
     from aidp.index.reader import LogFile
     from aidp.model import Record
 
@@ -74,6 +76,10 @@ def _first_index(column: memoryview[int], value: int) -> int:
 
 
 STREAM_BATCH = 4096  # tasks decoded at a time by newest_first (tests make it small)
+
+
+def _negative(value: int) -> int:
+    return -value
 
 
 def _has_prefix(rid: str, prefix: str, *, last_part: bool) -> bool:
@@ -211,7 +217,7 @@ class LazyTasks(_Lazy):
             shadowed.setdefault(group.statuses[j], set()).add(group.rows[j])
         sources: list[tuple[listing.Listing, str, set[int]]] = []
         for code in base.codes(statuses):
-            found = listing.load(base.raw(f"j{code}"))
+            found = listing.load(base.raw(f"h{code}"), partial(base.raw, f"j{code}"))
             status = base.table[code]
             if found is None or status is None:
                 return None
@@ -270,28 +276,63 @@ class LazyTasks(_Lazy):
         return out
 
     def priority_counts(self, statuses: Collection[str]) -> dict[str | None, int]:
+        """From the counts per (status, priority) in meta, corrected by the overlay."""
         base = self._b
-        shadowed = self._shadowed()
+        codes = set(base.codes(statuses))
         by_code: dict[int, int] = {}
-        for code in base.codes(statuses):
-            if not base.by_status.get(code):
-                continue
-            group = base.status_group(code)
-            priorities = group.priorities
-            if shadowed:
-                priorities = bytes(priorities[j] for j in self._positions(group, shadowed))
-            for p in range(len(base.priorities)):
-                n = priorities.count(p)
-                if n:
-                    by_code[p] = by_code.get(p, 0) + n
+        for (code, p), n in base.prio_sets.items():
+            if code in codes:
+                by_code[p] = by_code.get(p, 0) + n
+        for group, j in self._shadowed_in(statuses):
+            by_code[group.priorities[j]] -= 1
         counts: dict[str | None, int] = {}
         for p, n in by_code.items():
-            key = base.priorities[p]
-            counts[key] = counts.get(key, 0) + n
+            if n:
+                key = base.priorities[p]
+                counts[key] = counts.get(key, 0) + n
         for record in self._overlay_records(statuses):
             key = summary(record)[1]
             counts[key] = counts.get(key, 0) + 1
         return counts
+
+    def _heads(self, statuses: Collection[str]) -> list[Listing] | None:
+        """The listing heads of these statuses (open ones only have them): their tasks'
+        created stamps in list's order, newest first."""
+        from aidp.index import listing
+
+        if not set(statuses) <= listing.LISTED:
+            return None
+        heads = []
+        for code in self._b.codes(statuses):
+            found = listing.load(self._b.raw(f"h{code}"))
+            if found is None:
+                return None
+            heads.append(found)
+        return heads
+
+    def created_at_most(self, statuses: Collection[str], bounds: list[int]
+                        ) -> tuple[int, list[int]] | None:
+        """How many tasks with these statuses there are, and how many were created at
+        or before each bound (µs) — from the listing heads; None without them."""
+        heads = self._heads(statuses)
+        if heads is None:
+            return None
+        total, counts = 0, [0] * len(bounds)
+        for head in heads:
+            created = head.created
+            total += len(created)
+            for n, bound in enumerate(bounds):  # newest first: the later ones are older
+                counts[n] += len(created) - bisect_left(created, -bound, key=_negative)
+        stamps = [group.created[j] for group, j in self._shadowed_in(statuses)]
+        stamps += [ts_of(record, "created_at") for record in self._overlay_records(statuses)]
+        gone = len(self._shadowed_in(statuses))
+        for n, stamp in enumerate(stamps):
+            sign = -1 if n < gone else 1
+            total += sign
+            for k, bound in enumerate(bounds):
+                if stamp <= bound:
+                    counts[k] += sign
+        return total, counts
 
     def oldest(self, statuses: Collection[str]) -> str | None:
         """The first task in fold order among those (with these statuses) with the
@@ -299,7 +340,15 @@ class LazyTasks(_Lazy):
         base = self._b
         shadowed = self._shadowed()
         best: tuple[int, int, str] | None = None  # (created, row, id)
-        for code in base.codes(statuses):
+        heads = self._heads(statuses)
+        for head in heads or ():  # list's order ends with the oldest, first in the fold
+            for k in range(len(head) - 1, -1, -1):
+                if head.rows[k] not in shadowed:
+                    candidate = (head.created[k], head.rows[k], head.id_at(k))
+                    if best is None or candidate[:2] < best[:2]:
+                        best = candidate
+                    break
+        for code in base.codes(statuses) if heads is None else ():
             if not base.by_status.get(code):
                 continue
             group = base.status_group(code)

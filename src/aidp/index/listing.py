@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import marshal
 import os
-import struct
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from functools import partial
 
 import orjson
 
@@ -60,16 +60,16 @@ def _line_element(fd: int, rid: str, start: int, length: int) -> tuple[bytes, bo
     return element(record), not QUEUE_KEYS.isdisjoint(record)
 
 
-_TAIL = struct.Struct("<Q")
-NONE = b""  # a section without a listing (no log to read it from): the reader says None
+NONE = b""  # the head of a listing without elements (no log to read them from)
 Pieces = Iterator["bytes | memoryview"]
 
 
 class _Section:
-    """Writes a listing section as it goes: the elements in list's order, then the head
-    (ids, fold rows, created stamps, offsets, the ids of tasks with a queue key of
-    their own, marshalled), then the head's length — so neither the elements nor the
-    section are ever held whole (232k open tasks at 5M events are ~100 MB)."""
+    """Writes a listing as it goes: its elements in list's order (section `j<code>`),
+    then its head (`h<code>`: ids, fold rows, created stamps, offsets, the ids of tasks
+    with a queue key of their own) — the elements are never held whole (232k open
+    tasks at 5M events are ~100 MB), and `stats` reads the head alone (the open tasks'
+    created stamps in order: ages and the oldest without a task's columns)."""
 
     def __init__(self) -> None:
         self.ids: list[str] = []
@@ -98,24 +98,37 @@ class _Section:
         self.foreign.update(rid for rid in old.ids[a:b] if rid in old.foreign)
         return old.blob[base:old.offsets[b]]
 
-    def end(self) -> Pieces:
-        head = marshal.dumps((_joined(self.ids), self.rows.tobytes(), self.created.tobytes(),
+    def head(self) -> bytes:
+        return marshal.dumps((_joined(self.ids), self.rows.tobytes(), self.created.tobytes(),
                               self.offsets.tobytes(), tuple(sorted(self.foreign))))
-        yield head
-        yield _TAIL.pack(len(head))
+
+
+class Pair:
+    """The two sections of one listing, written in this order: `elements` (made by
+    `make` as it writes them), then `head` (what that gathered)."""
+
+    def __init__(self, make: Callable[[_Section], Pieces] | None) -> None:
+        self.out, self.make = _Section(), make
+
+    def elements(self) -> Pieces:
+        if self.make is not None:
+            yield from self.make(self.out)
+
+    def head(self) -> bytes:
+        return NONE if self.make is None else self.out.head()
 
 
 def build(fd: int | None, ids: Sequence[str], rows: Sequence[int], starts: Sequence[int],
-          lengths: Sequence[int], created: Sequence[int]) -> Pieces:
-    """A fresh section for the tasks at `rows` of the builder's columns (`ids` by row),
+          lengths: Sequence[int], created: Sequence[int]) -> Pair:
+    """A fresh listing of the tasks at `rows` of the builder's columns (`ids` by row),
     their elements read back from the log one at a time."""
-    if fd is None:
-        return
-    out = _Section()
-    for r in sorted(rows, key=lambda r: order_key(created[r], r)):
-        item, foreign = _line_element(fd, ids[r], starts[r], lengths[r])
-        yield out.one(ids[r], r, created[r], item, foreign)
-    yield from out.end()
+    def make(out: _Section) -> Pieces:
+        assert fd is not None
+        for r in sorted(rows, key=lambda r: order_key(created[r], r)):
+            item, foreign = _line_element(fd, ids[r], starts[r], lengths[r])
+            yield out.one(ids[r], r, created[r], item, foreign)
+
+    return Pair(None if fd is None else make)
 
 
 class Listing:
@@ -123,15 +136,12 @@ class Listing:
 
     __slots__ = ("_ids", "blob", "created", "foreign", "joined", "offsets", "rows")
 
-    def __init__(self, data: bytes) -> None:
-        view = memoryview(data)
-        size = _TAIL.unpack_from(view, len(view) - _TAIL.size)[0]
-        at = len(view) - _TAIL.size - size
-        joined, rows, created, offsets, foreign = marshal.loads(view[at:len(view) - _TAIL.size])
+    def __init__(self, head: bytes, blob: bytes | None = None) -> None:
+        joined, rows, created, offsets, foreign = marshal.loads(head)
         self.joined: str = joined
         self.foreign: frozenset[str] = frozenset(foreign)
         self.rows, self.created, self.offsets = _view(rows), _view(created), _view(offsets)
-        self.blob = view[:at]
+        self.blob = memoryview(b"" if blob is None else blob)
         self._ids: list[str] | None = None
 
     def __len__(self) -> int:
@@ -143,25 +153,39 @@ class Listing:
             self._ids = self.joined[:-1].split("\n") if self.joined else []
         return self._ids
 
+    def id_at(self, k: int) -> str:
+        """The id at position k, cut out of the joined ids from the nearer end."""
+        if self._ids is not None:
+            return self._ids[k]
+        back = len(self.rows) - 1 - k
+        if back < k:
+            return self.joined[:-1].rsplit("\n", back + 1)[-1 - back]
+        return self.joined.split("\n", k + 1)[k]
 
-def load(data: bytes) -> Listing | None:
-    return Listing(data) if data else None
+
+def load(head: bytes, blob: Callable[[], bytes] | None = None) -> Listing | None:
+    """The listing of a head section (and its elements, read when `blob` is given);
+    None for a listing without elements."""
+    return Listing(head, None if blob is None else blob()) if head else None
 
 
 def merge(old: Listing | None, drop: Iterable[int],
           add: Sequence[tuple[tuple[int, int], str, int, int,
-                              Callable[[], tuple[bytes, bool]]]]) -> Pieces:
+                              Callable[[], tuple[bytes, bool]]]]) -> Pair:
     """`old` without the tasks at fold rows `drop`, with `add` (order key, id, row,
     created, a maker of the element) put in their places: runs of the old elements
     copied as they are."""
-    dropped = set(drop)
+    return Pair(partial(_merge, old, set(drop), add))
+
+
+def _merge(old: Listing | None, dropped: set[int],
+           add: Sequence[tuple[tuple[int, int], str, int, int,
+                               Callable[[], tuple[bytes, bool]]]], out: _Section) -> Pieces:
     made = sorted(((key, rid, row, stamp, *make()) for key, rid, row, stamp, make in add),
                   key=lambda entry: entry[0])
-    out = _Section()
     if old is None:
         for _key, rid, row, stamp, item, foreign in made:
             yield out.one(rid, row, stamp, item, foreign)
-        yield from out.end()
         return
     rows, created = old.rows, old.created
     kept = [i for i in range(len(rows)) if rows[i] not in dropped] if dropped else range(len(rows))
@@ -183,7 +207,6 @@ def merge(old: Listing | None, drop: Iterable[int],
         done = place
         yield out.one(rid, row, stamp, item, foreign)
     yield from take(done, len(kept))
-    yield from out.end()
 
 
 # --- reading ---------------------------------------------------------------------------

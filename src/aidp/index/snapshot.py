@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     Section: TypeAlias = (
         "bytes | Copy | Callable[[], bytes] | Callable[[], Iterable[bytes | memoryview]]")
 
-VERSION = 12
+VERSION = 13
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
 _HEADER = struct.Struct("<8sIIQI")  # magic, version, python, head length, head crc32
