@@ -252,10 +252,12 @@ def list_(
 def _stream_all(fold: Any, fmt: str, limit: int | None) -> int:
     """`list --all` as json, jsonl or ids from a snapshot's fold, a batch of tasks at a
     time (index LazyTasks.newest_first): the same bytes as _print_list; how many."""
+    import orjson
+
     from aidp import queue
-    from aidp.index.listing import element
 
     qs = queue.state(fold)
+    linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
     out = sys.stdout.buffer
     sys.stdout.flush()
     written = 0
@@ -265,11 +267,13 @@ def _stream_all(fold: Any, fmt: str, limit: int | None) -> int:
             break
         if fmt == "ids":
             out.write("".join(t["id"] + "\n" for t in batch).encode())
-        elif fmt == "jsonl":
-            out.write(render.jsonl_bytes(queue.with_extras(qs, t) for t in batch))
         else:
-            items = b"".join([element(queue.with_extras(qs, t)) for t in batch])
-            out.write((b",\n" if written else b"[\n") + items[:-2])
+            shown = [queue.with_extras(qs, t) if t.get("id") in linked else t for t in batch]
+            if fmt == "jsonl":
+                out.write(render.jsonl_bytes(shown))
+            else:  # the batch as an indented array, without its brackets: its elements
+                items = orjson.dumps(shown, option=orjson.OPT_INDENT_2)[2:-2]
+                out.write((b",\n" if written else b"[\n") + items)
         written += len(batch)
     if fmt == "json":
         out.write(b"\n]\n" if written else b"[]\n")
