@@ -427,3 +427,23 @@ def test_the_state_about_one_task_equals_the_whole_state_for_it(records) -> None
             assert getattr(one, field).get(tid) == getattr(whole, field).get(tid), field
         assert one.parent.get(tid) == whole.parent.get(tid)
         assert queue.extras(one, fold.tasks[tid]) == queue.extras(whole, fold.tasks[tid])
+
+
+def test_the_listing_knows_every_key_the_queue_adds(log: TaskLog) -> None:
+    """A task with a key of its own named like one the queue adds to its JSON is
+    decoded before the queue's keys go in (index/listing.QUEUE_KEYS): that set must
+    name every key queue.extras can give."""
+    from aidp.index import listing
+
+    a = add(log, "a")
+    queue.claim(log, a, "ann")  # in progress, held: assignee, claimed_at
+    queue.note(log, a, "seen")
+    waiting = add(log, "waits on a")
+    queue.block(log, waiting, [a])
+    epic = add(log, "epic")
+    queue.add(log, "child", parent=epic)
+    fold = log.read()
+    qs = queue.state(fold)
+    keys = {key for t in fold.tasks.values() for key in queue.extras(qs, t)}
+    assert keys == {"blocked_by", "parent", "assignee", "claimed_at", "notes"}
+    assert keys <= listing.QUEUE_KEYS

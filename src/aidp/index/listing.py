@@ -1,17 +1,19 @@
 """The open tasks as `tasks list --json` prints them, kept in the snapshot.
 
-One `j<code>` section per open status (pending, in_progress) holds each of its tasks
-as an element of list's indented JSON array — the bytes `orjson.dumps(tasks,
-option=OPT_INDENT_2)` gives for it, each followed by `,\\n` — in list's default order:
-newest created first, and among equal stamps the task later in the fold first (the
-order `tasks.query` gives: the fold's order reversed, then a stable sort). With the
-ids, fold rows and created stamps in the same order, `tasks list --status pending
---json` copies bytes instead of decoding, sorting and encoding every open task (47k
-at 1M events); the few tasks the lines after the snapshot changed are put in place,
-and the work queue's keys are added to the tasks that have them (cli/tasks.py).
+Each open status (pending, in_progress) has a listing of two sections: `j<code>`, each
+of its tasks as an element of list's indented JSON array — the bytes `orjson.dumps(
+tasks, option=OPT_INDENT_2)` gives for it, each followed by `,\\n` — and `h<code>`, the
+head: their ids, fold rows, created stamps and offsets, and the ids of tasks with a
+work-queue key of their own. Both are in list's default order: newest created first,
+and among equal stamps the task later in the fold first (the order `tasks.query`
+gives: the fold's order reversed, then a stable sort). `tasks list --status pending
+--json` then copies bytes instead of decoding, sorting and encoding every open task
+(47k at 1M events): the few tasks the lines after the snapshot changed are put in
+place, and the work queue's keys are written into the tasks that have them
+(queue.listed_json). `stats` reads the heads alone (ages, the oldest open task).
 
-A section is None when one of its tasks cannot be put in bytes this way; the reader
-then answers None and the command takes the general path.
+A head is empty (NONE) when its elements could not be made (no log to read them
+from); the reader then answers None and the command takes the general path.
 """
 
 from __future__ import annotations
