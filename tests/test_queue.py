@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from aidp import queue, tasks
 from aidp.errors import InvalidInput, TaskNotFound
+from aidp.history import history as task_history
 from aidp.log import TaskLog, fold_bytes
 from aidp.queue import folded
 
@@ -235,7 +236,7 @@ def test_notes_and_edits(log: TaskLog) -> None:
     notes = queue.extras(queue.state(fold), fold.tasks[a])["notes"]
     assert [n["text"] for n in notes] == ["first", "second"]
     assert notes[0]["author"] == "alice" and "author" not in notes[1]
-    history = tasks.history(log, a)
+    history = task_history(log, a)
     assert [h.changes.get("description") for h in history][1] == ("a", "a, clearer")
     with pytest.raises(InvalidInput, match="Nothing to edit"):
         queue.edit(log, a)

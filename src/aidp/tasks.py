@@ -1,4 +1,5 @@
-"""Backlog operations on top of the event log: create, transition, query, history."""
+"""Backlog operations on top of the event log: create, transition, query (a task's
+history: aidp.history)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
-from aidp.log import Fold, TaskLog, _Plain, dumps
+from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
     OPEN_STATUSES,
     STATUSES,
@@ -358,46 +359,3 @@ def _stats(
         "open_by_priority": open_by_priority,
         "oldest_open": oldest[1] if oldest else None,
     }
-
-
-# --- history ------------------------------------------------------------------------
-
-
-class HistoryEntry(_Plain):
-    _fields = ("record", "line", "changes")
-
-    def __init__(
-        self, record: Record, line: int, changes: dict[str, tuple[object, object]]
-    ) -> None:
-        self.record = record
-        self.line = line
-        self.changes = changes  # key -> (before, after); all keys for the first
-
-
-def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
-    """Every recorded state of one task, in fold order (oldest first), equal states once."""
-    fold = log.read()
-    tid = resolve_id(fold.tasks, ref)
-    states: list[tuple[tuple[int, int], Record]] = []
-    seen: set[bytes] = set()
-    for number, _raw, record in log.scan():
-        if record is None or "type" in record or record.get("id") != tid:
-            continue
-        fingerprint = dumps(dict(sorted(record.items())))
-        if fingerprint in seen:
-            continue
-        seen.add(fingerprint)
-        states.append(((ts_of(record), number), record))
-    states.sort(key=lambda pair: pair[0])
-    entries: list[HistoryEntry] = []
-    previous: Record = {}
-    for (_ts, line), record in states:
-        changes = {
-            key: (previous.get(key), record.get(key))
-            for key in dict.fromkeys([*previous, *record])
-            if previous.get(key) != record.get(key) and key != "updated_at"
-        }
-        entries.append(HistoryEntry(record, line, changes))
-        previous = record
-    return entries
-

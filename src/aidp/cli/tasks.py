@@ -675,7 +675,9 @@ def history(
     """
     e = env(ctx)
     e.read()  # the damage warning, once
-    entries = core.history(e.log, task_id)
+    from aidp.history import history
+
+    entries = history(e.log, task_id)
     if as_json:
         render.write_bytes(render.json_bytes([entry.record for entry in entries]))
         return
