@@ -199,9 +199,11 @@ def task_line(task: Record, now: int, paint: Painter,
 
 def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
                notes: Mapping[str, str] | None = None,
-               ids: Mapping[str, str] | None = None) -> str:
+               ids: Mapping[str, str] | None = None,
+               matched: Mapping[str, int] | None = None) -> str:
     """Grouped by status like the original `/tasks list`; `notes` (id → text) adds a
-    dim note after a task (the work queue's: who holds it, what it waits on)."""
+    dim note after a task (the work queue's: who holds it, what it waits on); `matched`
+    (status → how many matched) titles a group cut short `PENDING (2 of 313)`."""
     if not tasks:
         return empty
     groups: dict[str, list[Record]] = {s: [] for s in STATUSES}
@@ -209,11 +211,15 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
     for task in tasks:
         groups.get(str(task.get("status")), other).append(task)
     blocks = []
+    counts = matched or {}
     for status, members in [*groups.items(), ("other", other)]:
-        if not members:
+        total = counts.get(status, 0) if status != "other" else sum(
+            n for s, n in counts.items() if s not in groups)
+        if not members and not total:
             continue
         title = STATUS_TITLES.get(status, "OTHER")
-        lines = [paint(f"{title} ({len(members)})", "bold")]
+        count = f"{len(members)} of {total}" if total > len(members) else str(len(members))
+        lines = [paint(f"{title} ({count})", "bold")]
         for task in members:
             line = task_line(task, now, paint, ids)
             note = notes.get(task.get("id", "")) if notes else None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
 from aidp.log import Fold, TaskLog, _Plain
@@ -21,6 +21,9 @@ from aidp.model import (
     validate_reason,
     validate_status,
 )
+
+if TYPE_CHECKING:
+    from aidp.queue import QueueState
 
 MIN_ID_PREFIX = 4
 # A prefix of a full id names a task only once it reaches MIN_ID_PREFIX characters of
@@ -248,7 +251,7 @@ def set_status(
 
 class Query(_Plain):
     _fields = ("statuses", "priorities", "tags", "session", "created_from", "created_before",
-               "sort", "limit")
+               "sort", "limit", "grep", "assignee")
 
     def __init__(
         self,
@@ -260,6 +263,8 @@ class Query(_Plain):
         created_before: int | None = None,  # µs, exclusive
         sort: str = "created",
         limit: int | None = None,
+        grep: str | None = None,  # in the description or a note, case-insensitive
+        assignee: str | None = None,  # the holder of its claim, case-insensitive
     ) -> None:
         self.statuses = statuses
         self.priorities = priorities
@@ -269,6 +274,14 @@ class Query(_Plain):
         self.created_before = created_before
         self.sort = sort
         self.limit = limit
+        self.grep = grep
+        self.assignee = assignee
+
+    def by_status_only(self) -> bool:
+        """Whether only the statuses narrow it (the index's fast paths answer those)."""
+        return (not self.priorities and not self.tags and self.session is None
+                and self.created_from is None and self.created_before is None
+                and self.grep is None and self.assignee is None)
 
 
 def sort_key(sort: str) -> Callable[[Record], Any]:
@@ -283,11 +296,30 @@ def sort_key(sort: str) -> Callable[[Record], Any]:
     raise InvalidInput(f"Invalid --sort {sort!r}: use one of {', '.join(SORTS)}")
 
 
-def query(tasks: Iterable[Record], q: Query) -> list[Record]:
+class Found(_Plain):
+    """The tasks found (at most the limit) and how many of each status matched."""
+    _fields = ("tasks", "matched")
+
+    def __init__(self, tasks: list[Record], matched: dict[str, int]) -> None:
+        self.tasks = tasks
+        self.matched = matched
+
+
+def query(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> list[Record]:
+    return find(tasks, q, links).tasks
+
+
+def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> Found:
+    """The tasks that match `q`, sorted, at most q.limit of them. `links` (the queue's
+    state: notes and claims) is needed when q.grep or q.assignee is set."""
+    if (q.grep is not None or q.assignee is not None) and links is None:
+        raise TypeError("query: --grep and --assignee need the queue state")
     key = sort_key(q.sort)
     statuses = set(q.statuses) if q.statuses is not None else None
     priorities = set(q.priorities)
     tags = set(q.tags)
+    needle = q.grep.casefold() if q.grep is not None else None
+    holder = q.assignee.casefold() if q.assignee is not None else None
     found = []
     for task in tasks:
         if statuses is not None and task.get("status") not in statuses:
@@ -304,10 +336,27 @@ def query(tasks: Iterable[Record], q: Query) -> list[Record]:
                 continue
             if q.created_before is not None and created >= q.created_before:
                 continue
+        if holder is not None and links is not None:
+            claim = links.holder(task)
+            if claim is None or str(claim.get("assignee")).casefold() != holder:
+                continue
+        if needle is not None and links is not None and not _mentions(task, links, needle):
+            continue
         found.append(task)
     found.reverse()  # the fold yields tasks in the order they first appear in the file
     found.sort(key=key)
-    return found[: q.limit] if q.limit is not None else found
+    from collections import Counter
+
+    matched = dict(Counter(str(task.get("status")) for task in found))
+    return Found(found[: q.limit] if q.limit is not None else found, matched)
+
+
+def _mentions(task: Record, links: QueueState, needle: str) -> bool:
+    """Whether the description or a note holds `needle` (casefolded)."""
+    description = task.get("description")
+    if isinstance(description, str) and needle in description.casefold():
+        return True
+    return any(needle in note["text"].casefold() for note in links.notes.get(task["id"], ()))
 
 
 def stats(tasks: Iterable[Record]) -> dict[str, object]:

@@ -124,7 +124,7 @@ def ready(
     found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)
     if chosen != "table":
         _print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
-                    default_view=False)
+                    empty="No matching tasks")
         return
     if not found:
         render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, qs)})" if not total

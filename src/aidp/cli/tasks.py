@@ -143,6 +143,17 @@ def list_(
     older_than: str | None = typer.Option(
         None, "--older-than", metavar="AGE", help="Created before now − AGE (30m, 12h, 7d, 2w)."
     ),
+    grep: str | None = typer.Option(
+        None, "--grep", metavar="TEXT",
+        help="TEXT in the description or a note (case-insensitive).",
+    ),
+    assignee: str | None = typer.Option(
+        None, "--assignee", metavar="NAME", help="Claimed by NAME (case-insensitive)."
+    ),
+    mine: bool = typer.Option(
+        False, "--mine", help="Claimed by you: the name `tasks claim` uses (AIDP_ACTOR, "
+        "else git user.email, else the login name).",
+    ),
     limit: int | None = typer.Option(None, "--limit", "-n", help="At most N tasks."),
     sort: str = typer.Option(
         "created", "--sort", help="created (newest first), updated or priority."
@@ -173,6 +184,13 @@ def list_(
         raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
+    if grep is not None and not grep.strip():
+        raise InvalidInput("Invalid --grep '': give the text to look for in descriptions "
+                           "and notes")
+    if assignee is not None and not assignee.strip():
+        raise InvalidInput("Invalid --assignee '': give the name a task was claimed by")
+    if mine and assignee is not None:
+        raise InvalidInput("Conflicting --mine and --assignee: give one of them")
     now = now_micros()
     words = ([status_arg] if status_arg else []) + status
     query = core.Query(
@@ -184,16 +202,21 @@ def list_(
         created_before=now - parse_age(older_than) if older_than is not None else None,
         sort=sort.strip().lower(),
         limit=limit,
+        grep=grep.strip() if grep is not None else None,
+        assignee=assignee.strip() if assignee is not None else None,
     )
     core.sort_key(query.sort)  # reject a bad --sort before reading anything
     e = env(ctx)
+    if mine:
+        from aidp.queue import default_actor
+
+        query.assignee = default_actor(e.root)
     from aidp.index import listed, select
 
     # Only the tasks of the wanted statuses are decoded: see aidp.index.
     fold = e.read()
     if (fmt == "json" and query.sort == "created" and query.statuses is not None
-            and not query.priorities and not query.tags and query.session is None
-            and query.created_from is None and query.created_before is None):
+            and query.by_status_only()):
         # Open tasks in the default order: their JSON is kept in the snapshot.
         found_json = listed(fold, query.statuses)
         if found_json is not None:
@@ -204,24 +227,31 @@ def list_(
                 raise typer.Exit(ExitCode.FAILURE)
             return
     if (fmt in ("json", "jsonl", "ids") and query.statuses is None and query.sort == "created"
-            and not query.priorities and not query.tags and query.session is None
-            and query.created_from is None and query.created_before is None
-            and hasattr(fold.tasks, "newest_first")):
+            and query.by_status_only() and hasattr(fold.tasks, "newest_first")):
         # Every task (--all): written a batch at a time, in bounded memory.
         if _stream_all(fold, fmt, limit) and exit_code:
             raise typer.Exit(ExitCode.FAILURE)
         return
     candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
-    found = core.query(candidates, query)
-    notes = None
-    if fmt in ("json", "jsonl", "table") or tree:
+    qs = None
+    if query.grep is not None or query.assignee is not None or fmt in ("json", "jsonl",
+                                                                         "table") or tree:
         from aidp import queue
 
         qs = queue.state(fold)
+    result = core.find(candidates, query, qs)
+    found = result.tasks
+    notes = None
+    plain = not words and not include_all and query.grep is None and query.assignee is None
+    empty = "No open tasks" if plain else "No matching tasks"
+    if not found and query.assignee is not None and qs is not None:
+        empty = _nobody_holds(qs, query.assignee, empty)
+    if qs is not None and (fmt in ("json", "jsonl", "table") or tree):
+        from aidp import queue
+
         if fmt == "table" and not tree:
             notes = queue.list_notes(fold, qs, found)
         if tree:
-            empty = "No open tasks" if not words and not include_all else "No matching tasks"
             ids = core.short_ids(fold.tasks, [t["id"] for t in found])
             render.write_text(_tree(found, qs, now, empty=empty, ids=ids))
             if exit_code and found:
@@ -241,8 +271,8 @@ def list_(
     ids = None
     if fmt == "table":  # people read the shortest id prefix that names the task
         ids = core.short_ids(fold.tasks, [t["id"] for t in shown])
-    _print_list(shown, fmt, now=now, default_view=not words and not include_all, notes=notes,
-                ids=ids)
+    _print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,
+                matched=result.matched)
     if more:
         render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
@@ -281,8 +311,19 @@ def _stream_all(fold: Any, fmt: str, limit: int | None) -> int:
     return written
 
 
-def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
-                notes: dict[str, str] | None = None, ids: dict[str, str] | None = None) -> None:
+def _nobody_holds(qs: Any, name: str, empty: str) -> str:
+    """The empty listing's line when --assignee/--mine found nothing: who does hold tasks."""
+    holders = sorted({c["assignee"] for claims in qs.claims.values() for c in claims[:1]})
+    if any(h.casefold() == name.casefold() for h in holders):
+        return empty
+    known = f"tasks are claimed by {', '.join(map(render.inert, holders[:5]))}" + (
+        ", …" if len(holders) > 5 else "") if holders else "no task is claimed"
+    return f"{empty}: nobody named {render.inert(name)!r} holds a task ({known})"
+
+
+def _print_list(found: list[Record], fmt: str, *, now: int, empty: str,
+                notes: dict[str, str] | None = None, ids: dict[str, str] | None = None,
+                matched: dict[str, int] | None = None) -> None:
     if fmt == "json":
         render.write_bytes(render.json_bytes(found))
     elif fmt == "jsonl":
@@ -296,9 +337,8 @@ def _print_list(found: list[Record], fmt: str, *, now: int, default_view: bool,
 
         render.write_bytes(csv_format.dump(found))
     else:
-        empty = "No open tasks" if default_view else "No matching tasks"
         render.write_text(render.task_table(found, now, paint=_paint(), empty=empty,
-                                            notes=notes, ids=ids))
+                                            notes=notes, ids=ids, matched=matched))
 
 
 def _tree(found: list[Record], qs, now: int, *, empty: str,
