@@ -66,6 +66,7 @@ CONTRACT: list[tuple[tuple[str, ...], object]] = [
     (("tasks", "reopen", "{new}", "{done}", "--json"), S.TASKS),
     (("tasks", "abandon", "{new}", "why", "--json"), S.TASK),
     (("tasks", "history", "{waits}", "--json"), S.TASKS),
+    (("tasks", "undo", "{waits}", "--json"), S.TASK),
     (("tasks", "stats", "--json"), S.STATS),
     (("tasks", "ready", "--json"), S.TASKS),
     (("tasks", "blocked", "--json"), S.BLOCKED),

@@ -33,8 +33,8 @@ class ConfigError(InvalidInput):
 
 
 class TaskNotFound(AidpError):
-    def __init__(self, ref: str) -> None:
-        super().__init__(f"Task not found: {ref}")
+    def __init__(self, ref: str, why: str = "") -> None:
+        super().__init__(f"Task not found: {ref}" + (f" ({why})" if why else ""))
         self.ref = ref
 
 

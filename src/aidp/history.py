@@ -1,11 +1,13 @@
-"""A task's recorded states, oldest first, with what changed between them."""
+"""A task's recorded states, oldest first, with what changed between them; `undo`
+appends the state before the current one again (the log stays append-only)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aidp.log import TaskLog, dumps
-from aidp.model import Record, ts_of
+from aidp.errors import AidpError
+from aidp.log import Fold, TaskLog, dumps
+from aidp.model import Record, format_ts, next_updated_at, ts_of
 from aidp.tasks import resolve_id
 
 
@@ -16,10 +18,17 @@ class HistoryEntry:
     changes: dict[str, tuple[object, object]]  # key -> (before, after); all keys for the first
 
 
+class NothingToUndo(AidpError):
+    """The task has no earlier state to go back to (exit 1)."""
+
+
 def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
     """Every recorded state of one task, in fold order (oldest first), equal states once."""
     fold = log.read()
-    tid = resolve_id(fold.tasks, ref)
+    return _states(log, resolve_id(fold.tasks, ref))
+
+
+def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
     states: list[tuple[tuple[int, int], Record]] = []
     seen: set[bytes] = set()
     for number, _raw, record in log.scan():
@@ -34,12 +43,47 @@ def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
     entries: list[HistoryEntry] = []
     previous: Record = {}
     for (_ts, line), record in states:
-        changes = {
-            key: (previous.get(key), record.get(key))
-            for key in dict.fromkeys([*previous, *record])
-            if previous.get(key) != record.get(key) and key != "updated_at"
-        }
-        entries.append(HistoryEntry(record, line, changes))
+        entries.append(HistoryEntry(record, line, _changes(previous, record)))
         previous = record
     return entries
 
+
+def _changes(before: Record, after: Record) -> dict[str, tuple[object, object]]:
+    return {key: (before.get(key), after.get(key)) for key in dict.fromkeys([*before, *after])
+            if before.get(key) != after.get(key) and key != "updated_at"}
+
+
+@dataclass
+class Undone:
+    task: Record  # the state appended: the one before the current, with a fresh updated_at
+    changes: dict[str, tuple[object, object]]  # key -> (current, restored)
+
+
+def undo(log: TaskLog, ref: str) -> Undone:
+    """Append the task's previous state again: the latest recorded state before the
+    current one that differs from it in more than updated_at. `history` then shows it
+    as a change like any other, and a second undo goes back to where the first began.
+    Back to pending, nobody holds the task any more (like `reopen`)."""
+    result: list[Undone] = []
+
+    def change(fold: Fold) -> list[Record]:
+        tid = resolve_id(fold.tasks, ref)
+        current = fold.tasks[tid]
+        # The current state is the last of them (the fold's winner); undo skips the
+        # ones that differ from it only in time.
+        earlier = [e.record for e in _states(log, tid) if _changes(e.record, current)]
+        if not earlier:
+            raise NothingToUndo(f"Nothing to undo: task {tid} has no earlier state "
+                                "(see 'aidp tasks history')")
+        restored = dict(earlier[-1])
+        restored["updated_at"] = format_ts(next_updated_at(current))
+        result[:] = [Undone(restored, _changes(current, restored))]
+        written = [restored]
+        if restored.get("status") == "pending" and current.get("status") != "pending":
+            from aidp.queue import release_records
+
+            written.extend(release_records(fold, tid))
+        return written
+
+    log.update(change)
+    return result[0]

@@ -30,6 +30,8 @@ MIN_ID_PREFIX = 4
 # the hex part, like a bare hex prefix does.
 _ENOUGH_OF_AN_ID = re.compile(rf"task_[^_]+_[^_]{{{MIN_ID_PREFIX}}}")
 SORTS = ("created", "updated", "priority")
+ID_RULE = (f"an id is the full id, or at least {MIN_ID_PREFIX} leading characters of the "
+           "hex part after its last '_': ca35, task_1795314333_ca35")
 
 
 # --- ids ----------------------------------------------------------------------------
@@ -59,7 +61,9 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     else:
         matches = []
     if not matches:
-        raise TaskNotFound(ref)
+        enough = (_ENOUGH_OF_AN_ID.match(needle) if needle.startswith("task_")
+                  else len(needle) >= MIN_ID_PREFIX)
+        raise TaskNotFound(ref, "" if enough else ID_RULE)
     if len(matches) > 1:
         raise AmbiguousId(ref, sorted(matches))
     return matches[0]
@@ -120,6 +124,18 @@ def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,
         if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == own:
             return hex_part[:length]
     return tid
+
+
+def ids_then_reason(tasks: dict[str, Record], words: Sequence[str]) -> tuple[list[str],
+                                                                            str | None]:
+    """`abandon ID… REASON…`: the first word and each next one that names a task are
+    ids; the rest, from the first word that names none, is the reason."""
+    for n, word in enumerate(words[1:], start=1):
+        try:
+            resolve_id(tasks, word)
+        except TaskNotFound:
+            return list(words[:n]), " ".join(words[n:])
+    return list(words), None
 
 
 # --- writes -------------------------------------------------------------------------

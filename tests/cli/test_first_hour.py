@@ -104,6 +104,8 @@ def test_every_suggestion_names_a_real_command_of_that_group(cli, word) -> None:
     import re
 
     for path, group in _groups():
+        if word in group.commands:  # `tasks undo` is a command of its own
+            continue
         result = cli(*path, word, "x")
         assert result.code == 2 and "Traceback" not in result.err, (path, word, result)
         suggested = re.findall(r"'([^']*)'", result.err.split("Did you mean", 1)[-1]

@@ -510,17 +510,22 @@ def done(
 @app.command()
 def abandon(
     ctx: typer.Context,
-    task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
-    reason: list[str] = typer.Argument(None, metavar="[REASON]", help="Why it is dropped."),
+    words: list[str] = typer.Argument(..., metavar="ID... [REASON]", help=IDS_HELP + " "
+                                      "Without --reason, the words after the ids are the "
+                                      "reason."),
+    reason: str | None = typer.Option(None, "--reason", "-r", help="Why they are dropped."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark a task abandoned, with the reason.
+    """Mark tasks abandoned, with the reason.
 
     Examples:
+    $ aidp tasks abandon 3f2a 9c41 --reason "Duplicates of 77e0"
     $ aidp tasks abandon 3f2a "Duplicate of 9c41"
     """
-    text = " ".join(reason or []) or None
-    _transition(ctx, [task_id], "abandoned", "Abandoned", as_json=as_json, reason=text)
+    ids = words
+    if reason is None:  # `abandon ID REASON…`: the reason starts at the first non-id
+        ids, reason = core.ids_then_reason(env(ctx).read().tasks, words)
+    _transition(ctx, ids, "abandoned", "Abandoned", as_json=as_json, reason=reason)
 
 
 @app.command()
@@ -703,63 +708,6 @@ def import_(
 
 
 @app.command()
-def history(
-    ctx: typer.Context,
-    task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-) -> None:
-    """Every recorded state of a task, oldest first, with what changed.
-
-    Examples:
-    $ aidp tasks history 3f2a
-    """
-    e = env(ctx)
-    e.read()  # the damage warning, once
-    from aidp.history import history
-
-    entries = history(e.log, task_id)
-    if as_json:
-        render.write_bytes(render.json_bytes([entry.record for entry in entries]))
-        return
-    from aidp import queue
-    from aidp.model import ts_of
-
-    paint = _paint()
-    blocks = []
-    # The queue's records about the task (waits, epic, claims, notes), between the states.
-    events = queue.events(e.log, entries[0].record["id"], e.read()) if entries else []
-    def queue_events_until(key: tuple[int, int] | None) -> None:
-        while events and (key is None or events[0][0] < key):
-            (_stamp, line), what = events.pop(0)
-            blocks.append(paint(f"  {render.inert(what)}", "cyan")
-                          + paint(f"  (line {line})", "dim"))
-    for number, entry in enumerate(entries, start=1):
-        queue_events_until((ts_of(entry.record), entry.line))
-        stamp = render.inert(entry.record.get("updated_at", "?"))
-        head = paint(f"#{number} {stamp}", "bold") + paint(f"  (line {entry.line})", "dim")
-        if number == 1:
-            body = [f"  created: {render.inert(entry.record.get('description', ''))}",
-                    f"  status: {render.inert(entry.record.get('status'))}, "
-                    f"priority: {render.inert(entry.record.get('priority'))}"]
-        else:
-            body = [
-                f"  {render.inert(key)}: {_shown(before)} → {_shown(after)}"
-                for key, (before, after) in entry.changes.items()
-            ] or ["  (no change but the time)"]
-        blocks.append("\n".join([head, *body]))
-    queue_events_until(None)
-    render.write_text("\n".join(blocks))
-
-
-def _shown(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, list):
-        return "[" + ", ".join(render.inert(v) for v in value) + "]"
-    return render.inert(value)
-
-
-@app.command()
 def repair(
     ctx: typer.Context,
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what would go; change nothing."),
@@ -847,9 +795,13 @@ def with_queue_commands(name: str | None) -> None:
 
 
 def _register_git_commands() -> None:
-    from aidp.cli import gitcmds  # `tasks changes`, `tasks textconv` (teams)
+    from aidp.cli import (
+        gitcmds,  # `tasks changes`, `tasks textconv` (teams)
+        history,  # `tasks history`, `tasks undo`
+    )
 
     gitcmds.register(app)
+    history.register(app)
 
 
 _register_git_commands()

@@ -1,0 +1,104 @@
+"""`aidp tasks history` and `aidp tasks undo`: a task's recorded states, and going
+back to the one before the current.
+
+Thin: the work is in aidp.history (imported when a command runs)."""
+
+from __future__ import annotations
+
+import typer
+
+from aidp import render
+from aidp.cli.common import JSON_HELP, env
+
+ID_HELP = "Full id or ≥4 leading hex characters."
+
+
+def history(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Every recorded state of a task, oldest first, with what changed.
+
+    Examples:
+    $ aidp tasks history 3f2a
+    """
+    e = env(ctx)
+    e.read()  # the damage warning, once
+    from aidp.history import history
+
+    entries = history(e.log, task_id)
+    if as_json:
+        render.write_bytes(render.json_bytes([entry.record for entry in entries]))
+        return
+    from aidp import queue
+    from aidp.model import ts_of
+
+    paint = render.Painter(render.color_enabled())
+    blocks = []
+    # The queue's records about the task (waits, epic, claims, notes), between the states.
+    events = queue.events(e.log, entries[0].record["id"], e.read()) if entries else []
+    def queue_events_until(key: tuple[int, int] | None) -> None:
+        while events and (key is None or events[0][0] < key):
+            (_stamp, line), what = events.pop(0)
+            blocks.append(paint(f"  {render.inert(what)}", "cyan")
+                          + paint(f"  (line {line})", "dim"))
+    for number, entry in enumerate(entries, start=1):
+        queue_events_until((ts_of(entry.record), entry.line))
+        stamp = render.inert(entry.record.get("updated_at", "?"))
+        head = paint(f"#{number} {stamp}", "bold") + paint(f"  (line {entry.line})", "dim")
+        if number == 1:
+            body = [f"  created: {render.inert(entry.record.get('description', ''))}",
+                    f"  status: {render.inert(entry.record.get('status'))}, "
+                    f"priority: {render.inert(entry.record.get('priority'))}"]
+        else:
+            body = [
+                f"  {render.inert(key)}: {_shown(before)} → {_shown(after)}"
+                for key, (before, after) in entry.changes.items()
+            ] or ["  (no change but the time)"]
+        blocks.append("\n".join([head, *body]))
+    queue_events_until(None)
+    render.write_text("\n".join(blocks))
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list):
+        return "[" + ", ".join(render.inert(v) for v in value) + "]"
+    return render.inert(value)
+
+
+def undo(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Go back to the task's previous state: appended again, so history shows both.
+
+    Examples:
+    $ aidp tasks undo 3f2a
+    $ aidp tasks undo 3f2a --json
+    """
+    from aidp import history as states
+    from aidp import tasks
+
+    e = env(ctx)
+    before = e.read()
+    done = states.undo(e.log, task_id)
+    if as_json:
+        from aidp import queue
+
+        render.write_bytes(render.json_bytes(queue.with_extras(queue.state(e.read()), done.task)))
+        return
+    paint = render.Painter(render.color_enabled())
+    label = render.task_label(done.task, tasks.short_ids(before.tasks, [done.task["id"]]))
+    lines = [f"{paint('✓', 'green')} Undone: {label}"]
+    lines += [f"  {render.inert(key)}: {_shown(now)} → {_shown(then)}"
+              for key, (now, then) in done.changes.items()]
+    render.write_text("\n".join(lines))
+
+
+def register(tasks_app: typer.Typer) -> None:
+    tasks_app.command("history")(history)
+    tasks_app.command("undo")(undo)

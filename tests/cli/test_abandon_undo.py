@@ -1,0 +1,156 @@
+"""`tasks abandon ID… [--reason R]`, `tasks undo ID` and the id rule in the not-found
+error, through the command line: exit code and output together, the file as it was
+after a refused command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+
+def add(cli, *args: str) -> str:
+    result = cli("tasks", "add", *args, "-q")
+    assert result.code == 0, result
+    return result.out.strip()
+
+
+def short(tid: str) -> str:
+    return tid.rpartition("_")[2][:4]
+
+
+def task(cli, tid: str) -> dict:
+    result = cli("tasks", "show", tid, "--json")
+    assert result.code == 0, result
+    return json.loads(result.out)
+
+
+def tasklist(project: Path) -> bytes:
+    return (project / ".aidp" / "tasklist.jsonl").read_bytes()
+
+
+# --- abandon -------------------------------------------------------------------------
+
+
+def test_abandon_takes_several_ids(cli) -> None:
+    a, b = add(cli, "First"), add(cli, "Second")
+    result = cli("tasks", "abandon", short(a), short(b))
+    assert result.code == 0, result
+    assert result.out == (f"✓ Abandoned: [{short(a)}] First\n"
+                          f"✓ Abandoned: [{short(b)}] Second\n")
+    for tid in (a, b):
+        found = task(cli, tid)
+        assert found["status"] == "abandoned" and "abandoned_reason" not in found
+
+
+def test_abandon_ids_with_a_reason_option(cli) -> None:
+    a, b = add(cli, "First"), add(cli, "Second")
+    result = cli("tasks", "abandon", a, short(b), "--reason", "Duplicates", "--json")
+    assert result.code == 0, result
+    shown = json.loads(result.out)
+    assert [t["id"] for t in shown] == [a, b]
+    assert {t["abandoned_reason"] for t in shown} == {"Duplicates"}
+
+
+def test_abandon_id_reason_still_works(cli) -> None:
+    a, b = add(cli, "First"), add(cli, "Second")
+    # "dead" is hex, but names no task: the reason starts there.
+    result = cli("tasks", "abandon", short(a), "dead", "code", "now")
+    assert result.code == 0, result
+    assert task(cli, a)["abandoned_reason"] == "dead code now"
+    assert task(cli, b)["status"] == "pending"
+    result = cli("tasks", "abandon", short(b), "Duplicate of", short(a))
+    assert result.code == 0, result
+    assert task(cli, b)["abandoned_reason"] == f"Duplicate of {short(a)}"
+
+
+def test_abandon_with_reason_option_refuses_a_word_that_is_no_id(cli, project) -> None:
+    a = add(cli, "First")
+    before = tasklist(project)
+    result = cli("tasks", "abandon", short(a), "zzzz", "--reason", "Old")
+    assert (result.code, result.out, result.err) == (1, "", "Error: Task not found: zzzz\n")
+    assert tasklist(project) == before
+
+
+# --- undo ----------------------------------------------------------------------------
+
+
+def test_undo_appends_the_previous_state_again(cli, project) -> None:
+    tid = add(cli, "Ship it", "-p", "high")
+    assert cli("tasks", "done", tid).code == 0
+    lines = len(tasklist(project).splitlines())
+    result = cli("tasks", "undo", short(tid))
+    assert result.code == 0, result
+    out = result.out.splitlines()
+    assert out[0] == f"✓ Undone: [{short(tid)}] Ship it"
+    assert "  status: done → pending" in out
+    assert len(tasklist(project).splitlines()) == lines + 1
+    restored = task(cli, tid)
+    assert restored["status"] == "pending" and "completed_at" not in restored
+    states = json.loads(cli("tasks", "history", tid, "--json").out)
+    assert [s["status"] for s in states] == ["pending", "done", "pending"]
+    assert states[2]["updated_at"] > states[1]["updated_at"]  # a fresh stamp: it wins
+    human = cli("tasks", "history", tid).out
+    assert "#3 " in human and "status: done → pending" in human
+    # A second undo goes back to where the first began.
+    again = cli("tasks", "undo", tid, "--json")
+    assert again.code == 0, again
+    assert json.loads(again.out)["status"] == "done"
+
+
+def test_undo_restores_an_edit(cli) -> None:
+    tid = add(cli, "Old text", "-p", "low")
+    assert cli("tasks", "edit", tid, "-d", "New text", "-p", "high").code == 0
+    result = cli("tasks", "undo", tid, "--json")
+    assert result.code == 0, result
+    shown = json.loads(result.out)
+    assert (shown["description"], shown["priority"]) == ("Old text", "low")
+
+
+def test_undo_of_a_claim_releases_it(cli) -> None:
+    tid = add(cli, "Take me")
+    assert cli("tasks", "claim", tid, "--as", "alice").code == 0
+    result = cli("tasks", "undo", tid, "--json")
+    assert result.code == 0, result
+    shown = json.loads(result.out)
+    assert shown["status"] == "pending" and "assignee" not in shown
+    assert cli("tasks", "claim", tid, "--as", "bob").code == 0
+
+
+def test_undo_with_one_record_is_refused(cli, project) -> None:
+    tid = add(cli, "Alone")
+    before = tasklist(project)
+    result = cli("tasks", "undo", short(tid))
+    assert result.code == 1, result
+    assert result.err == (f"Error: Nothing to undo: task {tid} has no earlier state "
+                          "(see 'aidp tasks history')\n")
+    assert result.out == "" and tasklist(project) == before
+
+
+@pytest.mark.parametrize("args", [["tasks", "undo", "ffff"], ["tasks", "undo", "ffff", "--json"]])
+def test_undo_of_an_unknown_task(cli, args) -> None:
+    add(cli, "Something")
+    result = cli(*args)
+    assert (result.code, result.out, result.err) == (1, "", "Error: Task not found: ffff\n")
+
+
+# --- the id rule ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ref", ["ca3", "task_1795314333_ca", "task_1795314333_"])
+def test_a_too_short_id_says_the_rule(cli, ref) -> None:
+    add(cli, "Something")
+    result = cli("tasks", "show", ref)
+    assert result.code == 1 and result.out == ""
+    assert result.err == (f"Error: Task not found: {ref} (an id is the full id, or at least 4 "
+                          "leading characters of the hex part after its last '_': ca35, "
+                          "task_1795314333_ca35)\n")
+
+
+def test_a_leading_part_of_the_full_id_with_four_hex_characters_names_it(cli) -> None:
+    tid = add(cli, "Something")
+    prefix = tid[: tid.rindex("_") + 5]
+    result = cli("tasks", "show", prefix, "--json")
+    assert result.code == 0, result
+    assert json.loads(result.out)["id"] == tid
