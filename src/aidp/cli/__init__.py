@@ -361,10 +361,14 @@ class _Guarded(io.RawIOBase):
     closed descriptor) is remembered and the rest of the output dropped, so a command
     that already changed the tasklist finishes and says so by its exit code."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, *, inert: bool = False) -> None:
         super().__init__()
         self.fd = fd
         self.error: OSError | None = None
+        # inert: every byte passes through render.terminal_text first (a character
+        # split between two writes waits for its end in the decoder).
+        self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape") \
+            if inert else None
 
     def writable(self) -> bool:
         return True
@@ -382,6 +386,11 @@ class _Guarded(io.RawIOBase):
         size = len(data)
         if self.error is not None:
             return size
+        if self._decoder is not None:
+            from aidp.render import terminal_text
+
+            data = terminal_text(self._decoder.decode(bytes(data))).encode(
+                "utf-8", "surrogateescape")
         view = memoryview(data).cast("B")
         try:
             while view:
@@ -389,6 +398,13 @@ class _Guarded(io.RawIOBase):
         except OSError as exc:
             self.error = exc
         return size
+
+
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
 
 
 # aidp's own symbols, as plain text for a stdout that cannot encode them (an ASCII or
@@ -439,7 +455,10 @@ def _guard_streams() -> tuple[_Guarded, _Guarded]:
                 and codecs.lookup(encoding).name != "utf-8"):
             codecs.register_error("aidp-plain", _plain_or_escaped)
             errors = "aidp-plain"
-        guard = _Guarded(fd)
+        # What reaches a terminal is made inert (docs/security.md): stderr is always
+        # for people (or an agent showing hook notes to them); stdout when it is a
+        # terminal, else it is data (a pipe, a file) and carries its bytes exactly.
+        guard = _Guarded(fd, inert=name == "stderr" or _is_terminal(fd))
         line_buffering = guard.isatty() or name == "stderr"
         stream = io.TextIOWrapper(io.BufferedWriter(guard), encoding=encoding, errors=errors,
                                   line_buffering=line_buffering)

@@ -122,8 +122,10 @@ class Env:
 
 
 def _say_waiting(lock: Path) -> None:
+    from aidp.render import inert
+
     sys.stderr.write(
-        f"Waiting for {lock}: another process holds it (Ctrl-C to give up; "
+        f"Waiting for {inert(str(lock))}: another process holds it (Ctrl-C to give up; "
         "a killed holder releases it; --lock-timeout bounds the wait)\n"
     )
     sys.stderr.flush()

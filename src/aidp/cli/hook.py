@@ -77,8 +77,12 @@ def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int):
 def _emit(answer) -> None:
     import orjson
 
+    from aidp.render import inert
+
+    # A note quotes what the model wrote (a signal, a plan): one line, inert, so the
+    # agent's UI or the terminal shows it as text (docs/security.md).
     for note in answer.notes:
-        sys.stderr.write(" ".join(note.split()) + "\n")
+        sys.stderr.write(inert(" ".join(note.split())) + "\n")
     if answer.output is not None:
         sys.stdout.buffer.write(orjson.dumps(answer.output) + b"\n")
         sys.stdout.buffer.flush()
