@@ -166,6 +166,10 @@ def list_(
     ),
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
     tree: bool = typer.Option(False, "--tree", help="Show epics with their children below."),
+    raw: bool = typer.Option(
+        False, "--raw", help="csv: write cells exactly as stored; by default a cell a "
+        "spreadsheet would run as a formula (=, +, -, @) starts with '.",
+    ),
 ) -> None:
     """List tasks: open ones (pending, in_progress) unless told otherwise.
 
@@ -182,6 +186,8 @@ def list_(
         raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
     if tree and fmt != "table":
         raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
+    if raw and fmt != "csv":
+        raise InvalidInput(f"Invalid --raw with --format {fmt}: it applies to csv only")
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     if grep is not None and not grep.strip():
@@ -272,7 +278,7 @@ def list_(
     if fmt == "table":  # people read the shortest id prefix that names the task
         ids = core.short_ids(fold.tasks, [t["id"] for t in shown])
     _print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,
-                matched=result.matched)
+                matched=result.matched, raw=raw)
     if more:
         render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
@@ -323,7 +329,8 @@ def _nobody_holds(qs: Any, name: str, empty: str) -> str:
 
 def _print_list(found: list[Record], fmt: str, *, now: int, empty: str,
                 notes: dict[str, str] | None = None, ids: dict[str, str] | None = None,
-                matched: dict[str, int] | None = None) -> None:
+                matched: dict[str, int] | None = None,
+                raw: bool = False) -> None:
     if fmt == "json":
         render.write_bytes(render.json_bytes(found))
     elif fmt == "jsonl":
@@ -335,7 +342,7 @@ def _print_list(found: list[Record], fmt: str, *, now: int, empty: str,
     elif fmt == "csv":
         from aidp.interchange import csv_format  # the one CSV writer (export's)
 
-        render.write_bytes(csv_format.dump(found))
+        render.write_bytes(csv_format.dump(found, raw=raw))
     else:
         render.write_text(render.task_table(found, now, paint=_paint(), empty=empty,
                                             notes=notes, ids=ids, matched=matched))
@@ -606,6 +613,10 @@ def export(
     output: str | None = typer.Option(
         None, "--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."
     ),
+    raw: bool = typer.Option(
+        False, "--raw", help="csv: write cells exactly as stored; by default a cell a "
+        "spreadsheet would run as a formula (=, +, -, @) starts with '.",
+    ),
 ) -> None:
     """Every task in another tool's format (taskwarrior: `task import`; beads: issues.jsonl).
 
@@ -621,7 +632,7 @@ def export(
 
     everything = list(fold.tasks.values()) if None in _status_keys(fold) else select(
         fold, [s for s in _status_keys(fold) if s is not None])
-    data = interchange.dump(fmt, everything)
+    data = interchange.dump(fmt, everything, raw=raw)
     if output is None:
         render.write_bytes(data)
         return
@@ -691,7 +702,7 @@ def import_(
         return
     verb = "Would import" if dry_run else "Imported"
     lines = [f"{verb} {len(result.filed)} task{'s' if len(result.filed) != 1 else ''} "
-             f"from {source}" + (f" ({result.skipped} already imported)"
+             f"from {render.inert(source)}" + (f" ({result.skipped} already imported)"
                                  if result.skipped else "")]
     paint = _paint()
     shown = result.filed[:20]

