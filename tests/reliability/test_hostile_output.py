@@ -21,7 +21,6 @@ import pty
 import subprocess
 import sys
 import unicodedata
-from pathlib import Path
 
 import pytest
 

@@ -120,8 +120,9 @@ def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
             f"Session {session} has an active TODO list ({what}): give --replace to replace "
             f"it with the list of session {render.inert(chosen.session)}"
         )
-    sys.stderr.write(f"Replace the active TODO list of session {render.inert(session)} ({what}) with the "
-                     f"list of session {render.inert(chosen.session)}? [y/N] ")
+    sys.stderr.write(f"Replace the active TODO list of session {render.inert(session)} "
+                     f"({what}) with the list of session {render.inert(chosen.session)}? "
+                     "[y/N] ")
     sys.stderr.flush()
     answer = sys.stdin.readline()
     if answer.strip().lower() not in ("y", "yes"):
