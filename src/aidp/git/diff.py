@@ -12,6 +12,12 @@ if TYPE_CHECKING:
 from aidp.git.changes import _VERBS
 from aidp.git.runner import _run
 
+
+def inert(text: object) -> str:
+    from aidp import render  # not at start-up: aidp.git is read by hot commands
+
+    return render.inert(text)
+
 # --- the diff driver ------------------------------------------------------------------------
 
 DIFF_ATTRIBUTE = ".aidp/tasklist.jsonl diff=aidp"
@@ -23,14 +29,22 @@ def _hex(tid: str) -> str:
 
 def textconv(data: bytes) -> str:
     """The tasklist as git's diff driver shows it: one readable line per line of the
-    file, so `git diff` and `git log -p` show which tasks and TODO items changed how."""
+    file, so `git diff` and `git log -p` show which tasks and TODO items changed how.
+
+    Nothing a commit changes may be invisible (docs/security.md): a record's line is
+    its summary, then every field the summary does not show (stamps, session, unknown
+    keys) as compact JSON; a line that is not exactly that JSON as aidp writes it
+    (spaces, a repeated key, escapes) is shown raw below it; a line that is no record
+    is shown whole. A file with no record at all (`diff=aidp` given to code) is shown
+    line by line as it is. Every character is inert (tabs kept)."""
     from aidp.log import parse_line
-    from aidp.render import inert
 
     raws = data.split(b"\n")
     if raws and raws[-1] == b"":
         raws.pop()
     records = [parse_line(raw) for raw in raws]
+    if not any(record is not None for record in records):  # not a tasklist
+        return "".join(_line(raw) + "\n" for raw in raws)
     sessions: dict[str, str] = {}  # generation -> session
     contents: dict[tuple[str, str], str] = {}  # (generation, item) -> its text
     for record in records:
@@ -43,49 +57,92 @@ def textconv(data: bytes) -> str:
     out = []
     for raw, record in zip(raws, records, strict=True):
         if record is None:
-            out.append("damaged line: " + inert(raw[:60].decode("utf-8", "replace"))
-                       if raw.strip() else "")
+            out.append("damaged line: " + _line(raw) if raw.strip() else "")
             continue
-        kind = record.get("type")
-        if kind is None:
-            out.append(_task_line(record, inert))
-        elif kind == "todo_item":
-            gen, item = str(record.get("list")), str(record.get("item"))
-            where = f"todo {inert(sessions.get(gen, gen))}"
-            what = inert(record.get("content") or contents.get((gen, item), item))
-            if record.get("deleted") is True:
-                out.append(f"{where}: deleted {what}")
-            else:
-                sub = "  subtask" if isinstance(record.get("parent"), str) else ""
-                out.append(f"{where}:{sub} [{inert(record.get('status'))}] {what}")
-        elif kind == "todo_head":
-            state = "active" if record.get("active") is True else "cleared"
-            if record.get("paused") is True:
-                state += f", paused: {inert(record.get('pause_reason') or '')}"
-            out.append(f"todo {inert(record.get('session'))}: list {state}")
-        elif kind == "todo_list":
-            items = record["items"] if isinstance(record.get("items"), list) else []
-            out.append(f"todo {inert(record.get('session'))}: snapshot of {len(items)} items")
-        else:
-            rest = {k: v for k, v in record.items() if k not in ("type", "id", "updated_at")}
-            out.append(f"{inert(kind)} {inert(record.get('id'))}: "
-                       + inert(_compact(rest))[:200])
+        line, shown = _summary(record, sessions, contents)
+        rest = {k: v for k, v in record.items() if k not in shown}
+        out.append(f"{line}  {inert(_compact(rest))}" if rest else line)
+        if not _canonical(raw, record):
+            out.append("  as written: " + _line(raw))
     return "".join(line + "\n" for line in out)
+
+
+def _summary(record: dict[str, Any], sessions: dict[str, str],
+             contents: dict[tuple[str, str], str]) -> tuple[str, set[str]]:
+    """(the readable part of a record's line, the keys it shows in full)."""
+    kind = record.get("type")
+    if kind is None:
+        return _task_line(record)
+    if kind == "todo_item":
+        gen, item = str(record.get("list")), str(record.get("item"))
+        # its text, or (a record without one) the item's text from another line
+        text = ["content"] if record.get("content") and "content" in _strings(
+            record, "content") else []
+        where = f"todo {inert(sessions.get(gen, gen))}"
+        what = inert(record.get("content") or contents.get((gen, item), item))
+        if record.get("deleted") is True:
+            return f"{where}: deleted {what}", {"type", "deleted", *text}
+        sub = "  subtask" if isinstance(record.get("parent"), str) else ""
+        return (f"{where}:{sub} [{inert(record.get('status'))}] {what}",
+                {"type", *text, *_strings(record, "status")})
+    if kind == "todo_head":
+        state = "active" if record.get("active") is True else "cleared"
+        if record.get("paused") is True:
+            state += f", paused: {inert(record.get('pause_reason') or '')}"
+        flags = [key for key in ("active", "paused") if isinstance(record.get(key), bool)]
+        return (f"todo {inert(record.get('session'))}: list {state}",
+                {"type", *flags, *_strings(record, "session", "pause_reason")})
+    if kind == "todo_list":
+        items = record["items"] if isinstance(record.get("items"), list) else []
+        return (f"todo {inert(record.get('session'))}: snapshot of {len(items)} items",
+                {"type", *_strings(record, "session")})
+    return f"{inert(kind)} {inert(record.get('id'))}", {"type", *_strings(record, "id")}
+
+
+def _strings(record: dict[str, Any], *keys: str) -> list[str]:
+    """The `keys` a summary shows as text: only when they are text (anything else
+    stays in the JSON part, so a number or a list is not mistaken for a word)."""
+    return [key for key in keys if isinstance(record.get(key), str)]
+
+
+def _line(raw: bytes) -> str:
+    """A line of the file as it is: inert, tabs kept, bytes that are not UTF-8 as \\xNN."""
+    text = raw.decode("utf-8", "backslashreplace")
+    return "\t".join(inert(part) for part in text.split("\t"))
+
+
+def _canonical(raw: bytes, record: dict[str, Any]) -> bool:
+    """Whether `raw` is exactly the compact JSON of what it parsed to (aidp's own way of
+    writing a record): then the summary and fields show all of it."""
+    import orjson
+
+    try:
+        return orjson.dumps(record) == raw
+    except (orjson.JSONEncodeError, TypeError):  # deeper than orjson writes
+        return False
 
 
 def _compact(value: object) -> str:
     import orjson
 
-    return orjson.dumps(value).decode("utf-8")
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (orjson.JSONEncodeError, TypeError):  # deeper than orjson writes
+        return repr(value)
 
 
-def _task_line(task: dict[str, Any], inert: Callable[[object], str]) -> str:
-    tags = " ".join(f"#{inert(t)}" for t in task.get("tags") or [] if isinstance(t, str))
+def _task_line(task: dict[str, Any]) -> tuple[str, set[str]]:
+    shown = set(_strings(task, "description", "status", "priority", "abandoned_reason"))
+    values = task.get("tags")
+    if isinstance(values, list) and all(isinstance(t, str) for t in values):
+        shown.add("tags")
+    tags = " ".join(f"#{inert(t)}" for t in values) if "tags" in shown and values else ""
+    priority = inert(task["priority"]) if "priority" in shown else "no priority"
     line = (f"task {inert(_hex(str(task.get('id'))))} [{inert(task.get('status'))}] "
-            f"({inert(task.get('priority', 'medium'))}) {inert(task.get('description'))}")
-    if task.get("abandoned_reason"):
+            f"({priority}) {inert(task.get('description'))}")
+    if task.get("abandoned_reason") and "abandoned_reason" in shown:
         line += f" — {inert(task['abandoned_reason'])}"
-    return line + (f" {tags}" if tags else "")
+    return line + (f" {tags}" if tags else ""), shown
 
 
 def textconv_command(program: list[str] | None = None) -> str:
