@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from aidp.model import CONTROL_RE, TASK_KEY_ORDER, Record, ts_of
+from aidp.model import CONTROL_RE, TASK_KEY_ORDER, Record, stamp_out_of_reach, ts_of
 
 # (updated_at in µs, line number): the fold's order.
 FoldKey = tuple[int, int]
@@ -140,6 +140,15 @@ _BOM = b"\xef\xbb\xbf"
 _TEXT_KEYS = tuple(key for key in TASK_KEY_ORDER if key not in ("id", "tags"))
 
 
+# How deep a line may nest: orjson reads 1,024 levels but writes only 254, and aidp's
+# outputs put a record inside levels of their own (a JSON list, a report), so a record
+# is written back only if it keeps well below: at most MAX_DEPTH levels, the line's own
+# object being the first. Deeper is damage (issue 27): it would read, then fail every
+# write and every JSON output of the task.
+MAX_DEPTH = 128
+_DEEP_BYTES = 2 * MAX_DEPTH  # a line nested deeper holds more than this many bytes
+
+
 def parse_line(raw: bytes) -> Record | None:
     """The JSON object on this line, or None for blank lines and damage."""
     if not raw or raw.isspace():
@@ -149,21 +158,56 @@ def parse_line(raw: bytes) -> Record | None:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if not isinstance(value, dict):
+    return admit(value, raw)
+
+
+def admit(value: object, raw: bytes) -> Record | None:
+    """The record a decoded line stands for, or None when it is damage: THE rule of what
+    a line is, after `orjson.loads(raw)` gave `value`. parse_line and every bulk decode
+    (the index's builder) call it. Damage: anything but an object; a task line without a
+    usable id or with a non-text value where text belongs (well_typed_task); any record
+    whose `updated_at` lies outside the stamps aidp can write back
+    (model.stamp_out_of_reach); a line nested deeper than MAX_DEPTH. Cheap for an
+    ordinary line: the stamp is looked at only when of year 0001 or 9999, the nesting
+    only when the line is long and holds many brackets."""
+    if type(value) is not dict:
+        return None
+    stamp = value.get("updated_at")
+    if type(stamp) is str and stamp[:1] in "09" and stamp_out_of_reach(stamp):
         return None
     if "type" not in value:
-        if not well_typed_task(value):
+        if not well_typed_task(value):  # it also measures the nesting of unknown keys
             return None
         if type(value.get("tags")) is str:
             mend_tags(value)
+    elif len(raw) > _DEEP_BYTES and raw.count(b"{") + raw.count(b"[") > MAX_DEPTH \
+            and too_deep(value):
+        return None
     return value
+
+
+def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests objects and arrays more than `limit` levels deep (itself
+    the first). Iterative: orjson hands over up to 1,024 levels, past Python's stack."""
+    if type(value) is not dict and type(value) is not list:
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        for child in item.values() if type(item) is dict else item:
+            if type(child) is dict or type(child) is list:
+                stack.append((child, depth + 1))
+    return False
 
 
 _TEXT_KEY_SET = frozenset(_TEXT_KEYS)
 
 
 def well_typed_task(record: Record) -> bool:
-    """One pass over the record's values (this runs for every line of every fold)."""
+    """One pass over the record's values (this runs for every line of every fold); a
+    value under an unknown key may nest at most MAX_DEPTH levels with the record."""
     rid = record.get("id")
     if type(rid) is not str or not rid:
         return False
@@ -182,6 +226,8 @@ def well_typed_task(record: Record) -> bool:
                     return False
         elif key in _TEXT_KEY_SET:
             return False
+        elif (type(value) is dict or type(value) is list) and too_deep(value, MAX_DEPTH - 1):
+            return False  # an unknown key nested past what aidp can write back
     return True
 
 

@@ -174,6 +174,11 @@ def _load(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SettingsError(f"Cannot edit {path}: it holds a JSON "
                             f"{type(data).__name__}, expected an object")
+    from aidp.fold import MAX_DEPTH, too_deep
+
+    if too_deep(data):
+        raise SettingsError(f"Cannot edit {path}: it nests JSON more than {MAX_DEPTH} levels "
+                            "deep, more than aidp writes back; nothing was changed")
     hooks = data.get("hooks")
     if hooks is not None and not isinstance(hooks, dict):
         raise SettingsError(f"Cannot edit {path}: its \"hooks\" is not an object")

@@ -93,7 +93,20 @@ def now_micros() -> int:
 def format_ts(micros: int) -> str:
     """UTC with microseconds, e.g. 2026-11-22T02:25:33.123456Z."""
     seconds, fraction = divmod(micros, 1_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{fraction:06d}Z"
+    when = time.gmtime(seconds)
+    if when.tm_year < 1000:  # strftime's %Y does not pad it to four digits
+        return f"{when.tm_year:04d}" + time.strftime("-%m-%dT%H:%M:%S", when) + f".{fraction:06d}Z"
+    return time.strftime("%Y-%m-%dT%H:%M:%S", when) + f".{fraction:06d}Z"
+
+
+# The stamps aidp can read and write back (docs/file-format.md, "Damage"): from
+# 0001-01-01T00:00:00Z to one microsecond before 9999-12-31T23:59:59.999999Z, so the
+# stamp a write steps to (one microsecond later) is one too. A stamp outside reads as
+# unreadable (UNKNOWN_TS); a record whose `updated_at` is outside is damage (fold).
+MIN_TS = -62_135_596_800_000_000  # 0001-01-01T00:00:00.000000Z
+MAX_TS = 253_402_300_799_999_998  # 9999-12-31T23:59:59.999998Z
+# Only a stamp of year 0001 or 9999 can lie outside: an offset moves it by under a day.
+_EDGE_YEARS = ("0001", "9999")
 
 
 # A dict, not functools.lru_cache: most lookups are misses (every line of a fold has its
@@ -118,6 +131,8 @@ def parse_ts(value: str) -> int | None:
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
         result = (parsed - _EPOCH) // _ONE_MICRO
+        if not MIN_TS <= result <= MAX_TS:
+            result = None
     if len(_TS_CACHE) >= _TS_CACHE_SIZE:
         _TS_CACHE.clear()
     _TS_CACHE[value] = result
@@ -135,7 +150,25 @@ def parse_ts_once(value: object) -> int:
         return UNKNOWN_TS
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return (parsed - _EPOCH) // _ONE_MICRO
+    micros = (parsed - _EPOCH) // _ONE_MICRO
+    return micros if MIN_TS <= micros <= MAX_TS else UNKNOWN_TS
+
+
+def stamp_out_of_reach(value: object) -> bool:
+    """Whether `value` is a timestamp that parses to an instant outside what aidp can read
+    and write back (MIN_TS..MAX_TS): `9999-12-31T23:59:59.999999Z`, or a `-HH:MM` offset
+    that moves year 9999 into year 10000. An unreadable value is not out of reach: it
+    reads as UNKNOWN_TS, as before. Cheap for every other stamp (the fold calls it on
+    every line): only a string of year 0001 or 9999 is parsed."""
+    if type(value) is not str or not value.startswith(_EDGE_YEARS):
+        return False
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return not MIN_TS <= (parsed - _EPOCH) // _ONE_MICRO <= MAX_TS
 
 
 def remember_ts(value: str, micros: int) -> None:
@@ -161,10 +194,15 @@ def ts_of(record: Record, key: str = "updated_at") -> int:
 
 def next_updated_at(previous: Record | None, now: int | None = None) -> int:
     """max(now, previous updated_at + 1 µs): a change wins even against a lagging clock."""
+    return step_past(UNKNOWN_TS if previous is None else ts_of(previous), now)
+
+
+def step_past(newest: int, now: int | None = None) -> int:
+    """The stamp of a write that must win over `newest` (µs): max(now, newest + 1 µs),
+    never past MAX_TS, so it always parses. At MAX_TS itself the write takes the same
+    stamp and wins by coming later in the file (the fold's tie-break)."""
     current = now_micros() if now is None else now
-    if previous is None:
-        return current
-    return max(current, ts_of(previous) + 1)
+    return min(max(current, newest + 1), MAX_TS)
 
 
 def new_task_id(now: int | None = None) -> str:

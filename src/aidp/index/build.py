@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from aidp.fold import TYPED, beats, key_of, parse_line, place, task_tags, well_typed_task
+from aidp.fold import TYPED, admit, beats, key_of, parse_line, place, task_tags
 from aidp.index import columns, listing
 from aidp.index.columns import (
     _Q_COLUMNS,
@@ -173,14 +173,12 @@ class _Builder:
             number += 1
             start, offset = offset, offset + len(raw) + 1
             try:
-                record = loads_json(raw)
+                record = admit(loads_json(raw), raw)  # the fold's rule of what a line is
             except decode_error:
                 record = parse_line(raw)  # a byte order mark, or a blank line
-                if record is None:
-                    if raw.strip():
-                        damaged += 1
+                if record is None and not raw.strip():
                     continue
-            if type(record) is not dict:
+            if record is None:
                 damaged += 1
                 continue
             if "type" in record:
@@ -191,9 +189,6 @@ class _Builder:
                         self.typed_keys[rid] = key
                         self.typed[rid] = record
                 continue  # IGNORED: a kind this version cannot fold
-            if not well_typed_task(record):
-                damaged += 1
-                continue
             stamp = parse_ts_once(record.get("updated_at"))
             rid = record["id"]
             row = rows.get(rid)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     Section: TypeAlias = (
         "bytes | Copy | Callable[[], bytes] | Callable[[], Iterable[bytes | memoryview]]")
 
-VERSION = 13
+VERSION = 14  # 14: damage includes stamps out of reach and deep nesting (issue 27)
 SNAPSHOT_NAME = "fold.snapshot"
 MAGIC = b"aidpfold"
 _HEADER = struct.Struct("<8sIIQI")  # magic, version, python, head length, head crc32

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from aidp.log import Fold, TaskLog
-from aidp.model import Record, format_ts, now_micros
+from aidp.model import Record, format_ts, now_micros, step_past
 from aidp.todos.items import TodoList, _copy, same
 from aidp.todos.records import (
     _HEAD_KEYS,
@@ -114,7 +114,7 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
         if after is None or same(before, after):
             outcome[:] = [Edit(before, before, written=False)]
             return []
-        stamp = format_ts(max(now_micros(), state.newest + 1))
+        stamp = format_ts(step_past(state.newest, now_micros()))
         if after.owner is None:
             after = replace(after, owner=before.owner or _owner_for(log, session))
         records, gen = _changes(state, replace(after, session=session), stamp, writer)
