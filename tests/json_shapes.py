@@ -156,7 +156,7 @@ TODO_SUMMARY = Obj({
     "items": int,
     "counts": Obj({"pending": int, "in_progress": int, "completed": int}),
     "first": Either(str, None),
-}, {"owner": str})
+}, {"owner": str, "list": str})
 TODO_LIST = [TODO_SUMMARY]
 
 # --- init and run (docs/file-format.md "JSON output") ------------------------------------

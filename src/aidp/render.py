@@ -365,8 +365,10 @@ def todo_lists(found: Sequence[Summary], now: int, *, current_session: str) -> s
         return f"No TODO lists yet (current session: {inert(current_session)})"
     blocks = []
     for number, s in enumerate(found, start=1):
-        mark = " [CURRENT SESSION]" if s.current else ""
+        mark = " [CURRENT SESSION]" if s.current and s.list is None else ""
         state = "active" if s.active else ("cleared" if s.items else "empty")
+        if s.list is not None:  # `todo list --all`: a list its session no longer shows
+            state = f"earlier list {inert(s.list)}"
         if s.paused:
             state += ", paused"
         when = relative_age(s.updated_at, now)

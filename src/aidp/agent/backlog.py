@@ -1,8 +1,10 @@
 """`aidp run --backlog`: drain the ready queue, one claimed task at a time.
 
 For each task: claim the first ready one (atomically, so several runs can drain one
-queue side by side), start a fresh TODO list, prompt the agent with the task and how
-to close it, and keep it going until the task is closed:
+queue side by side), work in the task's own session (`backlog:<task id>`: its TODO list
+is the plan for that task, picked up again if an earlier run left it open; the
+person's own list is never touched), prompt the agent with the task and how to close
+it, and keep it going until the task is closed:
 
 - done → the next task; but a task is not done while the session's TODO list still
   has open items (the completion gate): the done is taken back (in_progress again,
@@ -31,6 +33,11 @@ from aidp.model import Record, transition
 from aidp.render import todo_text
 
 
+def session_for(tid: str) -> str:
+    """The session a backlog run works on a task in: one per task, of its own."""
+    return f"backlog:{tid}"
+
+
 class Drain:
     def __init__(self, loop: Loop, *, actor: str, max_tasks: int | None = None,
                  guidance: str | None = None) -> None:
@@ -44,6 +51,7 @@ class Drain:
         self.tried: list[str] = []
         self.current: str | None = None
         self.closed = 0
+        self.home = loop.session  # the run's own session; each task gets one of its own
         loop.env["AIDP_ACTOR"] = self.actor  # the agent's own aidp commands act as us
 
     def emit(self, kind: str, text: str) -> None:
@@ -68,6 +76,8 @@ class Drain:
             except KeyboardInterrupt:
                 self._release("interrupted")
                 raise
+            finally:
+                self._enter(self.home)
             self.current = None
             if stop:
                 return code
@@ -83,9 +93,7 @@ class Drain:
     def _work_on(self, task: Record) -> tuple[int, bool]:
         """(exit code, whether the run stops) once the task is settled."""
         tid = task["id"]
-        had = todos.current(self.log.read(), self.loop.session)
-        if had.visible:  # a fresh plan per task; the old list stays in `todo list`
-            todos.change(self.log, self.loop.session, todos.clear)
+        self._enter(session_for(tid))
         fold = self.log.read()
         result = self.loop.user_turn(self._task_prompt(fold, tid))
         follow_ups = 0
@@ -130,6 +138,11 @@ class Drain:
             self.emit("continuation",
                       f"↻ Follow-up {follow_ups}/{self.loop.limits.max_continuations}: {first}")
             result = self.loop.follow_up(text)
+
+    def _enter(self, session: str) -> None:
+        """Work in `session` from now on: the loop's lists and the agent's AIDP_SESSION."""
+        self.loop.session = session
+        self.loop.env["AIDP_SESSION"] = session
 
     def _mine(self, fold: Fold, task: Record) -> bool:
         holder = queue.state(fold).holder(task)

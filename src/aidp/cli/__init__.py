@@ -273,7 +273,7 @@ _SYNONYMS = {
     "new": ("add",), "create": ("add",), "ls": ("list",), "view": ("show",),
     "info": ("show",), "begin": ("start",), "open": ("reopen",), "undo": ("reopen",),
     "unclaim": ("release",), "depend": ("block",), "comment": ("note",),
-    "delete": ("abandon",), "done": ("tick",), "tick": ("done",),
+    "delete": ("abandon",), "done": ("tick",), "tick": ("done",), "unpause": ("resume",),
 }
 # Free-text arguments (a description, a reason, a note): an unknown option there is
 # most likely text that starts with '-'.

@@ -10,7 +10,6 @@ import typer
 
 from aidp import render
 from aidp.cli.common import JSON_HELP, Env, env
-from aidp.errors import InvalidInput
 
 if TYPE_CHECKING:
     from aidp import todos as core
@@ -56,11 +55,11 @@ def _group(
         env(ctx).session = session
 
 
-def _session_opt() -> typer.models.OptionInfo:
+def session_option() -> typer.models.OptionInfo:
     return typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP)
 
 
-def _paint() -> render.Painter:
+def painter() -> render.Painter:
     return render.Painter(render.color_enabled())
 
 
@@ -95,44 +94,7 @@ def _apply_op(
     return _apply(e, session, fn), details[-1]
 
 
-def _would_replace(core: Any, mine: core.TodoList, chosen: core.TodoList) -> bool:
-    """Loading would throw away an active list's items (that are not the same items)."""
-    return bool(mine.visible) and (
-        [core.item_out(i) for i in mine.items] != [core.item_out(i) for i in chosen.items])
-
-
-def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
-    """Ask on a terminal; anywhere else refuse with exit 2. A "no" exits 1. Either way
-    nothing is written."""
-    import sys
-
-    from aidp.errors import AidpError
-
-    count = len(mine.items)
-    what = f"{count} item{'s' if count != 1 else ''}"
-    session = render.inert(mine.session)
-    try:
-        interactive = sys.stdin is not None and sys.stdin.isatty()
-    except (AttributeError, ValueError):
-        interactive = False
-    if not interactive:
-        raise InvalidInput(
-            f"Session {session} has an active TODO list ({what}): give --replace to replace "
-            f"it with the list of session {render.inert(chosen.session)}"
-        )
-    sys.stderr.write(f"Replace the active TODO list of session {render.inert(session)} "
-                     f"({what}) with the list of session {render.inert(chosen.session)}? "
-                     "[y/N] ")
-    sys.stderr.flush()
-    answer = sys.stdin.readline()
-    if answer.strip().lower() not in ("y", "yes"):
-        if not answer:
-            sys.stderr.write("\n")
-        raise AidpError(f"Nothing loaded: session {session} keeps its list "
-                        "(--replace replaces it without asking)")
-
-
-def _emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
+def emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
     from aidp import todos as core
 
     if as_json:
@@ -156,7 +118,7 @@ def _remaining(todo: core.TodoList) -> str:
 @app.command()
 def show(
     ctx: typer.Context,
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """The list exactly as the agent sees it in `aidp run`.
@@ -175,37 +137,40 @@ def show(
         render.write_text(render.todo_text(todo))
 
 
+# A first word shaped like a position (digits and dots, a sign, `last.…`) is one, even
+# when it is not a valid one (`0`, `-1`, `1.2.3`): refused, never taken as text.
+_POSITION_SHAPED = re.compile(r"[+-]?(?:[0-9][0-9.]*(?:last)?|\.[0-9a-z.]*)|last(?:\..*)?")
+
+
 def _split_add(args: list[str]) -> tuple[str, str]:
+    """[POS] WORDS…: the first word is the position only when there are more words and
+    it is shaped like one; the words are the description, quoted or not."""
     from aidp import todos as core
 
-    if len(args) == 1:
-        return core.LAST, args[0]
-    if len(args) == 2:
-        return args[0], args[1]
-    raise InvalidInput(
-        f"Too many arguments ({len(args)}): give [POS] DESCRIPTION and quote a description "
-        'of several words, e.g. aidp todo add 2 "Write the tests"'
-    )
+    if len(args) > 1 and _POSITION_SHAPED.fullmatch(args[0]):
+        return args[0], " ".join(args[1:])
+    return core.LAST, " ".join(args)
 
 
 @app.command(context_settings=POSITIONAL)
 def add(
     ctx: typer.Context,
     args: list[str] = typer.Argument(
-        ..., metavar="[POS] DESCRIPTION",
+        ..., metavar="[POS] WORDS...",
         help="Where (default last; N.M or N.last adds a subtask) and what "
-        "(quoted, 1–200 characters).",
+        "(1–200 characters, quoted or not; a first word is a position only when it "
+        "looks like one).",
     ),
     priority: str | None = typer.Option(
         None, "--priority", "-p", help="high, medium (default) or low; items only."
     ),
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Insert an item or subtask at POS (default: last); the list becomes active.
 
     Examples:
-    $ aidp todo add "Write the parser tests"
+    $ aidp todo add Write the parser tests
     $ aidp todo add 1.last "Cover empty input"
     """
     from aidp import todos as core
@@ -219,15 +184,15 @@ def add(
     )
     restarted = bool(done.before.items) and not done.before.active
     fresh = " (a new list: the previous one was cleared)" if restarted else ""
-    message = f"{_paint()('✓', 'green')} Added {_label(done.after, target)}{fresh}"
-    _emit(done.after, message, as_json=as_json)
+    message = f"{painter()('✓', 'green')} Added {_label(done.after, target)}{fresh}"
+    emit(done.after, message, as_json=as_json)
 
 
 @app.command(context_settings=POSITIONAL)
 def delete(
     ctx: typer.Context,
     position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Remove an item (with its subtasks) or a subtask.
@@ -244,9 +209,9 @@ def delete(
     done, (target, item) = _apply_op(e, name, lambda todo: core.delete(todo, position))
     subs = len(item.get("subtasks") or [])
     extra = f" (and its {subs} subtask{'s' if subs != 1 else ''})" if subs else ""
-    _emit(
+    emit(
         done.after,
-        f"{_paint()('✓', 'green')} Deleted {target.label()}: "
+        f"{painter()('✓', 'green')} Deleted {target.label()}: "
         f"{render.inert(item['content'])}{extra}",
         as_json=as_json,
     )
@@ -256,7 +221,7 @@ def delete(
 def tick(
     ctx: typer.Context,
     position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Toggle an item without a checklist, or a subtask, completed ↔ not completed.
@@ -272,7 +237,7 @@ def tick(
     name = e.session_name(session)
     done, (target,) = _apply_op(e, name, lambda todo: core.tick(todo, position))
     if as_json:
-        _emit(done.after, "", as_json=True)
+        emit(done.after, "", as_json=True)
         return
     render.write_text(_tick_message(done, target))
 
@@ -280,7 +245,7 @@ def tick(
 def _tick_message(done: core.Edit, target: core.Target) -> str:
     from aidp import todos as core
 
-    paint = _paint()
+    paint = painter()
     todo = done.after
     item = todo.visible[target.item]
     n = target.item + 1
@@ -312,7 +277,7 @@ def start(
     position: str = typer.Argument(
         ..., metavar="POS", help="N or last: an item without a checklist."
     ),
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Mark an item in_progress.
@@ -328,16 +293,16 @@ def start(
     done, (target,) = _apply_op(e, name, lambda todo: core.start(todo, position))
     label = _label(done.after, target)
     if done.written:
-        message = f"{_paint()('✓', 'green')} Started {label}"
+        message = f"{painter()('✓', 'green')} Started {label}"
     else:
         message = f"Already in_progress, nothing changed: {label}"  # e.g. "2: Docs"
-    _emit(done.after, message, as_json=as_json)
+    emit(done.after, message, as_json=as_json)
 
 
 @app.command()
 def clear(
     ctx: typer.Context,
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """Empty the active list; its contents stay in the file and in `todo list` as history.
@@ -351,12 +316,15 @@ def clear(
     name = e.session_name(session)
     done = _apply(e, name, core.clear)
     if not done.written:
-        _emit(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json)
+        emit(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json)
+        return
+    if not done.before.active:  # nothing active, but paused: the pause goes
+        emit(done.after, f"{core.NO_ACTIVE}; the pause is lifted", as_json=as_json)
         return
     count = len(done.before.items)
-    _emit(
+    emit(
         done.after,
-        f"{_paint()('✓', 'green')} Cleared {count} item{'s' if count != 1 else ''} of session "
+        f"{painter()('✓', 'green')} Cleared {count} item{'s' if count != 1 else ''} of session "
         f"{render.inert(name)} (kept as history: 'aidp todo load' brings them back)",
         as_json=as_json,
     )
@@ -366,7 +334,7 @@ def clear(
 def pause(
     ctx: typer.Context,
     reason: list[str] = typer.Argument(..., metavar="REASON", help="Why the agent is blocked."),
-    session: str | None = _session_opt(),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """The agent is blocked: `aidp run` will not push it to continue until the next prompt.
@@ -379,80 +347,35 @@ def pause(
     e = env(ctx)
     text = " ".join(reason)
     done = _apply(e, e.session_name(session), lambda todo: core.pause(todo, text))
-    _emit(done.after, f"⏸ Paused: {render.inert(done.after.pause_reason)}", as_json=as_json)
-
-
-@app.command("list")
-def list_(
-    ctx: typer.Context,
-    session: str | None = _session_opt(),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-) -> None:
-    """Every session's list: the current one first, then by last change, newest first.
-
-    Examples:
-    $ aidp todo list
-    $ aidp todo list --json
-    """
-    from aidp import todos as core
-    from aidp.model import now_micros
-
-    e = env(ctx)
-    name = e.session_name(session)
-    found = core.summaries(e.read(), name)
-    if as_json:
-        render.write_bytes(render.json_bytes([s.to_json() for s in found]))
-    else:
-        render.write_text(render.todo_lists(found, now_micros(), current_session=name))
+    emit(done.after, f"⏸ Paused: {render.inert(done.after.pause_reason)}", as_json=as_json)
 
 
 @app.command()
-def load(
+def resume(
     ctx: typer.Context,
-    source: str = typer.Argument(
-        ..., metavar="SESSION|N", help="A session name, or a number from `todo list`."
-    ),
-    session: str | None = _session_opt(),
-    replace: bool = typer.Option(
-        False, "--replace", help="Replace the session's active list without asking."
-    ),
+    session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Copy a saved list into the current session and make it active.
-
-    When the session already has an active list with items, aidp asks first on a
-    terminal; elsewhere (scripts, agents) it needs --replace.
+    """Lift a pause: `aidp run` pushes the agent on again (as the next prompt would).
 
     Examples:
-    $ aidp todo load --replace 2
-    $ aidp todo load --replace main@alice@example.com
+    $ aidp todo resume
     """
     from aidp import todos as core
 
     e = env(ctx)
-    name = e.session_name(session)
-    fold = e.read()
-    chosen = core.pick_source(fold, source, name)
-    mine = core.current(fold, name)
-    if not replace and _would_replace(core, mine, chosen):
-        _confirm_replace(mine, chosen)
-
-    def load_it(todo: core.TodoList) -> core.TodoList:
-        if not replace and not core.same(todo, mine) and _would_replace(core, todo, chosen):
-            raise InvalidInput(f"The TODO list of session {render.inert(name)} changed while "
-                               "aidp asked; nothing loaded: run the command again")
-        return core.load(todo, chosen)
-
-    done = core.edit(e.log, name, load_it)
-    count = len(done.after.items)
-    what = f"{count} item{'s' if count != 1 else ''}"
+    done = _apply(e, e.session_name(session), core.resume)
     if not done.written:
-        message = f"Session {render.inert(name)} already has this list active; nothing changed"
-    elif chosen.session == name:
-        message = f"{_paint()('✓', 'green')} Restored {what} of session {render.inert(name)}"
-    else:
-        message = (
-            f"{_paint()('✓', 'green')} Loaded {what} from session {render.inert(chosen.session)} "
-            f"into session {render.inert(name)}"
-        )
-    _emit(done.after, message, as_json=as_json)
+        emit(done.after, "Not paused; nothing changed", as_json=as_json)
+        return
+    reason = render.inert(done.before.pause_reason or "")
+    emit(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json)
+
+
+def _register_list_commands() -> None:
+    from aidp.cli import todo_lists  # `todo list`, `todo load`
+
+    todo_lists.register(app)
+
+
+_register_list_commands()

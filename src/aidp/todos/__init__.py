@@ -9,9 +9,11 @@ checklist; an item with subtasks has a status derived from them.
 
     items.py      TodoList and its items: statuses, priorities, the documented item shape
     positions.py  parsing and resolving positions
-    changes.py    the pure changes: add, delete, tick, start, clear, pause, load, set_plan
+    changes.py    the pure changes: add, delete, tick, start, clear, pause, resume, load,
+                  set_plan
     records.py    the storage: record types, ids, ranks, the records of a list's items
-    state.py      records → lists: one session's list, every list, `todo list` summaries
+    state.py      records → lists: one session's list, every list (earlier ones too),
+                  `todo list` summaries
     writer.py     edit/change: the locked read-modify-append of the changed records
 
 The text of a list is `aidp.render.todo_text`; the continuation policy of `aidp run`
@@ -26,6 +28,7 @@ from aidp.todos.changes import (
     delete,
     load,
     pause,
+    resume,
     set_plan,
     start,
     tick,
@@ -72,6 +75,7 @@ from aidp.todos.state import (
     current,
     exists,
     from_record,
+    past_lists,
     personal_session,
     pick_source,
     summaries,
@@ -113,6 +117,7 @@ __all__ = [
     "load",
     "locate",
     "parse_position",
+    "past_lists",
     "pause",
     "personal_session",
     "pick_source",
@@ -120,6 +125,7 @@ __all__ = [
     "rank_between",
     "record_id",
     "resolve",
+    "resume",
     "same",
     "set_plan",
     "show_json",

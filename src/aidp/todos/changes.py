@@ -126,15 +126,22 @@ def start(todo: TodoList, position: str) -> tuple[TodoList, Target]:
 
 def clear(todo: TodoList) -> TodoList | None:
     """Deactivate: `show` and `run` see nothing; the items stay in the record as history.
-    None when there is nothing active."""
-    if not todo.active:
+    A pause goes with the list it paused. None when there is nothing active or paused."""
+    if not todo.active and not todo.paused:
         return None
-    return replace(todo, active=False)
+    return replace(todo, active=False, paused=False, pause_reason=None)
 
 
 def pause(todo: TodoList, reason: str) -> TodoList:
     """The agent is blocked: no continuation until the next user prompt."""
     return replace(todo, paused=True, pause_reason=validate_reason(reason))
+
+
+def resume(todo: TodoList) -> TodoList | None:
+    """Lift a pause (what the next user prompt does); None when there is none."""
+    if not todo.paused:
+        return None
+    return replace(todo, paused=False, pause_reason=None)
 
 
 def load(todo: TodoList, source: TodoList) -> TodoList:

@@ -4,11 +4,12 @@ the summaries `todo list` shows. Pure."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from aidp.errors import InvalidInput
-from aidp.log import Fold
+from aidp.log import Fold, parse_line
 from aidp.model import UNKNOWN_TS, Record, ts_of
 from aidp.todos.items import (
     OWN_STATUS,
@@ -196,6 +197,40 @@ def all_lists(fold: Fold) -> list[TodoList]:
     index = _index(fold)
     return [index.state(session).todo for session in index.heads]
 
+
+def past_lists(fold: Fold, data: bytes) -> list[TodoList]:
+    """The lists no session shows any more, newest first: every generation of items a
+    session's head ever named (a clear then an add, a load, a new plan each start one)
+    other than the one it names now, that still has items. The fold keeps only each
+    writer's newest head, so the heads come from the file's bytes (`data`); each list's
+    `epoch` is its id for `todo load`."""
+    index = _index(fold)
+    shown = {session: index.state(session).todo.epoch for session in index.heads}
+    found: dict[str, str] = {}  # generation -> its session
+    for raw in data.split(b"\n"):
+        if b"todo_head" not in raw:
+            continue
+        record = parse_line(raw)
+        if record is None or record.get("type") != HEAD_TYPE:
+            continue
+        session, gen = _session_of(record), record.get("list")
+        if session is not None and isinstance(gen, str) and gen != shown.get(session):
+            found.setdefault(gen, session)
+    out = []
+    for gen, session in found.items():
+        winners = {n: _winner(rs) for n, rs in index.nodes.get(gen, {}).items()}
+        todo = _assemble(session, {}, gen, winners)
+        todo.owner = index.state(session).todo.owner  # its session's person
+        if todo.items:
+            todo.updated_at = _winner(list(winners.values())).get("updated_at")
+            out.append(todo)
+    out.sort(key=lambda t: (-_stamp(t), t.session, t.epoch or ""))
+    return out
+
+
+def _stamp(todo: TodoList) -> int:
+    return ts_of({"updated_at": todo.updated_at}) if todo.updated_at else UNKNOWN_TS
+
 @dataclass
 class Summary:
     """One line of `todo list`."""
@@ -209,8 +244,10 @@ class Summary:
     counts: dict[str, int]
     first: str | None
     owner: str | None = None
+    list: str | None = None  # an earlier list's id (`todo list --all`)
 
     def to_json(self) -> dict[str, Any]:
+        earlier = {"list": self.list} if self.list is not None else {}
         return {
             "session": self.session,
             "current": self.current,
@@ -220,20 +257,23 @@ class Summary:
             "counts": self.counts,
             "first": self.first,
             "owner": self.owner,
+            **earlier,
         }
 
 
-def summaries(fold: Fold, current_session: str) -> list[Summary]:
+def summaries(fold: Fold, current_session: str,
+              past: Sequence[TodoList] = ()) -> list[Summary]:
     """Every recorded list: the current session first, then the newest change first. A
-    cleared list reports the contents it had."""
+    cleared list reports the contents it had. Then the `past` lists (past_lists), each
+    with its id."""
     lists = all_lists(fold)
 
     def order(todo: TodoList) -> tuple[int, int, str]:
-        stamp = ts_of({"updated_at": todo.updated_at}) if todo.updated_at else UNKNOWN_TS
-        return (0 if todo.session == current_session else 1, -stamp, todo.session)
+        return (0 if todo.session == current_session else 1, -_stamp(todo), todo.session)
 
     out = []
-    for todo in sorted(lists, key=order):
+    shown = [(todo, None) for todo in sorted(lists, key=order)]
+    for todo, earlier in [*shown, *((todo, todo.epoch) for todo in past)]:
         out.append(Summary(
             session=todo.session,
             current=todo.session == current_session,
@@ -244,12 +284,16 @@ def summaries(fold: Fold, current_session: str) -> list[Summary]:
             counts=counts(todo.items),
             first=todo.items[0]["content"] if todo.items else None,
             owner=todo.owner,
+            list=earlier,
         ))
     return out
 
 
-def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
-    """The list `todo load REF` means: a number from `todo list`, else a session name."""
+def pick_source(fold: Fold, ref: str, current_session: str,
+                past: Callable[[], list[TodoList]] = list) -> TodoList:
+    """The list `todo load REF` means: a number from `todo list` (or `todo list --all`,
+    whose numbers go on after the others), a session name, else an earlier list's id.
+    `past` gives past_lists when asked."""
     from aidp.render import inert
 
     if re.fullmatch(r"[0-9]+", ref):
@@ -257,16 +301,23 @@ def pick_source(fold: Fold, ref: str, current_session: str) -> TodoList:
         number = int(ref)
         if 1 <= number <= len(found):
             return current(fold, found[number - 1].session)
+        earlier = past() if number > len(found) else []
+        if len(found) < number <= len(found) + len(earlier):
+            return earlier[number - len(found) - 1]
+        where = "'aidp todo list --all'" if earlier else "'aidp todo list'"
+        found += summaries(fold, current_session, earlier)[len(found):]
         if not found:
             # Out of range like any other number (docs/todo.md: exit 2).
             raise InvalidInput(f"Invalid list number {ref}: there are no saved TODO lists "
                                "yet; see 'aidp todo list'")
         if not exists(fold, ref):
             raise InvalidInput(
-                f"Invalid list number {ref}: 'aidp todo list' shows {len(found)}; "
+                f"Invalid list number {ref}: {where} shows {len(found)}; "
                 f"use a number from 1 to {len(found)} or a session name"
             )
     todo = current(fold, ref)
+    if todo.updated_at is None and re.fullmatch(r"[0-9a-z]{12}", ref):
+        todo = next((t for t in past() if t.epoch == ref), todo)
     if todo.updated_at is None:
         raise TodoListNotFound(
             f"No saved TODO list for session '{inert(ref)}'; see 'aidp todo list'"
