@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import trust, trust_store
+from aidp import trust, trust_scope, trust_store
 from aidp.agent import presets
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aidp"
@@ -507,7 +507,7 @@ def test_referenced_files_stay_inside_the_project(project, tmp_path) -> None:
 
 
 def test_a_big_file_a_command_names_is_checked_by_size_and_time(project, monkeypatch) -> None:
-    monkeypatch.setattr(trust, "_HASH_LIMIT", 10)
+    monkeypatch.setattr(trust_scope, "HASH_LIMIT", 10)
     weights = project / "weights.bin"
     weights.write_bytes(b"x" * 100)
     write_config(project, 'agent = "llama --model weights.bin"\n')
@@ -516,3 +516,47 @@ def test_a_big_file_a_command_names_is_checked_by_size_and_time(project, monkeyp
     assert first.startswith("stat:100:")
     weights.write_bytes(b"y" * 101)
     assert trust.referenced_files(project, layer)["weights.bin"] != first
+
+
+def test_a_check_reads_only_the_files_whose_stat_data_changed(project, monkeypatch) -> None:
+    """`aidp run` lists the script's folder and stats its files; it hashes only a file
+    whose size, times or inode differ from the trusted record (docs/security.md)."""
+    import hashlib
+
+    tools = project / "tools"
+    tools.mkdir()
+    for name in ("agent.py", "a.py", "b.py"):
+        (tools / name).write_text(f"# {name}\n", encoding="utf-8")
+    write_config(project, f'agent = [{json.dumps(sys.executable)}, "tools/agent.py"]\n')
+    layer = trust.load(project).layers[0]
+    record = trust.covered(project, layer).record()
+    assert set(record["files"]) == {"tools/agent.py", "tools/a.py", "tools/b.py"}
+    assert record["folders"] == ["tools"]
+    read: list[str] = []
+    real = hashlib.file_digest
+
+    def counting(handle, digest):
+        read.append(os.path.basename(handle.name))
+        return real(handle, digest)
+
+    monkeypatch.setattr(hashlib, "file_digest", counting)
+    again = trust.covered(project, layer, record)
+    assert again.files == record["files"] and read == []
+    (tools / "b.py").write_text("# b.py, changed\n", encoding="utf-8")
+    changed = trust.covered(project, layer, record)
+    assert read == ["b.py"] and changed.files["tools/b.py"] != record["files"]["tools/b.py"]
+
+
+def test_python_m_covers_the_project_root_and_a_preset_covers_no_folder(project) -> None:
+    (project / "tools").mkdir()
+    (project / "tools" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "tools" / "agent.py").write_text("x = 1\n", encoding="utf-8")
+    write_config(project, 'agent = "env PYTHONDONTWRITEBYTECODE=1 python3.12 -m tools.agent"\n')
+    layer = trust.load(project).layers[0]
+    found = trust.covered(project, layer)
+    assert list(found.folders) == ["."]
+    assert {"tools/__init__.py", "tools/agent.py"} <= found.files.keys()
+    assert not any(name.startswith(".aidp/") for name in found.files)
+    write_config(project, 'agent = "claude"\n[agents.claude]\nargs = ["--x", "tools/agent.py"]\n')
+    found = trust.covered(project, trust.load(project).layers[0])
+    assert found.named == ["tools/agent.py"] and found.folders == {}

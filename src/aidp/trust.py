@@ -31,6 +31,7 @@ from typing import Any
 from aidp import git
 from aidp.errors import ConfigError, InvalidInput
 from aidp.paths import DATA_DIR
+from aidp.trust_scope import Scope, TooWide, scope, shown_folder
 from aidp.trust_store import (
     _update_store,
     read_store,
@@ -163,15 +164,24 @@ class Config:
         if entry.get("sha256") != layer.sha256:
             return "this file has changed since you trusted it"
         recorded = entry["files"] if isinstance(entry.get("files"), dict) else {}
-        now = referenced_files(self.root, layer)
-        changed = sorted(name for name in recorded.keys() | now.keys()
-                         if recorded.get(name) != now.get(name))
-        if changed:
-            return (f"{changed[0]}, which it runs, has changed since you trusted it"
-                    if changed[0] in recorded and changed[0] in now else
-                    f"the project files it names have changed since you trusted it "
-                    f"({', '.join(changed[:3])})")
-        return None
+        try:
+            now = covered(self.root, layer, entry)
+        except TooWide as exc:
+            return f"what it runs is no longer covered by trust ({exc})"
+        if now.folders and not isinstance(entry.get("folders"), list):
+            return ("trust now covers the folder of the script it runs "
+                    f"({', '.join(shown_folder(f) for f in now.folders)}), which was not "
+                    "checked when you trusted it")
+        changed = sorted(name for name in recorded.keys() | now.files.keys()
+                         if recorded.get(name) != now.files.get(name))
+        if not changed:
+            return None
+        name = changed[0]
+        role = "which it runs" if name in now.named else "which the script it runs can load"
+        what = ("has changed" if name in recorded and name in now.files else
+                "appeared" if name in now.files else "is gone")
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        return f"{name}, {role}, {what} since you trusted it{more}"
 
     def _trust_store(self) -> dict[str, Any]:
         if self._store is None:
@@ -281,58 +291,17 @@ def gated_settings(layer: Layer) -> Iterator[str]:
     return (describe(keys, value) for keys, value in _gated(layer))
 
 
+def covered(root: Path, layer: Layer, known: dict[str, Any] | None = None) -> Scope:
+    """What the gated settings of `layer` can load (aidp.trust_scope): the project files
+    they name and, for a script, its folder. Trusting a command that runs a file of the
+    repository means trusting that file and what it loads: a pull that changes any of
+    it needs `aidp trust` again, like a change to the config. Raises TooWide."""
+    return scope(root, (value for _, value in _gated(layer)), known)
+
+
 def referenced_files(root: Path, layer: Layer) -> dict[str, str]:
-    """Project files that the gated settings of `layer` name (`python3 tools/agent.py`,
-    `--config=tools/x.toml`): path relative to the project → SHA-256 of its content.
-    Trusting a command that runs a file of the repository means trusting that file: a
-    pull that changes it needs `aidp trust` again, like a change to the config."""
-    top = os.path.realpath(root)
-    found: dict[str, str] = {}
-    for _, value in _gated(layer):
-        for word in _words(value):
-            for candidate in (word, word.partition("=")[2] if word.startswith("-") else ""):
-                if not candidate or "{prompt}" in candidate:
-                    continue
-                path = os.path.realpath(os.path.join(top, os.path.expanduser(candidate)))
-                if os.path.commonpath([top, path]) != top or not os.path.isfile(path):
-                    continue
-                name = os.path.relpath(path, top)
-                if name not in found:
-                    found[name] = _file_digest(path)
-    return found
-
-
-def _words(value: object) -> Iterator[str]:
-    if isinstance(value, str):
-        try:
-            yield from shlex.split(value)
-        except ValueError:
-            yield value
-    elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, str):
-                yield item
-            else:
-                yield from _words(item)
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _words(item)
-
-
-_HASH_LIMIT = 16 << 20  # a bigger file (a model's weights, a data set) is no script
-
-
-def _file_digest(path: str) -> str:
-    """SHA-256 of a file's content; for a big file its size and modification time, so
-    `aidp run` never reads gigabytes to check a trust (a change still shows)."""
-    try:
-        with open(path, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if st.st_size > _HASH_LIMIT:
-                return f"stat:{st.st_size}:{st.st_mtime_ns}"
-            return hashlib.file_digest(handle, "sha256").hexdigest()
-    except OSError:
-        return "unreadable"
+    """Every project file trusting `layer` covers: path → digest."""
+    return covered(root, layer).files
 
 
 @dataclass(frozen=True)
@@ -344,6 +313,7 @@ class Trusted:
     settings: list[str]
     already: bool
     files: list[str]  # project files its commands name, trusted with it
+    folders: dict[str, int]  # the folders of the scripts they run (files in each)
 
 
 def trust(root: Path) -> list[Trusted]:
@@ -355,10 +325,13 @@ def trust(root: Path) -> list[Trusted]:
     layers = [layer for layer in config.layers if not layer.own]
     if not layers:
         return []
-    named = {layer.path: referenced_files(root, layer) for layer in layers}
+    store = config._trust_store()
+    named = {layer.path: covered(root, layer, store.get(_key_of(layer.path)))
+             for layer in layers}
     done = [
         Trusted(shown=layer.shown, sha256=layer.sha256, settings=list(gated_settings(layer)),
-                already=config.is_trusted(layer), files=sorted(named[layer.path]))
+                already=config.is_trusted(layer), files=sorted(named[layer.path].named),
+                folders=named[layer.path].folders)
         for layer in layers
     ]
     stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -366,7 +339,7 @@ def trust(root: Path) -> list[Trusted]:
     def record(files: dict[str, dict[str, Any]]) -> None:
         for layer in layers:
             files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp,
-                                          "files": named[layer.path]}
+                                          **named[layer.path].record()}
 
     _update_store(record)
     return done

@@ -291,3 +291,70 @@ def test_a_file_that_is_no_tasklist_shows_every_line_whole(hostile) -> None:
     added = [line[1:] for line in shown.splitlines()
              if line.startswith("+") and not line.startswith("+++")]
     assert added == code.splitlines()
+
+
+# --- item 4: trust covers the trusted script's folder ---------------------------------------
+
+AGENT = "import json\nprint('reviewed agent', json.__name__)\n"
+
+
+@pytest.mark.parametrize("planted", ["tools/json.py", "tools/json/__init__.py",
+                                     "tools/__pycache__/json.cpython-312.pyc"])
+def test_a_pulled_module_next_to_a_trusted_script_needs_trust_again(hostile,
+                                                                      planted: str) -> None:
+    """The issue's case: `agent = ["python3", "tools/agent.py"]` trusted, then a pull
+    that only adds `tools/json.py` (Python puts tools/ first on sys.path)."""
+    hostile.write(".aidp/config.toml",
+                  f"agent = [{json.dumps(sys.executable)}, \"tools/agent.py\"]\n")
+    hostile.write("tools/agent.py", AGENT)
+    hostile.clone()
+    trusted = hostile.aidp("trust")
+    assert trusted.code == 0, trusted
+    assert "the project files it runs: tools/agent.py" in trusted.out
+    assert "everything its script can load from tools/ (1 file)" in trusted.out
+    first = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert first.code == 0 and "reviewed agent json" in first.out, first
+
+    marker = hostile.outside / "owned"
+    hostile.write(planted, "import pathlib\n"
+                  f"pathlib.Path({str(marker)!r}).write_text('owned')\n"
+                  "dumps = loads = None\nprint('OWNED')\n")
+    hostile.write("docs/notes.md", "a file outside the script's folder\n")
+    hostile.clone()  # the pull
+    refused = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert refused.code == 2, refused
+    assert planted in refused.err
+    assert "which the script it runs can load, appeared since you trusted it" in refused.err
+    assert not marker.exists() and "OWNED" not in refused.out
+    shown = hostile.aidp("trust", "--show")
+    assert "NOT trusted" in shown.out and "tools/" in shown.out
+
+
+def test_files_outside_the_scripts_folder_keep_the_trust(hostile) -> None:
+    hostile.write(".aidp/config.toml",
+                  f"agent = [{json.dumps(sys.executable)}, \"tools/agent.py\"]\n")
+    hostile.write("tools/agent.py", AGENT)
+    hostile.clone()
+    assert hostile.aidp("trust").code == 0
+    hostile.write("src/app.py", "print('the project itself')\n")
+    hostile.write("README.md", "changed\n")
+    hostile.clone()
+    result = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert result.code == 0 and "reviewed agent json" in result.out, result
+
+
+def test_a_script_folder_past_the_bound_is_refused_not_half_checked(hostile) -> None:
+    from aidp.trust_scope import FOLDER_LIMIT
+
+    hostile.write(".aidp/config.toml",
+                  f"agent = [{json.dumps(sys.executable)}, \"agent.py\"]\n")
+    hostile.write("agent.py", AGENT)
+    for n in range(FOLDER_LIMIT):
+        hostile.write(f"data/{n // 100}/{n}.txt", "x")
+    hostile.clone()
+    result = hostile.aidp("trust")
+    assert result.code == 2 and result.out == "", result
+    assert result.err.count("\n") == 1
+    assert f"more than {FOLDER_LIMIT:,} files" in result.err and "config.local.toml" in result.err
+    run = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert run.code == 2 and "reviewed agent" not in run.out

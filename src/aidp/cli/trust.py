@@ -58,6 +58,8 @@ def trust(
                 state = "trusted" if trusted else "NOT trusted"
             lines.append(f"{layer.shown}: {state} (sha256 {layer.sha256[:12]})")
             lines.extend(_settings(settings, out))
+            if not layer.own:
+                lines.extend(_covers(root, layer, out))
         render.write_text("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
         return
     done = core.trust(root)
@@ -78,9 +80,31 @@ def trust(
         if item.files:
             lines.append(f"  and, as they are now, the project files it runs: "
                          f"{out(', '.join(item.files))}")
+        lines.extend(_folders(item.folders, out))
     lines.append("A change to any of them needs 'aidp trust' again; "
                  "'aidp trust --revoke' takes it back.")
     render.write_text("\n".join(lines))
+
+
+def _covers(root, layer, out) -> list[str]:
+    """What trusting `layer` covers besides its own bytes (for --show)."""
+    from aidp import trust as core
+
+    try:
+        found = core.covered(root, layer)
+    except core.TooWide as exc:
+        return [f"  {out(str(exc))}"]
+    files = [f"  and the project files it runs: {out(', '.join(found.named))}"] \
+        if found.named else []
+    return files + _folders(found.folders, out)
+
+
+def _folders(folders: dict[str, int], out) -> list[str]:
+    """The folders trust covers: what a script's interpreter loads from without asking."""
+    from aidp.trust_scope import shown_folder
+
+    return [f"  and everything its script can load from {out(shown_folder(folder))} "
+            f"({count:,} file{'' if count == 1 else 's'})" for folder, count in folders.items()]
 
 
 def _settings(settings: list[str], out) -> list[str]:
