@@ -632,6 +632,11 @@ def export(
 
     everything = list(fold.tasks.values()) if None in _status_keys(fold) else select(
         fold, [s for s in _status_keys(fold) if s is not None])
+    if fmt in interchange.WITH_QUEUE:  # blockers, epic, assignee, notes go along
+        from aidp import queue
+
+        qs = queue.state(fold)
+        everything = [queue.with_extras(qs, t) for t in everything]
     data = interchange.dump(fmt, everything, raw=raw)
     if output is None:
         render.write_bytes(data)

@@ -40,6 +40,10 @@ from aidp.model import (
 )
 
 EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
+# The formats whose dump writes the work queue (a task's `blocked_by`, `parent`,
+# `assignee` and `notes`, as `queue.with_extras` adds them): the others write task
+# records only (jsonl: exactly as stored; csv: the stored keys).
+WITH_QUEUE = ("markdown", "taskwarrior", "beads")
 IMPORT_FORMATS = ("csv", "jsonl", "taskwarrior", "beads", "github")
 _MODULES = {"markdown": "markdown", "csv": "csv_format", "jsonl": "jsonl",
             "taskwarrior": "taskwarrior", "beads": "beads", "github": "github"}

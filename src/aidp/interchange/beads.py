@@ -3,9 +3,12 @@
 status: open, blocked, deferred, pinned, hooked → pending; in_progress → in_progress;
 closed → done; tombstone → abandoned. priority 0–1 → high, 2 → medium, 3–4 → low.
 `title` is the description, `labels` the tags; created_at/updated_at/closed_at keep
-their meaning. Everything else (description text, issue_type, assignee,
-dependencies, close_reason…) is kept in the import note. Export writes `aidp-<hex>`
-ids and the aidp id as `external_ref`, which an import of that file recognises."""
+their meaning; `blocks` and `parent-child` dependencies become the work queue's links.
+Everything else (description text, issue_type, assignee, comments, close_reason…) is
+kept in the import note. Export writes `aidp-<hex>` ids and the aidp id as
+`external_ref`, which an import of that file recognises, and the work queue: blockers
+as `blocks` dependencies, the epic as a `parent-child` one (an epic is `issue_type`
+epic), the assignee, notes as comments."""
 
 from __future__ import annotations
 
@@ -37,17 +40,23 @@ _MAPPED = {"id", "title", "status", "priority", "labels", "created_at", "updated
            "closed_at"}
 
 
+def _bid(tid: object) -> str:
+    return "aidp-" + str(tid).rpartition("_")[2]
+
+
 def dump(tasks: Sequence[Record]) -> bytes:
+    """`tasks` as issues; the work queue's keys (queue.with_extras) when they have them."""
+    epics = {t["parent"] for t in tasks if isinstance(t.get("parent"), str)}
     lines = []
     for task in tasks:
         tid = str(task.get("id", ""))
         status = task.get("status")
         issue: dict[str, Any] = {
-            "id": "aidp-" + tid.rpartition("_")[2],
+            "id": _bid(tid),
             "title": task.get("description", ""),
             "status": TO_STATUS.get(str(status), "open"),
             "priority": TO_PRIORITY.get(str(task.get("priority")), 2),
-            "issue_type": "task",
+            "issue_type": "epic" if tid in epics else "task",
             "created_at": task.get("created_at"),
             "updated_at": task.get("updated_at"),
         }
@@ -59,9 +68,30 @@ def dump(tasks: Sequence[Record]) -> bytes:
                 f": {task['abandoned_reason']}" if task.get("abandoned_reason") else "")
         if task.get("tags"):
             issue["labels"] = list(task["tags"])
+        issue.update(_queue(task, issue["id"]))
         issue["external_ref"] = tid
         lines.append(orjson.dumps({k: v for k, v in issue.items() if v is not None}))
     return b"".join(line + b"\n" for line in lines)
+
+
+def _queue(task: Record, bid: str) -> dict[str, Any]:
+    """The work queue in Beads' own fields: dependencies, assignee, comments."""
+    out: dict[str, Any] = {}
+    deps = [{"issue_id": bid, "depends_on_id": _bid(b), "type": "blocks"}
+            for b in task.get("blocked_by") or ()]
+    if isinstance(task.get("parent"), str):
+        deps.append({"issue_id": bid, "depends_on_id": _bid(task["parent"]),
+                     "type": "parent-child"})
+    if deps:
+        out["dependencies"] = deps
+    if isinstance(task.get("assignee"), str):
+        out["assignee"] = task["assignee"]
+    comments = [{"id": n, "issue_id": bid, "author": note.get("author", ""),
+                 "text": note["text"], "created_at": note.get("created_at")}
+                for n, note in enumerate(task.get("notes") or (), start=1)]
+    if comments:
+        out["comments"] = [{k: v for k, v in c.items() if v is not None} for c in comments]
+    return out
 
 
 def _links(dependencies: object, key: str) -> tuple[list[str], str | None]:

@@ -1,5 +1,6 @@
 """A Markdown checklist of the backlog, grouped by status (export only): open tasks
-as `- [ ]`, finished ones as `- [x]`, each with its priority, tags and id."""
+as `- [ ]`, finished ones as `- [x]`, each with its priority, tags and id, and its
+work queue: `@assignee`, `waits on` ids, `epic` id, notes as indented items."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ def _cell(text: object) -> str:
 
     value = CONTROL_RE.sub(" ", str(text))
     return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", value)
+
+
+def _code(text: object) -> str:
+    """An id in a code span: nothing in it can end the span or the line."""
+    return CONTROL_RE.sub(" ", str(text)).replace("`", "'")
 
 
 def dump(tasks: Sequence[Record]) -> bytes:
@@ -35,9 +41,19 @@ def dump(tasks: Sequence[Record]) -> bytes:
             parts = [f"- [{box}] {text}", f"({_cell(task.get('priority', 'medium'))})"]
             parts += [f"#{_cell(t)}" for t in task.get("tags") or []]
             parts.append(f"`{task.get('id', '')}`")
+            if isinstance(task.get("assignee"), str):
+                parts.append(f"@{_cell(task['assignee'])}")
+            if task.get("blocked_by"):
+                waits = ", ".join(f"`{_code(b)}`" for b in task["blocked_by"])
+                parts.append(f"(waits on {waits})")
+            if isinstance(task.get("parent"), str):
+                parts.append(f"(epic `{_code(task['parent'])}`)")
             if status == "abandoned" and task.get("abandoned_reason"):
                 parts.append(f"— {_cell(task['abandoned_reason'])}")
             lines.append(" ".join(parts))
+            for note in task.get("notes") or ():
+                who = f"{_cell(note['author'])}: " if isinstance(note.get("author"), str) else ""
+                lines.append(f"  - {who}{_cell(note['text'])}")
         lines.append("")
     if len(lines) == 2:
         lines.append("No tasks.")

@@ -6,7 +6,10 @@ status: pending → pending, or in_progress when it has `start`; waiting and rec
 H/M/L → high/medium/low, none → medium. `entry` is created_at, `modified` updated_at.
 Everything else (project, due, annotations, depends, urgency, UDAs…) is kept in the
 import note. Export writes uuids derived from the aidp ids, so exporting twice gives
-the same Taskwarrior tasks."""
+the same Taskwarrior tasks, and the work queue where Taskwarrior has a place for it:
+blockers as `depends`, notes as annotations; the assignee and the epic (which it has
+no field for) as the UDAs `aidp_assignee` and `aidp_parent` (the epic's uuid), which
+`task import` keeps."""
 
 from __future__ import annotations
 
@@ -49,12 +52,18 @@ def _tw_stamp(value: str | None) -> str | None:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(micros // 1_000_000))
 
 
+def _uuid(tid: object) -> str:
+    return str(uuid.uuid5(NAMESPACE, str(tid)))
+
+
 def dump(tasks: Sequence[Record]) -> bytes:
+    """`tasks` as `task import` takes them; the work queue's keys (queue.with_extras)
+    when they have them."""
     out = []
     for task in tasks:
         status = task.get("status")
         item: dict[str, Any] = {
-            "uuid": str(uuid.uuid5(NAMESPACE, str(task.get("id")))),
+            "uuid": _uuid(task.get("id")),
             "description": task.get("description", ""),
             "status": TO_STATUS.get(str(status), "pending"),
             "entry": _tw_stamp(task.get("created_at")),
@@ -69,15 +78,27 @@ def dump(tasks: Sequence[Record]) -> bytes:
                                     or task.get("updated_at"))
         if task.get("tags"):
             item["tags"] = list(task["tags"])
-        annotations = []
+        if task.get("blocked_by"):
+            item["depends"] = [_uuid(b) for b in task["blocked_by"]]
+        annotations = [_annotation(note) for note in task.get("notes") or ()]
         if status == "abandoned" and task.get("abandoned_reason"):
             annotations.append({"entry": item["end"],
                                 "description": f"Abandoned: {task['abandoned_reason']}"})
         if annotations:
             item["annotations"] = annotations
-        item["aidp_id"] = task.get("id")  # an orphan UDA: Taskwarrior keeps it
+        if isinstance(task.get("assignee"), str):
+            item["aidp_assignee"] = task["assignee"]
+        if isinstance(task.get("parent"), str):
+            item["aidp_parent"] = _uuid(task["parent"])
+        item["aidp_id"] = task.get("id")  # orphan UDAs: Taskwarrior keeps them
         out.append({k: v for k, v in item.items() if v is not None})
     return b"[\n" + b",\n".join(orjson.dumps(i) for i in out) + b"\n]\n"
+
+
+def _annotation(note: Record) -> dict[str, Any]:
+    author = note.get("author")
+    text = f"{author}: {note['text']}" if isinstance(author, str) else note["text"]
+    return {"entry": _tw_stamp(note.get("created_at")), "description": text}
 
 
 def _objects(text: str, name: str) -> list[tuple[int, Any]]:
