@@ -219,3 +219,154 @@ def test_a_deeply_nested_github_import_is_refused_whole(hostile) -> None:
     assert ran.code == 2 and "Traceback" not in ran.err, ran
     assert len(ran.err.strip().splitlines()) == 1 and "nothing was imported" in ran.err
     assert (hostile.victim / ".aidp/tasklist.jsonl").read_bytes() == before
+
+
+# --- item 6: an import files tasks only ---------------------------------------------------
+
+CSV_HEADER = ("id,description,status,priority,created_at,updated_at,session,"
+              "discovered_during,started_at,completed_at,abandoned_at,abandoned_reason,"
+              "tags,extra\n")
+OTHER = "task_1767225600_0e0e0e0e"  # a task of the attacker's file, in aidp's own shape
+
+
+def _dep_of(blocker: str) -> dict:
+    return {"type": "dep", "id": f"dep:{TID}:{blocker}", "task": TID, "blocked_by": blocker,
+            "updated_at": "2026-01-02T00:00:00Z"}
+
+
+def _csv_row(extra: str, *, typed_column: str = "") -> str:
+    cells = [OTHER, "imported", "pending", "medium", "2026-01-01T00:00:00Z",
+             "2026-01-01T00:00:00Z", "", "", "", "", "", "", "", extra]
+    return ",".join(cells) + (f",{typed_column}" if typed_column else "") + "\n"
+
+
+def _not_waiting(hostile) -> None:
+    """The user's own task is not made to wait, and the tasklist is as it was."""
+    ready = [t["id"] for t in orjson.loads(hostile.aidp("tasks", "ready", "--json").out)]
+    assert TID in ready
+    assert orjson.loads(hostile.aidp("tasks", "blocked", "--json").out) == []
+
+
+def test_an_import_never_files_a_typed_record(hostile) -> None:
+    extra = '"' + json.dumps(_dep_of(OTHER)).replace('"', '""') + '"'
+    hostile.write("extra.csv", CSV_HEADER + _csv_row(extra))
+    hostile.write("column.csv", CSV_HEADER.replace("extra\n", "extra,type\n")
+                  + _csv_row("", typed_column="dep"))
+    hostile.write("lines.jsonl", line({**HONEST, "id": OTHER, "description": "imported"})
+                  + line(_dep_of(OTHER)))
+    hostile.write(".aidp/tasklist.jsonl", line(HONEST))
+    hostile.clone()
+    tasklist = hostile.victim / ".aidp/tasklist.jsonl"
+    before = tasklist.read_bytes()
+    for name in ("extra.csv", "column.csv"):
+        ran = hostile.aidp("tasks", "import", name, "--from", "csv")
+        assert ran.code == 2 and "Traceback" not in ran.err, ran
+        assert "field 'type'" in ran.err and "only tasks are imported" in ran.err, ran
+        assert "nothing was imported" in ran.err and len(ran.err.strip().splitlines()) == 1
+        assert tasklist.read_bytes() == before
+        _not_waiting(hostile)
+    ran = hostile.aidp("tasks", "import", "lines.jsonl", "--from", "jsonl")
+    assert ran.code == 0 and ran.out.startswith("Imported 1 task from jsonl"), ran
+    added = [orjson.loads(raw) for raw in tasklist.read_bytes()[len(before):].splitlines()]
+    assert [r.get("type") for r in added] == [None] and added[0]["id"] == OTHER
+    _not_waiting(hostile)
+
+
+# --- item 8: a long dependency chain --------------------------------------------------
+
+
+def _beads_chain(n: int) -> str:
+    issues = []
+    for i in range(n):
+        issue: dict = {"id": f"bd-{i}", "title": f"issue {i}", "status": "open",
+                       "priority": 2, "created_at": "2026-01-01T00:00:00Z"}
+        if i:
+            issue["dependencies"] = [{"issue_id": f"bd-{i}", "depends_on_id": f"bd-{i - 1}",
+                                      "type": "blocks"}]
+        issues.append(json.dumps(issue))
+    return "\n".join(issues) + "\n"
+
+
+def _taskwarrior_chain(n: int) -> str:
+    uuids = [f"00000000-0000-4000-8000-{i:012x}" for i in range(n)]
+    tasks = [{"uuid": uuids[i], "description": f"task {i}", "status": "pending",
+              "entry": "20260101T000000Z", "modified": "20260101T000000Z",
+              **({"depends": [uuids[i - 1]]} if i else {})} for i in range(n)]
+    return json.dumps(tasks)
+
+
+def test_a_long_dependency_chain_imports_whole_and_leaves_the_lock_free(hostile) -> None:
+    n = 3000
+    hostile.write("chain.jsonl", _beads_chain(n))
+    hostile.write("tw.json", _taskwarrior_chain(n))
+    hostile.write(".aidp/tasklist.jsonl", line(HONEST))
+    hostile.clone()
+    for name, fmt in (("chain.jsonl", "beads"), ("tw.json", "taskwarrior")):
+        ran = hostile.aidp("tasks", "import", name, "--from", fmt)
+        assert ran.code == 0 and ran.out.startswith(f"Imported {n} tasks from {fmt}"), ran
+    blocked = orjson.loads(hostile.aidp("tasks", "blocked", "--json").out)
+    assert len(blocked) == 2 * (n - 1)  # every link of both chains, none left out
+    # Another writer goes on afterwards, with no wait (AIDP_LOCK_TIMEOUT=0: the lock
+    # must be free, not merely free soon).
+    added = hostile.aidp("tasks", "add", "after the import", env={"AIDP_LOCK_TIMEOUT": "0"})
+    assert added.code == 0, added
+
+
+def test_the_write_lock_is_free_while_an_import_parses_and_builds(
+        project, cli, monkeypatch) -> None:
+    """Parsing and building the records runs before the lock is taken: a writer that
+    does not wait at all gets the lock in the middle of both."""
+    from aidp import interchange
+    from aidp.interchange import beads
+    from aidp.log import TaskLog
+
+    took: list[str] = []
+
+    def take_lock(when: str) -> None:
+        with TaskLog(project, lock_timeout=0).locked():
+            took.append(when)
+
+    real_parse, real_note = beads.parse, interchange.note_text
+
+    def parse(text: str, name: str):
+        take_lock("parse")
+        return real_parse(text, name)
+
+    def note_text(*args):
+        if "note" not in took:
+            take_lock("note")
+        return real_note(*args)
+
+    monkeypatch.setattr(beads, "parse", parse)
+    monkeypatch.setattr(interchange, "note_text", note_text)
+    (project / "chain.jsonl").write_text(_beads_chain(50))
+    ran = cli("tasks", "import", "chain.jsonl", "--from", "beads")
+    assert ran.code == 0 and ran.out.startswith("Imported 50 tasks"), ran
+    assert took == ["parse", "note"]
+
+
+def test_the_links_of_an_import_are_settled_in_one_pass(project, cli, monkeypatch) -> None:
+    """Linear in the input: no path search per link (that was 10 s at 8k issues), and
+    the one pass over the wait graph visits each task once."""
+    from aidp import queue
+    from aidp.interchange import links
+
+    def no_search(*args):
+        raise AssertionError("an import searched the wait graph once per link")
+
+    monkeypatch.setattr(queue, "find_path", no_search)
+    visited: list[int] = []
+    real = links.components
+
+    def components(graph):
+        found = real(graph)
+        visited.append(len(found))
+        return found
+
+    monkeypatch.setattr(links, "components", components)
+    assert cli("tasks", "add", "a task of one's own").code == 0  # .aidp/ exists: one try
+    (project / "chain.jsonl").write_text(_beads_chain(400))
+    ran = cli("tasks", "import", "chain.jsonl", "--from", "beads")
+    assert ran.code == 0, ran
+    assert visited == [400]  # one call, each of the 400 tasks once
+    assert len(orjson.loads(cli("tasks", "blocked", "--json").out)) == 399

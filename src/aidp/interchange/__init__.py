@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from aidp.errors import InvalidInput
-from aidp.fold import MAX_DEPTH, Fold, _Plain, too_deep
+from aidp.fold import MAX_DEPTH, Fold, _Plain, admit, too_deep
 from aidp.log import TaskLog
 from aidp.model import (
     CONTROL_CHARS,
@@ -37,6 +37,7 @@ from aidp.model import (
     format_ts,
     now_micros,
     parse_ts,
+    stamp_out_of_reach,
 )
 
 EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
@@ -52,6 +53,7 @@ SOURCE_TYPE = "import_source"
 NOTE_TYPE = "note"  # the work queue's note record (docs/file-format.md)
 MAX_NOTE = 2000
 IMPORT_AUTHOR = "aidp import"
+OF_YEARS = "aidp can write (years 1 to 9999, one µs to spare)"  # model.MAX_TS
 
 _SPACE = re.compile(r"\s+")
 _TAG_BAD = re.compile(rf"[\s,{CONTROL_CHARS}{INVISIBLE_CHARS}]+")
@@ -155,7 +157,9 @@ def timestamp(value: object, where: str, field: str) -> str | None:
         text = "{}-{}-{}T{}:{}:{}Z".format(*compact.groups())
     micros = parse_ts(text)
     if micros is None:
-        raise BadFile(where, f"field '{field}' is not an ISO-8601 timestamp: {_shown(value)}")
+        years = f" {OF_YEARS}" if stamp_out_of_reach(text) else ""
+        raise BadFile(where, f"field '{field}' is not an ISO-8601 timestamp{years}: "
+                             f"{_shown(value)}")
     return format_ts(micros)
 
 
@@ -242,13 +246,66 @@ def note_text(source: str, key: str, extra: dict[str, Any]) -> str:
     return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 1] + "…"
 
 
-def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
-                now: int | None = None) -> ImportResult:
-    """What importing `items` appends to a log in state `fold`: for each item not
-    imported before, its task, its import_source record and (when it has fields aidp
-    keeps nowhere else) a note; then the work queue's dependency and parent records
-    between the tasks of this source (an edge that would close a cycle is left out:
-    it stays in the note). Pure."""
+class _Planned(_Plain):
+    """One parsed item with the records it files, built before the lock is taken."""
+
+    _fields = ("item", "task", "sid", "extra_records")
+
+    def __init__(self, item: Incoming, task: Record, sid: str | None,
+                 extra_records: list[Record]) -> None:
+        self.item = item
+        self.task = task
+        self.sid = sid  # its import_source id; None for a task in aidp's own shape
+        self.extra_records = extra_records  # its note and import_source record
+
+
+def prepare(items: Sequence[Incoming], source: str, *,
+            now: int | None = None) -> list[_Planned]:
+    """Every item's task, note and import_source record, checked: what does not depend
+    on the tasklist's state, so it is done without the lock. An import files tasks
+    only: a record that would not read back as a task (a `type` key: a TODO list or a
+    work-queue record; a stamp out of reach; too deep) is refused (BadFile)."""
+    stamp = format_ts(now_micros() if now is None else now)
+    planned: list[_Planned] = []
+    for n, item in enumerate(items, start=1):
+        if item.native:
+            task = item.task
+            sid = None
+            extra: list[Record] = []
+        else:
+            sid = source_id(source, item.key)
+            tid = task_id_for(source, item.key, item.task["created_at"])
+            task = canonical({"id": tid, **item.task})
+            extra = []
+            source_record: Record = {"type": SOURCE_TYPE, "id": sid, "task": tid,
+                                     "source": source, "key": item.key}
+            if item.extra:
+                source_record["fields"] = item.extra
+                extra.append({
+                    "type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{tid.rpartition('_')[2]}",
+                    "task": tid, "text": note_text(source, item.key, item.extra),
+                    "author": IMPORT_AUTHOR, "created_at": stamp, "updated_at": stamp,
+                })
+            source_record["imported_at"] = stamp
+            source_record["updated_at"] = stamp
+            extra.append(source_record)
+        if "type" in task or admit(task, orjson.dumps(task)) is None:
+            where = f"line {item.line}" if item.line else f"item {n}"
+            raise BadFile(f"{source} {where}", "is not a task aidp can file (only tasks "
+                                               "are imported: no `type`, stamps in years "
+                                               "1–9999)")
+        planned.append(_Planned(item, task, sid, extra))
+    return planned
+
+
+def settle(fold: Fold, planned: Sequence[_Planned], source: str, *,
+           now: int | None = None) -> ImportResult:
+    """What importing the prepared items appends to a log in state `fold`: each item not
+    imported before (nor present: an id, an export of ours) with its records, then the
+    work queue's links between the tasks of this source (aidp.interchange.links). Runs
+    under the lock: linear in the items and the links. Pure."""
+    from aidp.interchange.links import links
+
     stamp = format_ts(now_micros() if now is None else now)
     filed: list[Record] = []
     records: list[Record] = []
@@ -256,87 +313,48 @@ def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
     seen_tasks: set[str] = set()
     seen_sources: set[str] = set()
     new_items: list[tuple[Incoming, str]] = []
-    for item in items:
-        if item.native:
-            tid = item.task["id"]
-            if tid in fold.tasks or tid in seen_tasks:
+    for plan in planned:
+        item, task, sid = plan.item, plan.task, plan.sid
+        tid = task["id"]
+        if sid is not None:
+            if item.same_as is not None and item.same_as in fold.tasks:
+                skipped += 1  # exported from this backlog: the task is here already
+                continue
+            if sid in fold.typed or sid in seen_sources:
                 skipped += 1
                 continue
-            seen_tasks.add(tid)
-            task = item.task
-            filed.append(task)
-            records.append(task)
-            continue
-        sid = source_id(source, item.key)
-        if item.same_as is not None and item.same_as in fold.tasks:
-            skipped += 1  # exported from this backlog: the task is here already
-            continue
-        if sid in fold.typed or sid in seen_sources:
-            skipped += 1
-            continue
-        seen_sources.add(sid)
-        tid = task_id_for(source, item.key, item.task["created_at"])
+            seen_sources.add(sid)
         if tid in fold.tasks or tid in seen_tasks:
-            skipped += 1  # filed by an import whose source record was compacted away
+            skipped += 1  # present, or filed by an import whose source record was compacted
             continue
         seen_tasks.add(tid)
-        task = canonical({"id": tid, **item.task})
         filed.append(task)
         records.append(task)
-        new_items.append((item, tid))
-        source_record: Record = {"type": SOURCE_TYPE, "id": sid, "task": tid,
-                                 "source": source, "key": item.key}
-        if item.extra:
-            source_record["fields"] = item.extra
-            records.append({
-                "type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{tid.rpartition('_')[2]}",
-                "task": tid, "text": note_text(source, item.key, item.extra),
-                "author": IMPORT_AUTHOR, "created_at": stamp, "updated_at": stamp,
-            })
-        source_record["imported_at"] = stamp
-        source_record["updated_at"] = stamp
-        records.append(source_record)
-    records.extend(_links(fold, source, new_items, stamp))
+        records.extend(plan.extra_records)
+        if sid is not None:
+            new_items.append((item, tid))
+    records.extend(links(fold, source, new_items, stamp))
     return ImportResult(source, filed, skipped, records)
 
 
-def _links(fold: Fold, source: str, new_items: list[tuple[Incoming, str]],
-           stamp: str) -> list[Record]:
-    """Dependency and parent records for the newly filed items, to tasks of the same
-    source filed now or by an earlier import."""
-    if not any(item.blocked_by or item.parent for item, _tid in new_items):
-        return []
-    from aidp import queue
-
-    prefix = f"{SOURCE_TYPE}:{source}:"
-    task_of = {rid[len(prefix):]: record.get("task") for rid, record in fold.typed.items()
-               if rid.startswith(prefix) and isinstance(record.get("task"), str)}
-    task_of.update((item.key, tid) for item, tid in new_items)
-    qs = queue.state(fold)
-    graph = queue.wait_graph(qs)  # task → what it waits on
-    out: list[Record] = []
-    for item, tid in new_items:
-        for key in dict.fromkeys(item.blocked_by):
-            blocker = task_of.get(key)
-            if blocker is None or blocker == tid or queue.find_path(graph, blocker, tid):
-                continue
-            graph.setdefault(tid, []).append(blocker)
-            out.append({"type": queue.DEP, "id": queue.dep_id(tid, blocker), "task": tid,
-                        "blocked_by": blocker, "updated_at": stamp})
-        epic = task_of.get(item.parent) if item.parent else None
-        if epic and epic != tid and not queue.find_path(graph, tid, epic):
-            graph.setdefault(epic, []).append(tid)  # an epic waits on its children
-            out.append({"type": queue.PARENT, "id": queue.parent_id(tid), "task": tid,
-                        "parent": epic, "updated_at": stamp})
-    return out
+def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,
+                now: int | None = None) -> ImportResult:
+    """What importing `items` appends to a log in state `fold` (prepare, then settle):
+    for each item not imported before, its task, its import_source record and (when it
+    has fields aidp keeps nowhere else) a note; then the links. Pure."""
+    return settle(fold, prepare(items, source, now=now), source, now=now)
 
 
 def import_items(log: TaskLog, items: Sequence[Incoming], source: str) -> ImportResult:
-    """Append what `plan_import` says, in one locked read-modify-append."""
+    """Append what the items file in one locked read-modify-append. Everything that does
+    not depend on the tasklist (parsing was done already; the records and their checks)
+    is built first: the lock is held only to fold the current state, settle against it
+    and append."""
+    planned = prepare(items, source)
     result: list[ImportResult] = []
 
     def change(fold: Fold) -> list[Record]:
-        result[:] = [plan_import(fold, items, source)]
+        result[:] = [settle(fold, planned, source)]
         return result[0].records
 
     log.update(change)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aidp.interchange import BadFile
+from aidp.interchange import OF_YEARS, BadFile
 from aidp.model import (
     MAX_DESCRIPTION,
     PRIORITIES,
@@ -12,13 +12,20 @@ from aidp.model import (
     Record,
     canonical,
     parse_ts,
+    stamp_out_of_reach,
 )
 
 _STAMPS = ("created_at", "updated_at", "started_at", "completed_at", "abandoned_at")
 
 
 def check_native(record: Record, where: str) -> Record:
-    """The record, if aidp could have written it; else a BadFile naming the field."""
+    """The record, if aidp could have written it as a task; else a BadFile naming the
+    field. A `type` (in a jsonl line, a CSV column or a CSV row's `extra`) would make it
+    a TODO list or work-queue record: imports file tasks only."""
+    if "type" in record:
+        raise BadFile(where, f"field 'type' ({record['type']!r}) makes it a typed record "
+                             "(a TODO list or work-queue record), not a task; only tasks "
+                             "are imported")
     tid = record.get("id")
     if not isinstance(tid, str) or not TASK_ID_RE.fullmatch(tid):
         raise BadFile(where, f"field 'id' is not a task id (task_<seconds>_<8 hex>): {tid!r}")
@@ -34,7 +41,9 @@ def check_native(record: Record, where: str) -> Record:
     for key in _STAMPS:
         value = record.get(key)
         if value is not None and (not isinstance(value, str) or parse_ts(value) is None):
-            raise BadFile(where, f"field '{key}' is not an ISO-8601 timestamp: {value!r}")
+            raise BadFile(where, f"field '{key}' is not an ISO-8601 timestamp "
+                                 f"{OF_YEARS if stamp_out_of_reach(value) else ''}"
+                                 f": {value!r}".replace(" :", ":"))
     if "created_at" not in record or "updated_at" not in record:
         raise BadFile(where, "fields 'created_at' and 'updated_at' are required")
     tags = record.get("tags", [])
