@@ -15,9 +15,10 @@ import pytest
 # Heavy or unrelated to reading and writing tasks: rich (Typer's pretty help and
 # errors), pydantic (typer ≥0.29), dateutil (only --since), the agent loop, and the
 # groups the command line did not name, shell completion (only when the shell asks).
-FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals", "aidp.cli.completion")
+FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals", "aidp.cli.completion",
+             "mcp", "mcp_types", "aidp.toolserver.serve")
 OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.runner",
-                "init": "aidp.cli.init"}
+                "init": "aidp.cli.init", "mcp": "aidp.cli.mcp"}
 
 
 def imported(*args: str) -> set[str]:
@@ -108,3 +109,21 @@ def test_an_unknown_command_is_reported_with_every_command_loaded(cli) -> None:
     result = cli("bogus")
     assert result.code == 2 and "No such command 'bogus'" in result.err
     assert cli("--dir", ".", "tasks", "list", "--json").code == 0
+
+
+@pytest.mark.parametrize("args", [("run", "--help"), ("setup", "--help"), ("hook", "--help"),
+                                  ("agents", "--json"), ("prime",)])
+def test_only_aidp_mcp_loads_the_mcp_sdk(args: tuple[str, ...]) -> None:
+    names = imported(*args)
+    assert not [n for n in names if n.split(".")[0] in ("mcp", "mcp_types")
+                or n.startswith("aidp.toolserver.serve")], args
+
+
+def test_aidp_mcp_does_load_it() -> None:
+    # The check above can fail: `aidp mcp` (its stdin at its end at once) imports it.
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "aidp", "mcp"],
+                          input="", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert {"mcp.server.stdio", "aidp.toolserver.serve"} <= names

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +103,76 @@ def sweep(root: Path, *, now: float | None = None) -> None:
                     os.unlink(entry.path)
             except OSError:
                 pass
+
+
+# --- which session an agent's hooks use (for `aidp mcp`) --------------------------------
+
+ANCESTORS = 3  # the hook's parent (the agent, or a shell it ran), grandparent, …
+
+
+def ancestors(pid: int, depth: int = ANCESTORS) -> list[int]:
+    """`pid`'s parent, its parent, … (`depth` of them, fewer at the top): read from
+    /proc where there is one, else from one `ps` listing."""
+    parents = _parents_from_proc if os.path.isdir("/proc/self") else _parents_from_ps()
+    found: list[int] = []
+    current = pid
+    while len(found) < depth:
+        parent = parents(current)
+        if parent is None or parent <= 1 or parent in found:
+            break
+        found.append(parent)
+        current = parent
+    return found
+
+
+def _parents_from_proc(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        # `pid (comm) state ppid …`: comm may hold spaces and parentheses.
+        return int(stat[stat.rindex(b")") + 2:].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _parents_from_ps() -> Callable[[int], int | None]:
+    import subprocess
+
+    table: dict[int, int] = {}
+    try:
+        out = subprocess.run(["ps", "-A", "-o", "pid=,ppid="], capture_output=True,
+                             text=True, timeout=5, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.SubprocessError):
+        out = ""
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0].isdigit() and parts[1].isdigit():
+            table[int(parts[0])] = int(parts[1])
+    return table.get
+
+
+def session_of_agent(root: Path, agent_pid: int) -> str | None:
+    """The session aidp's hooks last used for the agent process `agent_pid` (the
+    process that started an `aidp mcp` server): the hook state whose recorded ancestors
+    include it, the most recently updated; None when no hook of that agent ran here."""
+    folder = root / DATA_DIR / STATE_DIR
+    best: tuple[int, str] | None = None
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return None
+    for entry in entries:
+        if not entry.name.endswith(".json") or entry.is_symlink():
+            continue
+        try:
+            with open(entry.path, "rb") as handle:
+                data = orjson.loads(handle.read())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        if not isinstance(data, dict) or agent_pid not in (data.get("pids") or ()):
+            continue
+        session, updated = data.get("session"), data.get("updated")
+        fresher = best is None or (isinstance(updated, int) and updated > best[0])
+        if isinstance(session, str) and session and isinstance(updated, int) and fresher:
+            best = (updated, session)
+    return best[1] if best is not None else None

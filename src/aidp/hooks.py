@@ -30,7 +30,7 @@ from typing import Any
 
 from aidp import todos
 from aidp.errors import InvalidInput
-from aidp.hook_state import State, state_path, sweep
+from aidp.hook_state import State, ancestors, state_path, sweep
 from aidp.log import TaskLog
 from aidp.render import todo_text
 
@@ -131,6 +131,10 @@ class Context:
 def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
     kind = EVENTS[ctx.agent][ctx.event]
     with State(state_path(ctx.root, ctx.agent, ctx.session)) as state:
+        if kind in ("start", "prompt"):
+            # Which agent process these hooks serve: `aidp mcp`, started by that agent,
+            # finds this session by it (hook_state.session_of_agent).
+            state.data["pids"] = ancestors(os.getpid())
         if kind == "start":
             answer = _start(ctx, payload, state)
         elif kind == "prompt":

@@ -147,6 +147,10 @@ def _register(only: str | None = None, sub: str | None = None) -> None:
         from aidp.cli import hook
 
         app.command("hook")(hook.hook)
+    if only in (None, "mcp"):
+        from aidp.cli import mcp
+
+        app.command("mcp")(mcp.mcp)
     if only in (None, "report"):
         from aidp.cli import report
 

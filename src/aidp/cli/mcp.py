@@ -1,0 +1,25 @@
+"""`aidp mcp`: serve aidp's tools to an agent over stdio (Model Context Protocol)."""
+
+from __future__ import annotations
+
+import typer
+
+
+def mcp(ctx: typer.Context) -> int:
+    """Serve the backlog and the session's TODO list as MCP tools over stdio.
+
+    Agents start it themselves: `aidp run` gives it to each agent CLI that takes MCP
+    servers, and `aidp setup AGENT --mcp` registers it in the agent's project settings.
+    The session is AIDP_SESSION, else the one aidp's hooks use for that agent.
+
+    Examples:
+    $ aidp mcp
+    $ aidp --session fix-login mcp
+    """
+    from aidp.cli.common import env
+    from aidp.toolserver.serve import serve
+    from aidp.toolserver.tools import default_place
+
+    e = env(ctx)
+    place = default_place(directory=e.directory, session=e.session)
+    return serve(place)

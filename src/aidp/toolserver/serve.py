@@ -1,0 +1,147 @@
+"""`aidp mcp`'s wire: the MCP SDK's low-level server over stdio, with aidp's tools.
+
+The SDK (`mcp`, 2.x) is imported here and nowhere else, and only `aidp mcp` imports
+this module, so no other command pays for it (tests/test_startup.py checks both).
+
+What the stock transport does not do, done here (see ../shared/notes/mcp.md):
+- a line that is not JSON gets a JSON-RPC parse error (-32700, id null), and a JSON
+  value that is no JSON-RPC message an invalid-request error (-32600, with its id when
+  it has one); the stock transport answers neither, and the client would wait forever;
+- tool arguments are checked by aidp.toolserver.tools (one line per refusal), not by
+  the SDK's validation, whose errors are multi-line;
+- the SDK's own log (tracebacks of a failed handler) is kept off stderr: no traceback
+  ever reaches the client or the agent's log.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+from aidp import __version__
+from aidp.toolserver.tools import TOOLS, Place, call
+
+INSTRUCTIONS = (
+    "aidp keeps this project's backlog (tasks_*) and your TODO list for this session "
+    "(todo_write, todo_read). Keep your plan with todo_write when you have no plan tool "
+    "of your own."
+)
+
+
+def tool_list() -> list[types.Tool]:
+    return [types.Tool(name=name, description=description, input_schema=schema)
+            for name, (description, schema) in TOOLS.items()]
+
+
+def build(place: Place) -> Server[Any]:
+    listed = types.ListToolsResult(tools=tool_list())
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listed
+
+    one_at_a_time = anyio.Lock()
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        # One call at a time, in the order they came (two plans sent at once are kept in
+        # that order); in a thread, as a call may wait for the tasklist's lock.
+        async with one_at_a_time:
+            outcome = await anyio.to_thread.run_sync(call, place, params.name,
+                                                     params.arguments)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=text) for text in outcome.texts],
+            is_error=outcome.is_error,
+        )
+
+    server: Server[Any] = Server("aidp", version=__version__, instructions=INSTRUCTIONS,
+                                 on_list_tools=list_tools, on_call_tool=call_tool)
+    server.middleware.clear()  # OpenTelemetry spans: nothing here exports them
+    return server
+
+
+def refusal(exc: Exception) -> types.JSONRPCError:
+    """The JSON-RPC error for a line the transport could not read as a message."""
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if not errors or errors[0]["type"] == "json_invalid":
+        return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+            code=types.PARSE_ERROR, message="Parse error: the line is not JSON"))
+    parsed = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
+    raw_id = parsed.get("id") if parsed is not None else None
+    request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) \
+        else None
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message="Invalid request: expected a JSON-RPC 2.0 request or notification object"))
+
+
+# How long, after stdin closed, the requests already read may take to be answered.
+DRAIN_SECONDS = 30
+
+
+async def _serve(place: Place) -> None:
+    server = build(place)
+    async with stdio_server() as (wire_in, wire_out):
+        # Relays on both sides of the server. Inbound, a line the transport could not
+        # read is answered here and goes no further. Both keep count of the requests
+        # not yet answered: when stdin closes, those are answered before the server
+        # stops (the SDK would cancel them, leaving a change made and never reported).
+        to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
+        waiting: set[Any] = set()
+        answered = anyio.Event()
+
+        async def inbound() -> None:
+            nonlocal answered
+            async with to_server:
+                async for item in wire_in:
+                    if isinstance(item, Exception):
+                        await wire_out.send(SessionMessage(refusal(item)))
+                        continue
+                    if isinstance(item.message, types.JSONRPCRequest):
+                        waiting.add(item.message.id)
+                    await to_server.send(item)
+                with anyio.move_on_after(DRAIN_SECONDS):
+                    while waiting:
+                        answered = anyio.Event()
+                        await answered.wait()
+
+        async def outbound() -> None:
+            # Ends after the server (and so inbound) did: then stdout is closed.
+            async with from_server, wire_out:
+                async for item in from_server:
+                    await wire_out.send(item)
+                    if isinstance(item.message, (types.JSONRPCResponse, types.JSONRPCError)):
+                        waiting.discard(item.message.id)
+                        answered.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(inbound)
+            group.start_soon(outbound)
+            async with server_out:
+                await server.run(server_in, server_out,
+                                 server.create_initialization_options())
+
+
+def serve(place: Place) -> int:
+    """Serve until stdin closes; 0 then, and on Ctrl-C."""
+    from aidp.log import use_reader
+
+    # The command line reads through aidp.index with its "short-lived process" setting
+    # (what a read allocated is frozen, never cycle-collected): wrong for a server that
+    # lives as long as the agent. Reads go through the index's own reader instead,
+    # which importing it installs where none is set (else plain folds: slower, right).
+    use_reader(None)
+    import aidp.index  # noqa: F401
+    logging.getLogger("mcp").disabled = True
+    logging.getLogger("mcp").propagate = False
+    try:
+        anyio.run(_serve, place)
+    except KeyboardInterrupt:
+        pass
+    return 0

@@ -1,0 +1,348 @@
+"""`aidp mcp` spoken to as an agent speaks to it: a real `python -m aidp mcp` process,
+newline-delimited JSON-RPC 2.0 on its stdin and stdout (DESIGN §13)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aidp import todos
+from aidp.log import TaskLog
+
+# A guard against a hung server, never a timing assertion: a healthy answer comes in
+# well under a second; the suite fails instead of hanging when none comes.
+ANSWER_GUARD = 60
+
+
+class Client:
+    """A plain JSON-RPC client of one `aidp mcp` process."""
+
+    def __init__(self, cwd: Path, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "aidp", "mcp"], cwd=cwd, env=env or dict(os.environ),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.lines: queue.Queue[bytes] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.next_id = 0
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(b"")
+
+    def send_line(self, raw: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(raw + b"\n")
+        self.proc.stdin.flush()
+
+    def answer(self) -> dict[str, Any]:
+        line = self.lines.get(timeout=ANSWER_GUARD)
+        assert line, f"the server closed stdout; stderr: {self.stderr()}"
+        message = json.loads(line)
+        assert message["jsonrpc"] == "2.0"
+        return message
+
+    def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send_line(json.dumps(message).encode())
+        answer = self.answer()
+        assert answer["id"] == self.next_id
+        return answer
+
+    def start(self) -> dict[str, Any]:
+        answer = self.request("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "aidp-tests", "version": "1"}})
+        self.send_line(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        return answer
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": tool}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result: dict[str, Any] = self.request("tools/call", params)["result"]
+        return result
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=ANSWER_GUARD)
+        return code
+
+    def stderr(self) -> str:
+        if self.proc.poll() is None:
+            return "(still running)"
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")
+
+
+def text(result: dict[str, Any]) -> str:
+    return "\n".join(block["text"] for block in result["content"])
+
+
+def data(result: dict[str, Any]) -> Any:
+    assert result["isError"] is False, text(result)
+    return json.loads(result["content"][0]["text"])
+
+
+@pytest.fixture
+def client(project: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("AIDP_SESSION", "mcp-test")
+    monkeypatch.setenv("AIDP_ACTOR", "agent-1")
+    started = Client(project)
+    started.start()
+    yield started
+    if started.proc.poll() is None:
+        started.proc.kill()
+        started.proc.wait()
+
+
+def lines_of(project: Path) -> bytes:
+    path = project / ".aidp" / "tasklist.jsonl"
+    return path.read_bytes() if path.exists() else b""
+
+
+# --- the protocol -------------------------------------------------------------------------
+
+
+def test_initialize_names_the_server_and_offers_tools(project: Path) -> None:
+    c = Client(project)
+    answer = c.start()["result"]
+    assert answer["serverInfo"]["name"] == "aidp"
+    assert "tools" in answer["capabilities"]
+    assert c.close() == 0
+
+
+def test_tools_list_is_exactly_the_seven_tools_and_small(client: Client) -> None:
+    listed = client.request("tools/list")["result"]["tools"]
+    assert [t["name"] for t in listed] == ["todo_write", "todo_read", "tasks_file",
+                                           "tasks_list", "tasks_ready", "tasks_claim",
+                                           "tasks_update"]
+    for tool in listed:
+        assert tool["inputSchema"]["type"] == "object"
+        assert tool["description"]
+    # Every agent pays for these on every request: DESIGN §13 caps them (docs/agents.md
+    # gives the size).
+    size = len(json.dumps(listed, separators=(",", ":")))
+    assert size < 6000, size
+
+
+def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(
+        client: Client) -> None:
+    client.send_line(b"this is not json {")
+    answer = client.answer()
+    assert answer["id"] is None and answer["error"]["code"] == -32700
+    client.send_line(b'{"jsonrpc": "2.0", "id": 41, "method": 7}')
+    answer = client.answer()
+    assert answer["id"] == 41 and answer["error"]["code"] == -32600
+    client.send_line(b"[1, 2]")
+    assert client.answer()["error"]["code"] == -32600
+    # still serving
+    assert data(client.call("todo_read"))["items"] == []
+
+
+def test_an_unknown_method_is_a_json_rpc_error(client: Client) -> None:
+    answer = client.request("tasks/explode")
+    assert answer["error"]["code"] == -32601
+
+
+def test_the_server_exits_cleanly_when_stdin_closes(client: Client) -> None:
+    assert client.close() == 0
+    assert "Traceback" not in client.stderr()
+
+
+def test_requests_read_before_stdin_closed_are_answered(project: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIDP_SESSION", "drain")
+    c = Client(project)
+    c.start()
+    plan = {"items": [{"content": "Last words", "status": "pending"}]}
+    c.send_line(json.dumps({"jsonrpc": "2.0", "id": 99, "method": "tools/call",
+                            "params": {"name": "todo_write", "arguments": plan}}).encode())
+    assert c.proc.stdin is not None
+    c.proc.stdin.close()
+    answer = c.answer()
+    assert answer["id"] == 99 and answer["result"]["isError"] is False
+    assert c.proc.wait(timeout=ANSWER_GUARD) == 0
+
+
+# --- the tools ----------------------------------------------------------------------------
+
+
+def test_todo_write_replaces_the_sessions_list_as_todo_show_json(client: Client,
+                                                                  project: Path) -> None:
+    written = data(client.call("todo_write", {"items": [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading"},
+        {"content": "Write the fix", "status": "in_progress"},
+        {"content": "Run the tests", "status": "pending", "priority": "high"},
+    ]}))
+    assert written["session"] == "mcp-test" and written["active"] is True
+    assert [(i["content"], i["status"]) for i in written["items"]] == [
+        ("Read the code", "completed"), ("Write the fix", "in_progress"),
+        ("Run the tests", "pending")]
+    assert written["items"][2]["priority"] == "high"
+    # what `aidp todo show` sees, from the file
+    todo = todos.current(TaskLog(project).read(), "mcp-test")
+    assert [i["content"] for i in todo.visible] == ["Read the code", "Write the fix",
+                                                     "Run the tests"]
+    assert data(client.call("todo_read")) == written
+    # the whole list each time
+    again = data(client.call("todo_write", {"items": [{"content": "Run the tests",
+                                                       "status": "completed"}]}))
+    assert [i["content"] for i in again["items"]] == ["Run the tests"]
+    cleared = data(client.call("todo_write", {"items": []}))
+    assert cleared["items"] == [] and cleared["active"] is False
+
+
+def test_tasks_file_list_ready_claim_update(client: Client, project: Path) -> None:
+    filed = data(client.call("tasks_file", {"description": "Fix the flaky login test",
+                                            "priority": "high", "tags": ["tests"]}))
+    assert filed["description"] == "Fix the flaky login test"
+    assert filed["priority"] == "high" and filed["tags"] == ["tests"]
+    assert filed["session"] == "mcp-test"
+    other = data(client.call("tasks_file", {"description": "Write docs"}))
+    # the same description again: nothing filed, the open task returned
+    again = client.call("tasks_file", {"description": "fix the  flaky login test"})
+    assert data(again)["id"] == filed["id"] and "Not filed again" in text(again)
+
+    listed = data(client.call("tasks_list"))
+    assert {t["id"] for t in listed} == {filed["id"], other["id"]}
+    assert [t["id"] for t in data(client.call("tasks_list", {"tag": "tests"}))] == [filed["id"]]
+    assert data(client.call("tasks_list", {"limit": 1})) == listed[:1]
+
+    ready = data(client.call("tasks_ready"))
+    assert [t["id"] for t in ready] == [filed["id"], other["id"]]  # high priority first
+
+    claimed = data(client.call("tasks_claim"))
+    assert claimed["id"] == filed["id"] and claimed["status"] == "in_progress"
+    assert claimed["assignee"] == "agent-1"
+    short = other["id"].split("_")[2][:6]
+    assert data(client.call("tasks_claim", {"id": short}))["id"] == other["id"]
+
+    done = data(client.call("tasks_update", {"id": filed["id"], "status": "done"}))
+    assert done["status"] == "done" and "completed_at" in done
+    dropped = data(client.call("tasks_update", {"id": short, "status": "abandoned",
+                                                "reason": "not needed"}))
+    assert dropped["abandoned_reason"] == "not needed"
+    assert data(client.call("tasks_list")) == []
+    assert {t["status"] for t in data(client.call("tasks_list", {"status": "all"}))} == {
+        "done", "abandoned"}
+    nothing = client.call("tasks_claim")
+    assert nothing["isError"] is True and "Nothing ready" in text(nothing)
+
+
+BAD_CALLS = [
+    ("todo_write", {"items": [{"content": "x", "status": "done"}]},
+     "Invalid argument 'items[0].status': \"done\" is not one of pending, in_progress, completed"),
+    ("todo_write", {"items": [{"content": "x"}]}, "Missing argument 'items[0].status'"),
+    ("todo_write", {"items": "x"}, "Invalid argument 'items': expected an array, got a string"),
+    ("todo_write", {}, "Missing argument 'items'"),
+    ("todo_write", {"items": [{"content": "  ", "status": "pending"}]},
+     "Invalid argument 'items[0].content': it is empty"),
+    ("todo_write", {"items": [{"content": "a\x1b[2Jb", "status": "pending"}]},
+     "Invalid argument 'items[0].content': it contains control characters"),
+    ("todo_write", {"items": [{"content": "x", "status": "pending", "id": "1"}]},
+     "Unknown argument 'items[0].id': accepted are content, status, activeForm, priority"),
+    ("tasks_file", {"description": "x" * 201},
+     "Invalid argument 'description': 201 characters; at most 200 are accepted"),
+    ("tasks_file", {"description": "x", "priority": "urgent"},
+     "Invalid argument 'priority': \"urgent\" is not one of high, medium, low"),
+    ("tasks_file", {"description": "x", "tags": ["two words"]},
+     "Invalid argument 'tags[0]': "),
+    ("tasks_list", {"status": "blocked"},
+     "Invalid argument 'status': \"blocked\" is not one of pending, in_progress, done, "
+     "abandoned, open, all"),
+    ("tasks_list", {"limit": -1}, "Invalid argument 'limit': -1; use a whole number from 0"),
+    ("tasks_list", {"limit": "5"}, "Invalid argument 'limit': expected an integer, got a string"),
+    ("tasks_ready", {"limit": True}, "Invalid argument 'limit': expected an integer, got a boolean"),
+    ("tasks_update", {"id": "abcd", "status": "finished"},
+     "Invalid argument 'status': \"finished\" is not one of pending, in_progress, done, abandoned"),
+    ("tasks_update", {"status": "done"}, "Missing argument 'id'"),
+    ("tasks_update", {"id": "abcd", "status": "done"}, "Task not found: abcd"),
+    ("tasks_claim", {"id": "ab"}, "Invalid argument 'id': 2 characters; at least 4 are needed"),
+    ("todo_read", {"session": "x"}, "Unknown argument 'session': accepted are no arguments"),
+    ("tasks_explode", {}, "Unknown tool 'tasks_explode'"),
+]
+
+
+def test_bad_arguments_are_one_line_tool_errors_and_nothing_is_written(
+        client: Client, project: Path) -> None:
+    # One server for every case (each start loads the SDK): each refusal leaves the
+    # file as it was, and the server answers the next call.
+    data(client.call("tasks_file", {"description": "Already here"}))
+    for tool, arguments, says in BAD_CALLS:
+        before = lines_of(project)
+        result = client.call(tool, arguments)
+        assert result["isError"] is True, (tool, arguments)
+        message = text(result)
+        assert message.startswith(says), (tool, arguments, message)
+        assert "\n" not in message and "pydantic" not in message and "Traceback" not in message
+        assert lines_of(project) == before, (tool, arguments)
+
+
+def test_one_bad_item_refuses_the_whole_plan(client: Client, project: Path) -> None:
+    data(client.call("todo_write", {"items": [{"content": "Keep me", "status": "pending"}]}))
+    before = lines_of(project)
+    result = client.call("todo_write", {"items": [
+        {"content": "Fine", "status": "pending"},
+        {"content": "y" * 201, "status": "pending"}]})
+    assert result["isError"] is True and "items[1].content" in text(result)
+    assert lines_of(project) == before
+    assert [i["content"] for i in data(client.call("todo_read"))["items"]] == ["Keep me"]
+
+
+def test_arguments_that_are_no_object_get_an_error_not_a_crash(client: Client) -> None:
+    answer = client.request("tools/call", {"name": "todo_read", "arguments": [1]})
+    assert "error" in answer or answer["result"]["isError"] is True
+    assert data(client.call("todo_read"))["items"] == []
+
+
+# --- the session --------------------------------------------------------------------------
+
+
+def test_the_session_is_the_one_the_agents_hooks_use(project: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """No AIDP_SESSION: the server started by an agent keeps its plan in the session the
+    agent's hooks push on. Here the test process plays the agent: its hook runs (a child
+    of it, as the agent's hooks are) and the server it starts find each other by it."""
+    monkeypatch.delenv("AIDP_SESSION", raising=False)
+    payload = json.dumps({"session_id": "claude-session-42", "hook_event_name": "SessionStart",
+                          "source": "startup", "cwd": str(project)})
+    hook = subprocess.run([sys.executable, "-m", "aidp", "hook", "claude", "SessionStart"],
+                          input=payload, capture_output=True, text=True, cwd=project,
+                          timeout=ANSWER_GUARD)
+    assert hook.returncode == 0, hook.stderr
+    c = Client(project)
+    c.start()
+    written = data(c.call("todo_write", {"items": [{"content": "Hooked", "status": "pending"}]}))
+    assert written["session"] == "claude-session-42"
+    assert c.close() == 0
+    # the stop hook pushes on that list
+    stop = json.dumps({"session_id": "claude-session-42", "hook_event_name": "Stop",
+                       "stop_hook_active": False, "cwd": str(project)})
+    hook = subprocess.run([sys.executable, "-m", "aidp", "hook", "claude", "Stop"],
+                          input=stop, capture_output=True, text=True, cwd=project,
+                          timeout=ANSWER_GUARD)
+    assert json.loads(hook.stdout)["decision"] == "block"
+    assert "You have an active task: Hooked" in json.loads(hook.stdout)["reason"]
+
+
+def test_without_hooks_or_aidp_session_the_session_is_the_persons_own(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AIDP_SESSION", raising=False)
+    c = Client(project)
+    c.start()
+    assert data(c.call("todo_read"))["session"] == "default"  # no git here: §9's default
+    assert c.close() == 0
