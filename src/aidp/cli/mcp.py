@@ -17,8 +17,15 @@ def mcp(ctx: typer.Context) -> int:
     $ aidp --session fix-login mcp
     """
     from aidp.cli.common import env
-    from aidp.toolserver.serve import serve
     from aidp.toolserver.tools import default_place
+
+    try:
+        from aidp.toolserver.serve import serve
+    except ImportError as exc:  # an install without the SDK (an old virtualenv)
+        from aidp.errors import AidpError
+
+        raise AidpError(f"Cannot start the MCP server: the MCP SDK is missing ({exc}); "
+                        "install aidp again, or pip install 'mcp>=2.3,<3'") from None
 
     e = env(ctx)
     place = default_place(directory=e.directory, session=e.session)
