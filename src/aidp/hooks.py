@@ -32,7 +32,7 @@ from aidp import todos
 from aidp.errors import InvalidInput
 from aidp.hook_state import State, ancestors, state_path, sweep
 from aidp.log import TaskLog
-from aidp.render import todo_text
+from aidp.render import inert, todo_text
 
 CONTINUATION_HEAD = "You have an active task: "
 MAX_SESSION = 200
@@ -245,7 +245,7 @@ def continuation(todo: todos.TodoList, *, attempt: int, limit: int, aidp: str) -
     from aidp.agent.continuation import continuation_item
 
     item = continuation_item(todo) or {"content": "?"}
-    first = " ".join(str(item["content"]).split())
+    first = inert(" ".join(str(item["content"]).split()))  # the agent shows it to people
     shown = todo_text(todo)
     if len(shown) > REASON_TODO_BUDGET:
         shown = shown[: REASON_TODO_BUDGET - 40] + f"\n… (run `{aidp} todo show`)"

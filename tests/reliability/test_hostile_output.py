@@ -144,6 +144,23 @@ def test_a_hook_note_quoting_the_model_is_inert(hostile) -> None:
     assert_inert(result.out, "the Stop hook's answer")
 
 
+def test_the_stop_hooks_reminder_quoting_a_planted_todo_is_inert(hostile) -> None:
+    """The reminder's first line ("You have an active task: <item>") is shown by the
+    agent to its user: an item the repository planted reaches it inert."""
+    _planted_tasklist(hostile)
+    assert hostile.aidp("todo", "add", "PLACEHOLDER", env={"AIDP_SESSION": "s1"}).code == 0
+    tasklist = hostile.victim / ".aidp/tasklist.jsonl"
+    planted = json.dumps(HOSTILE["c1"] + HOSTILE["reset"] + HOSTILE["bidi"])[1:-1]
+    tasklist.write_text(tasklist.read_text(encoding="utf-8").replace("PLACEHOLDER", planted),
+                        encoding="utf-8")
+    event = json.dumps({"session_id": "s1", "last_assistant_message": "done"})
+    result = hostile.aidp("hook", "claude", "Stop", stdin=event)
+    assert result.code == 0, result
+    reason = json.loads(result.out)["reason"]
+    assert reason.startswith("You have an active task: clear \\x9b2J here"), reason
+    assert_inert(reason, "the Stop hook's reminder")
+
+
 HOSTILE_AGENT = """\
 import sys
 texts = {texts!r}
