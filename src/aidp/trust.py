@@ -118,6 +118,8 @@ class Config:
     root: Path
     layers: list[Layer]
     _store: dict[str, Any] | None = field(default=None, repr=False)
+    # each file's verdict, once per command: checking lists folders and runs git
+    _verdicts: dict[Path, str | None] = field(default_factory=dict, repr=False)
 
     def get(self, *keys: str) -> object | None:
         """The value at `keys` (`get("agent")`, `get("agents", "claude", "args")`) from
@@ -158,6 +160,11 @@ class Config:
         """None when `layer` may be used; else why not, for the error message."""
         if layer.own:
             return None
+        if layer.path not in self._verdicts:
+            self._verdicts[layer.path] = self._check(layer)
+        return self._verdicts[layer.path]
+
+    def _check(self, layer: Layer) -> str | None:
         entry = self._trust_store().get(_key_of(layer.path))
         if entry is None:
             return "this file is not trusted"
