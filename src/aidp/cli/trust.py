@@ -20,8 +20,10 @@ def trust(
 ) -> None:
     """Trust this project's .aidp/config.toml: show the commands it starts and allow them.
 
-    Records a SHA-256 of the exact file, and of the project files it runs,
-    in ~/.config/aidp/trust.json; any change needs 'aidp trust' again.
+    Records a SHA-256 of the exact file, of the project files it runs and,
+    for a script, of every file in the script's folder (what its interpreter
+    loads without asking) in ~/.config/aidp/trust.json; any change needs
+    'aidp trust' again.
 
     A preset name needs no trust, nor does .aidp/config.local.toml (git-ignored).
     See docs/security.md.
