@@ -18,6 +18,7 @@ def inert(text: object) -> str:
 
     return render.inert(text)
 
+
 # --- the diff driver ------------------------------------------------------------------------
 
 DIFF_ATTRIBUTE = ".aidp/tasklist.jsonl diff=aidp"
@@ -57,7 +58,7 @@ def textconv(data: bytes) -> str:
     out = []
     for raw, record in zip(raws, records, strict=True):
         if record is None:
-            out.append("damaged line: " + _line(raw) if raw.strip() else "")
+            out.append("damaged line: " + _line(raw) if raw.strip() else _line(raw))
             continue
         line, shown = _summary(record, sessions, contents)
         rest = {k: v for k, v in record.items() if k not in shown}
@@ -90,8 +91,10 @@ def _summary(record: dict[str, Any], sessions: dict[str, str],
         if record.get("paused") is True:
             state += f", paused: {inert(record.get('pause_reason') or '')}"
         flags = [key for key in ("active", "paused") if isinstance(record.get(key), bool)]
+        if record.get("paused") is True and record.get("pause_reason"):
+            flags += _strings(record, "pause_reason")
         return (f"todo {inert(record.get('session'))}: list {state}",
-                {"type", *flags, *_strings(record, "session", "pause_reason")})
+                {"type", *flags, *_strings(record, "session")})
     if kind == "todo_list":
         items = record["items"] if isinstance(record.get("items"), list) else []
         return (f"todo {inert(record.get('session'))}: snapshot of {len(items)} items",
@@ -132,7 +135,9 @@ def _compact(value: object) -> str:
 
 
 def _task_line(task: dict[str, Any]) -> tuple[str, set[str]]:
-    shown = set(_strings(task, "description", "status", "priority", "abandoned_reason"))
+    shown = set(_strings(task, "description", "status", "priority"))
+    if task.get("abandoned_reason"):
+        shown.update(_strings(task, "abandoned_reason"))
     values = task.get("tags")
     if isinstance(values, list) and all(isinstance(t, str) for t in values):
         shown.add("tags")
