@@ -840,6 +840,20 @@ def test_session_after_the_command(cli, make_agent) -> None:
     assert todos.current(TaskLog(Path(agent.calls()[0]["AIDP_DIR"])).read(), "late").active
 
 
+def without_mcp(argv: list[str]) -> list[str]:
+    """The arguments with those that hand `aidp mcp` to the agent left out."""
+    out: list[str] = []
+    skip = False
+    for n, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == "--mcp-config" or (arg == "-c" and argv[n + 1].startswith("mcp_servers.")):
+            skip = True
+        elif not arg.startswith(("mcp__aidp__", "--additional-mcp-config=", "--allow-tool=aidp")):
+            out.append(arg)
+    return out
+
+
 @pytest.mark.parametrize(
     ("preset", "prompt_on_stdin"),
     [("claude", True), ("codex", True), ("gemini", False), ("aider", False),
@@ -868,6 +882,7 @@ def test_presets_run_their_cli_with_the_prompt_where_it_expects_it(
     assert result.code == 0, result
     assert "fake agent done" in result.out
     seen = json.loads(record.read_text(encoding="utf-8"))
+    seen["argv"] = without_mcp(seen["argv"])  # what aidp mcp's handover adds: test_run_mcp.py
     if prompt_on_stdin:
         assert seen["argv"] == preset_args
         assert seen["stdin"].startswith("Do the work\n")

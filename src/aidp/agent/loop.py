@@ -25,7 +25,7 @@ from typing import Any
 from aidp import index, signals, todos
 from aidp import tasks as backlog
 from aidp.agent import agents as agent_modules
-from aidp.agent import continuation, events, process, progress
+from aidp.agent import continuation, events, mcp_handover, process, progress
 from aidp.agent import prompt as prompts
 from aidp.agent.pending import ready_first
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
@@ -93,11 +93,20 @@ class Loop:
     tally: Tally = field(default_factory=Tally)
     transcript: Transcript | None = None
     env: dict[str, str] = field(default_factory=dict)
+    mcp_tools: bool = False  # the agent was given `aidp mcp` (its todo_write, …)
     _last_plan: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         self.env = child_env(self.root, self.session, defaults=dict(self.agent.env))
         check_startable(self.agent, cwd=self.root, env=self.env)
+
+    def _with_server(self) -> tuple[AgentSpec, dict[str, str]]:
+        """The command line and environment of the next invocation: a preset whose CLI
+        takes MCP servers for one run gets `aidp mcp` (DESIGN §13), on the session and
+        actor the run has now (`run --backlog` moves to a session per task)."""
+        handover = mcp_handover.hand_over(self.agent, self.env)
+        self.mcp_tools = handover is not None
+        return (handover.agent, handover.env) if handover is not None else (self.agent, self.env)
 
     # --- the public surface ---------------------------------------------------------
 
@@ -109,9 +118,10 @@ class Loop:
         by_priority = backlog.Query(statuses=OPEN_STATUSES, sort="priority")
         open_tasks = backlog.query(index.select(fold, OPEN_STATUSES), by_priority)
         open_tasks, ready = ready_first(fold, open_tasks)
+        self._with_server()  # whether the agent gets aidp's tools (mcp_tools), for the prompt
         text = prompts.build(
             user_prompt, todo_text=todo_text(todo), backlog=open_tasks, now=now_micros(),
-            ready=ready,
+            ready=ready, mcp_tools=self.mcp_tools,
         )
         return self._turn(text, attempts=0)
 
@@ -214,7 +224,8 @@ class Loop:
             if self.transcript.error:
                 self.emit(Message("warning", self.transcript.error))
         transcript = self.transcript
-        argv, stdin_text = self.agent.command(text)
+        agent, env = self._with_server()
+        argv, stdin_text = agent.command(text)
         module = agent_modules.module_for(self.agent.preset, self.agent.argv[0])
         own_files = tuple(getattr(module, "OWN_FILES", ()))
         before = progress.take(self.log, self.session, self.root, ignore=own_files)
@@ -249,7 +260,7 @@ class Loop:
         self.tally.invocations += 1
         try:
             finished = process.run(
-                argv, cwd=self.root, env=self.env, stdin_text=stdin_text, on_line=on_line,
+                argv, cwd=self.root, env=env, stdin_text=stdin_text, on_line=on_line,
                 deadline=deadline,
             )
         except process.StartError as exc:

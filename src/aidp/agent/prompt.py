@@ -56,10 +56,20 @@ def backlog_lines(tasks: Sequence[Record], now: int, *, limit: int = BACKLOG_LIM
     return lines
 
 
+MCP_INSTRUCTIONS = """\
+You also have aidp's MCP tools (`todo_write`, `todo_read`, `tasks_file`, `tasks_ready`,
+`tasks_claim`, `tasks_update`, `tasks_list`) on this same TODO list and backlog. If you
+have no TODO or plan tool of your own, keep your plan with `todo_write`: send the whole
+list each time, with each item's status (pending, in_progress, completed).
+"""
+
+
 def build(user_prompt: str, *, todo_text: str, backlog: Sequence[Record], now: int,
-          ready: int | None = None) -> str:
+          ready: int | None = None, mcp_tools: bool = False) -> str:
     """The prompt for a user turn. With `ready`, the first `ready` tasks of `backlog` are
-    the ones ready to work on now, and they are shown first, apart from the rest."""
+    the ones ready to work on now, and they are shown first, apart from the rest. With
+    `mcp_tools`, the agent was given `aidp mcp`, and is told to plan with it when it has
+    no plan tool of its own."""
     if backlog and ready is not None:
         first = "\n".join(backlog_lines(backlog[:ready], now)) or "Nothing is ready now."
         rest = backlog[ready:]
@@ -80,6 +90,7 @@ def build(user_prompt: str, *, todo_text: str, backlog: Sequence[Record], now: i
             f"## Your TODO list\n\n{todo_text}",
             backlog_block,
             INSTRUCTIONS.rstrip("\n"),
+            *([MCP_INSTRUCTIONS.rstrip("\n")] if mcp_tools else []),
         ]
     ) + "\n"
 

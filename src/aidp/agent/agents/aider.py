@@ -20,8 +20,12 @@ The preset, checked against aider 0.86:
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from aidp.agent import events
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "aider"
 PRESET = "aider --no-pretty --no-gitignore --message={prompt}"
@@ -51,4 +55,9 @@ def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | Non
     if _RETRY.match(text):
         reader.failure = None
         return [events.Notice(text)]
+    return None
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]) -> None:
+    """aider takes no MCP servers: its TODO list is kept through signals."""
     return None

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
 from aidp.agent.claude_tasks import ClaudeTasks
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "claude"
 PRESET = "claude -p --output-format stream-json --verbose --allowedTools 'Bash(aidp:*)'"
@@ -199,3 +202,20 @@ def _created_id(result: object, content: object) -> str | None:
         text = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
     match = _CREATED.search(text)
     return match.group(1) if match else None
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]
+        ) -> tuple[list[str], dict[str, str]]:
+    """`--mcp-config JSON` (servers for this run, on top of the user's and the project's)
+    and the server's tools allowed by name (`mcp__aidp__todo_write`, …), added to the
+    preset's `--allowedTools` (a variadic option: the names follow its value)."""
+    import json
+
+    config = json.dumps({"mcpServers": {server.name: {"type": "stdio", **server.stdio()}}})
+    allowed = [f"mcp__{server.name}__{tool}" for tool in server.tools]
+    if "--allowedTools" in argv:
+        at = argv.index("--allowedTools") + 2
+        rest = [*argv[1:at], *allowed, *argv[at:]]
+    else:
+        rest = [*argv[1:], "--allowedTools", *allowed]
+    return [argv[0], "--mcp-config", config, *rest], {}

@@ -8,9 +8,12 @@ events, whose plan is `plan_update`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "codex"
 PRESET = ("codex exec --json --sandbox workspace-write -c tools.update_plan.enabled=true "
@@ -106,3 +109,25 @@ def _legacy(reader: events.OutputReader, msg: dict[str, Any]) -> list[events.Ite
     if kind in ("error", "stream_error"):
         return [Notice(one_line(msg.get("message") or "error"))]
     return []
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]
+        ) -> tuple[list[str], dict[str, str]]:
+    """`-c mcp_servers.aidp.…` overrides after `codex exec` (values are TOML; a JSON
+    string is a TOML string). Codex starts MCP servers with a scrubbed environment, so
+    the run's project and session go in the server's own `env`; its tools are approved
+    for this run (`codex exec` has nobody to ask)."""
+    import json
+
+    def toml(value: object) -> str:
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + "}"
+        return json.dumps(value, ensure_ascii=False)
+
+    key = f"mcp_servers.{server.name}"
+    stdio = server.stdio()
+    options = ["-c", f"{key}.command={toml(stdio['command'])}",
+               "-c", f"{key}.args={toml(stdio['args'])}",
+               "-c", f"{key}.env={toml(stdio['env'])}",
+               "-c", f'{key}.default_tools_approval_mode="approve"']
+    return [*argv[:2], *options, *argv[2:]], {}

@@ -32,9 +32,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "copilot"
 PRESET = "copilot --output-format json -s --allow-tool=shell(aidp) --prompt={prompt}"
@@ -126,3 +129,14 @@ def read_todos(path: Path) -> list[tuple[str, str]] | None:
     finally:
         connection.close()
     return [(str(title), str(status)) for title, status in rows if isinstance(title, str)]
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]
+        ) -> tuple[list[str], dict[str, str]]:
+    """`--additional-mcp-config=JSON` (added to the user's servers for this session) and
+    `--allow-tool=aidp` (every tool of that server, without a person to ask)."""
+    import json
+
+    config = {"mcpServers": {server.name: {"type": "local", **server.stdio(), "tools": ["*"]}}}
+    return [argv[0], f"--additional-mcp-config={json.dumps(config)}",
+            f"--allow-tool={server.name}", *argv[1:]], {}

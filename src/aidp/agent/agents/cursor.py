@@ -6,9 +6,12 @@ Its stream-json follows Claude Code's (read by aidp.agent.agents.claude), plus
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "cursor"
 PRESET = "cursor-agent -p --output-format stream-json {prompt}"
@@ -26,3 +29,9 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
     name = str(key).removesuffix("ToolCall").removesuffix("_tool_call") or "tool"
     arguments = body.get("args") if isinstance(body, dict) else None
     return reader.tool(name, arguments)
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]) -> None:
+    """cursor-agent reads MCP servers only from its settings files (.cursor/mcp.json),
+    not for one run."""
+    return None

@@ -23,9 +23,13 @@ The preset, checked against Gemini CLI 0.61:
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "gemini"
 PRESET = ("gemini --output-format stream-json "
@@ -85,3 +89,37 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
             items.append(events.Notice(f"the agent reported an error: {words}"))
         return items
     return []
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]
+        ) -> tuple[list[str], dict[str, str]] | None:
+    """Gemini CLI reads MCP servers only from settings files, so the server goes in a
+    file of the run's own under `.aidp/runs/` (git-ignored), which Gemini reads as its
+    system defaults (GEMINI_CLI_SYSTEM_DEFAULTS_PATH): the lowest layer, whose
+    `mcpServers` the user's and the project's are merged over. `trust: true`: headless
+    Gemini runs only tools that need no confirmation. A path you set yourself wins (the
+    run then goes without the server), as does a folder aidp cannot write."""
+    import json
+    import zlib
+    from pathlib import Path
+
+    from aidp.files import NOFOLLOW
+    from aidp.paths import DATA_DIR
+
+    if env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or not env.get("AIDP_DIR"):
+        return None
+    settings = {"mcpServers": {server.name: {**server.stdio(), "trust": True}}}
+    body = json.dumps(settings, indent=2).encode() + b"\n"
+    data = Path(env["AIDP_DIR"]) / DATA_DIR
+    folder = data / "runs"
+    path = folder / f"gemini-mcp-{zlib.crc32(body):08x}.json"
+    try:
+        if data.is_symlink() or folder.is_symlink():  # never through a planted link
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(body)
+    except OSError:
+        return None
+    return argv, {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)}

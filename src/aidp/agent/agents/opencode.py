@@ -21,9 +21,12 @@ The preset, checked against opencode 1.18:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+
+if TYPE_CHECKING:
+    from aidp.agent.mcp_handover import McpServer
 
 NAME = "opencode"
 PRESET = "opencode run --format json --print-logs --log-level ERROR"
@@ -63,3 +66,24 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
         words = events.one_line(message, 200)
         return [events.Notice(f"the agent reported an error: {what}{words}")]
     return []  # steps and reasoning
+
+
+def mcp(argv: list[str], server: McpServer, env: dict[str, str]
+        ) -> tuple[list[str], dict[str, str]] | None:
+    """OPENCODE_CONFIG_CONTENT, the inline config opencode merges over its config files:
+    a local server `aidp` (added to a JSON object already there; a value that is not one
+    is left alone, and the run goes without the server)."""
+    import json
+
+    given = env.get("OPENCODE_CONFIG_CONTENT", "").strip()
+    try:
+        config = json.loads(given) if given else {}
+    except ValueError:
+        return None
+    if not isinstance(config, dict) or not isinstance(config.get("mcp", {}), dict):
+        return None
+    stdio = server.stdio()
+    config.setdefault("mcp", {})[server.name] = {
+        "type": "local", "command": [stdio["command"], *stdio["args"]],
+        "environment": stdio["env"], "enabled": True}
+    return argv, {"OPENCODE_CONFIG_CONTENT": json.dumps(config)}
