@@ -27,15 +27,16 @@ ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "AIDP_ACTOR", "AIDP_LOCK_T
             "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
             "GIT_CONFIG_COUNT", "GIT_CONFIG_PARAMETERS", "EMAIL", "XDG_CONFIG_HOME",
             "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "PYTHONIOENCODING",
-            "PYTHONUTF8", "LANGUAGE", "BROWSER", "DISPLAY", "WAYLAND_DISPLAY", "_AIDP_COMPLETE",
+            "PYTHONUTF8", "LANGUAGE", "BROWSER", "PAGER", "LESS", "DISPLAY", "WAYLAND_DISPLAY", "_AIDP_COMPLETE",
             "COMP_WORDS", "COMP_CWORD", "_TYPER_COMPLETE_ARGS", "_TYPER_COMPLETE_FISH_ACTION",
             "_TYPER_COMPLETE_WORD_TO_COMPLETE", "_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION")
 
 # The environment every test sees, whatever the machine's: a fixed terminal size, one
-# UTF-8 locale, UTC, and no agent CLI on PATH (a real `codex` or `claude` installed on
-# the machine must never change what a test finds). tests/test_hermetic.py proves it.
+# UTF-8 locale, UTC, no pager (a test on a pseudo-terminal names its own), and no agent
+# CLI on PATH (a real `codex` or `claude` installed on the machine must never change
+# what a test finds). tests/test_hermetic.py proves it.
 FIXED_ENV = {"COLUMNS": "80", "LINES": "24", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
-             "TZ": "UTC", "TERM": "xterm-256color"}
+             "TZ": "UTC", "TERM": "xterm-256color", "AIDP_PAGER": ""}
 
 # Every program name an agent preset or the inventory may look up on PATH, and aidp
 # itself (`setup` warns when it is not on PATH; an installed copy must not change that).

@@ -161,8 +161,31 @@ def priority_marker(priority: object, paint: Painter | None = None) -> str:
 # --- writing ------------------------------------------------------------------------
 
 
+# `aidp --no-pager` (aidp.pager): set once at start-up by the CLI.
+PAGER = {"off": False}
+
+
 def write_text(text: str) -> None:
-    sys.stdout.write(text if text.endswith("\n") or not text else text + "\n")
+    """Human output. On a terminal, text longer than the screen goes through the pager
+    (aidp.pager); a pipe, a file, JSON and `--no-pager` never do."""
+    text = text if text.endswith("\n") or not text else text + "\n"
+    if not PAGER["off"] and text.count("\n") > 8 and paging_possible():
+        from aidp import pager
+
+        if pager.page(text):
+            return
+    sys.stdout.write(text)
+
+
+def paging_possible() -> bool:
+    """Whether long human output may go through a pager: stdout is a terminal and
+    `--no-pager` was not given (the pager itself may still be none: aidp.pager)."""
+    if PAGER["off"]:
+        return False
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 def write_bytes(data: bytes) -> None:

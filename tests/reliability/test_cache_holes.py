@@ -385,7 +385,10 @@ def test_ids_shorter_than_the_four_digit_rule_name_nothing(cli, project: Path,
     log.ensure_dir()
     log.path.write_bytes(task(1))
     result = cli("tasks", "show", ref)
-    assert (result.code, result.err.strip()) == (1, f"Error: Task not found: {ref}")
+    # ... and the error says the rule (aidp.tasks.ID_RULE).
+    assert (result.code, result.err.strip()) == (
+        1, f"Error: Task not found: {ref} (an id is the full id, or at least 4 leading "
+           "characters of the hex part after its last '_': ca35, task_1795314333_ca35)")
     assert cli("tasks", "show", "task_1700000000_0000").code == 0
 
 

@@ -76,6 +76,11 @@ def _global(
         help="How long a write waits for another writer's lock. Default: AIDP_LOCK_TIMEOUT, "
         "else 30.",
     ),
+    no_pager: bool = typer.Option(
+        False, "--no-pager",
+        help="Print long output straight to the terminal; by default it goes through "
+        "AIDP_PAGER, else PAGER, else less (never when piped).",
+    ),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
@@ -93,6 +98,9 @@ def _global(
 ) -> None:
     """A git-tracked, append-only backlog and TODO list for AI coding agents."""
     ctx.obj = Env(directory=directory, session=session, lock_timeout=lock_timeout)
+    from aidp import render  # every command group's module imports it anyway
+
+    render.PAGER["off"] = no_pager
 
 
 def _register(only: str | None = None, sub: str | None = None) -> None:

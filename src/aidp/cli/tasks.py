@@ -266,8 +266,10 @@ def list_(
         if fmt != "table":
             found = [queue.with_extras(qs, t) for t in found]
     more = 0
-    if fmt == "table" and limit is None and not include_all and sys.stdout.isatty():
-        # A person at a terminal gets a screenful; scripts, --all and --limit get all.
+    if (fmt == "table" and limit is None and not include_all and sys.stdout.isatty()
+            and not _pager_on()):
+        # A person at a terminal without a pager gets a screenful; scripts, --all and
+        # --limit get all (and a pager shows all: aidp.pager).
         import shutil
 
         room = max(10, shutil.get_terminal_size().lines - 6)
@@ -283,6 +285,15 @@ def list_(
         render.write_text(f"… and {more} more (--limit N or --all to see them)")
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
+
+
+def _pager_on() -> bool:
+    """Long output on this terminal goes through a pager (aidp.pager)."""
+    if not render.paging_possible():
+        return False
+    from aidp import pager
+
+    return pager.available()
 
 
 def _stream_all(fold: Any, fmt: str, limit: int | None) -> int:
