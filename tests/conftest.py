@@ -179,17 +179,11 @@ _COMMANDS_RUN = [0]
 
 
 def _end_of_command() -> None:
-    """What the end of a real `aidp` process does for free: the command line freezes
-    what a read allocated (aidp.index.lazy.FREEZE, for a short-lived process), and in
-    this long-lived one frozen folds in reference cycles would never be collected,
-    keeping the tasklist and snapshot open (2 descriptors per read through the index:
-    the suite ran out of select()-able ones). Unfrozen, they go to the oldest
-    generation, which only a full collection visits: one every 25 commands."""
+    """What the end of a real `aidp` process does for free: whatever a command left in
+    reference cycles is collected now and then (one full collection every 25
+    commands), so this long-lived process does not pile up open descriptors."""
     import gc
 
-    lazy = sys.modules.get("aidp.index.lazy")
-    if lazy is not None:
-        lazy.FREEZE = False
     gc.unfreeze()
     _COMMANDS_RUN[0] += 1
     if _COMMANDS_RUN[0] % 25 == 0:

@@ -1,6 +1,7 @@
-"""The snapshot index gives exactly the answers of a full fold, whatever happened to the
-log or to the snapshot in between: appends, torn and completed lines, rewrites with a
-new inode or in place, truncation, repair, compact, and a corrupt or missing cache."""
+"""The store (aidp.store) gives exactly the answers of a full fold, whatever happened to
+the log or to the database in between: appends, torn and completed lines, rewrites
+with a new inode or in place, truncation, repair, compact, and a corrupt, copied,
+locked or missing cache."""
 
 from __future__ import annotations
 
@@ -12,33 +13,36 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import fold, index, model, queue, render, tasks
-from aidp.index import build, columns, loader, snapshot
+from aidp import fold, model, queue, render, store, tasks
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
+from aidp.stamp import NO_KEY
+from aidp.store import fill, loader
 
 # Modest by default; AIDP_INDEX_EXAMPLES=2000 for a long local run.
 EXAMPLES = int(os.environ.get("AIDP_INDEX_EXAMPLES", "80"))
 FIXTURES = [HealthCheck.function_scoped_fixture]  # each example makes its own folder
-SNAPSHOT = Path(".aidp") / index.CACHE_DIR / index.SNAPSHOT_NAME
+DATABASE = Path(".aidp") / store.CACHE_DIR / store.NAME
 
 
 @pytest.fixture(autouse=True)
-def always_index(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Test files are tiny: use the snapshot for every size, rebuild it often."""
+def always_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test files are tiny: use the store for every size, in many small steps."""
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
-    monkeypatch.setattr(loader, "REBUILD_TAIL", 300)
     monkeypatch.setattr(loader, "STRICT", True)
-    monkeypatch.setattr(columns, "CHUNK", 64)  # many chunks, even for tiny files
-    monkeypatch.setattr(columns, "BUCKET_ROWS", 1)  # many id buckets, even for few tasks
+    monkeypatch.setattr(fill, "CHUNK", 64)  # many chunks, even for tiny files
+    monkeypatch.setattr(fill, "FLUSH_ROWS", 1)  # rows written (and replaced) one by one
 
 
 def assert_same(log: TaskLog) -> Fold:
-    """index.load(log) answers exactly like a full fold, through every accessor."""
+    """store.load(log) answers exactly like a full fold, through every accessor."""
     full = log.full_fold()
-    got = index.load(log)
-    # The work queue's state kept in the snapshot (before anything reads its typed
-    # records, which would make state() fold them instead).
+    got = store.load(log)
+    cache = log.dir / store.CACHE_DIR
+    if (full.tasks and full.ends_with_newline and not cache.is_symlink()
+            and (cache.is_dir() or not cache.exists())
+            and log.path.stat().st_size >= loader.MIN_BYTES):
+        assert isinstance(got, store.StoreFold)  # the store answered, not a fallback
     assert queue.state(got) == queue.state(full)
     assert list(got.tasks) == list(full.tasks)
     assert len(got.tasks) == len(full.tasks)
@@ -50,50 +54,40 @@ def assert_same(log: TaskLog) -> Fold:
     assert (got.damaged, got.lines, got.ends_with_newline) == (
         full.damaged, full.lines, full.ends_with_newline)
     for statuses in (("pending",), OPEN_STATUSES, STATUSES, ("odd",)):
-        assert index.select(got, statuses) == index.select(full, statuses)
-        assert index.summaries(got, statuses) == index.summaries(full, statuses)
-        assert index.priority_counts(got, statuses) == index.priority_counts(full, statuses)
-        assert index.oldest(got, statuses) == index.oldest(full, statuses)
-        assert sorted(index.created_stamps(got, statuses)) == sorted(
-            index.created_stamps(full, statuses))
+        assert store.select(got, statuses) == store.select(full, statuses)
+        assert store.summaries(got, statuses) == store.summaries(full, statuses)
+        assert store.priority_counts(got, statuses) == store.priority_counts(full, statuses)
+        assert store.oldest(got, statuses) == store.oldest(full, statuses)
+        assert sorted(store.created_stamps(got, statuses)) == sorted(
+            store.created_stamps(full, statuses))
         bounds = [model.UNKNOWN_TS, *(n * 86_400_000_000 for n in range(-1, 16))]
-        assert index.created_at_most(got, statuses, bounds) == index.created_at_most(
+        assert store.created_at_most(got, statuses, bounds) == store.created_at_most(
             full, statuses, bounds)
-    assert index.status_counts(got) == index.status_counts(full)
+    assert store.status_counts(got) == store.status_counts(full)
     for wanted in (None, ("pending",), OPEN_STATUSES, STATUSES, ("odd",), ()):
         expected: dict[str, int] = {}
         for task in full.tasks.values():
             if wanted is None or task.get("status") in wanted:
                 for tag in fold.task_tags(task):
                     expected[tag] = expected.get(tag, 0) + 1
-        assert index.tag_counts(got, wanted) == expected
-        assert index.tag_counts(full, wanted) == expected
+        assert store.tag_counts(got, wanted) == expected
+        assert store.tag_counts(full, wanted) == expected
         for kind in ("created", "finished"):
-            assert index.week_counts(got, kind, wanted) == index.week_counts(full, kind, wanted)
-    for record in index.select(got, STATUSES):  # what select told parse_ts is right
-        stamp = record.get("created_at")
-        if isinstance(stamp, str) and stamp in model._TS_CACHE:
-            told = model._TS_CACHE.pop(stamp)
-            assert told == model.parse_ts(stamp)
+            assert store.week_counts(got, kind, wanted) == store.week_counts(full, kind, wanted)
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
-    if hasattr(got.tasks, "newest_first"):  # list --all, streamed (2 at a time here)
+    if isinstance(got, store.StoreFold):
+        # list --all, streamed (2 at a time here)
         streamed = [t for batch in got.tasks.newest_first(2) for t in batch]
         assert streamed == tasks.query(full.tasks.values(), tasks.Query(statuses=None))
-    for statuses in (("pending",), OPEN_STATUSES, ("in_progress",)):
-        listed = index.listed(got, statuses)  # tasks list --json, from the snapshot
-        if listed is not None:
-            for limit in (None, 0, 1, 2):
-                wanted = tasks.query(index.select(full, statuses),
-                                     tasks.Query(statuses=statuses, limit=limit))
-                assert b"".join(listed.json(limit, {}, dict)) == render.json_bytes(wanted)
-    for tid in list(full.tasks)[:3]:
-        part = tid.rpartition("_")[2][:4]
-        search = got.tasks.ids_with_prefix if hasattr(got.tasks, "ids_with_prefix") else None
-        if search is not None:
-            assert search(part, last_part=True) == sorted(
+        for tid in list(full.tasks)[:3]:
+            part = tid.rpartition("_")[2][:4]
+            assert got.tasks.ids_with_prefix(part, last_part=True) == sorted(
                 t for t in full.tasks if t.rpartition("_")[2].startswith(part))
-            assert search(tid[:6], last_part=False) == sorted(
+            assert got.tasks.ids_with_prefix(tid[:6], last_part=False) == sorted(
                 t for t in full.tasks if t.startswith(tid[:6]))
+    for tid in [*list(full.tasks)[:3], "nope", IDS[0]]:
+        assert (tid in got.tasks) == (tid in full.tasks)
+        assert got.tasks.get(tid) == full.tasks.get(tid)
     return got
 
 
@@ -130,7 +124,7 @@ lines = st.one_of(
     st.builds(lambda tid, n: orjson.dumps({"type": "todo_list", "id": tid, "items": [n],
                                            "updated_at": format_ts(n)}),
               st.sampled_from(["todo_list:a", "todo_list:b"]), st.integers(0, 3)),
-    # Work-queue records: the snapshot keeps their folded state (queue.state).
+    # Work-queue records (typed: queue.state folds them).
     st.builds(lambda kind, t, other, n: orjson.dumps({
         "type": kind, "id": f"{kind}:{t}:{other}", "task": t, "blocked_by": other,
         "parent": other, "assignee": other, "text": "n", "removed": n == 3,
@@ -182,7 +176,8 @@ ops = st.one_of(
     st.tuples(st.just("compact")),
     st.tuples(st.just("cache"), st.sampled_from(
         ["delete", "garbage", "truncate", "flip", "empty", "version", "other_log",
-         "stamp_garbage", "stamp_fifo"])),
+         "stamp_garbage", "stamp_fifo", "stamp_delete", "db_fifo", "db_link", "journal",
+         "swap_rows"])),
 )
 
 
@@ -229,7 +224,7 @@ def apply(op: tuple, log: TaskLog, project: Path) -> None:
     elif kind == "racy_ok":
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(loader, "RACY_NS", 0)
-            index.load(log)
+            store.load(log)
     elif kind == "repair" and path.exists():
         log.repair()
     elif kind == "compact" and path.exists():
@@ -239,52 +234,79 @@ def apply(op: tuple, log: TaskLog, project: Path) -> None:
 
 
 def corrupt_cache(project: Path, how: str) -> None:
-    stamp = project / ".aidp" / index.CACHE_DIR / "log.stamp"
+    cache = project / ".aidp" / store.CACHE_DIR
+    stamp = cache / "log.stamp"
     if how == "stamp_garbage" and stamp.exists():
         stamp.write_bytes(os.urandom(stamp.stat().st_size))
-    elif how == "stamp_fifo" and stamp.parent.is_dir():
+    elif how == "stamp_fifo" and cache.is_dir():
         stamp.unlink(missing_ok=True)
         os.mkfifo(stamp)
-    snap = project / SNAPSHOT
-    if not snap.exists():
+    elif how == "stamp_delete":
+        stamp.unlink(missing_ok=True)
+    path = project / DATABASE
+    if how == "db_fifo" and cache.is_dir():
+        path.unlink(missing_ok=True)
+        os.mkfifo(path)
         return
-    blob = snap.read_bytes()
+    if how == "db_link" and cache.is_dir():
+        (cache / "elsewhere.db").write_bytes(path.read_bytes() if path.is_file() else b"")
+        path.unlink(missing_ok=True)
+        path.symlink_to(cache / "elsewhere.db")
+        return
+    if how == "journal" and cache.is_dir():  # a journal that is no database's
+        (cache / (store.NAME + "-journal")).write_bytes(os.urandom(600))
+        return
+    if not path.is_file() or path.is_symlink():
+        return
+    blob = path.read_bytes()
     if how == "delete":
-        snap.unlink()
+        path.unlink()
     elif how == "garbage":
-        snap.write_bytes(os.urandom(len(blob)))
+        rewrite_in_place(path, os.urandom(len(blob)))
     elif how == "truncate":
-        snap.write_bytes(blob[: len(blob) // 2])
+        rewrite_in_place(path, blob[: len(blob) // 2])
     elif how == "flip":
         at = len(blob) // 2
-        snap.write_bytes(blob[:at] + bytes([blob[at] ^ 1]) + blob[at + 1:])
+        rewrite_in_place(path, blob[:at] + bytes([blob[at] ^ 1]) + blob[at + 1:])
     elif how == "empty":
-        snap.write_bytes(b"")
-    elif how == "version":
-        snap.write_bytes(blob[:8] + (999).to_bytes(4, "little") + blob[12:])
+        rewrite_in_place(path, b"")
+    elif how in ("version", "swap_rows"):
+        import sqlite3
+
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            if how == "version":
+                conn.execute("UPDATE meta SET v = 999 WHERE k = 'format'")
+            else:  # a well-formed change aidp did not make: statuses swapped
+                conn.execute("UPDATE task SET status = CASE status WHEN 'pending' THEN "
+                             "'done' ELSE 'pending' END")
+        except sqlite3.DatabaseError:
+            pass
+        finally:
+            conn.close()
     elif how == "other_log":
-        # A well-formed snapshot of a different log of the same size.
+        # A well-formed store of a different log of the same size, copied over ours.
         other = project / "other"
         other_log = TaskLog(other)
         other_log.ensure_dir()
         current = (project / ".aidp" / "tasklist.jsonl").read_bytes()
         other_log.path.write_bytes(current.replace(b"high", b"HIGH"))
-        index.load(other_log)
-        made = other / SNAPSHOT
+        store.load(other_log)
+        made = other / DATABASE
         if made.exists():
-            snap.write_bytes(made.read_bytes())
+            rewrite_in_place(path, made.read_bytes())
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=FIXTURES)
 @given(steps=st.lists(ops, min_size=1, max_size=12))
-def test_index_matches_the_full_fold_after_anything(steps: list, tmp_path: Path) -> None:
+def test_the_store_matches_the_full_fold_after_anything(steps: list, tmp_path: Path) -> None:
     project = tmp_path / f"p{os.urandom(4).hex()}"
     project.mkdir()
     log = TaskLog(project)
     for step in steps:
         apply(step, log, project)
         assert_same(log)
-        assert_same(log)  # and again, from whatever snapshot the first load left
+        assert_same(log)  # and again, from whatever store the first load left
 
 
 @settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=FIXTURES)
@@ -303,30 +325,12 @@ def test_appends_without_the_racy_guard(batches: list, tmp_path: Path) -> None:
             assert_same(log)
 
 
-def test_a_loaded_fold_takes_more_lines_like_a_full_one(log: TaskLog) -> None:
-    log.ensure_dir()
-    log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a"),
-                                task_line(IDS[1], "done", 1, "b")], False))
-    more = chunk([task_line(IDS[0], "done", 2, "c"), task_line(IDS[2], "pending", 0, "d"),
-                  b"junk"], True)
-    got, full = index.load(log), log.full_fold()
-    got.feed(more)
-    full.feed(more)
-    assert got.tasks == full.tasks and dict(got.task_keys) == full.task_keys
-    assert (got.lines, got.damaged, got.ends_with_newline) == (
-        full.lines, full.damaged, full.ends_with_newline)
-    del got.tasks[IDS[1]]
-    del full.tasks[IDS[1]]
-    assert list(got.tasks) == list(full.tasks)
-    assert index.select(got, STATUSES) == index.select(full, STATUSES)
-
-
 def test_a_torn_line_is_reread_once_completed(log: TaskLog, project: Path) -> None:
     log.ensure_dir()
     whole = task_line(IDS[0], "pending", 1, "a")
     log.path.write_bytes(chunk([task_line(IDS[1], "done", 1, "b")], False) + whole[:10])
     assert assert_same(log).damaged == 1
-    assert (project / SNAPSHOT).exists()
+    assert (project / DATABASE).exists()
     with open(log.path, "ab") as handle:
         handle.write(whole[10:] + b"\n")
     fold = assert_same(log)
@@ -340,15 +344,15 @@ def test_racily_clean_same_size_rewrite_is_caught(log: TaskLog, project: Path) -
     log.ensure_dir()
     first = chunk([task_line(IDS[0], "pending", 1, "a")], False)
     log.path.write_bytes(first)
-    index.load(log)
-    assert read_stamp(project / ".aidp") is None  # just written: racy, not vouched
+    store.load(log)
+    assert read_stamp(project / ".aidp")[1] == NO_KEY  # just written: racy, not vouched
     rewrite_in_place(log.path, first.replace(b'"pending"', b'"done"   '))
-    assert index.load(log).tasks[IDS[0]]["status"] == "done"
+    assert store.load(log).tasks[IDS[0]]["status"] == "done"
     assert_same(log)
 
 
 def test_stale_stamp_of_a_reused_inode_is_not_trusted(log: TaskLog, project: Path) -> None:
-    """Issue 16: a snapshot built on branch A, then `git checkout` of branch B (same log
+    """Issue 16: a store built on branch A, then `git checkout` of branch B (same log
     with one pending line rewritten to done, plus appended tasks) into a file that got
     the same inode number: the cache must not answer from branch A."""
     log.ensure_dir()
@@ -356,7 +360,7 @@ def test_stale_stamp_of_a_reused_inode_is_not_trusted(log: TaskLog, project: Pat
     log.path.write_bytes(chunk(lines, False))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loader, "RACY_NS", 0)  # vouch at once, as a read seconds later would
-        index.load(log)
+        store.load(log)
     assert read_stamp(project / ".aidp") is not None
     changed = list(lines)
     changed[100] = changed[100].replace(b'"pending"', b'"done"   ')
@@ -376,16 +380,16 @@ def test_a_forged_stamp_on_a_same_inode_grown_file_is_still_caught(log: TaskLog,
     log.path.write_bytes(chunk(lines, False))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loader, "RACY_NS", 0)
-        index.load(log)
-    nonce, key = read_stamp(project / ".aidp")
+        store.load(log)
+    nonce, key, db_key = read_stamp(project / ".aidp")
     changed = list(lines)
     changed[25] = changed[25].replace(b'"pending"', b'"done"   ')
     rewrite_in_place(log.path, chunk(changed, False))
     st = os.stat(log.path)
     assert stat_key(st)[:3] == key[:3]  # same device, inode and size
     assert_same(log)
-    write_stamp(project / ".aidp", nonce, key)  # the old file's data: never matches
-    assert index.load(log).tasks["task_1700000000_00000019"]["status"] == "done"
+    write_stamp(project / ".aidp", nonce, key, db_key)  # the old file's data: never matches
+    assert store.load(log).tasks["task_1700000000_00000019"]["status"] == "done"
 
 
 def test_aidp_appends_keep_the_prefix_trusted(log: TaskLog, project: Path,
@@ -396,21 +400,19 @@ def test_aidp_appends_keep_the_prefix_trusted(log: TaskLog, project: Path,
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loader, "RACY_NS", 0)
-        index.load(log)
+        store.load(log)
     log.append([orjson.loads(task_line(IDS[1], "done", 2, "b"))])
     assert read_stamp(project / ".aidp")[1] == stat_key(os.stat(log.path))
-    from aidp.index import reader
-
-    def no_full_check(self: object, end: int) -> int:
+    def no_full_check(self: object, meta: object) -> bool:
         raise AssertionError("re-read the vouched prefix")
 
-    monkeypatch.setattr(reader.LogFile, "crc", no_full_check)
+    monkeypatch.setattr(loader._Load, "_prefix_holds", no_full_check)
     assert_same(log)
 
 
 def test_reads_create_nothing_without_a_folder(tmp_path: Path) -> None:
     log = TaskLog(tmp_path / "nowhere")
-    fold = index.load(log)
+    fold = store.load(log)
     assert (fold.tasks, fold.lines) == ({}, 0)
     assert not (tmp_path / "nowhere").exists()
 
@@ -418,38 +420,38 @@ def test_reads_create_nothing_without_a_folder(tmp_path: Path) -> None:
 def test_a_read_only_cache_still_reads(log: TaskLog, project: Path) -> None:
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
-    (project / ".aidp" / index.CACHE_DIR).write_text("not a folder")  # writes must fail
+    (project / ".aidp" / store.CACHE_DIR).write_text("not a folder")  # writes must fail
     assert_same(log)
-    assert (project / ".aidp" / index.CACHE_DIR).read_text() == "not a folder"
+    assert (project / ".aidp" / store.CACHE_DIR).read_text() == "not a folder"
 
 
-def test_snapshot_is_ignored_by_git_even_without_aidp_gitignore(log: TaskLog,
-                                                                  project: Path) -> None:
+def test_the_store_is_ignored_by_git_even_without_aidp_gitignore(log: TaskLog,
+                                                                   project: Path) -> None:
     (project / ".aidp").mkdir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
-    index.load(log)
-    assert (project / SNAPSHOT).exists()
-    assert "*" in (project / ".aidp" / index.CACHE_DIR / ".gitignore").read_text().split()
-    assert not list((project / ".aidp" / index.CACHE_DIR).glob("*.tmp"))
+    store.load(log)
+    assert (project / DATABASE).exists()
+    assert "*" in (project / ".aidp" / store.CACHE_DIR / ".gitignore").read_text().split()
+    assert not list((project / ".aidp" / store.CACHE_DIR).glob("*.tmp"))
 
 
-def test_small_logs_are_folded_without_a_snapshot(log: TaskLog, project: Path,
+def test_small_logs_are_folded_without_the_store(log: TaskLog, project: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loader, "MIN_BYTES", 32 * 1024)
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
     assert_same(log)
-    assert not (project / ".aidp" / index.CACHE_DIR).exists()
+    assert not (project / ".aidp" / store.CACHE_DIR).exists()
 
 
-def test_the_cli_reads_through_the_index(cli, project: Path) -> None:
+def test_the_cli_reads_through_the_store(cli, project: Path) -> None:
     ids = [cli("tasks", "add", f"task {n}", "-q").out.strip() for n in range(5)]
     assert cli("tasks", "done", ids[1][-8:-2]).code == 0
     listed = orjson.loads(cli("tasks", "list", "--status", "pending", "--json").out)
     assert sorted(t["id"] for t in listed) == sorted(ids[:1] + ids[2:])
     stats = orjson.loads(cli("tasks", "stats", "--json").out)
     assert (stats["total"], stats["pending"], stats["done"]) == (5, 4, 1)
-    assert (project / SNAPSHOT).exists()
+    assert (project / DATABASE).exists()
     shown = orjson.loads(cli("tasks", "show", ids[3][-8:-3], "--json").out)
     assert shown["id"] == ids[3]
 
@@ -457,22 +459,21 @@ def test_the_cli_reads_through_the_index(cli, project: Path) -> None:
 def test_rewrites_sweep_temp_files_left_by_killed_writers(log: TaskLog, project: Path) -> None:
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
-    index.load(log)
-    cache = project / ".aidp" / index.CACHE_DIR
-    old, fresh = cache / "fold.snapshot.1.dead.tmp", cache / "fold.snapshot.2.busy.tmp"
+    store.load(log)
+    cache = project / ".aidp" / store.CACHE_DIR
+    old, fresh = cache / "store.db.1.dead.tmp", cache / "store.db.2.busy.tmp"
     old.write_bytes(b"half")
     fresh.write_bytes(b"half")
     os.utime(old, (0, 0))
-    (cache / index.SNAPSHOT_NAME).unlink()
+    (cache / store.NAME).unlink()
     assert_same(log)
     assert not old.exists() and fresh.exists()
 
 
-def test_a_snapshot_from_elsewhere_is_never_unmarshalled(tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """cache/ is git-ignored, but a repository can force-add one: marshal is not for
-    untrusted bytes, so a snapshot whose inode is not the one its writer recorded is
-    rebuilt, even when it describes the log exactly."""
+def test_a_store_from_elsewhere_is_never_trusted(tmp_path: Path) -> None:
+    """cache/ is git-ignored, but a repository can force-add one, and a person can copy
+    a checkout with its cache: a database whose inode is not the one its writer
+    recorded is rebuilt, even when it describes the log exactly — here it lies."""
     data = chunk([task_line(IDS[0], "pending", 1, "a"), task_line(IDS[1], "done", 2, "b")],
                  False)
     logs = []
@@ -481,22 +482,19 @@ def test_a_snapshot_from_elsewhere_is_never_unmarshalled(tmp_path: Path,
         log.ensure_dir()
         log.path.write_bytes(data)
         logs.append(log)
-    index.load(logs[0])
-    planted = tmp_path / "ours" / SNAPSHOT
-    planted.parent.mkdir()
-    planted.write_bytes((tmp_path / "theirs" / SNAPSHOT).read_bytes())
+    store.load(logs[0])
+    import sqlite3
 
-    planted_inode = planted.stat().st_ino
-    section = snapshot.SnapshotFile.section
-
-    def no_sections(self: snapshot.SnapshotFile, name: str) -> bytes:
-        if os.fstat(self.fd).st_ino == planted_inode:
-            raise AssertionError("read a section of a snapshot this machine did not write")
-        return section(self, name)  # the one rebuilt in its place
-
-    # Sections are unmarshalled only after SnapshotFile.section read and checked them.
-    monkeypatch.setattr(snapshot.SnapshotFile, "section", no_sections)
-    assert_same(logs[1])
+    conn = sqlite3.connect(tmp_path / "theirs" / DATABASE, isolation_level=None)
+    conn.execute("UPDATE task SET status = 'abandoned'")  # what a planted file could say
+    conn.close()
+    for name in (store.NAME, "log.stamp"):  # its stamp too, copied along
+        planted = tmp_path / "ours" / DATABASE.parent / name
+        planted.parent.mkdir(exist_ok=True)
+        planted.write_bytes((tmp_path / "theirs" / DATABASE.parent / name).read_bytes())
+    planted_inode = (tmp_path / "ours" / DATABASE).stat().st_ino
+    assert assert_same(logs[1]).tasks[IDS[0]]["status"] == "pending"
+    assert (tmp_path / "ours" / DATABASE).stat().st_ino != planted_inode
 
 
 def test_a_symlinked_cache_folder_is_not_written_through(log: TaskLog, project: Path,
@@ -505,7 +503,7 @@ def test_a_symlinked_cache_folder_is_not_written_through(log: TaskLog, project: 
     outside.mkdir()
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
-    (project / ".aidp" / index.CACHE_DIR).symlink_to(outside)
+    (project / ".aidp" / store.CACHE_DIR).symlink_to(outside)
     assert_same(log)
     assert list(outside.iterdir()) == []
 
@@ -518,41 +516,31 @@ def test_a_writer_rebuilds_the_cache_before_it_takes_the_lock(log: TaskLog, proj
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
     held_during_rebuild: list[bool] = []
-    rebuild = loader._Loader._rebuild
+    create = loader._Load._create
 
-    def spying(self: loader._Loader) -> Fold:
+    def spying(self: loader._Load, path: Path, end: int) -> None:
         held_during_rebuild.append(log.writer_active())
-        return rebuild(self)
+        create(self, path, end)
 
-    monkeypatch.setattr(loader._Loader, "_rebuild", spying)
+    monkeypatch.setattr(loader._Load, "_create", spying)
     tasks.set_status(log, [IDS[0]], "done")
     assert held_during_rebuild == [False]
     assert assert_same(log).tasks[IDS[0]]["status"] == "done"
 
 
-def test_a_read_only_checkout_keeps_its_snapshot_in_the_user_cache(
+def test_a_read_only_cache_answers_from_the_file_and_writes_nowhere_else(
         log: TaskLog, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 16: where .aidp/cache cannot be written, reads must not rebuild on every
-    command: the snapshot goes to XDG_CACHE_HOME/aidp/<key>/, and answers stay exact."""
+    """Where .aidp/cache cannot be written, every read is a plain fold: exact after the
+    file changes, and nothing is written to the user's cache folder either."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     log.ensure_dir()
     log.path.write_bytes(chunk([task_line(IDS[0], "pending", 1, "a")], False))
-    (project / ".aidp" / index.CACHE_DIR).write_text("not a folder")  # writes must fail
-    assert_same(log)
-    home = loader.fallback_home(log)
-    assert home.is_relative_to(tmp_path / "xdg" / "aidp")
-    assert (home / index.CACHE_DIR / index.SNAPSHOT_NAME).is_file()
-    rebuilds: list[int] = []
-    rebuild = loader._Loader._rebuild
-    monkeypatch.setattr(loader._Loader, "_rebuild",
-                        lambda self: (rebuilds.append(1), rebuild(self))[1])
-    assert_same(log)
-    assert rebuilds == []
+    (project / ".aidp" / store.CACHE_DIR).write_text("not a folder")  # writes must fail
+    assert not isinstance(assert_same(log), store.StoreFold)
     with open(log.path, "ab") as handle:  # still exact after the file changes
         handle.write(chunk([task_line(IDS[0], "done", 2, "b")], False))
     assert assert_same(log).tasks[IDS[0]]["status"] == "done"
-    rewrite_in_place(log.path, chunk([task_line(IDS[1], "pending", 1, "c")], False))
-    assert list(assert_same(log).tasks) == [IDS[1]]
+    assert not (tmp_path / "xdg").exists()
 
 
 def many_tasks(n: int, status: str = "pending") -> bytes:
@@ -560,71 +548,55 @@ def many_tasks(n: int, status: str = "pending") -> bytes:
                   for k in range(n)], False)
 
 
-def test_appends_write_the_next_snapshot_from_the_last(log: TaskLog, project: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """After appends the next snapshot is merged from the last one: the log is read
-    from where the snapshot ended, never again from its start, and untouched sections
-    are copied as they were."""
+def test_appends_refresh_the_store_from_where_it_ended(log: TaskLog, project: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """After appends the store takes the new lines only: the log is read from where
+    the store ended, never again from its start, in the same database file."""
     log.ensure_dir()
     log.path.write_bytes(many_tasks(40))
-    index.load(log)  # the first snapshot: a full build
-    before = snapshot.open_snapshot(str(project / SNAPSHOT))
-    assert before is not None
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(loader, "RACY_NS", 0)  # vouched at once, as a read later would be
+        store.load(log)  # the first build
+    inode = (project / DATABASE).stat().st_ino
+    covered = log.path.stat().st_size
     starts: list[int] = []
-    feed_file = build._Builder.feed_file
+    feed = fill.Filler.feed
 
-    def spying(self: build._Builder, fd: int, start: int, end: int, crc: int) -> int:
+    def spying(self: fill.Filler, fd: int, start: int, end: int, crc: int) -> int:
         starts.append(start)
-        return feed_file(self, fd, start, end, crc)
+        return feed(self, fd, start, end, crc)
 
-    monkeypatch.setattr(build._Builder, "feed_file", spying)
-    # One task done, one added: past REBUILD_TAIL (300 bytes in these tests).
-    log.append([orjson.loads(task_line("task_1700000000_00000003", "done", 9, "b")),
-                orjson.loads(task_line("task_1700000000_0000ffff", "pending", 9, "c"))])
-    assert_same(log)
-    assert starts and all(start == before.offset for start in starts)
-    after = snapshot.open_snapshot(str(project / SNAPSHOT))
-    assert after is not None and after.offset == log.path.stat().st_size
-    unchanged = [name for name in before.table if name.startswith("b")
-                 and before.section(name) == after.section(name)]
-    assert unchanged, "every id bucket was rewritten"
+    monkeypatch.setattr(fill.Filler, "feed", spying)
+    for n in range(3):  # a task done, one added, another write right after
+        log.append([orjson.loads(task_line("task_1700000000_00000003", "done", 9 + n, "b")),
+                    orjson.loads(task_line(f"task_1700000000_0000fff{n}", "pending", 9, "c"))])
+        assert assert_same(log).tasks["task_1700000000_00000003"]["status"] == "done"
+        assert starts[-1] == covered
+        covered = log.path.stat().st_size
+    assert (project / DATABASE).stat().st_ino == inode
 
 
-@pytest.mark.parametrize("section", ["meta", "typed", "s0", "bucket"])
-def test_a_damaged_section_is_rebuilt_from_the_log(log: TaskLog, project: Path,
-                                                   section: str) -> None:
-    """Each section is checked when it is read: a flipped byte in any of them means
-    it is rebuilt from the log (and the snapshot written again), never a wrong
-    answer."""
+@pytest.mark.parametrize("how", ["flip", "garbage", "truncate", "swap_rows", "version",
+                                 "stamp_delete", "db_fifo", "db_link", "journal"])
+def test_a_changed_or_strange_database_is_rebuilt(log: TaskLog, project: Path,
+                                                  how: str) -> None:
+    """SQLite keeps no checksum of its pages: a database changed by anything but aidp
+    (its stat data is not the stamp's), or something else at its path, is never
+    trusted, never followed, never waited on: rebuilt, and the answers are exact."""
     log.ensure_dir()
     log.path.write_bytes(many_tasks(30) + chunk([task_line(IDS[0], "done", 3, "x")], False))
-    index.load(log)
-    snap = snapshot.open_snapshot(str(project / SNAPSHOT))
-    assert snap is not None
-    if section == "bucket":  # the one holding IDS[0]
-        buckets = sum(name.startswith("b") for name in snap.table)
-        section = f"b{columns.bucket_of(IDS[0], buckets)}"
-    at, length, _crc = snap.table[section]
-    del snap
-    path = project / SNAPSHOT
-    blob = bytearray(path.read_bytes())
-    blob[at + length // 2] ^= 0x01
-    rewrite_in_place(path, bytes(blob))
-    assert_same(log)
-    fixed = snapshot.open_snapshot(str(path))
-    assert fixed is not None
-    assert all(fixed.section(name) for name in fixed.table)  # whole again
+    store.load(log)
+    corrupt_cache(project, how)
+    got = assert_same(log)
+    assert isinstance(got, store.StoreFold)
+    assert (project / DATABASE).is_file() and not (project / DATABASE).is_symlink()
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/self/fd")
 def test_reads_and_merges_leave_no_descriptor_open(log: TaskLog,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A fold keeps its log and snapshot open only while it lives: reads, merges and
-    the command line's frozen collector (lazy.FREEZE) must not pile up descriptors (a
-    reference cycle once held them until a collection that a frozen heap never gets)."""
-    from aidp.index import lazy
-
-    monkeypatch.setattr(lazy, "FREEZE", True)
+    """A fold keeps its log and database open only while it lives: reads and refreshes
+    must not pile up descriptors."""
     log.ensure_dir()
     log.path.write_bytes(many_tasks(20))
     opened = len(os.listdir("/proc/self/fd"))
@@ -636,7 +608,7 @@ def test_reads_and_merges_leave_no_descriptor_open(log: TaskLog,
     assert len(os.listdir("/proc/self/fd")) <= opened + 2
 
 
-# --- tasks list --json from the snapshot's listing sections --------------------------
+# --- tasks list --json through the store ---------------------------------------------
 
 QIDS = [f"task_1700000000_{n:08x}" for n in range(6)]
 queue_lines = st.one_of(
@@ -670,15 +642,11 @@ open_task_lines = st.builds(
        limit=st.sampled_from([None, 0, 1, 3]))
 def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, first, later,
                                                           limit, monkeypatch) -> None:
-    """`tasks list --status S --json` copies the open tasks' JSON kept in the snapshot
-    and adds the work queue's keys: byte for byte what the plain fold gives, before
-    and after appends (the overlay, and the listing merged after REBUILD_TAIL bytes),
-    for tasks with equal created stamps, with queue links, and with foreign keys named
-    like the queue's."""
+    """`tasks list --status S --json` from the store adds the work queue's keys: byte
+    for byte what the plain fold gives, before and after appends, for tasks with equal
+    created stamps, with queue links, and with foreign keys named like the queue's."""
     from aidp import queue
-    from aidp.index import lazy
 
-    monkeypatch.setattr(lazy, "STREAM_BATCH", 2)
     log.ensure_dir()
     log.path.write_bytes(chunk(first, False))
     for step in (None, later):
@@ -690,7 +658,7 @@ def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, fir
             words = [a for s in statuses for a in ("--status", s)]
             more = [] if limit is None else ["--limit", str(limit)]
             got = cli("tasks", "list", *words, *more, "--json")
-            found = tasks.query(index.select(full, statuses),
+            found = tasks.query(store.select(full, statuses),
                                 tasks.Query(statuses=statuses, limit=limit))
             qs = queue.state(full)
             assert got.code == 0
@@ -706,14 +674,13 @@ def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, fir
             render.jsonl_bytes(everything))
         assert cli("tasks", "list", "--all", *more, "-f", "ids").out == "".join(
             t["id"] + "\n" for t in everything)
-        if full.tasks:  # the answers above came through the snapshot
-            assert (log.path.parent / SNAPSHOT.relative_to(".aidp")).exists()
+        if full.tasks:  # the answers above came through the store
+            assert (log.path.parent / DATABASE.relative_to(".aidp")).exists()
 
 
 def test_list_json_shows_a_claim_holder_from_the_kept_queue_keys(cli, log: TaskLog) -> None:
-    """The queue keys kept in the snapshot differ by status: a claimed task in progress
-    shows its assignee, a pending one (released by a reopen) none — before and after
-    the lines after the snapshot are merged into it."""
+    """The queue keys differ by status: a claimed task in progress shows its assignee,
+    a pending one (released by a reopen) none — before and after more lines."""
     started, waiting = QIDS[0], QIDS[1]
     log.ensure_dir()
     records = [

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import index, insights
-from aidp.index.lazy import LazyTasks
+from aidp import insights, store
 from aidp.log import TaskLog
 from aidp.model import format_ts, parse_ts
+from aidp.store.view import StoreTasks
 
 NOW = parse_ts("2026-11-25T12:00:00Z")  # a Wednesday
 DAY = insights.DAY
@@ -122,17 +122,16 @@ def test_burndown_counts_open_tasks_at_the_end_of_each_day() -> None:
     assert [d["open"] for d in days] == [0, 1, 2, 1, 1]
 
 
-# --- the indexed path ---------------------------------------------------------------
+# --- through the store ---------------------------------------------------------------
 
 
 @pytest.fixture
 def indexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aidp.index import columns, loader
+    from aidp.store import fill, loader
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
-    monkeypatch.setattr(loader, "REBUILD_TAIL", 300)
     monkeypatch.setattr(loader, "STRICT", True)
-    monkeypatch.setattr(columns, "BUCKET_ROWS", 2)
+    monkeypatch.setattr(fill, "FLUSH_ROWS", 2)
 
 
 STATUS = st.sampled_from(["pending", "in_progress", "done", "abandoned", "odd"])
@@ -173,37 +172,37 @@ def test_indexed_stats_equal_the_plain_fold(indexed, tmp_path: Path, records: li
     shutil.rmtree(root, ignore_errors=True)
     log = TaskLog(root)
     log.append(records[:split] or records)
-    index.load(log)  # builds the snapshot; the rest is folded on top of it
+    store.load(log)  # builds the store; the rest is folded into it
     if records[split:]:
         log.append(records[split:])
-    fold = index.load(log)
-    assert isinstance(fold.tasks, LazyTasks)  # the columns answer, not a plain fold
+    fold = store.load(log)
+    assert isinstance(fold, store.StoreFold)  # the store answers, not a plain fold
     plain = log.full_fold()
     expected = insights.from_tasks(plain.tasks.values(), now=NOW)
     assert insights.from_fold(fold, now=NOW) == expected
     assert insights.from_fold(plain, now=NOW) == expected
     for filters in (insights.Filters(tags=["a"]), insights.Filters(session="x"),
                     insights.Filters(since=NOW - 30 * DAY)):
-        assert insights.from_fold(index.load(log), now=NOW, filters=filters) == \
+        assert insights.from_fold(store.load(log), now=NOW, filters=filters) == \
             insights.from_tasks(plain.tasks.values(), now=NOW, filters=filters)
     since = NOW - 20 * DAY
-    assert sorted(t["id"] for t in index.select_updated(fold, ["done"], since)) == sorted(
+    assert sorted(t["id"] for t in store.select_updated(fold, ["done"], since)) == sorted(
         t["id"] for t in plain.tasks.values()
         if t.get("status") == "done" and t["updated_at"] >= format_ts(since))
-    assert sorted(index.created_stamps(fold)) == sorted(index.created_stamps(plain))
+    assert sorted(store.created_stamps(fold)) == sorted(store.created_stamps(plain))
     for statuses in (None, ("pending", "in_progress"), ("done",), ("odd",)):
         expected: dict[str, int] = {}
         for record in plain.tasks.values():
             if statuses is None or record["status"] in statuses:
                 for tag in set(record["tags"]):  # a tag listed twice is one tag
                     expected[tag] = expected.get(tag, 0) + 1
-        assert index.tag_counts(fold, statuses) == expected
-        assert index.tag_counts(plain, statuses) == expected
+        assert store.tag_counts(fold, statuses) == expected
+        assert store.tag_counts(plain, statuses) == expected
 
 
 def test_indexed_stats_decode_no_open_task_for_its_tags(indexed, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The top tags come from the snapshot's tags column: `tasks stats` decodes only the
+    """The top tags come from the store's tag table: `tasks stats` decodes only the
     tasks finished inside the window, so its cost does not grow with the open backlog."""
     log = TaskLog(tmp_path)
     records = [task(n, "pending" if n % 3 else "in_progress", created=NOW - n * DAY,
@@ -211,18 +210,21 @@ def test_indexed_stats_decode_no_open_task_for_its_tags(indexed, tmp_path: Path,
     records.append(task(99, "done", created=NOW - 400 * DAY, closed=NOW - 300 * DAY,
                         tags=["old"]))
     log.append(records)
-    index.load(log)  # the snapshot
-    fold = index.load(log)
-    assert isinstance(fold.tasks, LazyTasks)
+    store.load(log)  # the store
+    fold = store.load(log)
+    assert isinstance(fold, store.StoreFold)
+    where = StoreTasks.where
 
-    def no_decoding(self: LazyTasks, *args: object) -> None:
+    def only_finished(self: StoreTasks, condition: str, params: tuple = (),
+                      order: str = "seq") -> list:
+        assert {p for p in params if isinstance(p, str)} <= {"done", "abandoned"}, params
+        return where(self, condition, params, order)
+
+    def no_decoding(self: StoreTasks, rid: str) -> None:
         raise AssertionError("a task was decoded")
 
-    def none_of_them(self: LazyTasks, positions: list[int]) -> None:
-        assert positions == [], "tasks were decoded"
-
-    monkeypatch.setattr(LazyTasks, "_decode", no_decoding)
-    monkeypatch.setattr(LazyTasks, "_decode_many", none_of_them)
+    monkeypatch.setattr(StoreTasks, "where", only_finished)
+    monkeypatch.setattr(StoreTasks, "__getitem__", no_decoding)
     stats = insights.from_fold(fold, now=NOW)
     assert stats["top_tags"] == [{"tag": "bug", "count": 40}, {"tag": "ui", "count": 20}]
-    assert index.tag_counts(fold, ["done"]) == {"old": 1}
+    assert store.tag_counts(fold, ["done"]) == {"old": 1}

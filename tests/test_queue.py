@@ -294,11 +294,11 @@ STATUS_CHOICES = ("pending", "pending", "in_progress", "done", "abandoned")
 def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, priorities,
                                                    deps, parents, indexed, decode_few,
                                                    limit) -> None:
-    """Through the index's columns (or a plain fold), ready and blocked give what the
+    """Through the store's columns (or a plain fold), ready and blocked give what the
     definition says, computed naively from the full fold's records."""
-    from aidp import index
-    from aidp.index import loader
+    from aidp import store
     from aidp.model import PRIORITY_RANK, ts_of
+    from aidp.store import loader
 
     log = TaskLog(tmp_path_factory.mktemp("ready"))
     n = len(statuses)
@@ -325,7 +325,7 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
     folded._DECODE_AT_MOST = 200 if decode_few else 0  # both ways of finding open blockers
     try:
         fold = log.read()
-        assert isinstance(fold.tasks, index.LazyTasks) == indexed
+        assert isinstance(fold, store.StoreFold) == indexed
         got_ready = [e.id for e in queue.ready(fold)]
         got_first = [e.id for e in queue.ready(fold, limit=limit)]
         got_blocked = {e.id: e.waiting_on for e in queue.blocked(fold)}
@@ -430,12 +430,8 @@ def test_the_state_about_one_task_equals_the_whole_state_for_it(records) -> None
         assert queue.extras(one, fold.tasks[tid]) == queue.extras(whole, fold.tasks[tid])
 
 
-def test_the_listing_knows_every_key_the_queue_adds(log: TaskLog) -> None:
-    """A task with a key of its own named like one the queue adds to its JSON is
-    decoded before the queue's keys go in (index/listing.QUEUE_KEYS): that set must
-    name every key queue.extras can give."""
-    from aidp.index import listing
-
+def test_the_queue_adds_these_keys_to_a_task(log: TaskLog) -> None:
+    """The keys queue.extras can give a task's JSON (docs/file-format.md names them)."""
     a = add(log, "a")
     queue.claim(log, a, "ann")  # in progress, held: assignee, claimed_at
     queue.note(log, a, "seen")
@@ -447,4 +443,3 @@ def test_the_listing_knows_every_key_the_queue_adds(log: TaskLog) -> None:
     qs = queue.state(fold)
     keys = {key for t in fold.tasks.values() for key in queue.extras(qs, t)}
     assert keys == {"blocked_by", "parent", "assignee", "claimed_at", "notes"}
-    assert keys <= listing.QUEUE_KEYS

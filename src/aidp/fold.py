@@ -3,9 +3,9 @@
 The state is a pure function of the lines: per id, the record with the greatest
 (updated_at, line number) wins. Tasks and typed records (those with a "type" key)
 fold into two separate namespaces, so a typed record can never show up as a task.
-Both readers — the plain fold (`aidp.log.Fold`) and the snapshot's column builder
-(`aidp.index.columns`) — decide through these functions; tests/test_index.py holds
-their answers equal on random logs.
+Both readers — the plain fold (`Fold` below) and the store (`aidp.store`: its cold
+build and its refresh) — decide through these functions (`read_line`, `key_of`,
+`beats`); tests/test_index.py holds their answers equal on random logs.
 """
 
 from __future__ import annotations
@@ -38,6 +38,18 @@ def place(record: dict[str, Any]) -> tuple[str, str]:
 
 def key_of(record: dict[str, Any], line: int) -> FoldKey:
     return (ts_of(record), line)
+
+
+def read_line(raw: bytes) -> tuple[str, str, Record | None]:
+    """(namespace, id, record) of one line (without its newline): TASK or TYPED with the
+    id and record; IGNORED for a blank line or a typed kind this version cannot fold;
+    DAMAGED (record None) for anything else. Every reader of lines (the plain fold
+    below, the store's build and refresh) starts here."""
+    record = parse_line(raw)
+    if record is None:
+        return (DAMAGED if raw.strip() else IGNORED), "", None
+    kind, rid = place(record)
+    return kind, rid, (record if kind in (TASK, TYPED) else None)
 
 
 def beats(key: FoldKey, previous: FoldKey | None) -> bool:
@@ -94,15 +106,17 @@ class Fold(_Plain):
     def add_line(self, raw: bytes) -> None:
         """Fold one more line (without its newline) into the state."""
         self.lines += 1
-        record = parse_line(raw)
+        kind, rid, record = read_line(raw)
         if record is None:
-            if raw.strip():
-                self.damaged += 1
+            self.damaged += kind == DAMAGED
             return
-        self.add_record(record, self.lines)
+        self._take(kind, rid, record, self.lines)
 
     def add_record(self, record: Record, line: int) -> None:
         kind, rid = place(record)
+        self._take(kind, rid, record, line)
+
+    def _take(self, kind: str, rid: str, record: Record, line: int) -> None:
         if kind == TASK:
             records, keys = self.tasks, self.task_keys
         elif kind == TYPED:

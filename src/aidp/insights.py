@@ -20,13 +20,21 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aidp.fold import Fold, _Plain, task_tags
-from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, priority_key, ts_of
+from aidp.model import (  # week_start and finished_at are defined there (the store uses them)
+    CLOSED_STATUSES,
+    DAY,
+    OPEN_STATUSES,
+    UNKNOWN_TS,
+    Record,
+    finished_at,
+    priority_key,
+    ts_of,
+    week_start,
+)
 
 WEEKS = 12
 TOP_TAGS = 10
-DAY = 86_400 * 1_000_000
 WEEK = 7 * DAY
-CLOSED_STATUSES = ("done", "abandoned")
 
 # (label, lower bound in days, upper bound in days or None): open tasks by age.
 AGE_BUCKETS: tuple[tuple[str, int, int | None], ...] = (
@@ -75,12 +83,6 @@ class Filters(_Plain):
 # --- time -------------------------------------------------------------------------
 
 
-def week_start(micros: int) -> int:
-    """Monday 00:00 UTC of the ISO week holding `micros`."""
-    days = micros // DAY
-    return (days - (days + 3) % 7) * DAY  # 1970-01-01 was a Thursday
-
-
 def _date(micros: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(micros // 1_000_000))
 
@@ -96,24 +98,6 @@ def _week_label(micros: int) -> str:
 
     year, week, _day = datetime.fromtimestamp(micros // 1_000_000, UTC).isocalendar()
     return f"{year}-W{week:02d}"
-
-
-def finished_at(task: Record) -> int | None:
-    """When a done or abandoned task was finished (µs); None for any other status.
-
-    The closing stamp (`completed_at`, `abandoned_at`) when readable, never later than
-    the record's own `updated_at` (a hand edit cannot put it in the future of the
-    record): so a task last updated before a time was finished before it, which lets
-    the indexed path skip decoding every task closed long ago.
-    """
-    status = task.get("status")
-    if status not in CLOSED_STATUSES:
-        return None
-    updated = ts_of(task, "updated_at")
-    closed = ts_of(task, "completed_at" if status == "done" else "abandoned_at")
-    if closed == UNKNOWN_TS:
-        return updated
-    return closed if updated == UNKNOWN_TS else min(closed, updated)
 
 
 # --- the series -------------------------------------------------------------------
@@ -215,43 +199,43 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
               weeks: int = WEEKS) -> dict[str, Any]:
     """The same as `from_tasks(fold.tasks.values(), …)`; without filters, an indexed
     fold answers from the counts and columns of its snapshot and decodes no task."""
-    from aidp import index
+    from aidp import store
 
     filters = filters or Filters()
-    counts = index.status_counts(fold)
+    counts = store.status_counts(fold)
     if filters or None in counts:  # every task is needed: decoded in one go
         # (a task without a readable status is not in the columns' selection)
         tasks = (fold.tasks.values() if None in counts
-                 else index.select(fold, [s for s in counts if s is not None]))
+                 else store.select(fold, [s for s in counts if s is not None]))
         return from_tasks(tasks, now=now, filters=filters, weeks=weeks)
     tally = _Tally(now, weeks)
     tally.status = dict(counts)
     # Weekly counts kept in the snapshot: no task is decoded for the series.
-    for week, n in index.week_counts(fold, "created").items():
+    for week, n in store.week_counts(fold, "created").items():
         slot = tally._week(week)  # a week's Monday falls in the same slot as its days
         if slot is not None:
             tally.filed[slot] += n
     for status in CLOSED_STATUSES:
         series = tally.done if status == "done" else tally.abandoned
-        for week, n in index.week_counts(fold, "finished", (status,)).items():
+        for week, n in store.week_counts(fold, "finished", (status,)).items():
             slot = tally._week(week)
             if slot is not None:
                 series[slot] += n
     # Ages from how many open tasks were created by each bound: a bucket is a
     # difference of two counts (days >= L exactly when created <= now - L days); an
     # indexed fold bisects the created stamps its listing heads keep in order.
-    total, at_most = index.created_at_most(
+    total, at_most = store.created_at_most(
         fold, OPEN_STATUSES, [UNKNOWN_TS, *(now - limit * DAY for limit in _AGE_LIMITS)])
     unknown = at_most[0]
     edges = [total - unknown, *(n - unknown for n in at_most[1:]), 0]
     tally.ages = [edges[n] - edges[n + 1] for n in range(len(AGE_BUCKETS))] + [unknown]
-    tally.tags = index.tag_counts(fold, OPEN_STATUSES)  # from the tags column
+    tally.tags = store.tag_counts(fold, OPEN_STATUSES)  # from the tags column
     out = tally.result(filters)
     by_priority = dict.fromkeys(out["open_by_priority"], 0)
-    for priority, n in index.priority_counts(fold, OPEN_STATUSES).items():
+    for priority, n in store.priority_counts(fold, OPEN_STATUSES).items():
         by_priority[priority_key(priority)] += n
     out["open_by_priority"] = by_priority
-    out["oldest_open"] = index.oldest(fold, OPEN_STATUSES)
+    out["oldest_open"] = store.oldest(fold, OPEN_STATUSES)
     return out
 
 
@@ -298,13 +282,13 @@ def report_data(fold: Fold, *, now: int, project: str = "",
     every task (with its queue keys), the work queue and every session's TODO list."""
     import copy
 
-    from aidp import index, queue, todos
+    from aidp import queue, store, todos
 
-    counts = index.status_counts(fold)
+    counts = store.status_counts(fold)
     if None in counts:
         everything = list(fold.tasks.values())
     else:
-        everything = index.select(fold, [s for s in counts if s is not None])
+        everything = store.select(fold, [s for s in counts if s is not None])
     qs = queue.state(fold)
     by_id = {task["id"]: task for task in everything if isinstance(task.get("id"), str)}
     ready = [e.id for e in queue.ready(fold, qs)]

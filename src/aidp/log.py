@@ -5,7 +5,7 @@ lines (`aidp.fold`: the rule and the plain fold). This module is the file: where
 is, reading it, appending whole lines under the lock (`aidp.lock` takes it and bounds
 the wait; `aidp.files` opens without following links); `aidp.maintenance` repairs and
 compacts it (replacing it atomically), `aidp.stamp` tells the read cache
-(`aidp.index`, registered through `use_reader`) which stat data it may trust.
+(`aidp.store`, registered through `use_reader`) which stat data it may trust.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from aidp.lock import (
 )
 from aidp.model import Record
 from aidp.paths import DATA_DIR
-from aidp.stamp import CACHE_DIR, STAMP_NAME, read_stamp, stat_key, write_stamp
+from aidp.stamp import CACHE_DIR, STAMP_NAME, StatKey, read_stamp, stat_key, write_stamp
 
 if TYPE_CHECKING:
     from aidp.maintenance import MaintenanceReport
@@ -69,21 +69,19 @@ def encode(records: list[Record]) -> bytes:
 
 
 class Reader(Protocol):
-    """What reads the state for `TaskLog.read` (aidp.index registers itself): the same
+    """What reads the state for `TaskLog.read` (aidp.store registers itself): the same
     answers as `full_fold`, faster."""
 
     def load(self, log: TaskLog, *, whole_lines: bool = False) -> Fold: ...
-
-    def warm(self, log: TaskLog) -> None: ...
 
 
 _reader: Reader | None = None
 
 
 def use_reader(reader: Reader | None, *, unless_set: bool = False) -> None:
-    """Read through `reader` (None: plain folds). Importing aidp.index does this (unless
+    """Read through `reader` (None: plain folds). Importing aidp.store does this (unless
     a reader is set already: the CLI sets its own), so dependencies point one way:
-    index builds on log, log knows only this protocol."""
+    the store builds on log, log knows only this protocol."""
     global _reader  # noqa: PLW0603 - one process-wide choice, made at import
     if unless_set and _reader is not None:
         return
@@ -290,12 +288,13 @@ class TaskLog:
                 os.ftruncate(fd, size)
                 raise storage_error("write", self.path, exc) from exc
             if vouched is not None and vouched[1] == stat_key(info):
-                self._vouch_append(fd, info, size + len(data), vouched[0])
+                self._vouch_append(fd, info, size + len(data), vouched[0], vouched[2])
             TaskLog.changes += 1
         finally:
             os.close(fd)
 
-    def _vouch_append(self, fd: int, before: os.stat_result, size: int, nonce: bytes) -> None:
+    def _vouch_append(self, fd: int, before: os.stat_result, size: int, nonce: bytes,
+                      db_key: StatKey) -> None:
         """The cache knew the file as it was before this append: tell it the file now is
         that file plus whole lines, so the next read need not re-read the prefix.
 
@@ -311,7 +310,7 @@ class TaskLog:
         except OSError:
             return  # not the owner, say: the next read checks the contents instead
         if after.st_mtime_ns == mark and after.st_size == size:
-            write_stamp(self.dir, nonce, stat_key(after))
+            write_stamp(self.dir, nonce, stat_key(after), db_key)
 
     def append(self, records: list[Record]) -> None:
         with self.locked():
@@ -329,8 +328,10 @@ class TaskLog:
             return []
         if _reader is not None:
             # Bring the cache up to date first, outside the lock: a rebuild (a fresh
-            # clone, a checkout) must not make every other writer wait for it.
-            _reader.warm(self)
+            # clone, a checkout) must not make every other writer wait for it. The
+            # fold is kept: unless another process writes meanwhile, the read under
+            # the lock below is this one.
+            self._fold_current()
         with self.locked():
             fold = self._fold_current()
             records = change(fold)

@@ -192,6 +192,34 @@ def ts_of(record: Record, key: str = "updated_at") -> int:
     return UNKNOWN_TS
 
 
+DAY = 86_400 * 1_000_000
+CLOSED_STATUSES = ("done", "abandoned")
+
+
+def week_start(micros: int) -> int:
+    """Monday 00:00 UTC of the ISO week holding `micros`."""
+    days = micros // DAY
+    return (days - (days + 3) % 7) * DAY  # 1970-01-01 was a Thursday
+
+
+def finished_at(task: Record) -> int | None:
+    """When a done or abandoned task was finished (µs); None for any other status.
+
+    The closing stamp (`completed_at`, `abandoned_at`) when readable, never later than
+    the record's own `updated_at` (a hand edit cannot put it in the future of the
+    record): so a task last updated before a time was finished before it, which lets
+    the store skip decoding every task closed long ago.
+    """
+    status = task.get("status")
+    if status not in CLOSED_STATUSES:
+        return None
+    updated = ts_of(task, "updated_at")
+    closed = ts_of(task, "completed_at" if status == "done" else "abandoned_at")
+    if closed == UNKNOWN_TS:
+        return updated
+    return closed if updated == UNKNOWN_TS else min(closed, updated)
+
+
 def next_updated_at(previous: Record | None, now: int | None = None) -> int:
     """max(now, previous updated_at + 1 µs): a change wins even against a lagging clock."""
     return step_past(UNKNOWN_TS if previous is None else ts_of(previous), now)

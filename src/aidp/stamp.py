@@ -1,11 +1,15 @@
-"""Which stat data of the log the read cache may trust: `.aidp/cache/log.stamp`.
+"""Which stat data the read cache may trust: `.aidp/cache/log.stamp`.
 
-The snapshot (aidp.index) covers a prefix of the log. It may be trusted without
-reading that prefix again only when the log's stat data equals data that was
-*vouched for*: recorded after the prefix was verified against the file's contents, or
-by an aidp writer that appended whole lines to such a file. Anything else — another
-inode (even one whose number was reused), a size, mtime or ctime of any other value —
-means the prefix is checked in full before it is used.
+The store (aidp.store) covers a prefix of the log. It may be trusted without reading
+that prefix again only when the log's stat data equals data that was *vouched for*:
+recorded after the prefix was verified against the file's contents, or by an aidp
+writer that appended whole lines to such a file. Anything else — another inode (even
+one whose number was reused), a size, mtime or ctime of any other value — means the
+prefix is checked in full before it is used.
+
+The stamp also holds the stat data of the store's database as its last writer left
+it: SQLite keeps no checksum of its pages, so a database changed by anything else (a
+flipped byte, a copy over it) is told apart by its stat data, and rebuilt.
 """
 
 from __future__ import annotations
@@ -21,21 +25,24 @@ from aidp.files import NOFOLLOW
 if TYPE_CHECKING:
     from pathlib import Path
 
-CACHE_DIR = "cache"  # derived, git-ignored state under .aidp/ (the snapshot and the stamp)
+CACHE_DIR = "cache"  # derived, git-ignored state under .aidp/ (the store and the stamp)
 STAMP_NAME = "log.stamp"
 
-_STAMP = struct.Struct("<8s8sQQqqqI")  # magic, snapshot nonce, dev, ino, size, mtime, ctime, crc
-_STAMP_MAGIC = b"aidpstmp"
+# magic, store nonce, the log's stat data, the database's stat data, crc
+_STAMP = struct.Struct("<8s8sQQqqqQQqqqI")
+_STAMP_MAGIC = b"aidpstm2"
 
 StatKey = tuple[int, int, int, int, int]
+NO_KEY: StatKey = (0, 0, -1, 0, 0)  # stat data nothing has (the log's, when not vouched)
 
 
 def stat_key(st: os.stat_result) -> StatKey:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def read_stamp(folder: Path) -> tuple[bytes, StatKey] | None:
-    """(snapshot nonce, vouched stat data), or None when there is no whole stamp."""
+def read_stamp(folder: Path) -> tuple[bytes, StatKey, StatKey] | None:
+    """(store nonce, the log's vouched stat data, the database's), or None when there is
+    no whole stamp."""
     try:
         fd = os.open(folder / CACHE_DIR / STAMP_NAME, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
     except OSError:
@@ -50,16 +57,16 @@ def read_stamp(folder: Path) -> tuple[bytes, StatKey] | None:
         os.close(fd)
     if len(data) != _STAMP.size:
         return None
-    magic, nonce, *key, crc = _STAMP.unpack(data)
+    magic, nonce, *keys, crc = _STAMP.unpack(data)
     if magic != _STAMP_MAGIC or zlib.crc32(data[: _STAMP.size - 4]) != crc:
         return None
-    return nonce, tuple(key)
+    return nonce, tuple(keys[:5]), tuple(keys[5:])
 
 
-def write_stamp(folder: Path, nonce: bytes, key: StatKey) -> None:
-    """Record `key` as vouched for the snapshot `nonce`. Best effort: without a stamp
-    the next read checks the contents, never answers wrong."""
-    body = _STAMP.pack(_STAMP_MAGIC, nonce, *key, 0)[: _STAMP.size - 4]
+def write_stamp(folder: Path, nonce: bytes, key: StatKey, db_key: StatKey) -> None:
+    """Record `key` as vouched for the store `nonce`, whose database has `db_key`. Best
+    effort: without a stamp the next read checks or rebuilds, never answers wrong."""
+    body = _STAMP.pack(_STAMP_MAGIC, nonce, *key, *db_key, 0)[: _STAMP.size - 4]
     data = body + struct.pack("<I", zlib.crc32(body))
     path = folder / CACHE_DIR / STAMP_NAME
     try:

@@ -171,10 +171,10 @@ def same_text(description: str) -> str:
 def open_duplicate(fold: Fold, description: str) -> Record | None:
     """An open task (pending or in progress) whose description is the same as this one
     (same_text), the oldest such; decodes only the open tasks."""
-    from aidp import index
+    from aidp import store
 
     key = same_text(description)
-    found = [t for t in index.select(fold, OPEN_STATUSES)
+    found = [t for t in store.select(fold, OPEN_STATUSES)
              if type(t.get("description")) is str and same_text(t["description"]) == key]
     return min(found, key=lambda t: (t.get("created_at") or "", t["id"])) if found else None
 
@@ -395,9 +395,9 @@ def stats(tasks: Iterable[Record]) -> dict[str, object]:
 def fold_stats(fold: Fold) -> dict[str, object]:
     """`stats` of every task in the fold; an indexed fold (aidp.index) answers from its
     columns without decoding a single task."""
-    from aidp import index
+    from aidp import store
 
-    return _stats(index.status_counts(fold), index.summaries(fold, OPEN_STATUSES))
+    return _stats(store.status_counts(fold), store.summaries(fold, OPEN_STATUSES))
 
 
 def _stats(

@@ -545,16 +545,16 @@ def test_list_shows_the_shortest_unique_id_prefix_and_json_keeps_full_ids(cli, p
     assert full == {first, twin, lone}
 
 
-def test_short_ids_agree_between_the_index_search_and_the_sorted_pass(project) -> None:
+def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project) -> None:
     from aidp import tasks as core
     from aidp.log import TaskLog
 
     log = TaskLog(project)
     ids = [core.add(log, f"Task {n}")["id"] for n in range(80)]
-    import aidp.index  # noqa: F401 - the indexed fold answers by prefix search
+    import aidp.store  # noqa: F401 - the store's fold answers by prefix search
 
     fold = log.read()
-    few = core.short_ids(fold.tasks, ids[:10])  # index search
+    few = core.short_ids(fold.tasks, ids[:10])  # the store's search
     many = core.short_ids(fold.tasks, ids)  # one sorted pass
     plain = core.short_ids(dict(fold.tasks.items()), ids[:10])
     assert few == plain == {tid: many[tid] for tid in ids[:10]}

@@ -1,5 +1,5 @@
 """Issue 16: never a wrong answer, never a crash, at any size. Each wrong answer or crash
-found by attacking the snapshot cache from outside is pinned here (docs/reliability.md
+found by attacking the read cache from outside is pinned here (docs/reliability.md
 names the test of each)."""
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ import orjson
 import pytest
 from reliability_support import child_env
 
-from aidp import index
-from aidp.index import loader
+from aidp import store
 from aidp.log import TaskLog
 from aidp.model import format_ts
+from aidp.store import loader
 
-SNAPSHOT = Path(".aidp") / index.CACHE_DIR / index.SNAPSHOT_NAME
+DATABASE = Path(".aidp") / store.CACHE_DIR / store.NAME
 IN_A_MINUTE = 60  # seconds: every subprocess here must end long before this
 
 
@@ -35,7 +35,7 @@ def task(n: int, status: str = "pending", *, stamp: int = 0, **extra: object) ->
 
 
 def big_log(count: int = 400) -> bytes:
-    """Big enough that reads go through the snapshot (over loader.MIN_BYTES)."""
+    """Big enough that reads go through the store (over loader.MIN_BYTES)."""
     data = b"".join(task(n) for n in range(count))
     assert len(data) > loader.MIN_BYTES
     return data
@@ -63,7 +63,7 @@ def git(project: Path, *args: str) -> str:
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_checkout_of_a_longer_branch_never_answers_from_the_old_file(project: Path) -> None:
-    """Branch A's snapshot, then `git checkout B` (one pending line rewritten to done,
+    """Branch A's store, then `git checkout B` (one pending line rewritten to done,
     same length, plus appended tasks): ext4 often gives the new file the freed inode
     number. stats and list must equal a cache-less read, every time."""
     git(project, "init", "-q", "-b", "a")
@@ -104,7 +104,7 @@ def test_an_in_place_rewrite_that_grew_is_never_trusted(project: Path) -> None:
     log.path.write_bytes(base)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(loader, "RACY_NS", 0)  # vouched at once, as a read later would be
-        index.load(log)
+        store.load(log)
     middle = task(1234)
     with open(log.path, "r+b") as handle:
         handle.write(base.replace(middle, middle.replace(b'"pending"', b'"done"   '))
@@ -124,13 +124,13 @@ def test_a_rewrite_in_place_during_a_read_is_an_error_not_sigbus(project: Path) 
     log = TaskLog(project)
     log.ensure_dir()
     log.path.write_bytes(big_log())
-    fold = index.load(log)
+    fold = store.load(log)
     with open(log.path, "r+b") as handle:
         handle.truncate(0)  # `> .aidp/tasklist.jsonl`
     from aidp.errors import StorageError
 
     with pytest.raises(StorageError, match="rewritten by another program while it was read"):
-        index.select(fold, ("pending",))
+        store.select(fold, ("pending",))
 
 
 def test_concurrent_in_place_rewrites_never_kill_a_reader(project: Path) -> None:
@@ -138,7 +138,7 @@ def test_concurrent_in_place_rewrites_never_kill_a_reader(project: Path) -> None
     log.ensure_dir()
     data = big_log(3000)
     log.path.write_bytes(data)
-    assert aidp(project, "tasks", "stats").returncode == 0  # the snapshot exists
+    assert aidp(project, "tasks", "stats").returncode == 0  # the store exists
     stop = time.monotonic() + 4
     rewriter = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
         import time
@@ -162,13 +162,13 @@ def test_concurrent_in_place_rewrites_never_kill_a_reader(project: Path) -> None
     assert runs >= 1
 
 
-@pytest.mark.parametrize("name", [index.SNAPSHOT_NAME, "log.stamp"])
+@pytest.mark.parametrize("name", [store.NAME, "log.stamp"])
 def test_a_fifo_in_the_cache_never_hangs_a_command(project: Path, name: str) -> None:
     log = TaskLog(project)
     log.ensure_dir()
     log.path.write_bytes(big_log())
-    (project / ".aidp" / index.CACHE_DIR).mkdir()
-    os.mkfifo(project / ".aidp" / index.CACHE_DIR / name)
+    (project / ".aidp" / store.CACHE_DIR).mkdir()
+    os.mkfifo(project / ".aidp" / store.CACHE_DIR / name)
     listed = aidp(project, "tasks", "list", "--format", "ids", timeout=IN_A_MINUTE)
     assert listed.returncode == 0 and len(listed.stdout.split()) == 400
     done = aidp(project, "tasks", "done", "task_1700000000_00000007")

@@ -14,25 +14,18 @@ from aidp.log import Fold, TaskLog, parse_lock_timeout, use_reader
 from aidp.paths import find_root, resolve_session
 
 
-class _Index:
-    """TaskLog.read through aidp.index's snapshot, imported only by a command that reads
-    (`tasks add` appends without reading and never loads it)."""
+class _Store:
+    """TaskLog.read through aidp.store, imported only by a command that reads (`tasks
+    add` appends without reading and never loads it, nor sqlite3)."""
 
     @staticmethod
     def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
-        from aidp.index import lazy, load
+        from aidp.store import load
 
-        lazy.FREEZE = True  # a command is a short-lived process: see lazy._no_gc
         return load(log, whole_lines=whole_lines)
 
-    @staticmethod
-    def warm(log: TaskLog) -> None:
-        from aidp.index import warm
 
-        warm(log)
-
-
-use_reader(_Index())
+use_reader(_Store())
 
 
 # Whether the command changed something outside the tasklist (a file it wrote, git

@@ -156,8 +156,8 @@ MAX_IDS = 200
 def _task_ids(command: str) -> Values:
     def values(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
         from aidp import tasks
-        from aidp.index import summaries
         from aidp.model import OPEN_STATUSES, STATUSES, priority_rank
+        from aidp.store import summaries
 
         fold = _env(ctx).log.read()
         if command == "tasks reopen":
@@ -217,8 +217,8 @@ def _hint(text: object) -> str:
 
 
 def _tags(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
-    from aidp.index import tag_counts
     from aidp.model import OPEN_STATUSES
+    from aidp.store import tag_counts
 
     counts = tag_counts(_env(ctx).log.read(), OPEN_STATUSES)  # the index's tags column
     return sorted(counts)

@@ -217,21 +217,9 @@ def list_(
         from aidp.queue import default_actor
 
         query.assignee = default_actor(e.root)
-    from aidp.index import listed, select
+    from aidp.store import select
 
-    # Only the tasks of the wanted statuses are decoded: see aidp.index.
     fold = e.read()
-    if (fmt == "json" and query.sort == "created" and query.statuses is not None
-            and query.by_status_only()):
-        # Open tasks in the default order: their JSON is kept in the snapshot.
-        found_json = listed(fold, query.statuses)
-        if found_json is not None:
-            from aidp import queue
-
-            render.write_pieces(queue.listed_json(fold, found_json, limit))
-            if exit_code and found_json.ids[:limit]:
-                raise typer.Exit(ExitCode.FAILURE)
-            return
     if (fmt in ("json", "jsonl", "ids") and query.statuses is None and query.sort == "created"
             and query.by_status_only() and hasattr(fold.tasks, "newest_first")):
         # Every task (--all): written a batch at a time, in bounded memory.
@@ -298,7 +286,7 @@ def _pager_on() -> bool:
 
 def _stream_all(fold: Any, fmt: str, limit: int | None) -> int:
     """`list --all` as json, jsonl or ids from a snapshot's fold, a batch of tasks at a
-    time (index LazyTasks.newest_first): the same bytes as _print_list; how many."""
+    time (store StoreTasks.newest_first): the same bytes as _print_list; how many."""
     import orjson
 
     from aidp import queue
@@ -639,7 +627,7 @@ def export(
 
     fmt = interchange.check_format(fmt, interchange.EXPORT_FORMATS, "--format")
     fold = env(ctx).read()
-    from aidp.index import select
+    from aidp.store import select
 
     everything = list(fold.tasks.values()) if None in _status_keys(fold) else select(
         fold, [s for s in _status_keys(fold) if s is not None])
@@ -665,7 +653,7 @@ def export(
 
 
 def _status_keys(fold) -> list[str | None]:  # type: ignore[no-untyped-def]
-    from aidp.index import status_counts
+    from aidp.store import status_counts
 
     return list(status_counts(fold))
 

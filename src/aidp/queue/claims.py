@@ -5,7 +5,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from aidp import index
+from aidp import store
 from aidp.errors import InvalidInput
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
@@ -114,7 +114,7 @@ def why_nothing_ready(fold: Fold, qs: QueueState, skipped: int = 0) -> str:
     parts = []
     if waiting:
         parts.append(f"{len(waiting)} blocked")
-    started = index.summaries(fold, ("in_progress",))
+    started = store.summaries(fold, ("in_progress",))
     if started:
         parts.append(f"{len(started)} in progress")
     if skipped:

@@ -3,9 +3,9 @@ the history of a task's queue records. Pure reads of a fold."""
 
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from aidp import index
+from aidp import store
 from aidp.errors import AidpError, ExitCode, InvalidInput
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
@@ -17,9 +17,6 @@ from aidp.model import (
     ts_of,
 )
 from aidp.tasks import resolve_id, short_ids
-
-if TYPE_CHECKING:
-    from aidp.index.listing import Listed
 
 DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
 CLOSED_STATUSES = ("done", "abandoned")
@@ -101,11 +98,6 @@ def state(fold: Fold, about: str | None = None) -> QueueState:
     dependents, parent, children, claims and notes come out exactly as in the whole
     state; other tasks' entries may be missing): `show` of one task then does not pay
     for every queue record's edges, claims and notes."""
-    kept = getattr(fold, "kept_queue_state", None)  # a snapshot's fold: see index/loader
-    if kept is not None:
-        found = kept()
-        if found is not None:
-            return QueueState.from_fields(found)
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
     kinds = (DEP, PARENT, CLAIM, NOTE)
@@ -196,60 +188,6 @@ def with_extras(qs: QueueState, task: Record) -> Record:
     return {**task, **more} if more else task
 
 
-def listed_json(fold: Fold, listed: "Listed", limit: int | None) -> list[bytes | memoryview]:
-    """`tasks list --json` of the first `limit` tasks of `listed` (index.listed), with
-    the work queue's keys added as with_extras would (the tasks with none are copied
-    as they are)."""
-    from aidp.index import listing
-
-    ids = listed.ids if limit is None else listed.ids[:limit]
-    statuses = listed.statuses
-    found: list[QueueState] = []
-
-    def more_of(i: int) -> Record:
-        if not found:
-            found.append(state(fold))
-        return extras_of(found[0], ids[i], statuses[i])
-
-    kept = getattr(fold, "kept_queue_keys", None)  # a snapshot's fold: see index/loader
-    table = kept() if kept is not None else None
-    keys: dict[int, bytes] = {}
-    if table is not None:  # encoded when the snapshot was written (json_keys)
-        pending, other = table
-        linked = pending.keys() | other.keys()
-        for i in [i for i, tid in enumerate(ids) if tid in linked]:
-            encoded = (pending if statuses[i] == "pending" else other).get(ids[i])
-            if encoded is not None:
-                keys[i] = encoded
-    else:
-        qs = state(fold)
-        found.append(qs)
-        linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
-        positions, mores = [], []
-        for i in [i for i, tid in enumerate(ids) if tid in linked]:
-            more = extras_of(qs, ids[i], statuses[i])
-            if more:
-                positions.append(i)
-                mores.append(more)
-        keys = dict(zip(positions, listing.encode_keys(mores), strict=True))
-    return listed.json(limit, keys, more_of)
-
-
-def json_keys(qs: QueueState) -> tuple[dict[str, bytes], dict[str, bytes]]:
-    """The queue keys of every task that has some, encoded as `tasks list --json`
-    writes them into a task (listing.encode_keys): for a pending task, and for a task
-    of any other status (only a claim's holder differs)."""
-    from aidp.index import listing
-
-    linked = list(qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys())
-    out: list[dict[str, bytes]] = []
-    for status in ("pending", "in_progress"):
-        pairs = [(tid, more) for tid in linked if (more := extras_of(qs, tid, status))]
-        encoded = listing.encode_keys([more for _tid, more in pairs])
-        out.append(dict(zip([tid for tid, _more in pairs], encoded, strict=True)))
-    return out[0], out[1]
-
-
 # --- ready and blocked ------------------------------------------------------------------
 
 
@@ -270,16 +208,16 @@ class Entry(_Plain):
 def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
                ) -> list[tuple[str, str | None, int, str, list[str]]]:
     """(id, priority, created µs, status, what it waits on that is still open) of the
-    open tasks (only the pending ones with `pending_only`), from the index columns: no
+    open tasks (only the pending ones with `pending_only`), from the store's columns: no
     task is decoded. Most tasks wait on nothing, so only the waiting ones pay for the
     check, and the in-progress tasks are looked up only when something waited on is
     not pending."""
-    pending = index.summaries(fold, ("pending",))
+    pending = store.summaries(fold, ("pending",))
     waiters = qs.blockers.keys() | qs.children.keys()
     started: list[tuple[str, str | None, int]] = []
     open_ids: set[str] = set()
     if not pending_only:
-        started = index.summaries(fold, ("in_progress",))
+        started = store.summaries(fold, ("in_progress",))
     if waiters:
         open_ids = {s[0] for s in pending}
         if not pending_only:
@@ -291,7 +229,7 @@ def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
                 open_ids.update(w for w in unknown
                                 if (tasks.get(w) or {}).get("status") == "in_progress")
             else:
-                open_ids.update(s[0] for s in index.summaries(fold, ("in_progress",)))
+                open_ids.update(s[0] for s in store.summaries(fold, ("in_progress",)))
     none: list[str] = []
     rows = [(tid, priority, created, "pending",
              [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)

@@ -1,0 +1,211 @@
+"""The store's database file, `.aidp/cache/store.db`: opening it safely, its schema, and
+whether it may be trusted at all.
+
+The cache folder is git-ignored, but a repository can force-add files there, and a
+person can copy one from another checkout: a database is used only if it records its
+own device and inode (a copy or a planted file has others), has this format, and
+opens as SQLite. Nothing in the folder is followed through a symbolic link or opened
+when it is not a regular file (a fifo would hang the read): such entries are removed
+(the folder is aidp's own), a linked folder means no cache at all. The connection
+waits at most BUSY_SECONDS for a lock another process holds, then gives up.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from typing import TYPE_CHECKING, Any
+
+from aidp.files import NOFOLLOW
+from aidp.stamp import CACHE_DIR, STAMP_NAME
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+NAME = "store.db"
+FORMAT = 1  # bump when the schema or a column's meaning changes: older files are rebuilt
+SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
+BUSY_SECONDS = 0.2
+
+# Tasks and typed records as rows: `seq` is the line an id first appeared on (the
+# fold's order), (ts, line) the winning record's fold key, (off, len) where its line is
+# in the log. Status and priority are NULL when not a string (as the fold's readers
+# count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
+# part (short ids); `finished` is model.finished_at. Tags: task_tags, one row each.
+SCHEMA = """
+CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
+CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
+  ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
+  status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
+  finished INTEGER NOT NULL);
+CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(seq, tag))
+  WITHOUT ROWID;
+CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
+  line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL);
+"""
+# Created after a cold build's rows are in (faster than keeping them up to date).
+INDEXES = """
+CREATE UNIQUE INDEX task_id ON task(id);
+CREATE INDEX task_status ON task(status, seq);
+CREATE INDEX task_created ON task(status, created);
+CREATE INDEX task_hex ON task(hex);
+CREATE INDEX tag_tag ON tag(tag);
+CREATE UNIQUE INDEX typed_id ON typed(id);
+"""
+META_KEYS = ("format", "dev", "ino", "nonce", "offset", "crc", "lines", "damaged")
+
+
+class Unusable(Exception):
+    """The database file is not one this process may trust: remove it and build anew."""
+
+
+def folder(log_dir: Path, *, create: bool) -> Path | None:
+    """`.aidp/cache`, a real folder (created when `create`), or None: no cache here."""
+    path = log_dir / CACHE_DIR
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.mkdir(path)
+        except OSError:
+            return None
+        _ignore_all(path)
+        return path
+    except OSError:
+        return None
+    return path if stat.S_ISDIR(st.st_mode) else None  # a link or a file: no cache
+
+
+def _ignore_all(path: Path) -> None:
+    """cache/ holds derived state only: git ignores it even without .aidp/.gitignore."""
+    try:
+        fd = os.open(path / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW,
+                     0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, b"*\n")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def clear_strays(path: Path) -> bool:
+    """Remove whatever is at the database's (and the stamp's) paths and is not a regular
+    file (a link, a fifo); whether every path is now absent or regular."""
+    for name in (path.name, *(path.name + s for s in SIDECARS), STAMP_NAME):
+        entry = path.with_name(name)
+        try:
+            mode = os.lstat(entry).st_mode
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+        if stat.S_ISREG(mode):
+            continue
+        try:
+            os.unlink(entry)
+        except OSError:
+            return False
+    return True
+
+
+def sweep(folder: Path, older_than: float = 3600) -> None:
+    """Remove the half-built databases of killed builders (an hour old: a live builder
+    is done long before)."""
+    import time
+
+    prefix = NAME + "."
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(prefix)
+                   and e.name.endswith(".tmp")]
+        for entry in entries:
+            if entry.stat(follow_symlinks=False).st_mtime < time.time() - older_than:
+                os.unlink(entry.path)
+    except OSError:
+        pass
+
+
+def remove(path: Path) -> None:
+    """The database and its sidecars gone (a stale -wal must never meet a new file)."""
+    for name in (path.name, *(path.name + s for s in SIDECARS)):
+        try:
+            os.unlink(path.with_name(name))
+        except FileNotFoundError:
+            pass
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to an existing file (never creating one), in autocommit mode:
+    transactions are begun and ended explicitly."""
+    name = str(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
+    conn = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=BUSY_SECONDS,
+                           isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA trusted_schema=OFF")
+    return conn
+
+
+def read_meta(conn: sqlite3.Connection, st: os.stat_result) -> dict[str, Any]:
+    """The meta row of the database, which must be the file `st` describes as its
+    writer made it (not a copy, nor a file planted in a clone), or Unusable."""
+    try:
+        meta = dict(conn.execute("SELECT k, v FROM meta").fetchall())
+    except sqlite3.OperationalError as exc:
+        if locked(exc):
+            raise
+        raise Unusable(str(exc)) from exc
+    except sqlite3.DatabaseError as exc:
+        raise Unusable(str(exc)) from exc
+    if set(META_KEYS) - meta.keys() or meta["format"] != FORMAT:
+        raise Unusable("another format")
+    if not all(type(meta[k]) is int for k in META_KEYS if k != "nonce"):
+        raise Unusable("bad meta")
+    if (meta["dev"], meta["ino"]) != (st.st_dev, st.st_ino):
+        raise Unusable("copied or planted")  # not the file its writer made
+    return meta
+
+
+def locked(exc: BaseException) -> bool:
+    """Whether `exc` is SQLite saying another process holds the database."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    text = str(exc)
+    return "locked" in text or "busy" in text
+
+
+def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
+    conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", values.items())
+
+
+def create(path: Path) -> sqlite3.Connection:
+    """A new, empty database at `path` (which must not exist), set up for a bulk fill:
+    no journal until the fill is committed (a crash leaves a file Unusable, not wrong)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    os.close(fd)
+    conn = connect(path)
+    conn.execute("PRAGMA journal_mode=OFF")
+    conn.execute("PRAGMA synchronous=OFF")
+    conn.execute("PRAGMA cache_size=-16000")
+    conn.executescript(SCHEMA)
+    st = os.stat(path)
+    write_meta(conn, {"format": 0, "dev": st.st_dev, "ino": st.st_ino})  # format: not yet
+    return conn
+
+
+def finish_create(conn: sqlite3.Connection) -> None:
+    """Index the filled tables, mark the file complete, and switch to the rollback
+    journal every later transaction uses (readers then never change the file: its
+    stat data tells any other change apart, see aidp.stamp)."""
+    conn.executescript(INDEXES)
+    write_meta(conn, {"format": FORMAT})  # last: a file cut short before is Unusable
+    conn.execute("PRAGMA journal_mode=DELETE")
+
+
+def tune(conn: sqlite3.Connection) -> None:
+    """Settings of every use after the build: no fsync (a derived cache; a process
+    killed mid-transaction leaves a journal SQLite rolls back)."""
+    conn.execute("PRAGMA synchronous=OFF")

@@ -1,0 +1,148 @@
+"""Lines of the log into the store's rows: the cold build and the refresh of a tail.
+
+Which record a line is and which record wins is decided by `aidp.fold` alone
+(`read_line`, `key_of`, `beats`): per id the store keeps the winning record's fold key,
+so the rule can decide again when later lines come, where its line is, and the columns
+the questions ask about. Nothing of a task is decided here.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import zlib
+from typing import Any
+
+from aidp.errors import StorageError
+from aidp.fold import DAMAGED, TASK, FoldKey, beats, key_of, read_line, task_tags
+from aidp.model import UNKNOWN_TS, Record, finished_at, ts_of
+
+CHUNK = 1 << 20  # the log is read this much at a time
+FLUSH_ROWS = 20_000  # winners held in memory before they are written
+
+_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def changed() -> StorageError:
+    return StorageError(
+        "The tasklist was rewritten by another program while it was read; run the "
+        "command again"
+    )
+
+
+def read_span(fd: int, start: int, end: int) -> bytes:
+    """Bytes start:end of the log, all of them (a file that shrank meanwhile: changed)."""
+    data = os.pread(fd, end - start, start)
+    while len(data) < end - start:
+        more = os.pread(fd, end - start - len(data), start + len(data))
+        if not more:
+            raise changed()
+        data += more
+    return data
+
+
+def _text(value: object) -> str | None:
+    return value if type(value) is str else None
+
+
+def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record
+             ) -> tuple[Any, ...]:
+    finished = finished_at(record)
+    return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size,
+            _text(record.get("status")), _text(record.get("priority")),
+            ts_of(record, "created_at"), ts_of(record),
+            UNKNOWN_TS if finished is None else finished)
+
+
+class Filler:
+    """Folds lines into the tables of an open write transaction. `empty`: the tables
+    hold nothing yet (a cold build): no row needs looking up before it is replaced."""
+
+    def __init__(self, conn: sqlite3.Connection, lines: int, damaged: int, *,
+                 empty: bool) -> None:
+        self.conn = conn
+        self.lines, self.damaged = lines, damaged
+        self.empty = empty
+        # id -> (winning key, seq) of every id seen in this fill (and looked up).
+        self.task_keys: dict[str, tuple[FoldKey, int] | None] = {}
+        self.typed_keys: dict[str, tuple[FoldKey, int] | None] = {}
+        self.tasks: dict[str, tuple[tuple[Any, ...], list[str]]] = {}  # to write
+        self.typed: dict[str, tuple[Any, ...]] = {}
+        self.written_before = lines + 1  # ids first seen before this line may be stored
+
+    def feed(self, fd: int, start: int, end: int, crc: int) -> int:
+        """Fold the whole lines start:end (end is a line's end) into the tables, and
+        return the crc32 of the file up to `end`, given `crc` up to `start`."""
+        at = start
+        while at < end:
+            step = CHUNK
+            while True:
+                data = read_span(fd, at, min(end, at + step))
+                cut = data.rfind(b"\n") + 1
+                if cut:
+                    break
+                step *= 2  # a line longer than a chunk
+            crc = zlib.crc32(memoryview(data)[:cut], crc)
+            self._block(data, cut, at)
+            at += cut
+        self.flush()
+        return crc
+
+    def _block(self, data: bytes, cut: int, base: int) -> None:
+        parts = data[:cut].split(b"\n")
+        parts.pop()  # after the last newline: nothing
+        off = base
+        for raw in parts:
+            self.lines += 1
+            kind, rid, record = read_line(raw)
+            if record is None:
+                self.damaged += kind == DAMAGED
+            else:
+                self._take(kind == TASK, rid, record, off, len(raw))
+            off += len(raw) + 1
+            if len(self.tasks) + len(self.typed) >= FLUSH_ROWS:
+                self.flush()
+
+    def _take(self, is_task: bool, rid: str, record: Record, off: int, size: int) -> None:
+        keys = self.task_keys if is_task else self.typed_keys
+        if rid in keys:
+            known = keys[rid]
+        else:
+            known = None if self.empty else self._lookup(is_task, rid)
+        key = key_of(record, self.lines)
+        if not beats(key, None if known is None else known[0]):
+            keys[rid] = known
+            return
+        seq = self.lines if known is None else known[1]
+        keys[rid] = (key, seq)
+        if is_task:
+            self.tasks[rid] = (task_row(seq, rid, key, off, size, record), task_tags(record))
+        else:
+            self.typed[rid] = (seq, rid, key[0], key[1], off, size)
+
+    def _lookup(self, is_task: bool, rid: str) -> tuple[FoldKey, int] | None:
+        table = "task" if is_task else "typed"
+        row = self.conn.execute(f"SELECT ts, line, seq FROM {table} WHERE id = ?",
+                                (rid,)).fetchone()
+        return None if row is None else ((row[0], row[1]), row[2])
+
+    def flush(self) -> None:
+        conn = self.conn
+        if self.tasks:
+            pending = sorted(self.tasks.values(), key=lambda item: item[0][0])
+            self.tasks = {}
+            conn.executemany(_TASK_SQL, [row for row, _tags in pending])
+            if not self.empty:
+                conn.executemany("DELETE FROM tag WHERE seq = ?",
+                                 [(row[0],) for row, _tags in pending])
+            else:  # tasks first seen in an earlier flush may have tags stored
+                conn.executemany("DELETE FROM tag WHERE seq = ?",
+                                 [(row[0],) for row, _tags in pending
+                                  if row[0] < self.written_before])
+            conn.executemany("INSERT INTO tag VALUES (?, ?)",
+                             [(row[0], tag) for row, tags in pending for tag in tags])
+        if self.typed:
+            conn.executemany(_TYPED_SQL, sorted(self.typed.values()))
+            self.typed = {}
+        self.written_before = self.lines + 1

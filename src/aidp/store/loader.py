@@ -1,0 +1,309 @@
+"""`load`: the folded state of a log, from the store brought up to date with it.
+
+The contract: every answer equals a plain fold of the file as it is now. The store
+records the prefix of the log it covers (offset, crc32) and a nonce that changes with
+every transaction. `.aidp/cache/log.stamp` (aidp.stamp) names the nonce, the
+database's stat data as the writer of that transaction left it, and the log's stat
+data when vouched for. So:
+
+- a database whose stat data is not the stamp's (changed by anything but aidp, the
+  stamp lost) or that is not the file its writer made (copied, planted: db.read_meta)
+  is rebuilt;
+- its prefix is used without reading it again only when the log's stat data is the
+  vouched one (after a check of the contents, or kept by an aidp writer that appended
+  whole lines); anything else is checked in full (crc32, ~0.1 s per 100 MB), and a
+  failed check rebuilds;
+- the lines after the prefix are folded into the tables in one transaction, so the
+  store covers the file up to its last newline.
+
+Writers of the database hold an flock on it (SQLite's own locks are fcntl locks, apart
+from these) from before their transaction until their stamp is written; readers take
+it shared while they check.
+Every wait is bounded (db.BUSY_SECONDS); any doubt — a lock held elsewhere, a file
+that is not a database, an unwritable folder — means a plain fold: slower, never
+wrong, never waiting long.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+import stat
+import time
+from typing import TYPE_CHECKING, Any, NoReturn
+
+from aidp.files import NOFOLLOW
+from aidp.fold import DAMAGED, read_line
+from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
+from aidp.store import db
+from aidp.store.fill import CHUNK, Filler, read_span
+from aidp.store.view import LogFile, StoreFold
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from aidp.fold import Fold
+    from aidp.log import TaskLog
+
+# Below this size a plain fold costs less than opening the store.
+MIN_BYTES = 32 * 1024
+# Stat data read this close to the file's last change may hide a later change in the
+# same timestamp tick: a reader vouches only for data older than this.
+RACY_NS = 2_000_000_000
+# Tests set this: a bug in the store must fail them, not fall back silently.
+STRICT = False
+
+
+class _Retry(Exception):
+    """The store changed under this read (another process moved it on, or this one
+    built it): look again."""
+
+
+def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
+    """The folded state of `log`, the same as `log.full_fold(whole_lines=…)`.
+    `whole_lines`: leave out a last line without its newline (a write in progress)."""
+    try:
+        fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return log.full_fold(whole_lines=whole_lines)  # missing: empty; else its error
+    file = LogFile(fd)  # closed when the last task read from it is
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return log.full_fold(whole_lines=whole_lines)
+    if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
+        return log.full_fold(whole_lines=whole_lines)
+    for _attempt in range(4):
+        try:
+            found = _Load(log, file, st).run(whole_lines)
+        except _Retry:
+            continue
+        except (sqlite3.Error, OSError, db.Unusable) as exc:
+            if STRICT and not db.locked(exc):
+                raise
+            break
+        if found is not None:
+            return found
+        break
+    return log.full_fold(whole_lines=whole_lines)
+
+
+def _flock(fd: int, how: int) -> bool:
+    deadline = time.monotonic() + db.BUSY_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+
+
+def _last_newline_end(fd: int, size: int) -> int:
+    at = size
+    while at > 0:
+        start = max(0, at - 65536)
+        found = os.pread(fd, at - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        at = start
+    return 0
+
+
+class _Load:
+    def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result) -> None:
+        self.log, self.file, self.st = log, file, st
+        self.fd = file.fd
+        self.trusted = False  # the prefix was trusted on vouched stat data
+
+    def run(self, whole_lines: bool) -> Fold | None:
+        """The fold, or None: answer with a plain fold instead."""
+        folder = db.folder(self.log.dir, create=True)
+        if folder is None:
+            return None
+        path = folder / db.NAME
+        end = _last_newline_end(self.fd, self.st.st_size)
+        if end == 0 or not db.clear_strays(path):
+            return None
+        torn = b"" if whole_lines else os.pread(self.fd, self.st.st_size - end, end)
+        try:
+            dbfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
+        except FileNotFoundError:
+            self._create(path, end)  # raises _Retry
+        try:
+            if not _flock(dbfd, fcntl.LOCK_SH):
+                return None  # a writer of the store holds it: do not wait for it
+            conn = self._checked(path, dbfd)
+            if conn is None:
+                db.remove(path)
+                self._create(path, end)
+            try:
+                meta = self._meta(conn, dbfd)
+                if meta["offset"] != end:
+                    conn.execute("ROLLBACK")
+                    fcntl.flock(dbfd, fcntl.LOCK_UN)
+                    if not _flock(dbfd, fcntl.LOCK_EX):
+                        conn.close()
+                        return None
+                    self._refresh(conn, dbfd, meta, end)
+                    meta = self._meta(conn, dbfd)
+                return self._fold(conn, meta, torn)
+            except BaseException:
+                conn.close()
+                raise
+        finally:
+            os.close(dbfd)  # releases the flock: the read transaction now holds the state
+
+    def _meta(self, conn: sqlite3.Connection, dbfd: int) -> dict[str, Any]:
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+        return db.read_meta(conn, os.fstat(dbfd))
+
+    def _checked(self, path: Path, dbfd: int) -> sqlite3.Connection | None:
+        """A connection in a read transaction on the database, if it is intact and
+        covers a prefix of this very log; None: rebuild it."""
+        conn = None
+        try:
+            conn = db.connect(path)
+            db.tune(conn)
+            meta = self._meta(conn, dbfd)
+        except (sqlite3.DatabaseError, db.Unusable) as exc:
+            if conn is not None:
+                conn.close()
+            if db.locked(exc):
+                raise
+            return None
+        stamp = read_stamp(self.log.dir)
+        if stamp is None or stamp[0] != meta["nonce"] or stamp[2] != stat_key(
+                os.fstat(dbfd)):
+            conn.close()
+            return None  # changed by something else than aidp, or its stamp is lost
+        if stamp[1] == stat_key(self.st):
+            self.trusted = True
+        elif self._prefix_holds(meta):
+            if self._log_key() != NO_KEY:
+                write_stamp(self.log.dir, meta["nonce"], self._log_key(), stamp[2])
+        else:
+            conn.close()
+            return None
+        return conn
+
+    def _prefix_holds(self, meta: dict[str, Any]) -> bool:
+        """Whether the log starts with the bytes the store covers (read in full)."""
+        import zlib
+
+        offset = meta["offset"]
+        if not 0 < offset <= self.st.st_size:
+            return False
+        if os.pread(self.fd, 1, offset - 1) != b"\n":
+            return False
+        crc, at = 0, 0
+        while at < offset:
+            block = read_span(self.fd, at, min(offset, at + CHUNK))
+            crc = zlib.crc32(block, crc)
+            at += len(block)
+        return bool(crc == meta["crc"])
+
+    def _refresh(self, conn: sqlite3.Connection, dbfd: int, meta: dict[str, Any],
+                 end: int) -> None:
+        """Fold the lines after the store's prefix into it, in one transaction."""
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if db.read_meta(conn, os.fstat(dbfd))["nonce"] != meta["nonce"]:
+                raise _Retry  # another process moved it on meanwhile
+            nonce = self._fill(conn, meta, end)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self._vouch(nonce, dbfd)
+
+    def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
+              empty: bool = False) -> bytes:
+        start = meta["offset"]
+        filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty)
+        crc = filler.feed(self.fd, start, end, meta["crc"])
+        nonce = os.urandom(8)
+        db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
+                             "damaged": filler.damaged, "nonce": nonce})
+        return nonce
+
+    def _create(self, path: Path, end: int) -> NoReturn:
+        """A new database of the file up to `end`, built under a name of its own and
+        linked into place, locked until its stamp is written (if another process
+        linked its own first, that one is used). Raises _Retry: it is then opened and
+        checked like any other."""
+        db.sweep(path.parent)
+        temp = path.with_name(f"{db.NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+        conn = db.create(temp)
+        fd = os.open(temp, os.O_RDONLY | NOFOLLOW)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows this file yet
+            try:
+                conn.execute("BEGIN")
+                nonce = self._fill(conn, {"offset": 0, "crc": 0, "lines": 0, "damaged": 0},
+                                   end, empty=True)
+                conn.execute("COMMIT")
+                db.finish_create(conn)
+            finally:
+                conn.close()
+            try:
+                os.link(temp, path)
+            except FileExistsError:
+                raise _Retry from None
+            finally:
+                os.unlink(temp)
+            self._vouch(nonce, fd)
+        finally:
+            os.close(fd)
+        raise _Retry
+
+    def _log_key(self) -> tuple[int, int, int, int, int]:
+        """The log's stat data to vouch for: the data this load read it under, if the
+        file did not change since, and its last change is not so recent that a
+        same-tick change could still hide behind equal stat data (or it was vouched
+        already); else NO_KEY."""
+        try:
+            now = os.fstat(self.fd)
+        except OSError:
+            return NO_KEY
+        recent = time.time_ns() - max(now.st_mtime_ns, now.st_ctime_ns) < RACY_NS
+        same = stat_key(now) == stat_key(self.st)
+        return stat_key(now) if same and (self.trusted or not recent) else NO_KEY
+
+    def _vouch(self, nonce: bytes, dbfd: int) -> None:
+        """Write the stamp for the store's state `nonce`, just committed (the caller
+        holds the flock). The database's modification time is first set to a
+        fine-grained value of our own, as TaskLog._vouch_append does for the log: any
+        later change by another program sets the clock's coarser time, so equal stat
+        data means the file as this transaction left it."""
+        mark = time.time_ns() | 1
+        try:
+            before = os.fstat(dbfd)
+            os.utime(dbfd, ns=(before.st_atime_ns, mark))
+            after = os.fstat(dbfd)
+        except OSError:
+            return  # no stamp: the next read rebuilds, never trusts what it cannot tell
+        if after.st_mtime_ns == mark:
+            write_stamp(self.log.dir, nonce, self._log_key(), stat_key(after))
+
+    def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
+              ) -> Fold | None:
+        # The read transaction ends here: held for the fold's life, it would make every
+        # refresh wait (this process's own, after its write). Another process can then
+        # only add lines appended after this read (a rewrite builds a new file, which
+        # this connection never sees): later questions may see those, never others.
+        conn.execute("ROLLBACK")
+        fold = StoreFold(conn, self.file, damaged=meta["damaged"], lines=meta["lines"])
+        if torn:  # a last line without its newline: damage, unless it is a record
+            kind, _rid, record = read_line(torn)
+            if record is not None:
+                conn.close()
+                return None  # it could win over a row: the plain fold answers
+            fold.lines += 1
+            fold.damaged += kind == DAMAGED
+            fold.ends_with_newline = False
+        return fold
