@@ -43,7 +43,7 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     if ref in tasks:
         return ref
     needle = ref.lower()
-    # The indexed fold (aidp.index) searches its joined ids instead of a loop over them.
+    # The store's fold (aidp.store) searches its id indexes instead of a loop over them.
     search = getattr(tasks, "ids_with_prefix", None)
     matches: list[str]
     if needle.startswith("task_") and not _ENOUGH_OF_AN_ID.match(needle):
@@ -393,7 +393,7 @@ def stats(tasks: Iterable[Record]) -> dict[str, object]:
 
 
 def fold_stats(fold: Fold) -> dict[str, object]:
-    """`stats` of every task in the fold; an indexed fold (aidp.index) answers from its
+    """`stats` of every task in the fold; the store's fold (aidp.store) answers from its
     columns without decoding a single task."""
     from aidp import store
 

@@ -132,12 +132,10 @@ def serve(place: Place) -> int:
     """Serve until stdin closes; 0 then, and on Ctrl-C."""
     from aidp.log import use_reader
 
-    # The command line reads through aidp.index with its "short-lived process" setting
-    # (what a read allocated is frozen, never cycle-collected): wrong for a server that
-    # lives as long as the agent. Reads go through the index's own reader instead,
-    # which importing it installs where none is set (else plain folds: slower, right).
+    # Reads go through the store's reader (aidp.store), which importing it installs
+    # where none is set (else plain folds: slower, right).
     use_reader(None)
-    import aidp.index  # noqa: F401
+    import aidp.store  # noqa: F401
     logging.getLogger("mcp").disabled = True
     logging.getLogger("mcp").propagate = False
     try:
