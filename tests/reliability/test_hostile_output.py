@@ -18,11 +18,16 @@ import io
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 import unicodedata
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reliability_support import examples
 
 # --- item 11: an inert terminal ---------------------------------------------------------------
 
@@ -159,6 +164,23 @@ def test_the_stop_hooks_reminder_quoting_a_planted_todo_is_inert(hostile) -> Non
     reason = json.loads(result.out)["reason"]
     assert reason.startswith("You have an active task: clear \\x9b2J here"), reason
     assert_inert(reason, "the Stop hook's reminder")
+
+
+@settings(max_examples=examples(300, 3000), deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"),
+                                   st.sampled_from(sorted(_DANGEROUS)),
+                                   st.sampled_from(["\x1b[", "m", ";", "1", "]8;;"]))))
+def test_the_terminal_guard_leaves_nothing_raw_and_json_the_same(text: str) -> None:
+    """render.terminal_text, the guard on fd 1 and 2: whatever the text, nothing a
+    terminal acts on gets through but newlines, tabs and SGR colours, and JSON put
+    through it still parses to the same value."""
+    from aidp.render import terminal_text
+
+    shown = terminal_text(text)
+    without_colours = re.sub("\x1b\\[[0-9;]*m", "", shown)
+    assert_inert(without_colours, "terminal_text")
+    encoded = orjson.dumps({"text": text}).decode("utf-8")
+    assert json.loads(terminal_text(encoded)) == {"text": text}
 
 
 HOSTILE_AGENT = """\
