@@ -166,10 +166,19 @@ def test_the_stop_hooks_reminder_quoting_a_planted_todo_is_inert(hostile) -> Non
     assert_inert(reason, "the Stop hook's reminder")
 
 
+def test_the_terminal_guard_escapes_every_character_a_terminal_acts_on() -> None:
+    from aidp.render import terminal_text
+
+    for char in sorted(_DANGEROUS):
+        shown = terminal_text(f"a{char}b\x1b[1mbold\x1b[0m")
+        assert shown.endswith("b\x1b[1mbold\x1b[0m"), repr(char)  # aidp's colours stay
+        assert char not in shown.removesuffix("b\x1b[1mbold\x1b[0m"), repr(char)
+        assert json.loads(terminal_text(orjson.dumps(char).decode())) == char
+
+
 @settings(max_examples=examples(300, 3000), deadline=None)
-@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"),
-                                   st.sampled_from(sorted(_DANGEROUS)),
-                                   st.sampled_from(["\x1b[", "m", ";", "1", "]8;;"]))))
+@given(st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from(sorted(_DANGEROUS)),
+                          st.sampled_from(["\x1b[", "m", ";", "1", "]8;;"]))).map("".join))
 def test_the_terminal_guard_leaves_nothing_raw_and_json_the_same(text: str) -> None:
     """render.terminal_text, the guard on fd 1 and 2: whatever the text, nothing a
     terminal acts on gets through but newlines, tabs and SGR colours, and JSON put
