@@ -370,3 +370,19 @@ def test_the_links_of_an_import_are_settled_in_one_pass(project, cli, monkeypatc
     assert ran.code == 0, ran
     assert visited == [400]  # one call, each of the 400 tasks once
     assert len(orjson.loads(cli("tasks", "blocked", "--json").out)) == 399
+
+
+def test_a_deeply_nested_hook_state_starts_afresh(hostile) -> None:
+    """`.aidp/hooks/` is git-ignored, but a commit can force a file in: a state nested
+    past what aidp writes back is damaged local state, started afresh."""
+    import zlib
+
+    digest = zlib.crc32(b"s")
+    hostile.write(f".aidp/hooks/claude-s-{digest:08x}.json",
+                  b'{"blocks": 0, "x": ' + b"[" * 300 + b"]" * 300 + b"}")
+    hostile.write(".aidp/tasklist.jsonl", line(HONEST))
+    hostile.clone()
+    assert hostile.aidp("todo", "add", "--session", "s", "my own step").code == 0
+    stop = hostile.aidp("hook", "claude", "Stop", stdin=STOP)  # counts a reminder: saves
+    assert stop.code == 0 and "Traceback" not in stop.err, stop
+    assert "my own step" in stop.out and "reminder 1 of" in stop.out, stop
