@@ -346,3 +346,21 @@ def test_without_hooks_or_aidp_session_the_session_is_the_persons_own(
     c.start()
     assert data(c.call("todo_read"))["session"] == "default"  # no git here: §9's default
     assert c.close() == 0
+
+
+def test_hook_state_names_the_session_of_the_agent_process(project: Path) -> None:
+    from aidp.hook_state import ancestors, session_of_agent
+
+    assert ancestors(os.getpid(), 1) == [os.getppid()]
+    folder = project / ".aidp" / "hooks"
+    folder.mkdir(parents=True)
+    (folder / "claude-old.json").write_text(json.dumps(
+        {"session": "old", "pids": [4242, 1], "updated": 100}))
+    (folder / "claude-new.json").write_text(json.dumps(
+        {"session": "new", "pids": [77, 4242], "updated": 200}))
+    (folder / "gemini-other.json").write_text(json.dumps(
+        {"session": "other", "pids": [5151], "updated": 300}))
+    (folder / "broken.json").write_text("{not json")
+    assert session_of_agent(project, 4242) == "new"  # the most recently updated
+    assert session_of_agent(project, 5151) == "other"
+    assert session_of_agent(project, 9999) is None

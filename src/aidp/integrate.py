@@ -15,13 +15,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from aidp.errors import AidpError, InvalidInput
 from aidp.files import NOFOLLOW
 from aidp.hooks import EVENTS, PLAN_TOOLS
+
+if TYPE_CHECKING:
+    from aidp.integrate_mcp import Registered
 
 BEGIN = "<!-- aidp:begin (written by `aidp setup`; `aidp setup --remove` takes it out) -->"
 END = "<!-- aidp:end -->"
@@ -139,15 +142,16 @@ class Result:
     instructions: Path | None = None
     instructions_changed: bool = False
     instructions_present: bool = False
+    server: Registered | None = None  # aidp's MCP server (with --mcp, and --remove)
 
 
 # --- reading and writing ------------------------------------------------------------
 
 
-def _inside(root: Path, path: Path) -> None:
+def inside_project(root: Path, path: Path) -> None:
     """Refuse a file that is (or whose folder is) a link leading out of the project: a
     cloned repository may plant `.claude -> ~/.claude` or `CLAUDE.md -> ~/.bashrc`, and
-    setup must never edit the user's own files through it."""
+    setup must never edit the user's own files through it (aidp.integrate_mcp too)."""
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
@@ -155,7 +159,9 @@ def _inside(root: Path, path: Path) -> None:
                             "through a symbolic link; nothing was changed")
 
 
-def _load(path: Path) -> dict[str, Any]:
+def load_settings(path: Path) -> dict[str, Any]:
+    """A JSON settings file as an object ({} when missing or empty); SettingsError for
+    one aidp will not edit (not an object, too deep, malformed `hooks`)."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -195,11 +201,14 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _dump(data: dict[str, Any]) -> bytes:
+def dump_settings(data: dict[str, Any]) -> bytes:
+    """JSON settings as setup writes them: two-space indents, a final newline."""
     return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def _write(path: Path, body: bytes) -> None:
+def write_settings(path: Path, body: bytes) -> None:
+    """Replace `path` with `body` atomically (a temp file opened without following
+    links, then renamed), keeping its mode; SettingsError when it cannot."""
     target = path.resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     temp = target.with_name(f".{target.name}.aidp.tmp")
@@ -330,7 +339,7 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
                   ) -> tuple[Path, bool, bool]:
     """(path, changed, present afterwards)."""
     path = root / spec.instructions
-    _inside(root, path)
+    inside_project(root, path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -348,7 +357,7 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
             before = before[:-1]  # the blank line setup put before the block
         rest = before + after
         if rest.strip():
-            _write(path, rest.encode("utf-8"))
+            write_settings(path, rest.encode("utf-8"))
         else:
             path.unlink()
         return path, True, False
@@ -360,7 +369,7 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
     else:
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
         new = text + sep + block
-    _write(path, new.encode("utf-8"))
+    write_settings(path, new.encode("utf-8"))
     return path, True, True
 
 
@@ -368,14 +377,15 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
 
 
 def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
-          instructions: bool = False, limit: int | None = None) -> Result:
+          instructions: bool = False, limit: int | None = None, mcp: bool = False) -> Result:
     """Add (or with `remove` take out, or with `check` only look at) aidp's hooks in the
-    agent's project settings; `instructions` also handles the snippet. With `remove`,
-    a snippet found is always taken out."""
+    agent's project settings; `instructions` also handles the snippet, `mcp` the
+    registration of `aidp mcp` (aidp.integrate_mcp). With `remove`, a snippet and a
+    server found are always taken out."""
     spec = agent(name)
     path = root / spec.settings
-    _inside(root, path)
-    data = _load(path)
+    inside_project(root, path)
+    data = load_settings(path)
     result = Result(agent=spec.name, path=path, changed=False, events=list(spec.matchers))
     if check:
         present = installed(data, spec, limit)
@@ -386,7 +396,7 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
             if remove and not new and path.exists():
                 path.unlink()  # nothing but aidp's hooks was in it
             else:
-                _write(path, _dump(new))
+                write_settings(path, dump_settings(new))
             result.changed = True
     if instructions or remove:
         where, snippet_changed, snippet_present = _instructions(root, spec, remove=remove,
@@ -394,4 +404,8 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
         result.instructions = where if (instructions or snippet_changed) else None
         result.instructions_changed = snippet_changed
         result.instructions_present = snippet_present
+    if mcp or remove:
+        from aidp.integrate_mcp import register
+
+        result.server = register(root, spec.name, remove=remove, check=check)
     return result

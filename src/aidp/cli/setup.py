@@ -12,7 +12,8 @@ def setup(
     ctx: typer.Context,
     agent: str = typer.Argument(..., metavar="AGENT", help="claude, gemini or codex."),
     remove: bool = typer.Option(
-        False, "--remove", help="Take out exactly what setup added (hooks and snippet)."
+        False, "--remove",
+        help="Take out exactly what setup added (hooks, snippet, MCP server)."
     ),
     check: bool = typer.Option(
         False, "--check", help="Change nothing; exit 1 when a hook (or snippet) is missing."
@@ -22,6 +23,11 @@ def setup(
         help="Also put a short aidp snippet into CLAUDE.md / GEMINI.md / AGENTS.md, "
         "between markers.",
     ),
+    mcp: bool = typer.Option(
+        False, "--mcp",
+        help="Also register aidp's MCP server ('aidp mcp') in the agent's project settings "
+        "(.mcp.json, .gemini/settings.json, .codex/config.toml).",
+    ),
     max_continuations: int = typer.Option(
         None, "--max-continuations", min=0, metavar="N",
         help="The stop hook refuses a stop at most N times in a row (default: the "
@@ -29,10 +35,11 @@ def setup(
     ),
 ) -> None:
     """Install aidp's hooks (session start, plan mirror, stop) in the agent's project
-    settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json); idempotent.
+    settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json); with
+    --mcp, also aidp's MCP server; idempotent.
 
     Examples:
-    $ aidp setup claude --instructions
+    $ aidp setup claude --mcp
     $ aidp setup codex --check
     """
     import shutil
@@ -47,9 +54,10 @@ def setup(
                            "when adding the hooks (or with --check)")
     root = env(ctx).root
     result = integrate.setup(root, agent, remove=remove, check=check,
-                             instructions=instructions, limit=max_continuations)
+                             instructions=instructions, limit=max_continuations, mcp=mcp)
     spec = integrate.agent(agent)
-    if result.changed or result.instructions_changed:
+    server = result.server
+    if result.changed or result.instructions_changed or (server and server.changed):
         from aidp.cli.common import wrote
 
         wrote()
@@ -64,6 +72,9 @@ def setup(
             problems.append(f"aidp snippet missing or changed in "
                             f"{inert(_shown(result.instructions, root))} "
                             f"(run 'aidp setup {spec.name} --instructions')")
+        if mcp and server is not None and not server.present:
+            problems.append(f"aidp's MCP server missing in {inert(_shown(server.path, root))} "
+                            f"(run 'aidp setup {spec.name} --mcp')")
         if problems:
             for line in problems:
                 typer.echo(line)
@@ -75,6 +86,8 @@ def setup(
                    else f"{spec.title}: no aidp hooks in {where}; nothing changed")
         if result.instructions_changed:
             typer.echo(f"Removed the aidp snippet from {inert(_shown(result.instructions, root))}")
+        if server is not None and server.changed:
+            typer.echo(f"Removed aidp's MCP server from {inert(_shown(server.path, root))}")
         return
     typer.echo(f"{spec.title}: added aidp hooks to {where} ({events})" if result.changed
                else f"{spec.title}: aidp hooks already set up in {where}; nothing changed")
@@ -82,6 +95,10 @@ def setup(
         shown = inert(_shown(result.instructions, root))
         typer.echo(f"Added the aidp snippet to {shown}" if result.instructions_changed
                    else f"The aidp snippet in {shown} is up to date")
+    if server is not None:
+        shown = inert(_shown(server.path, root))
+        typer.echo(f"Registered aidp's MCP server ('aidp mcp') in {shown}" if server.changed
+                   else f"aidp's MCP server is already registered in {shown}")
     if spec.name == "codex" and result.changed:
         info("Note: Codex runs project hooks only in a trusted project and once you trust "
              "them in its /hooks panel (or, for a one-off run you checked, with "

@@ -353,12 +353,16 @@ def default_place(*, directory: str | None = None, session: str | None = None) -
     explicit = session or os.environ.get("AIDP_SESSION")
 
     def current() -> str:
-        from aidp.hook_state import session_of_agent
+        from aidp.hook_state import ancestors, session_of_agent
         from aidp.paths import resolve_session
 
         if explicit:
             return explicit
-        hooked = session_of_agent(root, os.getppid())
-        return hooked if hooked is not None else resolve_session(None, root)
+        # The agent started this server: its parent (or, through a shell, the one above).
+        for pid in ancestors(os.getpid(), 2):
+            hooked = session_of_agent(root, pid)
+            if hooked is not None:
+                return hooked
+        return resolve_session(None, root)
 
     return Place(root, current)
