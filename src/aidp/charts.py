@@ -93,10 +93,24 @@ def side_by_side(left: list[Line], right: list[Line], half: int) -> list[Line]:
     return out
 
 
+def pair(left: tuple[str, list[tuple[str, int, str]], str],
+         right: tuple[str, list[tuple[str, int, str]], str], width: int) -> list[Line]:
+    """Two charts (title, rows, what to say when there are none): side by side when both
+    fit half the width, titles included; else one below the other (a narrow terminal
+    never wraps or cuts a title)."""
+    def chart(title: str, rows: list[tuple[str, int, str]], none: str, room: int) -> list[Line]:
+        return [[(title, "bold")], *(bars(rows, room) if rows else [[(none, "dim")]])]
+
+    half = (width - GAP) // 2
+    a, b = chart(*left, half), chart(*right, half)
+    if max(_width(line) for line in (*a, *b)) <= half:
+        return side_by_side(a, b, half)
+    return [*chart(*left, width), [], *chart(*right, width)]
+
+
 def layout(stats: dict[str, Any], width: int = MAX_WIDTH) -> list[Line]:
     width = max(MIN_WIDTH, min(width, MAX_WIDTH))
-    half = (width - GAP) // 2
-    lines: list[Line] = [_summary(stats)]
+    lines: list[Line] = _summary(stats, width)
     shown = _filters_text(stats.get("filters") or {})
     if shown:
         lines.append([(_clip(shown, width), "dim")])
@@ -111,9 +125,8 @@ def layout(stats: dict[str, Any], width: int = MAX_WIDTH) -> list[Line]:
                      for p in ("high", "medium", "low")]
     if by_priority.get("other"):
         priority_rows.append(("other", int(by_priority["other"]), STATUS_STYLES["other"]))
-    lines += side_by_side([[("Tasks by status", "bold")], *bars(status_rows, half)],
-                          [[("Open tasks by priority", "bold")], *bars(priority_rows, half)],
-                          half)
+    lines += pair(("Tasks by status", status_rows, ""),
+                  ("Open tasks by priority", priority_rows, ""), width)
     lines.append([])
     lines += _weeks(stats.get("weeks") or [], width)
     lines.append([])
@@ -122,21 +135,25 @@ def layout(stats: dict[str, Any], width: int = MAX_WIDTH) -> list[Line]:
                 if row["bucket"] != "unknown" or row["count"]]
     tag_rows = [("#" + _clip(inert(t["tag"]), 14), int(t["count"]), "cyan")
                 for t in stats.get("top_tags") or []]
-    lines += side_by_side(
-        [[("Age of open tasks", "bold")], *bars(age_rows, half)],
-        [[("Top tags (open tasks)", "bold")],
-         *(bars(tag_rows, half) if tag_rows else [[("no tags", "dim")]])],
-        half)
+    lines += pair(("Age of open tasks", age_rows, ""),
+                  ("Top tags (open tasks)", tag_rows, "no tags"), width)
     return lines
 
 
-def _summary(stats: dict[str, Any]) -> Line:
+def _summary(stats: dict[str, Any], width: int) -> list[Line]:
+    """`7 tasks: 4 open, 0 done, 3 abandoned`, broken after a comma where too wide."""
     total, open_ = int(stats.get("total", 0)), int(stats.get("open", 0))
-    text = (f": {_number(open_)} open, {_number(int(stats.get('done', 0)))} done, "
-            f"{_number(int(stats.get('abandoned', 0)))} abandoned")
+    parts = [f"{_number(open_)} open", f"{_number(int(stats.get('done', 0)))} done",
+             f"{_number(int(stats.get('abandoned', 0)))} abandoned"]
     if stats.get("other"):
-        text += f", {_number(int(stats['other']))} of another status"
-    return [(f"{_number(total)} tasks", "bold"), (text, None)]
+        parts.append(f"{_number(int(stats['other']))} of another status")
+    words = [part + "," for part in parts[:-1]] + parts[-1:]
+    lines: list[Line] = [[(f"{_number(total)} tasks", "bold"), (":", None)]]
+    for word in words:
+        if _width(lines[-1]) + 1 + cells(word) > width:
+            lines.append([(" ", None)])  # the next line, indented
+        lines[-1].append((" " + word, None))
+    return lines
 
 
 def _filters_text(filters: dict[str, Any]) -> str:
@@ -153,13 +170,16 @@ def _filters_text(filters: dict[str, Any]) -> str:
 def _weeks(weeks: list[dict[str, Any]], width: int) -> list[Line]:
     label_w = 10  # 2026-11-23
     count_w = max((len(_number(max(w["filed"], w["finished"]))) for w in weeks), default=1)
-    bar_w = max(4, (width - label_w - 2 * count_w - 5) // 2)
+    bar_w = max(2, (width - label_w - 2 * count_w - 5) // 2)
     largest = max((max(w["filed"], w["finished"]) for w in weeks), default=0)
     filed = sum(w["filed"] for w in weeks)
     finished = sum(w["finished"] for w in weeks)
-    title = (f"Filed vs finished per week (last {len(weeks)} weeks: {_number(filed)} filed, "
-             f"{_number(finished)} finished)")
-    lines: list[Line] = [[(_clip(title, width), "bold")],
+    title = "Filed vs finished per week"
+    totals = f"(last {len(weeks)} weeks: {_number(filed)} filed, {_number(finished)} finished)"
+    heading: list[Line] = ([[(f"{title} {totals}", "bold")]]
+                           if cells(title) + 1 + cells(totals) <= width
+                           else [[(title, "bold")], [(_clip(totals, width), "dim")]])
+    lines: list[Line] = [*heading,
                          [("week of".ljust(label_w) + " ", "dim"),
                           ("filed".ljust(bar_w + count_w + 2), "yellow"), ("finished", "green")]]
     for week in weeks:
