@@ -26,11 +26,14 @@ from harness import AgentWorld, missing_reason
 @pytest.fixture
 def fake_model() -> Iterator[FakeModelServer]:
     """The scripted model server; the test fails if anything tried to reach another
-    host through it (it is every world's proxy)."""
+    host through it (it is every world's proxy), or if the script needed a tool the
+    CLI did not offer."""
     with FakeModelServer() as server:
         yield server
         outside = [r for r in server.outside() if r.path not in REGISTRIES]
         assert not outside, "traffic to outside hosts: " + ", ".join(r.path for r in outside)
+        unrendered = server.unrendered()
+        assert not unrendered, "scripted step not sent: " + unrendered[0]
 
 
 # Package registries (allowed on this machine) that a CLI asks for its own parts: opencode

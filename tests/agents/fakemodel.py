@@ -12,7 +12,17 @@ A `Scenario` is an abstract script: conversations of steps such as `plan([...])`
 `shell("aidp todo tick 1")`, `text("...")`, `error(401)`. Each request is rendered in
 its dialect with the tool names and argument schemas the CLI itself offered in that
 request (`Bash`, `exec_command`, `run_shell_command`, `bash`; `TodoWrite`,
-`TaskCreate`/`TaskUpdate`, `update_plan`, `write_todos`, `todowrite`).
+`TaskCreate`/`TaskUpdate`, `update_plan`, `write_todos`, `todowrite`). A plan step
+uses the CLI's own plan tool, else aidp's `todo_write` from `aidp mcp` under the name
+that CLI gives MCP tools (`mcp__aidp__todo_write`, …: MCP_NAMES); `aidp_tool(...)`
+calls one of aidp's MCP tools whatever else is offered. A tool the CLI lists as
+deferred (Claude Code's ToolSearch) is loaded first, as a model must: one more
+response, `ToolSearch {"query": "select:NAME"}`.
+
+A step the CLI offered no tool for is never sent as a call to a tool that does not
+exist (the CLI would refuse it, and a reader could mirror it all the same): the
+server answers with a text saying so and logs it (`server.unrendered()`), and the
+`fake_model` fixture fails the test.
 
 Which step answers a request is decided from the request alone, so retries and side
 requests never shift the script:
@@ -68,6 +78,15 @@ class PlanCall:
 
 
 @dataclass(frozen=True)
+class McpCall:
+    """One of aidp's own MCP tools (`aidp mcp`), by its name there (`todo_write`),
+    called under the name the CLI gave it."""
+
+    tool: str
+    arguments: dict
+
+
+@dataclass(frozen=True)
 class Raw:
     """A tool call by name with the given arguments (for a tool only one CLI has)."""
 
@@ -75,7 +94,7 @@ class Raw:
     arguments: dict
 
 
-Call = Shell | PlanCall | Raw
+Call = Shell | PlanCall | McpCall | Raw
 
 
 @dataclass(frozen=True)
@@ -97,6 +116,20 @@ def shell(command: str, words: str = "") -> Step:
 
 def plan(items: Iterable[tuple[str, str]], words: str = "") -> Step:
     return Step(text=words, calls=(PlanCall(tuple(tuple(i) for i in items)),))  # type: ignore[misc]
+
+
+def aidp_tool(tool: str, arguments: dict, words: str = "") -> Step:
+    """A call of aidp's MCP tool `tool` (`todo_write`, `tasks_file`, …)."""
+    return Step(text=words, calls=(McpCall(tool, arguments),))
+
+
+def todo_write(items: Iterable[tuple[str, str]], words: str = "") -> Step:
+    """The plan kept with aidp's `todo_write`, even where the CLI has a plan tool."""
+    return aidp_tool("todo_write", _todo_write_args(items), words)
+
+
+def _todo_write_args(items: Iterable[tuple[str, str]]) -> dict:
+    return {"items": [{"content": c, "status": s} for c, s in items]}
 
 
 def raw(name: str, arguments: dict, words: str = "") -> Step:
@@ -139,6 +172,7 @@ class Response:
     text: str = ""
     calls: list[tuple[str, dict]] = field(default_factory=list)
     error: int | None = None
+    missing: str | None = None  # the step needed a tool the CLI did not offer
 
 
 def _shell_args(name: str, command: str) -> dict:
@@ -150,6 +184,17 @@ def _shell_args(name: str, command: str) -> dict:
 
 
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "run_shell_command", "bash")
+# How each CLI names an MCP server's tool for the model (server `aidp`, tool T):
+# Claude Code `mcp__aidp__T`; Codex a Responses namespace `mcp__aidp` holding `T`
+# (written here `mcp__aidp.T`); Gemini CLI `mcp_aidp_T`; opencode `aidp_T`; Copilot
+# CLI `aidp-T`.
+MCP_NAMES = ("mcp__aidp__{}", "mcp__aidp.{}", "mcp_aidp_{}", "aidp_{}", "aidp-{}")
+
+
+def mcp_name(tool: str, names: set[str]) -> str | None:
+    """The name under which the CLI offers aidp's MCP tool `tool`, if it does."""
+    return next((n for n in (f.format(tool) for f in MCP_NAMES) if n in names), None)
+
 # Copilot CLI has no plan tool: its plan is rows of a `todos` table written with `sql`.
 PLAN_TOOLS = ("TodoWrite", "update_plan", "write_todos", "todowrite", "TaskCreate", "sql")
 _SQL_STATUS = {"completed": "done", "in_progress": "in_progress", "pending": "pending"}
@@ -170,16 +215,32 @@ def _plan_args(name: str, items: tuple[tuple[str, str], ...]) -> dict:
     return {"todos": [{"content": c, "status": s, "activeForm": c} for c, s in items]}
 
 
-def render(steps: Iterable[Step], tools: set[str]) -> list[Response]:
-    """The concrete responses a conversation's steps make for a CLI offering `tools`.
+def render(steps: Iterable[Step], tools: set[str],
+           deferred: frozenset[str] = frozenset()) -> list[Response]:
+    """The concrete responses a conversation's steps make for a CLI offering `tools`
+    (and `deferred`: tools it names but whose schema the model must load first).
 
     Claude Code's Tasks API needs two responses for one plan: the TaskCreate calls,
     then TaskUpdate for the statuses that are not `pending` (ids are numbered from 1
     in creation order, as Claude Code numbers them); later plans update by id.
+    A deferred tool is loaded with a ToolSearch response before its first call.
     """
     out: list[Response] = []
     task_ids: dict[str, str] = {}
     task_status: dict[str, str] = {}
+    names = set(tools) | set(deferred)
+    loaded: set[str] = set()
+
+    def load(name: str) -> None:
+        if name in deferred and name not in loaded and "ToolSearch" in tools:
+            loaded.add(name)
+            out.append(Response(calls=[("ToolSearch", {"query": f"select:{name}"})]))
+
+    def missing(what: str) -> Response:
+        offered = ", ".join(sorted(names)) or "no tools"
+        why = f"the CLI offered no {what} (offered: {offered})"
+        return Response(text=f"[fake model] {why}", missing=why)
+
     for step in steps:
         if step.error is not None:
             out.append(Response(error=step.error))
@@ -190,10 +251,24 @@ def render(steps: Iterable[Step], tools: set[str]) -> list[Response]:
             if isinstance(call, Raw):
                 response.calls.append((call.name, call.arguments))
             elif isinstance(call, Shell):
-                name = next((t for t in SHELL_TOOLS if t in tools), "Bash")
+                name = next((t for t in SHELL_TOOLS if t in tools), None)
+                if name is None:
+                    response = missing("shell tool")
+                    break
                 response.calls.append((name, _shell_args(name, call.command)))
+            elif isinstance(call, McpCall) or not any(t in tools for t in PLAN_TOOLS):
+                # aidp's own tool: asked for, or the plan tool of a CLI that has none.
+                tool, arguments = ((call.tool, call.arguments) if isinstance(call, McpCall)
+                                   else ("todo_write", _todo_write_args(call.items)))
+                name = mcp_name(tool, names)
+                if name is None:
+                    what = "plan tool" if isinstance(call, PlanCall) else "MCP tool"
+                    response = missing(f"{what} (nor aidp's {tool})")
+                    break
+                load(name)
+                response.calls.append((name, arguments))
             else:
-                name = next((t for t in PLAN_TOOLS if t in tools), "TodoWrite")
+                name = next(t for t in PLAN_TOOLS if t in tools)
                 if name == "sql":  # one INSERT for new rows, one UPDATE per changed status
                     new = [(c, s) for c, s in call.items if c not in task_ids]
                     for content, status in new:
@@ -229,7 +304,9 @@ def render(steps: Iterable[Step], tools: set[str]) -> list[Response]:
                         task_status[content] = status
                         follow_up.append(("TaskUpdate", {"taskId": task_ids[content],
                                                          "status": status}))
-        if response.calls and follow_up:
+        if response.missing is not None:
+            out.append(response)
+        elif response.calls and follow_up:
             out.append(response)
             out.append(Response(calls=follow_up))
         else:
@@ -266,6 +343,28 @@ class Parsed:
     turns: int
     stream: bool
     model: str
+    deferred: frozenset[str] = frozenset()  # named, schema not loaded (Claude's ToolSearch)
+
+
+# Claude Code lists its deferred tools, one name per line, after this sentence in a
+# system message; a loaded one is in `tools` with `defer_loading: true`.
+_DEFERRED_INTRO = "deferred tools are now available via ToolSearch"
+
+
+def _deferred(body: dict) -> frozenset[str]:
+    names = {t["name"] for t in body.get("tools") or []
+             if isinstance(t, dict) and t.get("defer_loading") and isinstance(t.get("name"), str)}
+    texts = [_texts(body.get("system"))]
+    texts += [_texts(m.get("content")) for m in body.get("messages") or [] if isinstance(m, dict)]
+    for blob in texts:
+        at = blob.find(_DEFERRED_INTRO)
+        if at < 0:
+            continue
+        lines = blob[at:].split("\n")[1:]
+        for line in itertools.takewhile(lambda line: line.strip() != "", lines):
+            if line.strip() and " " not in line.strip():
+                names.add(line.strip())
+    return frozenset(names)
 
 
 def parse_request(dialect: str, body: dict, *, stream: bool) -> Parsed:
@@ -274,11 +373,16 @@ def parse_request(dialect: str, body: dict, *, stream: bool) -> Parsed:
         messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         user = "\n".join(_texts(m.get("content")) for m in messages if m.get("role") == "user")
         turns = _turns("a" if m.get("role") == "assistant" else "u" for m in messages)
-        return Parsed(dialect, tools, user, turns, bool(body.get("stream")), body.get("model", ""))
+        return Parsed(dialect, tools, user, turns, bool(body.get("stream")), body.get("model", ""),
+                      _deferred(body))
     if dialect == "responses":
         tools = set()
         for tool in body.get("tools") or []:
-            if isinstance(tool, dict):
+            if isinstance(tool, dict) and tool.get("type") == "namespace":
+                # Codex's MCP servers: `mcp__aidp` holding `todo_write` → `mcp__aidp.todo_write`
+                tools.update(f"{tool.get('name')}.{inner.get('name')}"
+                             for inner in tool.get("tools") or [] if isinstance(inner, dict))
+            elif isinstance(tool, dict):
                 tools.add(tool.get("name") or tool.get("type", ""))
         items = body.get("input") or []
         if isinstance(items, str):
@@ -440,6 +544,8 @@ def responses_events(resp: Response, model: str, new_id: Ids) -> list[tuple[str,
         arguments = json.dumps(args)
         item = {"type": "function_call", "id": new_id("fc"), "call_id": new_id("call"),
                 "name": name, "arguments": "", "status": "in_progress"}
+        if "." in name:  # a tool in a namespace (an MCP server's, in Codex)
+            item["namespace"], item["name"] = name.split(".", 1)
         done_item = {**item, "arguments": arguments, "status": "completed"}
         out += [
             ("response.output_item.added", {"type": "response.output_item.added",
@@ -589,6 +695,12 @@ class FakeModelServer:
         with self._lock:
             return [r for r in self.requests if r.kind == "main"]
 
+    def unrendered(self) -> list[str]:
+        """Why a scripted step could not be sent: a tool the CLI did not offer."""
+        with self._lock:
+            return [r.answer.missing for r in self.requests
+                    if r.answer is not None and r.answer.missing is not None]
+
     def outside(self) -> list[Request]:
         """Attempts to reach a host other than this server (through the proxy)."""
         with self._lock:
@@ -617,7 +729,7 @@ class FakeModelServer:
         conversation = self.scenario.conversation(parsed.user_text)
         if conversation is None:
             return "main", None, Response(text=END_TEXT)
-        responses = render(conversation.steps, parsed.tools)
+        responses = render(conversation.steps, parsed.tools, parsed.deferred)
         # A tool-less CLI makes one request per invocation, and its history holds
         # example and repo-map turns of its own: it is always at the first step.
         step = 0 if self.tool_less else parsed.turns

@@ -16,11 +16,13 @@ from fakemodel import (
     Conversation,
     FakeModelServer,
     Scenario,
+    aidp_tool,
     error,
     plan,
     render,
     shell,
     text,
+    todo_write,
 )
 from harness import AgentWorld
 
@@ -154,6 +156,77 @@ def test_claude_tasks_plan_takes_two_responses() -> None:
     assert [[name for name, _ in r.calls] for r in responses] == [
         ["TaskCreate", "TaskCreate"], ["TaskUpdate"], ["TaskUpdate", "TaskUpdate"]]
     assert responses[1].calls[0][1] == {"taskId": "1", "status": "in_progress"}
+
+
+PLAN = [("A", "in_progress"), ("B", "pending")]
+TODO_WRITE_ARGS = {"items": [{"content": "A", "status": "in_progress"},
+                             {"content": "B", "status": "pending"}]}
+
+
+@pytest.mark.parametrize("name", ["mcp__aidp__todo_write", "mcp__aidp.todo_write",
+                                  "mcp_aidp_todo_write", "aidp_todo_write", "aidp-todo_write"])
+def test_a_cli_without_a_plan_tool_plans_with_aidps_todo_write(name: str) -> None:
+    responses = render([plan(PLAN)], {"Bash", name})
+    assert [r.calls for r in responses] == [[(name, TODO_WRITE_ARGS)]]
+    # A CLI with its own plan tool keeps it, unless aidp's tool is asked for by name.
+    assert render([plan(PLAN)], {"TodoWrite", name})[0].calls[0][0] == "TodoWrite"
+    assert render([todo_write(PLAN)], {"TodoWrite", name})[0].calls == [(name, TODO_WRITE_ARGS)]
+
+
+def test_a_deferred_tool_is_loaded_with_toolsearch_first() -> None:
+    steps = [plan(PLAN), plan([("A", "completed")]), text("Done.")]
+    before = render(steps, {"Bash", "ToolSearch"}, frozenset({"mcp__aidp__todo_write"}))
+    assert [[n for n, _ in r.calls] for r in before] == [
+        ["ToolSearch"], ["mcp__aidp__todo_write"], ["mcp__aidp__todo_write"], []]
+    assert before[0].calls[0][1] == {"query": "select:mcp__aidp__todo_write"}
+    # Once loaded, the tool is offered (still marked deferred): the same responses, so
+    # the step a request gets does not change.
+    after = render(steps, {"Bash", "ToolSearch", "mcp__aidp__todo_write"},
+                   frozenset({"mcp__aidp__todo_write"}))
+    assert after == before
+
+
+def test_claudes_deferred_tools_are_read_from_the_request() -> None:
+    scenario = Scenario.of(plan(PLAN))
+    listing = ("The following deferred tools are now available via ToolSearch. Their schemas "
+               "are NOT loaded.\nWebFetch\nmcp__aidp__todo_write\n\nAvailable agent types")
+    body = {"stream": False, "tools": [BASH, {"name": "ToolSearch"}], "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "system", "content": [{"type": "text", "text": listing}]}]}
+    with FakeModelServer(scenario) as server:
+        status, raw = post(f"{server.url}/v1/messages", body)
+        assert status == 200
+        assert json.loads(raw)["content"][0]["input"] == {"query": "select:mcp__aidp__todo_write"}
+        assert server.main_requests()[0].parsed.deferred == {"WebFetch", "mcp__aidp__todo_write"}
+
+
+def test_codex_mcp_tools_come_in_a_namespace_and_are_called_in_it() -> None:
+    tools = [{"type": "function", "name": "exec_command"},
+             {"type": "namespace", "name": "mcp__aidp", "tools": [
+                 {"type": "function", "name": "todo_write"},
+                 {"type": "function", "name": "tasks_file"}]}]
+    scenario = Scenario.of(plan(PLAN), aidp_tool("tasks_file", {"description": "X"}))
+    with FakeModelServer(scenario) as server:
+        body = {"stream": True, "tools": tools, "input": [
+            {"type": "message", "role": "user", "content": "go"}]}
+        status, raw = post(f"{server.url}/v1/responses", body)
+        done = [e for e in sse_data(raw) if e["type"] == "response.output_item.done"]
+        assert (done[0]["item"]["namespace"], done[0]["item"]["name"]) == ("mcp__aidp", "todo_write")
+        assert json.loads(done[0]["item"]["arguments"]) == TODO_WRITE_ARGS
+
+
+def test_a_step_without_its_tool_is_never_sent_and_is_reported() -> None:
+    scenario = Scenario.of(plan(PLAN))
+    with FakeModelServer(scenario) as server:
+        body = {"stream": False, "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}
+        status, raw = post(f"{server.url}/v1/messages", body)
+        answer = json.loads(raw)["content"]
+        assert [part["type"] for part in answer] == ["text"]  # no call to a missing tool
+        assert server.unrendered() == [
+            "the CLI offered no plan tool (nor aidp's todo_write) (offered: Bash)"]
+        server.requests.clear()  # this test's missing tool was on purpose
+    responses = render([shell("ls")], {"TodoWrite"})
+    assert responses[0].calls == [] and responses[0].missing is not None
 
 
 def test_pins_are_rewritten_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
