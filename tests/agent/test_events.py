@@ -273,6 +273,26 @@ def test_claude_task_whose_creation_failed_leaves_the_plan() -> None:
     assert plans[-1] == [{"content": "Keep", "status": "pending"}]
 
 
+def test_claude_todowrite_counts_once_its_result_came_without_an_error() -> None:
+    """Claude Code 2.1.332 offers no TodoWrite headless: a model calling it all the same
+    gets "No such tool available", and no plan was made."""
+    todos = {"todos": [{"content": "Write code", "status": "in_progress", "activeForm": "x"}]}
+    refused = [
+        _assistant_tool("t1", "TodoWrite", todos),
+        _tool_result("t1", "<tool_use_error>Error: No such tool available: TodoWrite."
+                     "</tool_use_error>", None, error=True),
+    ]
+    items = read_all(refused)
+    assert [i.note for i in items if isinstance(i, Tool)] == ["TodoWrite: 1 items"]
+    assert not [i for i in items if isinstance(i, Plan)]
+    taken = [_assistant_tool("t1", "TodoWrite", todos),
+             _tool_result("t1", "Todos have been modified successfully.", None)]
+    reader = OutputReader()
+    assert not [i for i in reader.feed(taken[0]) if isinstance(i, Plan)]  # not yet
+    assert [i.entries for i in reader.feed(taken[1]) if isinstance(i, Plan)] == [
+        [{"content": "Write code", "status": "in_progress"}]]
+
+
 def test_claude_api_retries_are_shown_as_they_happen() -> None:
     retry = {"type": "system", "subtype": "api_retry", "attempt": 1, "max_retries": 3,
              "retry_delay_ms": 588.3, "error_status": 500, "error": "server_error"}

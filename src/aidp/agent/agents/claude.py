@@ -7,7 +7,10 @@ Its plan: `TodoWrite` (the whole list each time), or — the default in `-p` mod
 2.1 — the Tasks API: `TaskCreate {subject}` (the id comes back in the tool result,
 `tool_use_result.task.id`) and `TaskUpdate {taskId, status, subject?}`, which carries
 no text: the reader keeps the task-id → entry map (aidp.agent.claude_tasks) and
-reports the whole plan after each change.
+reports the whole plan after each change. Headless 2.1.332 offers neither (the plan
+is then kept with aidp's `todo_write`); a model that calls `TodoWrite` all the same
+gets "No such tool available", so a TodoWrite plan counts once its result came back
+without an error.
 
 The preset allows aidp's own commands (`Bash(aidp:*)`) and nothing broader, and bounds
 Claude Code's API retries (ten by default, minutes of silence) to three; each retry
@@ -41,6 +44,7 @@ class _State:
 
     tasks: ClaudeTasks = field(default_factory=ClaudeTasks)
     creating: dict[str, str] = field(default_factory=dict)  # tool_use id → assumed id
+    writing: dict[str, list[events.Item]] = field(default_factory=dict)  # TodoWrite's plan
 
     def plan(self) -> list[events.Item]:
         # No tasks left (the only creation failed, or all were deleted) is no plan: a
@@ -141,6 +145,12 @@ def _assistant(reader: events.OutputReader, event: dict[str, Any]) -> list[event
             name, arguments = block.get("name"), block.get("input")
             if name == "TaskUpdate" and isinstance(arguments, dict):
                 items.append(_update_note(_state(reader).tasks, arguments))
+            elif name == "TodoWrite" and isinstance(block.get("id"), str):
+                # Its plan waits for its result: the tool may not exist (2.1.332).
+                called = reader.tool(name, arguments)
+                items.extend(i for i in called if not isinstance(i, events.Plan))
+                _state(reader).writing[block["id"]] = [
+                    i for i in called if isinstance(i, events.Plan)]
             else:
                 items.extend(reader.tool(name, arguments))
             if name == "TaskCreate":
@@ -166,19 +176,24 @@ def _update_note(tasks: ClaudeTasks, arguments: dict[str, Any]) -> events.Tool:
 
 
 def _tool_results(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item]:
-    """A TaskCreate's answer names the new task's id: an id assumed earlier is
-    corrected (Claude numbers tasks 1, 2, … so it rarely differs)."""
+    """A TodoWrite's plan counts once its result came without an error. A TaskCreate's
+    answer names the new task's id: an id assumed earlier is corrected (Claude numbers
+    tasks 1, 2, … so it rarely differs)."""
     state = _state(reader)
-    if not state.creating:
+    if not state.creating and not state.writing:
         return []
     message = event.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not isinstance(content, list):
         return []
     changed = False
+    written: list[events.Item] = []
     for block in content:
         if not isinstance(block, dict) or block.get("type") != "tool_result":
             continue
+        plan = state.writing.pop(str(block.get("tool_use_id")), None)
+        if plan is not None and block.get("is_error") is not True:
+            written.extend(plan)
         assumed = state.creating.pop(str(block.get("tool_use_id")), None)
         if assumed is None:
             continue
@@ -190,7 +205,7 @@ def _tool_results(reader: events.OutputReader, event: dict[str, Any]) -> list[ev
         if actual is not None and actual != assumed:
             state.tasks.created(assumed, actual)
             changed = True
-    return state.plan() if changed else []
+    return written + (state.plan() if changed else [])
 
 
 def _created_id(result: object, content: object) -> str | None:
