@@ -3,23 +3,31 @@ for the shared table)."""
 
 from __future__ import annotations
 
-from fakemodel import FakeModelServer, Scenario, error, plan, shell, text
+import json
+
+from fakemodel import FakeModelServer, Scenario, error, raw, shell, text
 from harness import AgentWorld
 
 
-def test_todowrite_is_mirrored_when_the_tasks_api_is_off(claude: AgentWorld,
-                                                         fake_model: FakeModelServer) -> None:
+def test_a_todowrite_claude_refuses_is_not_mirrored(claude: AgentWorld,
+                                                   fake_model: FakeModelServer) -> None:
+    """Claude Code 2.1.332 offers no TodoWrite headless, not even with the Tasks API
+    off: a model that calls it all the same is told "No such tool available", and the
+    TODO list stays as it was."""
     claude.env["CLAUDE_CODE_ENABLE_TASKS"] = "false"
     fake_model.scenario = Scenario.of(
-        plan([("Write the parser", "completed"), ("Test the parser", "in_progress")]),
+        raw("TodoWrite", {"todos": [{"content": "Write the parser", "status": "in_progress",
+                                     "activeForm": "Writing the parser"}]}),
         text("Planned."),
     )
     result = claude.aidp_run("Write a parser")
     assert result.exit_code == 0, str(result)
-    assert "TodoWrite" in fake_model.tools_offered(), fake_model.describe()
-    assert "🔧 TodoWrite: 2 items" in result.stdout, str(result)
-    assert [(i["content"], i["status"]) for i in claude.todo()["items"]] == [
-        ("Write the parser", "completed"), ("Test the parser", "in_progress")]
+    assert not {"TodoWrite", "TaskCreate"} & fake_model.tools_offered(), fake_model.describe()
+    refusal = json.dumps(fake_model.main_requests()[-1].body["messages"][-1])
+    assert "No such tool available: TodoWrite" in refusal, refusal
+    assert "🔧 TodoWrite: 1 items" in result.stdout, str(result)
+    assert "TODO list follows" not in result.stdout, str(result)
+    assert claude.todo()["items"] == [], str(result)
 
 
 def test_the_preset_allows_aidp_and_nothing_broader(claude: AgentWorld,

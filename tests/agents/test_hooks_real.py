@@ -82,6 +82,14 @@ def claude_user_texts(request) -> list[str]:
     return out
 
 
+# Claude Code 2.1.332 offers no plan tool headless: these wait for `aidp setup claude
+# --mcp` (issue 26), which gives it aidp's todo_write.
+NO_CLAUDE_PLAN_TOOL = pytest.mark.skip(
+    reason="Claude Code 2.1.332 offers no plan tool headless (no TodoWrite, no TaskCreate); "
+           "waits for `aidp setup claude --mcp`")
+
+
+@NO_CLAUDE_PLAN_TOOL
 @pytest.mark.parametrize("plan_tool", ["TaskCreate", "TodoWrite"])
 def test_claude_is_pushed_on_until_its_plan_is_done(claude: AgentWorld, fake_model,
                                                    plan_tool: str) -> None:
@@ -108,6 +116,7 @@ def test_claude_is_pushed_on_until_its_plan_is_done(claude: AgentWorld, fake_mod
     no_hook_records(claude)
 
 
+@NO_CLAUDE_PLAN_TOOL
 def test_claude_lazy_model_is_pushed_three_times_then_a_new_prompt_resets(
     claude: AgentWorld, fake_model
 ) -> None:
@@ -136,7 +145,7 @@ def test_claude_setup_remove_leaves_no_hooks(claude: AgentWorld, fake_model) -> 
     set_up(claude, "claude")
     assert claude.aidp("setup", "claude", "--remove").exit_code == 0
     assert not (claude.project / ".claude" / "settings.json").exists()
-    fake_model.scenario = lazy()
+    fake_model.scenario = Scenario.of(*[text(f"Stopping ({n}).") for n in range(4)])
     run_claude(claude, "Implement the feature")
     requests = main_requests(fake_model)
     assert not any(PUSH in t for t in claude_user_texts(requests[-1]))

@@ -26,6 +26,14 @@ IMPOSSIBLE: dict[tuple[str, str], str] = {
     ("aider", "tool_echo_not_filed"): _AIDER_NO_TOOLS,
 }
 
+# (cli, scenario) → why it waits for aidp's own plan tool over MCP (issue 26): the agent
+# offers no plan tool of its own at the pinned version, and `aidp run` does not yet give
+# it `aidp mcp`.
+NEEDS_MCP: dict[tuple[str, str], str] = {
+    ("claude", "plan_sync"): "Claude Code 2.1.332 offers no plan tool headless (no TodoWrite, "
+                             "no TaskCreate); its plan needs aidp's todo_write over MCP",
+}
+
 CONTINUATION = "You have an active task"
 
 
@@ -218,5 +226,8 @@ def test_scenario(cli: str, scenario: str, agent_world, fake_model: FakeModelSer
     why = IMPOSSIBLE.get((cli, scenario))
     if why is not None:
         pytest.skip(f"{cli} cannot: {why}")
+    why = NEEDS_MCP.get((cli, scenario))
+    if why is not None:
+        pytest.skip(f"waits for `aidp run` giving {cli} `aidp mcp`: {why}")
     world = agent_world(cli)
     SCENARIOS[scenario](world, fake_model)
