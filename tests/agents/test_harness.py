@@ -205,14 +205,18 @@ def test_codex_mcp_tools_come_in_a_namespace_and_are_called_in_it() -> None:
              {"type": "namespace", "name": "mcp__aidp", "tools": [
                  {"type": "function", "name": "todo_write"},
                  {"type": "function", "name": "tasks_file"}]}]
-    scenario = Scenario.of(plan(PLAN), aidp_tool("tasks_file", {"description": "X"}))
-    with FakeModelServer(scenario) as server:
+    with FakeModelServer(Scenario.of(plan(PLAN))) as server:
         body = {"stream": True, "tools": tools, "input": [
             {"type": "message", "role": "user", "content": "go"}]}
         status, raw = post(f"{server.url}/v1/responses", body)
+        assert status == 200
         done = [e for e in sse_data(raw) if e["type"] == "response.output_item.done"]
         assert (done[0]["item"]["namespace"], done[0]["item"]["name"]) == ("mcp__aidp", "todo_write")
         assert json.loads(done[0]["item"]["arguments"]) == TODO_WRITE_ARGS
+    # Any of aidp's tools, by its name in `aidp mcp`.
+    assert render([aidp_tool("tasks_file", {"description": "X"})],
+                  {"exec_command", "mcp__aidp.tasks_file"})[0].calls == [
+        ("mcp__aidp.tasks_file", {"description": "X"})]
 
 
 def test_a_step_without_its_tool_is_never_sent_and_is_reported() -> None:
@@ -220,6 +224,7 @@ def test_a_step_without_its_tool_is_never_sent_and_is_reported() -> None:
     with FakeModelServer(scenario) as server:
         body = {"stream": False, "tools": [BASH], "messages": [{"role": "user", "content": "go"}]}
         status, raw = post(f"{server.url}/v1/messages", body)
+        assert status == 200
         answer = json.loads(raw)["content"]
         assert [part["type"] for part in answer] == ["text"]  # no call to a missing tool
         assert server.unrendered() == [
