@@ -60,15 +60,16 @@ def test_a_cli_without_package_files_is_asked_briefly_but_codex_never(tmp_path: 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     marker = tmp_path / "codex-started"
+    claude_version = VERIFIED["claude"][2]
     for program, body in (
-        ("claude", "print('2.1.197 (Claude Code)')"),
+        ("claude", f"print('{claude_version} (Claude Code)')"),
         ("codex", f"open({str(marker)!r}, 'a').write('x'); print('codex-cli 0.169.0')"),
     ):
         path = bin_dir / program
         path.write_text(f"#!{sys.executable}\nimport sys\n{body}\n")
         path.chmod(0o755)
     found = by_name(inventory.survey(env={"PATH": str(bin_dir)}))
-    assert (found["claude"].version, found["claude"].version_from) == ("2.1.197", "--version")
+    assert (found["claude"].version, found["claude"].version_from) == (claude_version, "--version")
     assert found["claude"].verified is True
     assert found["codex"].path == str(bin_dir / "codex") and found["codex"].version is None
     assert not marker.exists()
