@@ -560,3 +560,12 @@ def test_python_m_covers_the_project_root_and_a_preset_covers_no_folder(project)
     write_config(project, 'agent = "claude"\n[agents.claude]\nargs = ["--x", "tools/agent.py"]\n')
     found = trust.covered(project, trust.load(project).layers[0])
     assert found.named == ["tools/agent.py"] and found.folders == {}
+
+
+def test_a_command_inside_a_shell_string_is_covered_too(project) -> None:
+    (project / "tools").mkdir()
+    (project / "tools" / "agent.py").write_text("x = 1\n", encoding="utf-8")
+    write_config(project, "agent = ['sh', '-c', 'exec python3 tools/agent.py \"$0\"', "
+                          "'{prompt}']\n")
+    found = trust.covered(project, trust.load(project).layers[0])
+    assert found.named == ["tools/agent.py"] and list(found.folders) == ["tools"]

@@ -85,8 +85,7 @@ def scope(root: Path, values: Iterable[object],
         if stats is not None:
             found.stats[name] = stats
 
-    for value in values:
-        words = list(_words(value))
+    for words in (command for value in values for command in _commands(list(_words(value)))):
         named = list(_named_files(top, words))
         for name, path in named:
             add(name, path)
@@ -134,6 +133,21 @@ def _words(value: object) -> Iterator[str]:
             yield from _words(item)
 
 
+def _commands(words: list[str], depth: int = 0) -> Iterator[list[str]]:
+    """The command line, then each command line inside one of its words (`sh -c
+    "python3 tools/agent.py"`, `bash -lc '…'`), a few levels deep."""
+    yield words
+    if depth >= 3:
+        return
+    for word in words[1:]:
+        if any(space in word for space in " \t\n"):
+            try:
+                inner = shlex.split(word)
+            except ValueError:
+                continue
+            yield from _commands(inner, depth + 1)
+
+
 def _named_files(top: str, words: list[str]) -> Iterator[tuple[str, str]]:
     """(project path, real path) of each word, or `--opt=` value, that is a file of the
     project."""
@@ -146,13 +160,20 @@ def _named_files(top: str, words: list[str]) -> Iterator[tuple[str, str]]:
                 yield os.path.relpath(path, top), path
 
 
+# Words that start the next word as the program (`exec python3 …`, `env X=1 python3 …`).
+_PREFIXES = frozenset({"env", "exec", "command", "nice", "nohup", "time", "timeout"})
+
+
 def _program(words: list[str]) -> str | None:
     """The program a command line starts (`env VAR=x python3 …` starts python3)."""
     rest = list(words)
-    while rest and os.path.basename(rest[0]) == "env":
+    while rest and os.path.basename(rest[0]) in _PREFIXES:
+        timeout = os.path.basename(rest[0]) == "timeout"
         rest = rest[1:]
         while rest and (rest[0].startswith("-") or "=" in rest[0]):
             rest = rest[1:]
+        if timeout and rest:
+            rest = rest[1:]  # its duration
     return rest[0] if rest else None
 
 
