@@ -56,8 +56,9 @@ def test_conflict_markers_from_a_real_merge_lose_nothing(repo: Path, cli) -> Non
     assert "damaged lines" in result.err and "aidp tasks repair" in result.err
     state = tasks_of(cli)
     assert set(state) == {shared, ours, theirs}
-    # main's "start" was written after feature's "done": the later change wins the fold.
-    assert state[shared]["status"] == "in_progress"
+    # main's "start" was written after feature's "done", but from a pending it had seen:
+    # a move between open states never reopens a task closed where it was not seen.
+    assert state[shared]["status"] == "done"
     # writes keep working, and repair leaves the same state without damage
     assert cli("tasks", "done", ours).code == 0
     assert cli("tasks", "repair").code == 0
@@ -73,7 +74,7 @@ def test_union_merge_has_no_conflict_and_every_clone_agrees(repo: Path, cli, tmp
     assert "<<<<<<<" not in text
     merged_here = tasks_of(cli)
     assert set(merged_here) == {shared, ours, theirs}
-    assert merged_here[shared]["status"] == "in_progress"  # main's start came last
+    assert merged_here[shared]["status"] == "done"  # main's later start had not seen it
 
     # The other direction: a clone on feature merging main agrees on every task.
     clone = tmp_path / "clone"

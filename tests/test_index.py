@@ -41,7 +41,8 @@ def assert_same(log: TaskLog) -> Fold:
     cache = log.dir / store.CACHE_DIR
     if (full.tasks and full.ends_with_newline and not cache.is_symlink()
             and (cache.is_dir() or not cache.exists())
-            and log.path.stat().st_size >= loader.MIN_BYTES):
+            and log.path.stat().st_size >= loader.MIN_BYTES
+            and not full.conflicted):  # a task two clones changed concurrently: no row
         assert isinstance(got, store.StoreFold)  # the store answered, not a fallback
     assert queue.state(got) == queue.state(full)
     assert list(got.tasks) == list(full.tasks)
@@ -118,8 +119,28 @@ def task_line(tid: str, status: str, stamp: int, extra: str, shape: str = "one")
 task_lines = st.builds(task_line, st.sampled_from(IDS), st.sampled_from([*STATUSES, "odd"]),
                        st.integers(0, 4), st.text("ab ü,", max_size=3),
                        st.sampled_from(TAG_SHAPES))
+
+
+def fielded_line(line: bytes, fields: list[str], added: list[str], removed: list[str],
+                 seen: str, n: int) -> bytes:
+    """A task line with its task_fields record before it (field-level merge): two lines."""
+    task = orjson.loads(line)
+    record = {"type": "task_fields", "id": f"task_fields:{task['id']}:{n:08x}",
+              "task": task["id"], "fields": fields, "tags_added": added,
+              "tags_removed": removed, "from": seen, "updated_at": task["updated_at"]}
+    return orjson.dumps(record) + b"\n" + line
+
+
+fielded_lines = st.builds(
+    fielded_line, task_lines,
+    st.lists(st.sampled_from(["description", "priority", "status", "tags", "odd"]),
+             max_size=3, unique=True),
+    st.lists(st.sampled_from(["a", "b", "c"]), max_size=2),
+    st.lists(st.sampled_from(["a", "b", "c"]), max_size=2),
+    st.sampled_from(["pending", "in_progress", "done"]), st.integers(0, 1 << 20))
 lines = st.one_of(
     task_lines,
+    fielded_lines,
     task_lines.map(lambda line: b"\xef\xbb\xbf" + line),  # an editor's byte order mark
     st.builds(lambda tid, n: orjson.dumps({"type": "todo_list", "id": tid, "items": [n],
                                            "updated_at": format_ts(n)}),
@@ -699,3 +720,29 @@ def test_list_json_shows_a_claim_holder_from_the_kept_queue_keys(cli, log: TaskL
         log.append([{"type": "note", "id": f"note:{waiting}:0000000{n}", "task": waiting,
                      "text": "x" * 200, "created_at": format_ts(4), "updated_at": format_ts(4)}
                     for n in range(3)])
+
+
+def test_changes_with_task_fields_keep_the_store_until_a_task_conflicts(
+        log: TaskLog) -> None:
+    """Field-level merge: aidp's own changes (each with its task_fields record) are
+    still answered from the store; a task whose merge is no single line (two clones
+    changed different fields) is folded in full, with the same answers."""
+    first = tasks.add(log, "first", tags=["a"])
+    second = tasks.add(log, "second")
+    queue.edit(log, first["id"], priority="high", add_tags=["b"])
+    tasks.set_status(log, [second["id"]], "done")
+    got = assert_same(log)
+    assert isinstance(got, store.StoreFold)  # not a full fold
+    # another clone's change of the description, made before it saw the priority
+    theirs = {**first, "description": "theirs", "updated_at": format_ts(
+        model.ts_of(first) + 5)}
+    companion = {"type": "task_fields", "id": f"task_fields:{first['id']}:0a0b0c0d",
+                 "task": first["id"], "fields": ["description"],
+                 "updated_at": theirs["updated_at"]}
+    with open(log.path, "ab") as handle:
+        handle.write(orjson.dumps(companion) + b"\n" + orjson.dumps(theirs) + b"\n")
+    got = assert_same(log)
+    assert not isinstance(got, store.StoreFold)
+    merged = got.tasks[first["id"]]
+    assert (merged["description"], merged["priority"], merged["tags"]) == (
+        "theirs", "high", ["a", "b"])

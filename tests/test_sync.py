@@ -339,3 +339,85 @@ def test_bad_input_changes_nothing(team) -> None:
     (alice / TASKLIST).unlink()
     git(alice, "checkout", "--", TASKLIST)
     assert git(alice, "rev-parse", "HEAD").stdout == head
+
+
+# --- field-level merge through real clones (issue 28) ------------------------------------
+
+
+def shared_task(team) -> str:
+    """A task both clones have, through origin."""
+    _clones, aidp = team
+    tid = ok(aidp("alice", "tasks", "add", "Auth endpoints", "-q")).strip()
+    ok(aidp("alice", "sync"))
+    ok(aidp("bob", "sync"))
+    return tid
+
+
+def test_priority_in_one_clone_and_description_in_the_other_both_survive(team) -> None:
+    _clones, aidp = team
+    tid = shared_task(team)
+    ok(aidp("alice", "tasks", "edit", tid, "-p", "high"))
+    ok(aidp("bob", "tasks", "edit", tid, "-d", "Rate limiting for auth endpoints"))
+    ok(aidp("alice", "sync"))
+    out = ok(aidp("bob", "sync"))
+    assert "replaced" not in out  # different fields: nothing was overwritten
+    ok(aidp("alice", "sync"))
+    for who in ("alice", "bob"):
+        task = json.loads(ok(aidp(who, "tasks", "show", tid, "--json")))
+        assert (task["priority"], task["description"]) == (
+            "high", "Rate limiting for auth endpoints"), who
+        history = ok(aidp(who, "tasks", "history", tid))
+        assert "high → medium" not in history
+
+
+def test_the_same_field_in_both_clones_sync_names_what_was_replaced(team) -> None:
+    _clones, aidp = team
+    tid = shared_task(team)
+    ok(aidp("bob", "tasks", "edit", tid, "-p", "high"))
+    ok(aidp("alice", "tasks", "edit", tid, "-p", "low"))  # later: it wins
+    ok(aidp("alice", "sync"))
+    out = ok(aidp("bob", "sync"))
+    # (the tests' git author name is fixed: conftest sets GIT_AUTHOR_NAME)
+    assert f"! {tid[-8:][:4]} Auth endpoints: priority high (yours) replaced by low (from " \
+        "aidp tests <alice@example.invalid>)" in out.splitlines(), out
+    task = json.loads(ok(aidp("bob", "tasks", "show", tid, "--json")))
+    assert task["priority"] == "low"
+    # and `tasks changes` over the merge names it too, with both people
+    changes = json.loads(ok(aidp("bob", "tasks", "changes", "HEAD~3..HEAD", "--json")))
+    (entry,) = changes["overwritten"]
+    assert (entry["field"], entry["lost"], entry["kept"]) == ("priority", "high", "low")
+    assert (entry["lost_by"], entry["kept_by"]) == (
+        "aidp tests <bob@example.invalid>", "aidp tests <alice@example.invalid>")
+    text = ok(aidp("bob", "tasks", "changes", "HEAD~3..HEAD"))
+    assert ("priority high (from aidp tests <bob@example.invalid>) replaced by low "
+            "(from aidp tests <alice@example.invalid>)") in text
+
+
+def test_a_claim_that_had_not_seen_the_done_is_told_and_the_task_stays_done(team) -> None:
+    _clones, aidp = team
+    tid = shared_task(team)
+    ok(aidp("alice", "tasks", "done", tid))
+    ok(aidp("alice", "sync"))
+    ok(aidp("bob", "tasks", "claim", tid, "--as", "bob"))  # later, not having pulled
+    out = ok(aidp("bob", "sync"))
+    assert "your change to in_progress did not apply: it was done (from aidp tests " \
+        "<alice@example.invalid>) before you saw it; it stays done" in out, out
+    for who in ("bob", "alice"):
+        ok(aidp(who, "sync"))
+        task = json.loads(ok(aidp(who, "tasks", "show", tid, "--json")))
+        assert task["status"] == "done", who
+
+
+def test_tags_added_in_both_clones_are_all_kept(team) -> None:
+    _clones, aidp = team
+    tid = shared_task(team)
+    ok(aidp("alice", "tasks", "edit", tid, "--add-tag", "api"))
+    ok(aidp("bob", "tasks", "edit", tid, "--add-tag", "security"))
+    ok(aidp("bob", "tasks", "note", tid, "needs a design"))
+    ok(aidp("alice", "sync"))
+    ok(aidp("bob", "sync"))
+    ok(aidp("alice", "sync"))
+    for who in ("alice", "bob"):
+        task = json.loads(ok(aidp(who, "tasks", "show", tid, "--json")))
+        assert sorted(task["tags"]) == ["api", "security"], who
+        assert [n["text"] for n in task["notes"]] == ["needs a design"]

@@ -6,6 +6,13 @@ fold into two separate namespaces, so a typed record can never show up as a task
 Both readers — the plain fold (`Fold` below) and the store (`aidp.store`: its cold
 build and its refresh) — decide through these functions (`read_line`, `key_of`,
 `beats`); tests/test_index.py holds their answers equal on random logs.
+
+Field-level merge (DESIGN §9; docs/file-format.md "Field-level merge"): per field
+group, the latest task record that set it wins (per its `task_fields` record; without
+one a record sets every group). Unless clones changed a task concurrently, that is its
+latest record: readers keep one winner per task and `settle` each later record (WINS,
+LOSES, CONFLICT); only conflicted tasks are refolded (aidp.fields.merge_task). Per task a
+store keeps the winner, `partial` (it came with a companion) and `pending` companions.
 """
 
 from __future__ import annotations
@@ -14,7 +21,14 @@ from typing import Any
 
 import orjson
 
-from aidp.model import CONTROL_RE, TASK_KEY_ORDER, Record, stamp_out_of_reach, ts_of
+from aidp.model import (
+    CONTROL_RE,
+    OPEN_STATUSES,
+    TASK_KEY_ORDER,
+    Record,
+    stamp_out_of_reach,
+    ts_of,
+)
 
 # (updated_at in µs, line number): the fold's order.
 FoldKey = tuple[int, int]
@@ -102,6 +116,12 @@ class Fold(_Plain):
         self.damaged = damaged
         self.lines = lines
         self.ends_with_newline = ends_with_newline
+        # Field-level merge bookkeeping (see the module's docstring); not compared:
+        self.fielded = False  # a task_fields record was seen: tasks go through settle
+        self.assume_partial = False  # a fold on a snapshot: winners' companions unknown
+        self.pending: dict[tuple[str, Any], Record] = {}  # companion by (task, updated_at)
+        self.partial: set[str] = set()  # tasks whose winner came with a companion
+        self.conflicted: set[str] = set()  # tasks whose merge is no single record
 
     def add_line(self, raw: bytes) -> None:
         """Fold one more line (without its newline) into the state."""
@@ -118,8 +138,17 @@ class Fold(_Plain):
 
     def _take(self, kind: str, rid: str, record: Record, line: int) -> None:
         if kind == TASK:
+            if self.fielded:
+                self._add_fielded(record, rid, line)
+                return
             records, keys = self.tasks, self.task_keys
         elif kind == TYPED:
+            if record["type"] == FIELDS:
+                self.fielded = True
+                waiting = companion_key(record)
+                if waiting is not None:
+                    self.pending[waiting] = record
+                return
             records, keys = self.typed, self.typed_keys
         else:
             if kind == DAMAGED:
@@ -129,6 +158,26 @@ class Fold(_Plain):
         if beats(key, keys.get(rid)):
             keys[rid] = key
             records[rid] = record
+
+    def _add_fielded(self, record: Record, rid: str, line: int) -> None:
+        key = key_of(record, line)
+        spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
+        previous = self.task_keys.get(rid)
+        if previous is None or rid in self.conflicted:
+            verdict = WINS if previous is None or key > previous else LOSES
+        else:
+            verdict = settle(self.tasks[rid], previous,
+                             self.assume_partial or rid in self.partial, record, key, spec)
+            if verdict == CONFLICT:
+                self.conflicted.add(rid)
+                verdict = WINS if key > previous else LOSES  # the winner's key stays exact
+        if verdict == WINS:
+            self.task_keys[rid] = key
+            self.tasks[rid] = record
+            if spec is None:
+                self.partial.discard(rid)
+            else:
+                self.partial.add(rid)
 
     def feed(self, data: bytes) -> None:
         """Fold a chunk of the file that starts at a line boundary."""
@@ -269,4 +318,97 @@ def mend_tags(record: Record) -> Record:
 def fold_bytes(data: bytes) -> Fold:
     fold = Fold()
     fold.feed(data)
+    if fold.conflicted:
+        from aidp.fields import resolve  # only for a task two clones changed concurrently
+
+        resolve(fold, data)
     return fold
+
+
+# --- field-level merge: the rule -------------------------------------------------------
+
+FIELDS = "task_fields"
+# The field groups a companion names; a group's keys always move together.
+FIELD_GROUPS = ("description", "priority", "status", "tags")
+STATUS_KEYS = ("status", "started_at", "completed_at", "abandoned_at", "abandoned_reason")
+_CLOSED = ("done", "abandoned")
+WINS, LOSES, CONFLICT = 1, 0, 2  # settle's verdicts
+
+
+def companion_key(record: Record) -> tuple[str, str] | None:
+    """(task id, updated_at) of the task record a task_fields record goes with."""
+    task, stamp = record.get("task"), record.get("updated_at")
+    if type(task) is not str or type(stamp) is not str:
+        return None
+    return task, stamp
+
+
+def groups_of(spec: Record | None) -> tuple[str, ...]:
+    """The groups a record sets: all without a companion; else the known ones it names."""
+    if spec is None:
+        return FIELD_GROUPS
+    named = spec.get("fields")
+    if type(named) is not list:
+        return ()
+    return tuple(g for g in FIELD_GROUPS if g in named)
+
+
+def texts(spec: Record, key: str) -> list[str]:
+    found = spec.get(key)
+    return [t for t in found if type(t) is str] if type(found) is list else []
+
+
+def field_value(record: Record, group: str) -> object:
+    if group == "tags":
+        return frozenset(task_tags(record))
+    if group == "status":
+        return tuple(record.get(k) for k in STATUS_KEYS)
+    return record.get(group)
+
+
+def _with_ops(tags: list[str], spec: Record) -> frozenset[str]:
+    removed = set(texts(spec, "tags_removed"))
+    return frozenset([t for t in tags if t not in removed] + texts(spec, "tags_added"))
+
+
+def status_class(record: Record, spec: Record | None) -> str:
+    """C: closes the task; B: moves it between open states as seen from an open state
+    (a claim, a start, a release), which never wins over a close it did not see; O: any
+    other status set (a reopen, a record without a companion)."""
+    status = record.get("status")
+    if status in _CLOSED:
+        return "C"
+    if spec is not None and spec.get("from") in OPEN_STATUSES and status in OPEN_STATUSES:
+        return "B"
+    return "O"
+
+
+def settle(current: Record, current_key: FoldKey, current_partial: bool,
+           record: Record, key: FoldKey, spec: Record | None) -> int:
+    """What `record` (fold key `key`, companion `spec` or None) does to a task whose
+    merged state is its winning record `current` (`current_partial`: that winner came
+    with a companion): WINS (the merge is `record`), LOSES (it stays `current`), or
+    CONFLICT (the merge is neither: fold the task with aidp.fields.merge_task)."""
+    groups = groups_of(spec)
+    if key > current_key:
+        if spec is not None:
+            for group in FIELD_GROUPS:
+                if group not in groups and (field_value(record, group)
+                                            != field_value(current, group)):
+                    return CONFLICT  # its writer had not seen a change it did not make
+            if ("status" in groups and status_class(record, spec) == "B"
+                    and current.get("status") in _CLOSED):
+                return CONFLICT  # a claim that had not seen the task closed
+            if "tags" in groups and (_with_ops(task_tags(current), spec)
+                                     != frozenset(task_tags(record))):
+                return CONFLICT
+        return WINS
+    if not current_partial:
+        return LOSES  # the winner set every group, later
+    for group in groups:
+        if group == "tags" and spec is not None:
+            if _with_ops(task_tags(current), spec) != frozenset(task_tags(current)):
+                return CONFLICT
+        elif field_value(record, group) != field_value(current, group):
+            return CONFLICT
+    return LOSES

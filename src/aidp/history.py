@@ -16,6 +16,9 @@ class HistoryEntry:
     record: Record
     line: int
     changes: dict[str, tuple[object, object]]  # key -> (before, after); all keys for the first
+    # The task as folded after this record (field-level merge: a record with a
+    # task_fields record changes only the fields that names); None: the record itself.
+    state: Record | None = None
 
 
 class NothingToUndo(AidpError):
@@ -29,22 +32,32 @@ def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
 
 
 def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
-    states: list[tuple[tuple[int, int], Record]] = []
+    from aidp.fields import merge_task
+    from aidp.fold import FIELDS
+
+    states: list[tuple[tuple[int, int], Record, Record | None]] = []
     seen: set[bytes] = set()
+    waiting: dict[object, Record] = {}  # the task's task_fields records by updated_at
     for number, _raw, record in log.scan():
-        if record is None or "type" in record or record.get("id") != tid:
+        if record is None:
             continue
+        if record.get("type") == FIELDS and record.get("task") == tid:
+            waiting[record.get("updated_at")] = record
+        if "type" in record or record.get("id") != tid:
+            continue
+        spec = waiting.pop(record.get("updated_at"), None)
         fingerprint = dumps(dict(sorted(record.items())))
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
-        states.append(((ts_of(record), number), record))
-    states.sort(key=lambda pair: pair[0])
+        states.append(((ts_of(record), number), record, spec))
+    states.sort(key=lambda entry: entry[0])
     entries: list[HistoryEntry] = []
     previous: Record = {}
-    for (_ts, line), record in states:
-        entries.append(HistoryEntry(record, line, _changes(previous, record)))
-        previous = record
+    for at, (key, record, _spec) in enumerate(states):
+        now = merge_task([(r, k, c) for k, r, c in states[: at + 1]])
+        entries.append(HistoryEntry(record, key[1], _changes(previous, now), now))
+        previous = now
     return entries
 
 
@@ -71,7 +84,8 @@ def undo(log: TaskLog, ref: str) -> Undone:
         current = fold.tasks[tid]
         # The current state is the last of them (the fold's winner); undo skips the
         # ones that differ from it only in time.
-        earlier = [e.record for e in _states(log, tid) if _changes(e.record, current)]
+        earlier = [e.state or e.record for e in _states(log, tid)
+                   if _changes(e.state or e.record, current)]
         if not earlier:
             raise NothingToUndo(f"Nothing to undo: task {tid} has no earlier state "
                                 "(see 'aidp tasks history')")

@@ -22,6 +22,7 @@ import orjson
 
 from aidp import lock
 from aidp.errors import StorageError
+from aidp.fields import with_companions
 from aidp.files import LINK_ERRNOS, NOFOLLOW, link_error, storage_error
 from aidp.fold import Fold, FoldKey, _Plain, fold_bytes, parse_line, well_typed_task
 from aidp.lock import (
@@ -318,7 +319,8 @@ class TaskLog:
 
     def update(self, change: Callable[[Fold], list[Record]]) -> list[Record]:
         """Read-modify-append under the lock: `change` sees the current state and returns
-        the records to append; concurrent processes lose no update.
+        the records to append; concurrent processes lose no update. A task record that
+        changes a task gets its task_fields record (aidp.fields) in the same write.
 
         `change` may run twice: on a project without .aidp/ it is first tried on the
         empty state, so a change that writes nothing (or fails) creates nothing. Its
@@ -335,6 +337,8 @@ class TaskLog:
         with self.locked():
             fold = self._fold_current()
             records = change(fold)
+            if records:  # each changed task's task_fields record, in the same write
+                records = with_companions(fold.tasks, records)
             self._append_locked(records)
             return records
 

@@ -12,7 +12,19 @@ from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
 from aidp.files import refuse_link, storage_error
-from aidp.fold import _BOM, DAMAGED, IGNORED, FoldKey, _Plain, beats, key_of, parse_line, place
+from aidp.fold import (
+    _BOM,
+    DAMAGED,
+    FIELDS,
+    IGNORED,
+    FoldKey,
+    _Plain,
+    beats,
+    companion_key,
+    key_of,
+    parse_line,
+    place,
+)
 from aidp.log import LOG_NAME, TaskLog
 
 if TYPE_CHECKING:
@@ -111,6 +123,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
         refuse_link(log.path)
         report = MaintenanceReport()
         winners: dict[tuple[str, str], FoldKey] = {}
+        companions: dict[tuple[str, str], int] = {}  # task_fields line by (task, updated_at)
         unknown: list[int] = []
         changed = False  # blank, damaged or superseded lines, or a line to clean up
         for number, raw in enumerate(_stream(log), start=1):
@@ -123,6 +136,10 @@ def compact(log: TaskLog) -> MaintenanceReport:
             kind, rid = place(record)
             if kind == IGNORED:
                 unknown.append(number)
+            elif record.get("type") == FIELDS:
+                found = companion_key(record)
+                if found is not None:
+                    companions[found] = number
             elif kind == DAMAGED:
                 report.damaged += 1
                 changed = True
@@ -137,6 +154,8 @@ def compact(log: TaskLog) -> MaintenanceReport:
         keep = {key[1] for key in winners.values()}
         keep.update(unknown)
         del winners
+        replace = _merged_fields(log, keep, companions) if companions else {}
+        changed = changed or bool(replace) or any(n not in keep for n in companions.values())
         report.lines_after = len(keep)
         report.unknown = len(unknown)
         if not changed:
@@ -145,12 +164,35 @@ def compact(log: TaskLog) -> MaintenanceReport:
 
         def write(handle: Any) -> None:
             for number, raw in enumerate(_stream(log), start=1):
-                if number in keep:
+                if number in replace:
+                    handle.write(replace[number])
+                elif number in keep:
                     handle.write(raw.removeprefix(_BOM).strip() + b"\n")
 
         _replace_locked(log, write)
         report.rewritten = True
         return report
+
+
+def _merged_fields(log: TaskLog, keep: set[int], companions: dict[tuple[str, str], int]
+                   ) -> dict[int, bytes]:
+    """Field-level merge (aidp.fold) under compaction: each kept task line keeps the
+    task_fields record that went with it (so later merges still see which fields it
+    set), and a task whose fields came from several records is written as its folded
+    state instead, at its winning line. Returns the winning lines to write instead."""
+    from aidp.log import dumps
+
+    fold = log.full_fold()
+    replace: dict[int, bytes] = {}
+    for tid, (_ts, line) in fold.task_keys.items():
+        if tid in fold.conflicted:
+            replace[line] = dumps(fold.tasks[tid]) + b"\n"
+            continue
+        stamp = fold.tasks[tid].get("updated_at")
+        found = companions.get((tid, stamp)) if type(stamp) is str else None
+        if found is not None and tid in fold.partial:
+            keep.add(found)
+    return replace
 
 
 class MaintenanceReport(_Plain):

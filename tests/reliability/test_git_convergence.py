@@ -62,12 +62,16 @@ class World:
     clones: list[Path] = field(default_factory=list)
     # id -> every (updated_at, record, op) written to it, in any clone
     writes: dict[str, list[tuple[int, dict, str]]] = field(default_factory=dict)
+    # (task id, updated_at µs) of a status change -> the status its clone saw before it
+    seen: dict[tuple[str, int], str] = field(default_factory=dict)
     merges: int = 0
 
     def aidp(self, clone: int, *args: str):
         return self.cli("--dir", str(self.clones[clone]), *args)
 
     def record(self, record: dict, op: str) -> None:
+        if record.get("type") == "task_fields":
+            return  # which fields a change set: folded into its task, not a record of its own
         rid = record["id"]
         entries = self.writes.setdefault(rid, [])
         if all(existing != record for _ts, existing, _op in entries):
@@ -122,12 +126,14 @@ def op_set(world: World, clone: int, pick: int, verb: str) -> None:
     if not tasks:
         return
     tid = tasks[pick % len(tasks)]
+    seen = world.fold(clone).tasks[tid]["status"]
     args = ["tasks", verb, "--json", tid] + (["gone stale"] if verb == "abandon" else [])
     result = world.aidp(clone, *args)
     assert result.code == 0, result
     task = orjson.loads(result.out)
     assert task["status"] == VERBS[verb]
     world.record(task, verb)
+    world.seen[(tid, ts_of(task))] = seen
 
 
 def record_appended(world: World, clone: int, before: bytes) -> None:
@@ -251,14 +257,39 @@ def converge(world: World, order: list[int]) -> None:
 # --- the checks ---------------------------------------------------------------------------
 
 
+CLOSED = ("done", "abandoned")
+
+
 def expected_state(world: World) -> tuple[dict, dict, dict]:
-    """Per id, the latest write anywhere; and the op that made it."""
+    """Per id, the latest write anywhere; and the op that made it. For a task, its
+    status (with its stamps) is the latest status write's, except that a move between
+    open states made from an open state never wins over a close it had not seen: then
+    the latest of the close and the latest informed write (an add, a reopen) wins."""
     tasks, typed, ops = {}, {}, {}
     for rid, entries in world.writes.items():
         _ts, record, op = max(entries, key=lambda entry: entry[0])
         assert sum(1 for e in entries if e[0] == _ts) == 1, "two writes at the same instant"
-        (typed if "type" in record else tasks)[rid] = record
         ops[rid] = op
+        if "type" in record:
+            typed[rid] = record
+            continue
+        slots: dict[str, tuple[int, dict]] = {}
+        for ts, written, _op in entries:
+            seen = world.seen.get((rid, ts))
+            kind = ("C" if written["status"] in CLOSED else
+                    "B" if seen is not None and seen not in CLOSED else "O")
+            if kind not in slots or ts > slots[kind][0]:
+                slots[kind] = (ts, written)
+        chosen = max(slots.values(), key=lambda slot: slot[0])
+        if chosen is slots.get("B") and "C" in slots and (
+                "O" not in slots or slots["C"][0] > slots["O"][0]):
+            chosen = max((slots[k] for k in ("C", "O") if k in slots), key=lambda s: s[0])
+        merged = dict(record)
+        for key in ("status", "started_at", "completed_at", "abandoned_at", "abandoned_reason"):
+            merged.pop(key, None)
+            if chosen[1].get(key) is not None:
+                merged[key] = chosen[1][key]
+        tasks[rid] = merged
     return tasks, typed, ops
 
 
@@ -392,7 +423,8 @@ def test_the_convergence_check_can_fail(cli, tmp_path: Path) -> None:
 def test_the_later_change_wins_whichever_side_merges(cli, tmp_path: Path, later: str,
                                                      first: str, second: str) -> None:
     """Two branches change the same task; the later change wins in every clone, whether
-    it sits on the side that merges (union puts it first) or on the merged side."""
+    it sits on the side that merges (union puts it first) or on the merged side; but a
+    start made without having seen the close never reopens the task (DESIGN §9)."""
     world = make_world(tmp_path, cli, 2)
     op_add(world, 0, "medium")
     op_merge(world, 1, 0)  # both know the task now
@@ -403,7 +435,9 @@ def test_the_later_change_wins_whichever_side_merges(cli, tmp_path: Path, later:
     op_merge(world, 1, 0)
     check_converged(world)
     (task,) = world.fold(0).tasks.values()
-    assert task["status"] == VERBS[second]
+    # ... except a start that had not seen the task closed: it never reopens it
+    stays = second == "start" and first in ("done", "abandon")
+    assert task["status"] == VERBS[first if stays else second]
 
 
 def test_an_abandoned_task_stays_abandoned_across_stale_branches(cli, tmp_path: Path) -> None:

@@ -43,6 +43,14 @@ def sync(
                      "pushed (set one with 'git push -u REMOTE BRANCH')")
     else:
         lines.append(f"{tick} Pulled {render.inert(report.upstream)}")
+        if report.overwritten:
+            from aidp import tasks
+
+            known = e.log.read().tasks
+            ids = [entry["id"] for entry in report.overwritten]
+            names = tasks.short_ids(known, [i for i in ids if i in known])
+            lines += git.overwritten_lines(report.overwritten,
+                                           lambda tid: names.get(tid, tid), yours=True)
         if report.pushed:
             lines.append(f"{tick} Pushed to {render.inert(report.upstream)}")
         else:

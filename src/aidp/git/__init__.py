@@ -18,6 +18,7 @@ from __future__ import annotations
 from aidp.git.changes import changes_between, compare, summary
 from aidp.git.diff import (
     DIFF_ATTRIBUTE,
+    overwritten_lines,
     render_changes,
     setup_diff_driver,
     textconv,
@@ -38,6 +39,7 @@ __all__ = [
     "has_commits",
     "identity",
     "ignores",
+    "overwritten_lines",
     "render_changes",
     "repo_of",
     "setup_diff_driver",

@@ -142,6 +142,99 @@ def summary(changes: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+# --- what a merge overwrote ------------------------------------------------------------
+
+_CLOSED = ("done", "abandoned")
+
+
+def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[dict[str, Any]]:
+    """Same-field conflicts of a merge: each value that one side (`ours` or `theirs`,
+    both from `base`) set and the merge (`merged`) replaced with the other side's. An
+    entry: {"id", "description", "field", "side" (whose value was lost), "lost", "kept"};
+    for tags, one entry per tag ("lost": "added"/"removed"), with "tag"; "claim_lost"
+    when a status change between open states lost to a close it had not seen."""
+    from aidp.fold import field_value, fold_bytes, task_tags
+
+    was_all, mine_all, other_all, now_all = (fold_bytes(data).tasks
+                                             for data in (base, ours, theirs, merged))
+    out: list[dict[str, Any]] = []
+    for tid, now in now_all.items():
+        mine, other = mine_all.get(tid), other_all.get(tid)
+        if mine is None or other is None:
+            continue
+        was = was_all.get(tid) or {}
+        head = {"id": tid, "description": now.get("description")}
+        for group in ("description", "priority", "status"):
+            old, a, b, kept = (field_value(r, group) for r in (was, mine, other, now))
+            if a in (b, old) or b == old or kept not in (a, b):
+                continue
+            side, lost = ("ours", a) if kept == b else ("theirs", b)
+            entry = {**head, "field": group, "side": side, "lost": lost, "kept": kept}
+            if group == "status":
+                entry["lost"], entry["kept"] = lost[0], kept[0]  # type: ignore[index]
+                entry["claim_lost"] = entry["kept"] in _CLOSED and entry["lost"] not in _CLOSED
+            out.append(entry)
+        old_tags, now_tags = set(task_tags(was)), set(task_tags(now))
+        for side, record in (("ours", mine), ("theirs", other)):
+            tags = set(task_tags(record))
+            for tag in sorted(tags ^ old_tags):
+                if (tag in tags) != (tag in now_tags):
+                    made = "added" if tag in tags else "removed"
+                    out.append({**head, "field": "tags", "side": side, "tag": tag,
+                                "lost": made, "kept": "removed" if made == "added" else "added"})
+    return out
+
+
+def _author(repo: Any, since: str, rev: str) -> str:
+    """Who made the latest tasklist commit in since..rev: `Name <email>`."""
+    from aidp.git.runner import _run
+
+    done = _run(repo.top, "log", "-1", "--format=%an <%ae>", f"{since}..{rev}", "--",
+                repo.tasklist, check=False)
+    return done.stdout.strip() if done is not None and done.returncode == 0 else ""
+
+
+def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[dict[str, Any]]:
+    """`overwritten` for a merge of commit `theirs` into commit `ours` (full hashes)
+    that gave the tasklist `merged`; each entry names who made the lost value and the
+    kept one ("lost_by", "kept_by": the side's latest tasklist commit's author)."""
+    from aidp.git.runner import _run
+
+    found = _run(repo.top, "merge-base", ours, theirs, check=False)
+    if found is None or found.returncode != 0 or not found.stdout.strip():
+        return []
+    base = found.stdout.strip()
+    if base in (ours, theirs):
+        return []  # one side has all the other's lines: nothing was concurrent
+    entries = overwritten(file_at(repo, base), file_at(repo, ours), file_at(repo, theirs),
+                          merged)
+    if entries:
+        names = {"ours": _author(repo, base, ours), "theirs": _author(repo, base, theirs)}
+        for entry in entries:
+            other = "theirs" if entry["side"] == "ours" else "ours"
+            entry["lost_by"], entry["kept_by"] = names[entry["side"]], names[other]
+    return entries
+
+
+def _range_conflicts(repo: Any, low: str, high: str) -> list[dict[str, Any]]:
+    """The same-field conflicts of the merges in low..high (the last 20 that joined
+    two changed tasklists), oldest first."""
+    from aidp.git.runner import _run
+
+    done = _run(repo.top, "rev-list", "--merges", "--parents", "-n", "20", f"{low}..{high}",
+                "--", repo.tasklist, check=False)
+    if done is None or done.returncode != 0:
+        return []
+    out: list[dict[str, Any]] = []
+    for line in reversed(done.stdout.split("\n")):
+        commits = line.split()  # the merge, then its parents
+        if len(commits) >= 3:
+            for entry in merge_conflicts(repo, commits[1], commits[2],
+                                         file_at(repo, commits[0])):
+                out.append({**entry, "merge": commits[0]})
+    return out
+
+
 def changes_between(log: TaskLog, spec: str | None) -> dict[str, Any]:
     """`tasks changes [REV[..REV]]`: REV alone is REV to the working tree; an empty side
     of `..` is HEAD; no argument is HEAD to the working tree (what is not committed)."""
@@ -163,4 +256,6 @@ def changes_between(log: TaskLog, spec: str | None) -> dict[str, Any]:
         verify_rev(repo, high)
         new = file_at(repo, high)
     result = compare(old, new)
-    return {"from": low, "to": high, **result}
+    has_base = not (low == "HEAD" and not has_commits(repo))
+    conflicts = _range_conflicts(repo, low, high or "HEAD") if has_base else []
+    return {"from": low, "to": high, **result, "overwritten": conflicts}

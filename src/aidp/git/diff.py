@@ -216,6 +216,7 @@ def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) 
                      f"({fields})")
     for gone in result["removed"]:
         lines.append(f"- removed   {inert(_short(gone['id']))}  {inert(gone['description'])}")
+    lines += overwritten_lines(result.get("overwritten", []), _short)
     for todo in result["todo"]:
         parts = [f"{todo[k]} {k}" for k in ("added", "completed", "changed", "removed")
                  if todo[k]]
@@ -225,6 +226,35 @@ def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) 
         lines.append(f"TODO {inert(todo['session'])}: {', '.join(parts) or 'state changed'} "
                      f"({state})")
     return "\n".join(lines)
+
+
+def overwritten_lines(entries: list[dict[str, Any]], short: Callable[[str], str], *,
+                      yours: bool = False) -> list[str]:
+    """One line per value a merge overwrote (git.changes.overwritten). `yours`: as
+    `sync` tells it, from the side of the person who pulled ("ours")."""
+    from aidp.render import inert
+
+    def who(entry: dict[str, Any], side: str) -> str:
+        if yours and side == "ours":
+            return "yours"
+        by = entry.get("kept_by" if side != entry["side"] else "lost_by") or ""
+        return f"from {inert(by)}" if by else f"from {side}"
+
+    out = []
+    for entry in entries:
+        task = f"{inert(short(entry['id']))} {inert(entry.get('description'))}"
+        other = "theirs" if entry["side"] == "ours" else "ours"
+        if yours and entry.get("claim_lost") and entry["side"] == "ours":
+            out.append(f"! {task}: your change to {inert(entry['lost'])} did not apply: it "
+                       f"was {inert(entry['kept'])} ({who(entry, other)}) before you saw it; "
+                       f"it stays {inert(entry['kept'])}")
+            continue
+        field = f"tag {inert(entry['tag'])}" if entry["field"] == "tags" else entry["field"]
+        mark = "!" if yours and entry["side"] == "ours" else "~"
+        out.append(f"{mark} {task}: {field} {_shown(entry['lost'], inert)} "
+                   f"({who(entry, entry['side'])}) replaced by {_shown(entry['kept'], inert)} "
+                   f"({who(entry, other)})")
+    return out
 
 
 def _shown(value: object, inert: Callable[[object], str]) -> str:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
 
     from aidp.log import TaskLog
 
-from aidp.git.changes import compare, summary
+from aidp.git.changes import compare, merge_conflicts, summary
 from aidp.git.runner import GitError, Repo, _run, file_at, has_commits, repo_of
 
 # --- sync ----------------------------------------------------------------------------------
@@ -21,6 +21,8 @@ class SyncReport:
         self.pulled = False
         self.pushed = False
         self.branch = ""
+        # Same-field conflicts the pull's merge resolved (changes.merge_conflicts)
+        self.overwritten: list[dict[str, Any]] = []
 
 
 def _refuse_unsafe(repo: Repo) -> str:
@@ -90,6 +92,7 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
         if upstream is None or upstream.returncode != 0:
             return report
         report.upstream = upstream.stdout.strip()
+        ours = _run(repo.top, "rev-parse", "HEAD", check=False)
         pulled = _run(repo.top, *_pull_args(repo, report.branch), check=False)
         if pulled is None or pulled.returncode != 0:
             lines = ((pulled.stderr or pulled.stdout) if pulled else "").strip().splitlines()
@@ -98,6 +101,10 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
             raise GitError(f"git pull stopped: {why}{kept}; see 'git status', resolve, then "
                            "run aidp sync again")
         report.pulled = True
+        theirs = _run(repo.top, "rev-parse", "@{u}", check=False)
+        if ours is not None and theirs is not None and ours.returncode == theirs.returncode == 0:
+            report.overwritten = merge_conflicts(repo, ours.stdout.strip(),
+                                                 theirs.stdout.strip(), log.read_bytes())
         if push:
             _run(repo.top, "push", "-q")
             report.pushed = True

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 1  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 2  # bump when the schema or a column's meaning changes: older files are rebuilt
+# (2: field-level merge: the partial table, meta fielded and pending)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -33,6 +34,9 @@ BUSY_SECONDS = 0.2
 # in the log. Status and priority are NULL when not a string (as the fold's readers
 # count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
 # part (short ids); `finished` is model.finished_at. Tags: task_tags, one row each.
+# `partial`: the tasks whose winning line came with a task_fields record (fill.py);
+# meta `fielded` (the log holds task_fields records) and `pending` (those still
+# waiting for their task line, JSON) are written with each fill.
 SCHEMA = """
 CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
@@ -43,6 +47,7 @@ CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(seq, tag))
   WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL);
+CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date).
 INDEXES = """

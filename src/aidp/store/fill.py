@@ -1,9 +1,14 @@
 """Lines of the log into the store's rows: the cold build and the refresh of a tail.
 
 Which record a line is and which record wins is decided by `aidp.fold` alone
-(`read_line`, `key_of`, `beats`): per id the store keeps the winning record's fold key,
-so the rule can decide again when later lines come, where its line is, and the columns
-the questions ask about. Nothing of a task is decided here.
+(`read_line`, `key_of`, `beats`, and `settle` for the field-level merge): per id the
+store keeps the winning record's fold key, so the rule can decide again when later
+lines come, where its line is, and the columns the questions ask about. Nothing of a
+task is decided here. For the field-level merge it also keeps which winners came with
+a task_fields record (table `partial`) and the task_fields records still waiting for
+their line (meta `pending`); a task whose merge is no single line (two clones changed
+it concurrently) cannot be a row: the fill stops (Unmergeable) and the plain fold
+answers.
 """
 
 from __future__ import annotations
@@ -14,7 +19,20 @@ import zlib
 from typing import Any
 
 from aidp.errors import StorageError
-from aidp.fold import DAMAGED, TASK, FoldKey, beats, key_of, read_line, task_tags
+from aidp.fold import (
+    CONFLICT,
+    DAMAGED,
+    FIELDS,
+    LOSES,
+    TASK,
+    FoldKey,
+    beats,
+    companion_key,
+    key_of,
+    read_line,
+    settle,
+    task_tags,
+)
 from aidp.model import UNKNOWN_TS, Record, finished_at, ts_of
 
 CHUNK = 1 << 20  # the log is read this much at a time
@@ -22,6 +40,10 @@ FLUSH_ROWS = 20_000  # winners held in memory before they are written
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?)"
+
+
+class Unmergeable(Exception):
+    """A task's field-level merge is no single line: the store cannot hold it as a row."""
 
 
 def changed() -> StorageError:
@@ -60,8 +82,13 @@ class Filler:
     hold nothing yet (a cold build): no row needs looking up before it is replaced."""
 
     def __init__(self, conn: sqlite3.Connection, lines: int, damaged: int, *,
-                 empty: bool) -> None:
+                 empty: bool, fielded: bool = False,
+                 pending: dict[tuple[str, str], Record] | None = None) -> None:
         self.conn = conn
+        self.fd = -1  # the log (feed)
+        self.fielded = fielded  # the log holds task_fields records
+        self.pending: dict[tuple[str, Any], Record] = dict(pending or {})
+        self.partial: dict[str, bool] = {}  # changes to the `partial` table, to write
         self.lines, self.damaged = lines, damaged
         self.empty = empty
         # id -> (winning key, seq) of every id seen in this fill (and looked up).
@@ -75,6 +102,7 @@ class Filler:
         """Fold the whole lines start:end (end is a line's end) into the tables, and
         return the crc32 of the file up to `end`, given `crc` up to `start`."""
         at = start
+        self.fd = fd
         while at < end:
             step = CHUNK
             while True:
@@ -105,13 +133,23 @@ class Filler:
                 self.flush()
 
     def _take(self, is_task: bool, rid: str, record: Record, off: int, size: int) -> None:
+        if not is_task and record["type"] == FIELDS:
+            self.fielded = True
+            waiting = companion_key(record)
+            if waiting is not None:
+                self.pending[waiting] = record
+            return
         keys = self.task_keys if is_task else self.typed_keys
         if rid in keys:
             known = keys[rid]
         else:
             known = None if self.empty else self._lookup(is_task, rid)
         key = key_of(record, self.lines)
-        if not beats(key, None if known is None else known[0]):
+        if is_task and self.fielded:
+            if not self._settled(rid, record, key, known):
+                keys[rid] = known
+                return
+        elif not beats(key, None if known is None else known[0]):
             keys[rid] = known
             return
         seq = self.lines if known is None else known[1]
@@ -120,6 +158,46 @@ class Filler:
             self.tasks[rid] = (task_row(seq, rid, key, off, size, record), task_tags(record))
         else:
             self.typed[rid] = (seq, rid, key[0], key[1], off, size)
+
+    def _settled(self, rid: str, record: Record, key: FoldKey,
+                 known: tuple[FoldKey, int] | None) -> bool:
+        """Whether `record` is the task's new winning line (fold.settle decides)."""
+        spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
+        partial = self._is_partial(rid)
+        if known is None:
+            verdict = 1
+        elif spec is None and not partial:
+            verdict = int(beats(key, known[0]))
+        else:
+            verdict = settle(self._winner(rid), known[0], partial, record, key, spec)
+        if verdict == CONFLICT:
+            raise Unmergeable(rid)
+        if verdict == LOSES:
+            return False
+        if partial != (spec is not None):
+            self.partial[rid] = spec is not None
+        return True
+
+    def _is_partial(self, rid: str) -> bool:
+        if rid in self.partial:
+            return self.partial[rid]
+        if self.empty:
+            return False
+        return self.conn.execute("SELECT 1 FROM partial WHERE id = ?", (rid,)).fetchone() \
+            is not None
+
+    def _winner(self, rid: str) -> Record:
+        """The task's winning record so far, read back from its line."""
+        if rid in self.tasks:
+            row = self.tasks[rid][0]
+            off, size = row[5], row[6]
+        else:
+            off, size = self.conn.execute("SELECT off, len FROM task WHERE id = ?",
+                                          (rid,)).fetchone()
+        _kind, _rid, record = read_line(read_span(self.fd, off, off + size))
+        if record is None:
+            raise changed()
+        return record
 
     def _lookup(self, is_task: bool, rid: str) -> tuple[FoldKey, int] | None:
         table = "task" if is_task else "typed"
@@ -145,4 +223,10 @@ class Filler:
         if self.typed:
             conn.executemany(_TYPED_SQL, sorted(self.typed.values()))
             self.typed = {}
+        if self.partial:
+            conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
+                             [(rid,) for rid, on in self.partial.items() if on])
+            conn.executemany("DELETE FROM partial WHERE id = ?",
+                             [(rid,) for rid, on in self.partial.items() if not on])
+            self.partial = {}
         self.written_before = self.lines + 1

@@ -33,11 +33,13 @@ import stat
 import time
 from typing import TYPE_CHECKING, Any, NoReturn
 
+import orjson
+
 from aidp.files import NOFOLLOW
 from aidp.fold import DAMAGED, read_line
 from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
 from aidp.store import db
-from aidp.store.fill import CHUNK, Filler, read_span
+from aidp.store.fill import CHUNK, Filler, Unmergeable, read_span
 from aidp.store.view import LogFile, StoreFold
 
 if TYPE_CHECKING:
@@ -79,6 +81,8 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
             found = _Load(log, file, st).run(whole_lines)
         except _Retry:
             continue
+        except Unmergeable:
+            break  # a task two clones changed concurrently: not a row (fill.py)
         except (sqlite3.Error, OSError, db.Unusable) as exc:
             if STRICT and not db.locked(exc):
                 raise
@@ -224,11 +228,18 @@ class _Load:
     def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
               empty: bool = False) -> bytes:
         start = meta["offset"]
-        filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty)
+        pending = meta.get("pending")
+        filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty,
+                        fielded=bool(meta.get("fielded")),
+                        pending={(t, u): r for t, u, r in orjson.loads(pending)}
+                        if pending else None)
         crc = filler.feed(self.fd, start, end, meta["crc"])
         nonce = os.urandom(8)
         db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
-                             "damaged": filler.damaged, "nonce": nonce})
+                             "damaged": filler.damaged, "nonce": nonce,
+                             "fielded": int(filler.fielded),
+                             "pending": orjson.dumps([[t, u, r] for (t, u), r
+                                                      in filler.pending.items()]).decode()})
         return nonce
 
     def _create(self, path: Path, end: int) -> NoReturn:
@@ -248,6 +259,9 @@ class _Load:
                                    end, empty=True)
                 conn.execute("COMMIT")
                 db.finish_create(conn)
+            except Unmergeable:
+                os.unlink(temp)
+                raise
             finally:
                 conn.close()
             try:
