@@ -269,11 +269,13 @@ def test_the_diff_driver_shows_task_lines(team) -> None:
     # each line: the summary, then every other field as JSON (docs/file-format.md)
     assert [line.partition("  {")[0] for line in added] == [
         f"task {tid[-8:]} [pending] (high) Readable in git #docs",
+        f"task {tid[-8:]} sets status",  # its task_fields record (field-level merge)
         f"task {tid[-8:]} [done] (high) Readable in git #docs",
         "todo main@alice@example.invalid: list active",
         "todo main@alice@example.invalid: [pending] A step",
     ]
-    fields = json.loads("{" + added[1].partition("  {")[2])
+    assert json.loads("{" + added[1].partition("  {")[2])["from"] == "pending"
+    fields = json.loads("{" + added[2].partition("  {")[2])
     assert fields["id"] == tid and {"created_at", "updated_at", "session"} <= fields.keys()
     ok(aidp("alice", "sync", "--no-push"))
     shown = git(alice, "log", "-p", "-1").stdout

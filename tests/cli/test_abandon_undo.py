@@ -85,7 +85,9 @@ def test_undo_appends_the_previous_state_again(cli, project) -> None:
     out = result.out.splitlines()
     assert out[0] == f"✓ Undone: [{short(tid)}] Ship it"
     assert "  status: done → pending" in out
-    assert len(tasklist(project).splitlines()) == lines + 1
+    # one task record, after its task_fields record (field-level merge: DESIGN §9)
+    assert len(tasklist(project).splitlines()) == lines + 2
+    assert b'"fields":["status"]' in tasklist(project).splitlines()[-2]
     restored = task(cli, tid)
     assert restored["status"] == "pending" and "completed_at" not in restored
     states = json.loads(cli("tasks", "history", tid, "--json").out)

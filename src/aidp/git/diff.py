@@ -99,6 +99,12 @@ def _summary(record: dict[str, Any], sessions: dict[str, str],
         items = record["items"] if isinstance(record.get("items"), list) else []
         return (f"todo {inert(record.get('session'))}: snapshot of {len(items)} items",
                 {"type", *_strings(record, "session")})
+    named = record.get("fields")
+    if kind == "task_fields" and isinstance(record.get("task"), str) and isinstance(
+            named, list) and all(isinstance(name, str) for name in named):
+        # which fields the task line after it set (field-level merge)
+        return (f"task {inert(_hex(record['task']))} sets {inert(', '.join(named)) or 'no field'}",
+                {"type", "task", "fields"})
     return f"{inert(kind)} {inert(record.get('id'))}", {"type", *_strings(record, "id")}
 
 
