@@ -181,8 +181,6 @@ class Filler:
     def _is_partial(self, rid: str) -> bool:
         if rid in self.partial:
             return self.partial[rid]
-        if self.empty:
-            return False
         return self.conn.execute("SELECT 1 FROM partial WHERE id = ?", (rid,)).fetchone() \
             is not None
 
