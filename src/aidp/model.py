@@ -101,8 +101,9 @@ def format_ts(micros: int) -> str:
 
 # The stamps aidp can read and write back (docs/file-format.md, "Damage"): from
 # 0001-01-01T00:00:00Z to one microsecond before 9999-12-31T23:59:59.999999Z, so the
-# stamp a write steps to (one microsecond later) is one too. A stamp outside reads as
-# unreadable (UNKNOWN_TS); a record whose `updated_at` is outside is damage (fold).
+# stamp a write steps to (one microsecond later) is one too. A record whose
+# `updated_at` is outside is damage (fold.admit); the stamps that are only read
+# (created_at, completed_at, …) are read as they are.
 MIN_TS = -62_135_596_800_000_000  # 0001-01-01T00:00:00.000000Z
 MAX_TS = 253_402_300_799_999_998  # 9999-12-31T23:59:59.999998Z
 # Only a stamp of year 0001 or 9999 can lie outside: an offset moves it by under a day.
@@ -131,8 +132,6 @@ def parse_ts(value: str) -> int | None:
         if parsed.tzinfo is None:
             parsed = parsed.replace(tzinfo=UTC)
         result = (parsed - _EPOCH) // _ONE_MICRO
-        if not MIN_TS <= result <= MAX_TS:
-            result = None
     if len(_TS_CACHE) >= _TS_CACHE_SIZE:
         _TS_CACHE.clear()
     _TS_CACHE[value] = result
@@ -150,8 +149,7 @@ def parse_ts_once(value: object) -> int:
         return UNKNOWN_TS
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    micros = (parsed - _EPOCH) // _ONE_MICRO
-    return micros if MIN_TS <= micros <= MAX_TS else UNKNOWN_TS
+    return (parsed - _EPOCH) // _ONE_MICRO
 
 
 def stamp_out_of_reach(value: object) -> bool:

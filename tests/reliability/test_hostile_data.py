@@ -386,3 +386,17 @@ def test_a_deeply_nested_hook_state_starts_afresh(hostile) -> None:
     stop = hostile.aidp("hook", "claude", "Stop", stdin=STOP)  # counts a reminder: saves
     assert stop.code == 0 and "Traceback" not in stop.err, stop
     assert "my own step" in stop.out and "reminder 1 of" in stop.out, stop
+
+
+def test_an_import_refuses_a_stamp_out_of_reach(hostile) -> None:
+    hostile.write("far.csv", "title,created_at\nfrozen,9999-12-31T23:59:59.999999Z\n")
+    hostile.write("far.jsonl", line({**HONEST, "id": OTHER,
+                                     "updated_at": "9999-12-31T12:00:00-13:00"}))
+    hostile.write(".aidp/tasklist.jsonl", line(HONEST))
+    hostile.clone()
+    before = (hostile.victim / ".aidp/tasklist.jsonl").read_bytes()
+    for name, fmt in (("far.csv", "csv"), ("far.jsonl", "jsonl")):
+        ran = hostile.aidp("tasks", "import", name, "--from", fmt)
+        assert ran.code == 2 and "years 1 to 9999" in ran.err, ran
+        assert len(ran.err.strip().splitlines()) == 1 and "nothing was imported" in ran.err
+    assert (hostile.victim / ".aidp/tasklist.jsonl").read_bytes() == before

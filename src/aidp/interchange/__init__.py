@@ -156,8 +156,8 @@ def timestamp(value: object, where: str, field: str) -> str | None:
     if compact:
         text = "{}-{}-{}T{}:{}:{}Z".format(*compact.groups())
     micros = parse_ts(text)
-    if micros is None:
-        years = f" {OF_YEARS}" if stamp_out_of_reach(text) else ""
+    if micros is None or stamp_out_of_reach(text):
+        years = f" {OF_YEARS}" if micros is not None else ""
         raise BadFile(where, f"field '{field}' is not an ISO-8601 timestamp{years}: "
                              f"{_shown(value)}")
     return format_ts(micros)

@@ -40,10 +40,11 @@ def check_native(record: Record, where: str) -> Record:
                              f"{record.get('priority')!r}; accepted: {', '.join(PRIORITIES)}")
     for key in _STAMPS:
         value = record.get(key)
-        if value is not None and (not isinstance(value, str) or parse_ts(value) is None):
-            raise BadFile(where, f"field '{key}' is not an ISO-8601 timestamp "
-                                 f"{OF_YEARS if stamp_out_of_reach(value) else ''}"
-                                 f": {value!r}".replace(" :", ":"))
+        if value is not None and (not isinstance(value, str) or parse_ts(value) is None
+                                  or stamp_out_of_reach(value)):
+            years = f" {OF_YEARS}" if stamp_out_of_reach(value) else ""
+            raise BadFile(where, f"field '{key}' is not an ISO-8601 timestamp{years}: "
+                                 f"{value!r}")
     if "created_at" not in record or "updated_at" not in record:
         raise BadFile(where, "fields 'created_at' and 'updated_at' are required")
     tags = record.get("tags", [])
