@@ -154,13 +154,18 @@ def test_opencode_gets_an_inline_config(cli, fake_cli, project: Path,
                    "env": server["environment"]}, project)
 
 
-def test_gemini_gets_a_settings_file_of_the_run(cli, fake_cli, project: Path) -> None:
+def test_gemini_uses_the_server_the_project_registered(cli, fake_cli, project: Path) -> None:
+    # Gemini CLI takes no MCP server for one run: without `setup gemini --mcp`, none,
+    # and the prompt does not mention the tools.
     seen = run(cli, "gemini", fake_cli)
-    path = Path(seen["env"]["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"])
-    assert path.parent == project / ".aidp" / "runs"  # git-ignored local state
-    config = json.loads(path.read_text())["mcpServers"]["aidp"]
-    expect_server(config, project)
-    assert config["trust"] is True
+    assert not any("mcp" in arg for arg in seen["argv"])
+    assert "todo_write" not in " ".join(seen["argv"])
+    assert cli("setup", "gemini", "--mcp").code == 0
+    seen = run(cli, "gemini", fake_cli)
+    prompt = next(a for a in seen["argv"] if a.startswith("--prompt="))
+    assert "todo_write" in prompt
+    # the server Gemini starts from the project's settings gets the run's session
+    assert seen["env"]["AIDP_SESSION"] == "mcp-run"
 
 
 @pytest.mark.parametrize("preset", ["aider", "cursor"])

@@ -23,7 +23,6 @@ The preset, checked against Gemini CLI 0.61:
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
@@ -93,33 +92,22 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
 
 def mcp(argv: list[str], server: McpServer, env: dict[str, str]
         ) -> tuple[list[str], dict[str, str]] | None:
-    """Gemini CLI reads MCP servers only from settings files, so the server goes in a
-    file of the run's own under `.aidp/runs/` (git-ignored), which Gemini reads as its
-    system defaults (GEMINI_CLI_SYSTEM_DEFAULTS_PATH): the lowest layer, whose
-    `mcpServers` the user's and the project's are merged over. `trust: true`: headless
-    Gemini runs only tools that need no confirmation. A path you set yourself wins (the
-    run then goes without the server), as does a folder aidp cannot write."""
-    import json
-    import zlib
+    """Gemini CLI (0.61) takes MCP servers only from its settings files and extensions,
+    not for one run: its system settings and defaults files (GEMINI_CLI_SYSTEM_*_PATH)
+    are skipped unless they and every folder above them are root's and writable by
+    nobody else. So the run gives no server of its own; when the project's
+    `.gemini/settings.json` registers aidp's (`aidp setup gemini --mcp`), Gemini starts
+    that one with its own environment, which holds the run's AIDP_DIR and AIDP_SESSION,
+    and the agent is told about its tools."""
     from pathlib import Path
 
-    from aidp.files import NOFOLLOW
-    from aidp.paths import DATA_DIR
+    from aidp.errors import AidpError
+    from aidp.integrate_mcp import register
 
-    if env.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or not env.get("AIDP_DIR"):
+    if not env.get("AIDP_DIR"):
         return None
-    settings = {"mcpServers": {server.name: {**server.stdio(), "trust": True}}}
-    body = json.dumps(settings, indent=2).encode() + b"\n"
-    data = Path(env["AIDP_DIR"]) / DATA_DIR
-    folder = data / "runs"
-    path = folder / f"gemini-mcp-{zlib.crc32(body):08x}.json"
     try:
-        if data.is_symlink() or folder.is_symlink():  # never through a planted link
-            return None
-        folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
-    except OSError:
+        registered = register(Path(env["AIDP_DIR"]), NAME, check=True).present
+    except AidpError:
         return None
-    return argv, {"GEMINI_CLI_SYSTEM_DEFAULTS_PATH": str(path)}
+    return (argv, {}) if registered else None
