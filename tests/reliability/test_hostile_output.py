@@ -68,8 +68,21 @@ def _planted_tasklist(hostile) -> list[str]:
     """A committed tasklist whose every text field carries the attacks; the ids."""
     lines = [_task(n, text, abandoned_reason=text, session=f"s{text}")
              for n, text in enumerate(HOSTILE.values(), start=1)]
+    # a TODO list under the session `todo show --session s1` reads, and its item
+    stamp = "2026-09-21T12:00:00.000000Z"
+    lines.append(json.dumps({"type": "todo_head", "id": "todo_head:s1@x", "session": "s1",
+                             "list": "0000000000aa", "active": True, "paused": True,
+                             "pause_reason": HOSTILE["title"], "updated_at": stamp}) + "\n")
+    lines.append(json.dumps({"type": "todo_item", "id": "todo_item:0000000000aa:1@x",
+                             "list": "0000000000aa", "item": "00000001", "rank": "1",
+                             "content": " ".join(HOSTILE.values()), "status": "pending",
+                             "priority": "medium", "updated_at": stamp}) + "\n")
     hostile.write(".aidp/tasklist.jsonl", "".join(lines))
     hostile.write(".gitattributes", ".aidp/tasklist.jsonl merge=union\n")
+    # files a user may be asked to import: rows with the attacks, a bad value quoting one
+    rows = "".join(f'"{text.replace(chr(34), chr(39))}",high\n' for text in HOSTILE.values())
+    hostile.write("planted.csv", "title,priority\n" + rows)
+    hostile.write("bad.csv", f"title,priority\nx,{HOSTILE['c1']}{HOSTILE['bidi']}\n")
     hostile.clone()
     return [f"task_1790000000_{n:08x}" for n in range(1, len(HOSTILE) + 1)]
 
@@ -110,13 +123,19 @@ def _on_a_terminal(hostile, *args: str) -> tuple[int, str]:
     ("tasks", "export", "-f", "markdown"),
     ("tasks", "history", "task_1790000000_00000002"),
     ("tasks", "show", "\x9b2J\x1bc\u202e"),  # an error quoting the user's input
+    ("--session", "s1", "todo", "show"),
+    ("todo", "list"),
+    ("tasks", "import", "planted.csv", "--from", "csv", "--dry-run"),
+    ("tasks", "import", "bad.csv", "--from", "csv"),  # an error quoting the file
 ], ids=lambda a: " ".join(a).encode("unicode_escape").decode())
 def test_stored_text_reaches_a_terminal_inert(hostile, args: tuple[str, ...]) -> None:
     _planted_tasklist(hostile)
     code, shown = _on_a_terminal(hostile, *args)
-    assert code in (0, 1), shown
+    assert code in (0, 1, 2), shown
     assert_inert(shown, " ".join(args))
     assert "Traceback" not in shown
+    if "todo" in args:
+        assert "\\x9b2J" in shown  # the planted item is shown, as text
 
 
 def test_json_on_a_terminal_is_escaped_and_still_the_same_data(hostile) -> None:
