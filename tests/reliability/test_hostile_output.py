@@ -68,9 +68,9 @@ def _planted_tasklist(hostile) -> list[str]:
     """A committed tasklist whose every text field carries the attacks; the ids."""
     lines = [_task(n, text, abandoned_reason=text, session=f"s{text}")
              for n, text in enumerate(HOSTILE.values(), start=1)]
-    # a TODO list under the session `todo show --session s1` reads, and its item
+    # a paused TODO list under the session `todo show --session s2` reads, and its item
     stamp = "2026-09-21T12:00:00.000000Z"
-    lines.append(json.dumps({"type": "todo_head", "id": "todo_head:s1@x", "session": "s1",
+    lines.append(json.dumps({"type": "todo_head", "id": "todo_head:s2@x", "session": "s2",
                              "list": "0000000000aa", "active": True, "paused": True,
                              "pause_reason": HOSTILE["title"], "updated_at": stamp}) + "\n")
     lines.append(json.dumps({"type": "todo_item", "id": "todo_item:0000000000aa:1@x",
@@ -123,7 +123,7 @@ def _on_a_terminal(hostile, *args: str) -> tuple[int, str]:
     ("tasks", "export", "-f", "markdown"),
     ("tasks", "history", "task_1790000000_00000002"),
     ("tasks", "show", "\x9b2J\x1bc\u202e"),  # an error quoting the user's input
-    ("--session", "s1", "todo", "show"),
+    ("--session", "s2", "todo", "show"),
     ("todo", "list"),
     ("tasks", "import", "planted.csv", "--from", "csv", "--dry-run"),
     ("tasks", "import", "bad.csv", "--from", "csv"),  # an error quoting the file
