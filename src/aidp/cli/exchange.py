@@ -1,0 +1,133 @@
+"""`aidp tasks export` and `aidp tasks import`: the backlog in and out of other tools'
+formats. Thin: the formats are aidp.interchange (imported when a command runs)."""
+
+from __future__ import annotations
+
+import typer
+
+from aidp import render
+from aidp import tasks as core
+from aidp.cli.common import JSON_HELP, env
+from aidp.errors import InvalidInput
+
+
+def export(
+    ctx: typer.Context,
+    fmt: str = typer.Option(
+        ..., "--format", "-f", help="markdown, csv, jsonl, taskwarrior or beads."
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", metavar="FILE", help="Write to FILE instead of stdout."
+    ),
+    raw: bool = typer.Option(
+        False, "--raw", help="csv: write cells exactly as stored; by default a cell a "
+        "spreadsheet would run as a formula (=, +, -, @) starts with '.",
+    ),
+) -> None:
+    """Every task in another tool's format (taskwarrior: `task import`; beads: issues.jsonl).
+
+    Examples:
+    $ aidp tasks export -f markdown -o TASKS.md
+    $ aidp tasks export -f taskwarrior > tasks.json
+    """
+    from aidp import interchange
+
+    fmt = interchange.check_format(fmt, interchange.EXPORT_FORMATS, "--format")
+    fold = env(ctx).read()
+    from aidp.store import select
+
+    everything = list(fold.tasks.values()) if None in _status_keys(fold) else select(
+        fold, [s for s in _status_keys(fold) if s is not None])
+    if fmt in interchange.WITH_QUEUE:  # blockers, epic, assignee, notes go along
+        from aidp import queue
+
+        qs = queue.state(fold)
+        everything = [queue.with_extras(qs, t) for t in everything]
+    data = interchange.dump(fmt, everything, raw=raw)
+    if output is None:
+        render.write_bytes(data)
+        return
+    from pathlib import Path
+
+    try:
+        Path(output).write_bytes(data)
+    except OSError as exc:
+        raise InvalidInput(f"Cannot write {output}: {exc.strerror or exc}") from None
+    from aidp.cli.common import info
+
+    noun = "task" if len(everything) == 1 else "tasks"
+    info(f"Exported {len(everything)} {noun} to {render.inert(output)} ({fmt})")
+
+
+def _status_keys(fold) -> list[str | None]:  # type: ignore[no-untyped-def]
+    from aidp.store import status_counts
+
+    return list(status_counts(fold))
+
+
+def import_(
+    ctx: typer.Context,
+    file: str = typer.Argument(..., metavar="FILE", help="The file to read; - for stdin."),
+    source: str = typer.Option(
+        ..., "--from", help="csv, jsonl, taskwarrior, beads or github (gh issue list --json)."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show what would be filed; write nothing."
+    ),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """File tasks from another tool's export; importing the same file again files nothing.
+
+    Examples:
+    $ aidp tasks import tasks.csv --from csv --dry-run
+    $ aidp tasks import .beads/issues.jsonl --from beads
+    """
+    import sys
+
+    from aidp import interchange
+
+    source = interchange.check_format(source, interchange.IMPORT_FORMATS, "--from")
+    if file == "-":
+        data, name = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else \
+            sys.stdin.read().encode(), "stdin"
+    else:
+        try:
+            with open(file, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise InvalidInput(f"Cannot read {file}: {exc.strerror or exc}") from None
+        name = file
+    items = interchange.parse(source, data, name)
+    e = env(ctx)
+    if dry_run:
+        result = interchange.plan_import(e.read(), items, source)
+    else:
+        e.read()  # the damage warning, once
+        result = interchange.import_items(e.log, items, source)
+    if as_json:
+        render.write_bytes(render.json_bytes({
+            "source": source, "dry_run": dry_run, "filed": result.filed,
+            "skipped": result.skipped,
+        }))
+        return
+    verb = "Would import" if dry_run else "Imported"
+    lines = [f"{verb} {len(result.filed)} task{'s' if len(result.filed) != 1 else ''} "
+             f"from {render.inert(source)}" + (f" ({result.skipped} already imported)"
+                                 if result.skipped else "")]
+    paint = render.Painter(render.color_enabled())
+    shown = result.filed[:20]
+    short = {} if dry_run else core.short_ids(e.log.read().tasks, [t["id"] for t in shown])
+    for task in shown:
+        marker = render.priority_marker(task.get("priority"), paint)
+        tid = short.get(task["id"]) or render.hex_part(task["id"])
+        lines.append(f"  {marker} {paint('[' + render.inert(tid) + ']', 'dim')} "
+                     f"{render.inert(task.get('description', ''))} "
+                     f"{paint('(' + render.inert(task.get('status')) + ')', 'dim')}")
+    if len(result.filed) > 20:
+        lines.append(f"  … and {len(result.filed) - 20} more")
+    render.write_text("\n".join(lines))
+
+
+def register(tasks_app: typer.Typer) -> None:
+    tasks_app.command("export")(export)
+    tasks_app.command("import")(import_)
