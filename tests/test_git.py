@@ -84,3 +84,30 @@ def test_union_merge_has_no_conflict_and_every_clone_agrees(repo: Path, cli, tmp
     git(clone, "merge", "-q", "--no-edit", "origin/main~1")  # main before the merge commit
     monkeypatch.setenv("AIDP_DIR", str(clone))
     assert tasks_of(cli) == merged_here
+
+
+def test_overwritten_names_the_same_field_changed_on_both_sides(tmp_path: Path) -> None:
+    """git.changes.overwritten, without git: the quick path (both sides appended) and
+    the full folds (one side rewrote its file) name the same replaced values."""
+    from aidp import queue
+    from aidp import tasks as backlog
+    from aidp.git.changes import overwritten
+    from aidp.log import TaskLog
+
+    logs = [TaskLog(tmp_path / name) for name in ("ours", "theirs")]
+    tid = backlog.add(logs[0], "Shared", tags=["a"])["id"]
+    other = backlog.add(logs[0], "Untouched")["id"]
+    base = logs[0].path.read_bytes()
+    logs[1].ensure_dir()
+    logs[1].path.write_bytes(base)
+    queue.edit(logs[0], tid, priority="high", add_tags=["mine"])
+    backlog.set_status(logs[1], [other], "done")
+    queue.edit(logs[1], tid, priority="low", description="Shared, renamed")  # later
+    ours, theirs = (log.path.read_bytes() for log in logs)
+    merged = ours + theirs[len(base):]
+    found = overwritten(base, ours, theirs, merged)
+    assert [(e["id"], e["field"], e["side"], e["lost"], e["kept"]) for e in found] == [
+        (tid, "priority", "ours", "high", "low")]
+    logs[0].compact()  # ours no longer starts with the base: every side folded whole
+    assert overwritten(base, logs[0].path.read_bytes(), theirs, merged) == found
+    assert overwritten(base, ours, ours, ours) == []

@@ -155,6 +155,16 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
     when a status change between open states lost to a close it had not seen."""
     from aidp.fold import field_value, fold_bytes, task_tags
 
+    if ours.startswith(base) and theirs.startswith(base) and base.endswith(b"\n"):
+        # The usual case, two sides that appended: only tasks both sides wrote can
+        # conflict, and only their lines need folding.
+        both = _touched(ours[len(base):]) & _touched(theirs[len(base):])
+        if not both:
+            return []
+        if len(both) <= 256:
+            base, ours, theirs, merged = (
+                b"\n".join(line for line in data.split(b"\n") if any(t in line for t in both))
+                + b"\n" for data in (base, ours, theirs, merged))
     was_all, mine_all, other_all, now_all = (fold_bytes(data).tasks
                                              for data in (base, ours, theirs, merged))
     out: list[dict[str, Any]] = []
@@ -183,6 +193,20 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
                     out.append({**head, "field": "tags", "side": side, "tag": tag,
                                 "lost": made, "kept": "removed" if made == "added" else "added"})
     return out
+
+
+def _touched(tail: bytes) -> set[bytes]:
+    """The ids (as JSON strings) of the tasks whose records `tail` holds."""
+    import orjson
+
+    from aidp.fold import TASK, read_line
+
+    found = set()
+    for raw in tail.split(b"\n"):
+        kind, rid, _record = read_line(raw)
+        if kind == TASK:
+            found.add(orjson.dumps(rid))
+    return found
 
 
 def _author(repo: Any, since: str, rev: str) -> str:
