@@ -5,6 +5,8 @@ sessions untouched for STATE_TTL are swept at session start."""
 from __future__ import annotations
 
 import os
+import re
+import stat
 import time
 import zlib
 from collections.abc import Callable
@@ -13,7 +15,8 @@ from typing import Any
 
 import orjson
 
-from aidp.files import NOFOLLOW
+from aidp import files
+from aidp.errors import StorageError
 from aidp.paths import DATA_DIR
 
 STATE_DIR = "hooks"
@@ -33,28 +36,28 @@ class State:
         import fcntl
 
         try:
-            folder = self.path.parent
-            # Like the read cache: never through a link a cloned repository planted.
-            if folder.is_symlink() or folder.parent.is_symlink():
-                raise OSError(0, "a symbolic link is in the way")
-            folder.mkdir(parents=True, exist_ok=True)
-            ignore = folder / ".gitignore"
-            if not os.path.lexists(ignore):
-                fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write("# aidp hook state: local to this clone\n*\n")
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT | NOFOLLOW, 0o644)
+            # Never through a link a cloned repository planted (`.aidp` or
+            # `.aidp/hooks` included), never a FIFO: aidp.files.
+            with _folder(self.path.parents[2], create=True) as folder:
+                if folder.lstat(".gitignore") is None:
+                    try:
+                        folder.write(".gitignore", b"# aidp hook state: local to this clone\n*\n",
+                                     exclusive=True)
+                    except FileExistsError:
+                        pass
+                self._fd = folder.open(self.path.name, os.O_RDWR | os.O_CREAT)
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             raw = b""
             while chunk := os.read(self._fd, 1 << 16):
                 raw += chunk
-        except OSError as exc:
+        except (OSError, StorageError) as exc:
             # Without its state a hook still answers (the count starts at 0): the prime
             # text at session start matters more than the count.
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
-            self.problem = f"aidp: hook state {self.path} unusable ({exc.strerror or exc})"
+            reason = getattr(exc, "strerror", None) or exc
+            self.problem = f"aidp: hook state {self.path} unusable ({reason})"
             return self
         try:
             loaded = orjson.loads(raw) if raw.strip() else {}
@@ -86,27 +89,41 @@ class State:
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+# What state_path names: the only files sweep() removes.
+_STATE_NAME = re.compile(r"[a-z0-9]+-[A-Za-z0-9_.-]{0,60}-[0-9a-f]{8}\.json")
+
+
 def state_path(root: Path, agent: str, session: str) -> Path:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session)[:60]
     digest = zlib.crc32(session.encode("utf-8", "surrogatepass"))
     return root / DATA_DIR / STATE_DIR / f"{agent}-{safe}-{digest:08x}.json"
 
 
+def _folder(root: Path, *, create: bool = False) -> files.Folder:
+    """`.aidp/hooks` under the project root, reached without crossing any link."""
+    return files.folder(root, f"{DATA_DIR}/{STATE_DIR}", create=create)
+
+
 def sweep(root: Path, *, now: float | None = None) -> None:
-    """Forget the state of sessions nobody touched for STATE_TTL."""
-    folder = root / DATA_DIR / STATE_DIR
+    """Forget the state of sessions nobody touched for STATE_TTL: only regular files
+    named as `state_path` names them, in a `.aidp/hooks` that is no link (nor is
+    `.aidp`): a committed `.aidp/hooks -> ~/.docker` loses nothing."""
     limit = (now if now is not None else time.time()) - STATE_TTL
     try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name.endswith(".json"):
-            try:
-                if entry.stat().st_mtime < limit:
-                    os.unlink(entry.path)
-            except OSError:
-                pass
+        folder = _folder(root)
+    except (OSError, StorageError):
+        return  # missing, or a link: nothing of ours is there
+    with folder:
+        try:
+            names = [entry.name for entry in folder.scandir()]
+        except OSError:
+            return
+        for name in names:
+            if not _STATE_NAME.fullmatch(name):
+                continue
+            info = folder.lstat(name)
+            if info is not None and stat.S_ISREG(info.st_mode) and info.st_mtime < limit:
+                folder.unlink(name)
 
 
 # --- which session an agent's hooks use (for `aidp mcp`) --------------------------------
@@ -159,20 +176,25 @@ def session_of_agent(root: Path, agent_pid: int) -> str | None:
     """The session aidp's hooks last used for the agent process `agent_pid` (the
     process that started an `aidp mcp` server): the hook state whose recorded ancestors
     include it, the most recently updated; None when no hook of that agent ran here."""
-    folder = root / DATA_DIR / STATE_DIR
     best: tuple[int, str] | None = None
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
+    try:  # never through a linked .aidp/hooks, never a FIFO or link in it (aidp.files)
+        folder = _folder(root)
+    except (OSError, StorageError):
         return None
-    for entry in entries:
-        if not entry.name.endswith(".json") or entry.is_symlink():
-            continue
+    with folder:
+        found = []
         try:
-            with open(entry.path, "rb") as handle:
-                data = orjson.loads(handle.read())
-        except (OSError, orjson.JSONDecodeError):
-            continue
+            names = [entry.name for entry in folder.scandir()]
+        except OSError:
+            return None
+        for name in names:
+            if not _STATE_NAME.fullmatch(name) or not folder.is_regular(name):
+                continue
+            try:
+                found.append(orjson.loads(folder.read(name) or b""))
+            except (OSError, StorageError, orjson.JSONDecodeError):
+                continue
+    for data in found:
         if not isinstance(data, dict) or agent_pid not in (data.get("pids") or ()):
             continue
         session, updated = data.get("session"), data.get("updated")

@@ -13,14 +13,15 @@ returns what it did.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from aidp.errors import AidpError, InvalidInput
-from aidp.files import NOFOLLOW
+from aidp import files
+from aidp.errors import AidpError, InvalidInput, StorageError
 from aidp.hooks import EVENTS, PLAN_TOOLS
 
 if TYPE_CHECKING:
@@ -149,25 +150,31 @@ class Result:
 
 
 def inside_project(root: Path, path: Path) -> None:
-    """Refuse a file that is (or whose folder is) a link leading out of the project: a
-    cloned repository may plant `.claude -> ~/.claude` or `CLAUDE.md -> ~/.bashrc`, and
-    setup must never edit the user's own files through it (aidp.integrate_mcp too)."""
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
-        raise SettingsError(f"Cannot edit {path}: it leads out of the project (to {real}) "
-                            "through a symbolic link; nothing was changed")
-
-
-def load_settings(path: Path) -> dict[str, Any]:
-    """A JSON settings file as an object ({} when missing or empty); SettingsError for
-    one aidp will not edit (not an object, too deep, malformed `hooks`)."""
+    """Refuse a file that is a link, or lies below a linked folder, anywhere under the
+    project root (aidp.files): a cloned repository may plant `.claude -> ~/.claude` or
+    `CLAUDE.md -> ~/.bashrc`, and setup must never edit anything through it; a FIFO or
+    device is refused too (aidp.integrate_mcp uses it as well). StorageError, exit 1."""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return {}
+        files.checked_path(root, path.relative_to(root))
+    except StorageError as exc:
+        if not isinstance(exc.__cause__, FileNotFoundError):
+            raise  # a missing folder on the way is made when the file is written
+
+
+def read_settings(root: Path, path: Path) -> bytes | None:
+    """The file's bytes (None when missing), never through a link or from a FIFO."""
+    try:
+        return files.read_file(root, path.relative_to(root))
     except OSError as exc:
         raise SettingsError(f"Cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def load_settings(root: Path, path: Path) -> dict[str, Any]:
+    """A JSON settings file as an object ({} when missing or empty); SettingsError for
+    one aidp will not edit (not an object, too deep, malformed `hooks`)."""
+    raw = read_settings(root, path)
+    if raw is None:
+        return {}
     if not raw.strip():
         return {}
     try:
@@ -206,25 +213,44 @@ def dump_settings(data: dict[str, Any]) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def write_settings(path: Path, body: bytes) -> None:
-    """Replace `path` with `body` atomically (a temp file opened without following
-    links, then renamed), keeping its mode; SettingsError when it cannot."""
-    target = path.resolve()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.with_name(f".{target.name}.aidp.tmp")
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o644
-    temp.unlink(missing_ok=True)  # a leftover (or planted) temp file or link
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, mode)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(body)
-        os.replace(temp, target)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise SettingsError(f"Cannot write {path}: {exc.strerror or exc}") from exc
+def write_settings(root: Path, path: Path, body: bytes) -> None:
+    """Replace `path` with `body` atomically (a temp file, then renamed, keeping its
+    mode) without following a link anywhere below the project root: aidp.files refuses
+    one with a line (exit 1); SettingsError when it cannot be written."""
+    relative = path.relative_to(root)
+    with files.folder(root, relative.parent, create=True) as folder:
+        info = _regular_or_none(folder, relative.name)
+        mode = info.st_mode & 0o7777 if info is not None else 0o644
+        temp = f".{relative.name}.aidp.tmp"
+        folder.unlink(temp)  # a leftover temp file (a link or anything else stays)
+        try:
+            fd = folder.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(body)
+            folder.replace(temp, relative.name)
+        except BaseException as exc:
+            folder.unlink(temp)
+            if isinstance(exc, OSError):
+                raise SettingsError(f"Cannot write {path}: {exc.strerror or exc}") from exc
+            raise
+
+
+def remove_settings(root: Path, path: Path) -> None:
+    """Delete the file (a link, a FIFO or a device there is refused, never removed)."""
+    relative = path.relative_to(root)
+    with files.folder(root, relative.parent) as folder:
+        _regular_or_none(folder, relative.name)  # a link or a FIFO is refused
+        folder.unlink(relative.name)
+
+
+def _regular_or_none(folder: files.Folder, name: str) -> os.stat_result | None:
+    """What `name` is (None: missing); a link, FIFO or device there is refused."""
+    info = folder.lstat(name)
+    if info is not None and stat.S_ISLNK(info.st_mode):
+        raise files.link_error(folder.path / name)
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        raise files.not_regular_error(folder.path / name)
+    return info
 
 
 # --- merging ------------------------------------------------------------------------
@@ -339,12 +365,9 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
                   ) -> tuple[Path, bool, bool]:
     """(path, changed, present afterwards)."""
     path = root / spec.instructions
-    inside_project(root, path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
+        text = (read_settings(root, path) or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise SettingsError(f"Cannot read {path}: {exc}") from exc
     parts = _split_block(text, path)
     if check:
@@ -357,9 +380,9 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
             before = before[:-1]  # the blank line setup put before the block
         rest = before + after
         if rest.strip():
-            write_settings(path, rest.encode("utf-8"))
+            write_settings(root, path, rest.encode("utf-8"))
         else:
-            path.unlink()
+            remove_settings(root, path)
         return path, True, False
     block = _block(spec)
     if parts is not None:
@@ -369,7 +392,7 @@ def _instructions(root: Path, spec: AgentSettings, *, remove: bool, check: bool
     else:
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
         new = text + sep + block
-    write_settings(path, new.encode("utf-8"))
+    write_settings(root, path, new.encode("utf-8"))
     return path, True, True
 
 
@@ -385,7 +408,7 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
     spec = agent(name)
     path = root / spec.settings
     inside_project(root, path)
-    data = load_settings(path)
+    data = load_settings(root, path)
     result = Result(agent=spec.name, path=path, changed=False, events=list(spec.matchers))
     if check:
         present = installed(data, spec, limit)
@@ -394,9 +417,9 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
         new = merged(data, spec, remove=remove, limit=limit)
         if new != data:
             if remove and not new and path.exists():
-                path.unlink()  # nothing but aidp's hooks was in it
+                remove_settings(root, path)  # nothing but aidp's hooks was in it
             else:
-                write_settings(path, dump_settings(new))
+                write_settings(root, path, dump_settings(new))
             result.changed = True
     if instructions or remove:
         where, snippet_changed, snippet_present = _instructions(root, spec, remove=remove,

@@ -27,6 +27,8 @@ from aidp.integrate import (
     dump_settings,
     inside_project,
     load_settings,
+    read_settings,
+    remove_settings,
     write_settings,
 )
 
@@ -70,8 +72,8 @@ def register(root: Path, agent: str, *, remove: bool = False,
     path = root / FILES[agent]
     inside_project(root, path)
     if path.suffix == ".toml":
-        return _toml(path, remove=remove, check=check)
-    data = load_settings(path)
+        return _toml(root, path, remove=remove, check=check)
+    data = load_settings(root, path)
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise SettingsError(f"Cannot edit {path}: its \"mcpServers\" is not an object")
@@ -89,9 +91,9 @@ def register(root: Path, agent: str, *, remove: bool = False,
         else:
             del new["mcpServers"]
         if new:
-            write_settings(path, dump_settings(new))
+            write_settings(root, path, dump_settings(new))
         else:
-            path.unlink()  # nothing but aidp's server was in it
+            remove_settings(root, path)  # nothing but aidp's server was in it
         result.changed, result.present = True, False
         return result
     _refuse_theirs(path, current)
@@ -99,17 +101,15 @@ def register(root: Path, agent: str, *, remove: bool = False,
         return result  # already there: the user's own extra keys (env, …) are kept
     new = dict(data)
     new["mcpServers"] = {**servers, NAME: entry(agent)}
-    write_settings(path, dump_settings(new))
+    write_settings(root, path, dump_settings(new))
     result.changed = result.present = True
     return result
 
 
-def _toml(path: Path, *, remove: bool, check: bool) -> Registered:
+def _toml(root: Path, path: Path, *, remove: bool, check: bool) -> Registered:
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
+        text = (read_settings(root, path) or b"").decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise SettingsError(f"Cannot read {path}: {exc}") from exc
     parsed = _parse(path, text)
     servers = parsed.get("mcp_servers", {})
@@ -138,9 +138,9 @@ def _toml(path: Path, *, remove: bool, check: bool) -> Registered:
         raise SettingsError(f"Cannot edit {path} safely (aidp's [mcp_servers.{NAME}] table "
                             "is not a plain table there); edit it by hand")
     if remove and not new_text.strip():
-        path.unlink()
+        remove_settings(root, path)
     else:
-        write_settings(path, new_text.encode("utf-8"))
+        write_settings(root, path, new_text.encode("utf-8"))
     result.changed, result.present = True, not remove
     return result
 

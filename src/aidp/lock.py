@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from aidp.errors import StorageError
-from aidp.files import LINK_ERRNOS, NOFOLLOW, link_error, storage_error
+from aidp.files import NOFOLLOW, open_file, storage_error
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -76,19 +76,11 @@ def writer_active(lock_path: Path) -> bool:
 def held(log: TaskLog) -> Iterator[None]:
     """The exclusive write lock on `log.lock_path` (its folder exists); the file holds
     the holder's pid, so a writer that times out can name who holds it."""
-    try:
-        fd = os.open(log.lock_path, os.O_RDWR | os.O_CREAT | NOFOLLOW | os.O_NONBLOCK,
-                     0o644)
+    try:  # never through a link, never a FIFO or device (aidp.files)
+        fd = open_file(log.dir, log.lock_path.name, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
-        if exc.errno in LINK_ERRNOS:
-            raise link_error(log.lock_path) from exc
         raise storage_error("lock", log.lock_path, exc) from exc
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise StorageError(
-                f"Cannot use {log.lock_path}: it is not a regular file (remove it; "
-                "aidp recreates it); the tasklist was not changed"
-            )
         take(log, fd, fcntl.LOCK_EX)
         try:
             os.ftruncate(fd, 0)

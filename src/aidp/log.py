@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from aidp import lock
+from aidp import files, lock
 from aidp.errors import StorageError
 from aidp.fields import with_companions
-from aidp.files import LINK_ERRNOS, NOFOLLOW, link_error, storage_error
+from aidp.files import storage_error
 from aidp.fold import Fold, FoldKey, _Plain, fold_bytes, parse_line, well_typed_task
 from aidp.lock import (
     DEFAULT_LOCK_TIMEOUT,
@@ -242,18 +242,15 @@ class TaskLog:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise storage_error("create", self.dir, exc) from exc
-        ignore = self.dir / ".gitignore"
-        try:  # created once, never through a link (even a dangling one)
-            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+        try:  # created once, never through a link (one planted there is left alone)
+            files.write_file(self.dir, ".gitignore", GITIGNORE.encode(), exclusive=True)
         except FileExistsError:
             return
+        except StorageError as exc:
+            if not isinstance(exc.__cause__, FileExistsError):
+                raise
         except OSError as exc:
-            raise storage_error("create", ignore, exc) from exc
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(GITIGNORE)
-        except OSError as exc:
-            raise storage_error("write", ignore, exc) from exc
+            raise storage_error("create", self.dir / ".gitignore", exc) from exc
 
     # --- writing ------------------------------------------------------------------
 
@@ -263,17 +260,12 @@ class TaskLog:
         if not records:
             return
         data = encode(records)
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | NOFOLLOW
-                         | os.O_NONBLOCK, 0o644)
+        try:  # never through a link, never into a FIFO or device (aidp.files)
+            fd = files.open_file(self.dir, LOG_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
-            if exc.errno in LINK_ERRNOS:
-                raise link_error(self.path) from exc
             raise storage_error("write", self.path, exc) from exc
         try:
             info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode):
-                raise StorageError(f"Cannot use {self.path}: it is not a regular file")
             size = info.st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn last line stays its own (damaged) line

@@ -11,6 +11,7 @@ import os
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
+from aidp import files
 from aidp.files import refuse_link, storage_error
 from aidp.fold import (
     _BOM,
@@ -37,24 +38,22 @@ _STREAM = 4 << 20  # repair, compact and backups read this much at a time
 
 
 def _backup_locked(log: TaskLog) -> Path:
+    """Copy the tasklist to .aidp/backups/ (never through a link: aidp.files)."""
     from aidp.model import format_ts, now_micros
 
-    folder = log.dir / "backups"
     stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
-    target = folder / f"{LOG_NAME}.{stamp}.bak"
-    refuse_link(folder)
-    try:
-        folder.mkdir(exist_ok=True)
-        with open(log.path, "rb") as source, open(target, "wb") as copy:
-            import shutil  # only maintenance needs it
-
-            shutil.copyfileobj(source, copy, _STREAM)
-    except OSError as exc:
+    name = f"{LOG_NAME}.{stamp}.bak"
+    target = log.dir / "backups" / name
+    with files.folder(log.dir, "backups", create=True) as backups:
+        fd = backups.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
-            target.unlink()  # a half-written backup would only mislead
-        except OSError:
-            pass
-        raise storage_error("write the backup", target, exc) from exc
+            with open(log.path, "rb") as source, os.fdopen(fd, "wb") as copy:
+                import shutil  # only maintenance needs it
+
+                shutil.copyfileobj(source, copy, _STREAM)
+        except OSError as exc:
+            backups.unlink(name)  # a half-written backup would only mislead
+            raise storage_error("write the backup", target, exc) from exc
     return target
 
 def _stream(log: TaskLog) -> Iterator[bytes]:
@@ -223,38 +222,28 @@ class MaintenanceReport(_Plain):
 def _replace_locked(log: TaskLog, write: Callable[[Any], object]) -> None:
     """Atomically replace the file with what `write(handle)` writes to a temp file
     (fsynced, then renamed over it); the caller holds the lock."""
-    try:
-        import tempfile  # only repair and compact need it: kept off start-up
-
-        fd, temp = tempfile.mkstemp(prefix=LOG_NAME + ".", suffix=".tmp", dir=log.dir)
-    except OSError as exc:
-        raise storage_error("write", log.path, exc) from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
+    with files.folder(log.dir) as folder:
+        temp = f"{LOG_NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
         try:
-            os.chmod(temp, os.stat(log.path).st_mode & 0o777)
-        except OSError:
-            pass  # no old file to copy the mode from: the default stays
-        os.replace(temp, log.path)
-        TaskLog.changes += 1
-    except BaseException as exc:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        if isinstance(exc, OSError):
+            fd = folder.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
             raise storage_error("write", log.path, exc) from exc
-        raise
-    # The new file is in place; syncing the folder makes the rename itself durable.
-    # It is the last, best-effort step: a failure here changes nothing already done.
-    try:
-        dir_fd = os.open(log.dir, os.O_RDONLY)
         try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError:
-        pass
+            with os.fdopen(fd, "wb") as handle:
+                write(handle)
+                handle.flush()
+                try:
+                    os.fchmod(handle.fileno(), os.stat(log.path).st_mode & 0o777)
+                except OSError:
+                    pass  # no old file to copy the mode from: the default stays
+                os.fsync(handle.fileno())
+            folder.replace(temp, LOG_NAME)  # a link there is replaced, never followed
+            TaskLog.changes += 1
+        except BaseException as exc:
+            folder.unlink(temp)
+            if isinstance(exc, OSError):
+                raise storage_error("write", log.path, exc) from exc
+            raise
+        # The new file is in place; syncing the folder makes the rename itself durable
+        # (best effort: a failure here changes nothing already done).
+        folder.sync()

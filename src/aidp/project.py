@@ -4,12 +4,14 @@ git settings. Returns what it did; the CLI (aidp.cli.init) says it."""
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidp import git
+from aidp import files, git
 from aidp.errors import StorageError
-from aidp.log import TaskLog
+from aidp.git.runner import tracked
+from aidp.log import LOG_NAME, TaskLog
 from aidp.trust import LOCAL_NAME as LOCAL_CONFIG
 
 ATTRIBUTE = ".aidp/tasklist.jsonl merge=union"
@@ -36,27 +38,48 @@ class GitSetup:
 def init(log: TaskLog, root: Path) -> Initialised:
     """Create .aidp/, the tasklist, .aidp/.gitignore and the union-merge and diff rules
     in .gitattributes; on a set-up clone, add what is missing. Never through a link a
-    cloned repository may have planted."""
-    log.adopt_linked_dir = True  # the user asked for it here: a linked .aidp/ is theirs
+    cloned repository may have planted (aidp.files), and what can be checked first is
+    checked before anything is made: a refusal leaves no half-made .aidp/."""
+    if log.dir.is_symlink() and tracked(root, log.dir):
+        raise StorageError(
+            f"Cannot write in {log.dir}: it is a symbolic link committed to the repository "
+            f"(to {os.path.realpath(log.dir)}), and aidp never writes through a link a "
+            "repository planted; replace it with a folder; nothing was written")
+    # The user asked for it here: a linked .aidp/ they made is theirs.
+    log.adopt_linked_dir = True
     attributes = root / ".gitattributes"
-    for path in (log.path, attributes):
-        if path.is_symlink():
-            raise StorageError(f"Cannot write {path}: it is a symbolic link; nothing was changed")
+    # Checked first: a link, FIFO or folder at either file, or an unreadable
+    # .gitattributes, is refused before .aidp/ exists.
+    existing = files.read_file(root, ".gitattributes") or b""
+    if log.dir.is_dir():
+        with files.folder(log.dir) as folder:
+            for name in (LOG_NAME, ".gitignore"):
+                info = folder.lstat(name)
+                if info is not None and stat.S_ISLNK(info.st_mode):
+                    raise files.link_error(log.dir / name)
+                if info is not None and not stat.S_ISREG(info.st_mode):
+                    raise files.not_regular_error(log.dir / name)
+    missing = _missing_rules(existing)
     with log.locked():  # creates .aidp/ and .aidp/.gitignore
         try:
-            fd = os.open(log.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            fd = files.open_file(log.dir, LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            os.close(fd)
             created = True
         except FileExistsError:
-            fd, created = None, False
+            created = False
         except OSError as exc:
             raise StorageError(f"Cannot create {log.path}: {exc.strerror}") from exc
-        if fd is not None:
-            os.close(fd)
-    _ignore_local_config(log.dir / ".gitignore")
-    added = _add_attributes(attributes)
+    _ignore_local_config(log.dir)
+    if missing:
+        prefix = b"" if not existing or existing.endswith(b"\n") else b"\n"
+        body = prefix + b"".join(f"{rule}\n".encode() for rule in missing)
+        try:
+            files.write_file(root, ".gitattributes", body, append=True)
+        except OSError as exc:
+            raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
     linked = log.dir.is_symlink()
     return Initialised(log.path.resolve() if linked else log.path, log.dir if linked else None,
-                       created, attributes, added)
+                       created, attributes, tuple(missing))
 
 
 def setup_git(log: TaskLog, root: Path) -> GitSetup:
@@ -67,41 +90,30 @@ def setup_git(log: TaskLog, root: Path) -> GitSetup:
     return GitSetup(True, driver, git.ignores(root, log.path))
 
 
-def _has_rule(lines: list[str], rule: str) -> bool:
-    """Whether a line gives the tasklist's pattern that attribute (among others, maybe)."""
-    pattern, attribute = rule.split()
-    return any(parts[:1] == [pattern] and attribute in parts[1:]
-               for parts in (line.split() for line in lines))
+def _missing_rules(existing: bytes) -> list[str]:
+    """The rules .gitattributes lacks. Read as bytes, like git does: a file in Latin-1
+    (or any encoding) is searched, never decoded."""
+    lines = [line.split() for line in existing.splitlines()]
+    missing = []
+    for rule in (ATTRIBUTE, DIFF_ATTRIBUTE):
+        pattern, attribute = rule.encode().split()
+        if not any(parts[:1] == [pattern] and attribute in parts[1:] for parts in lines):
+            missing.append(rule)
+    return missing
 
 
-def _add_attributes(attributes: Path) -> tuple[str, ...]:
-    """Add the missing rules; the rules added."""
-    try:
-        existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-        lines = existing.splitlines()
-        missing = [rule for rule in (ATTRIBUTE, DIFF_ATTRIBUTE) if not _has_rule(lines, rule)]
-        if missing:
-            prefix = "" if not existing or existing.endswith("\n") else "\n"
-            with open(attributes, "a", encoding="utf-8") as handle:
-                handle.write(prefix + "".join(f"{rule}\n" for rule in missing))
-    except OSError as exc:
-        raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
-    return tuple(missing)
-
-
-def _ignore_local_config(ignore: Path) -> None:
+def _ignore_local_config(data_dir: Path) -> None:
     """A .aidp/.gitignore written before config.local.toml existed gets its line, so the
     user's own config stays out of commits (and needs no 'aidp trust')."""
     try:
-        if ignore.is_symlink() or not ignore.is_file():
-            return  # never written through a link; log.locked() wrote a fresh one
-        existing = ignore.read_text(encoding="utf-8")
-        if any(line.strip() == LOCAL_CONFIG for line in existing.splitlines()):
-            return
-        prefix = "" if not existing or existing.endswith("\n") else "\n"
-        fd = os.open(ignore, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
-        with os.fdopen(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"{prefix}{LOCAL_CONFIG}\n")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StorageError(f"Cannot update {ignore}: {getattr(exc, 'strerror', None) or exc}"
+        with files.folder(data_dir) as folder:
+            existing = folder.read(".gitignore")
+            if existing is None:
+                return  # removed meanwhile: log.locked() writes a fresh one next time
+            if any(line.strip() == LOCAL_CONFIG.encode() for line in existing.splitlines()):
+                return
+            prefix = b"" if not existing or existing.endswith(b"\n") else b"\n"
+            folder.write(".gitignore", prefix + f"{LOCAL_CONFIG}\n".encode(), append=True)
+    except OSError as exc:
+        raise StorageError(f"Cannot update {data_dir / '.gitignore'}: {exc.strerror or exc}"
                            ) from exc

@@ -20,6 +20,8 @@ import struct
 import zlib
 from typing import TYPE_CHECKING
 
+from aidp import files
+from aidp.errors import StorageError
 from aidp.files import NOFOLLOW
 
 if TYPE_CHECKING:
@@ -68,14 +70,12 @@ def write_stamp(folder: Path, nonce: bytes, key: StatKey, db_key: StatKey) -> No
     effort: without a stamp the next read checks or rebuilds, never answers wrong."""
     body = _STAMP.pack(_STAMP_MAGIC, nonce, *key, *db_key, 0)[: _STAMP.size - 4]
     data = body + struct.pack("<I", zlib.crc32(body))
-    path = folder / CACHE_DIR / STAMP_NAME
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK | NOFOLLOW, 0o644)
-    except OSError:
+    try:  # never through a link (a linked .aidp/cache included), never into a FIFO
+        fd = files.open_file(folder, f"{CACHE_DIR}/{STAMP_NAME}", os.O_WRONLY | os.O_CREAT)
+    except (OSError, StorageError):
         return
     try:
-        if stat.S_ISREG(os.fstat(fd).st_mode):
-            os.pwrite(fd, data, 0)  # one small write: whole or, if torn, failing its crc
+        os.pwrite(fd, data, 0)  # one small write: whole or, if torn, failing its crc
     except OSError:
         pass
     finally:

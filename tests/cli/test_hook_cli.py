@@ -374,14 +374,18 @@ def test_event_names_ignore_case_and_dashes(cli) -> None:
 def test_old_state_is_swept(project: Path) -> None:
     import os
 
+    from aidp.hook_state import state_path
+
     folder = project / ".aidp" / "hooks"
     folder.mkdir(parents=True)
-    old, new = folder / "claude-old.json", folder / "claude-new.json"
-    old.write_text("{}")
-    new.write_text("{}")
+    old, new = state_path(project, "claude", "old"), state_path(project, "claude", "new")
+    other = folder / "settings.json"  # not a name aidp gives its state: never swept
+    for path in (old, new, other):
+        path.write_text("{}")
     os.utime(old, (1, 1))
+    os.utime(other, (1, 1))
     hooks.sweep(project)
-    assert not old.exists() and new.exists()
+    assert not old.exists() and new.exists() and other.exists()
 
 
 # --- codex ----------------------------------------------------------------------------

@@ -273,9 +273,14 @@ def test_maintenance_replaces_atomically_under_the_lock(
         real_fsync(fd)
         events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
 
-    def replace(src, dst) -> None:
-        events.append(("replace", str(src), str(dst), lock_is_held(), Path(src).read_bytes()))
-        real_replace(src, dst)
+    def replace(src, dst, *, src_dir_fd=None, dst_dir_fd=None) -> None:
+        def full(name, fd) -> str:  # aidp.files renames relative to a folder's descriptor
+            return str(name) if fd is None else f"{os.readlink(f'/proc/self/fd/{fd}')}/{name}"
+
+        whole = full(src, src_dir_fd)
+        events.append(("replace", whole, full(dst, dst_dir_fd), lock_is_held(),
+                       Path(whole).read_bytes()))
+        real_replace(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
 
     with monkeypatch.context() as patch:  # undone before the checks read anything
         patch.setattr(os, "fsync", fsync)

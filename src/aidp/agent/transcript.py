@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from aidp import files
 from aidp.errors import AidpError
 from aidp.log import TaskLog
 from aidp.model import format_ts, now_micros
@@ -39,11 +40,13 @@ class Transcript:
         try:
             log.ensure_dir()
             _ignore_runs(log.dir)
-            folder = log.dir / RUNS_DIR
-            folder.mkdir(exist_ok=True)
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-            self.path = folder / f"{safe_name(session)}-{stamp}-{os.getpid()}.jsonl"
-            self._handle = open(self.path, "ab")  # noqa: SIM115 - closed in close()
+            name = f"{safe_name(session)}-{stamp}-{os.getpid()}.jsonl"
+            self.path = log.dir / RUNS_DIR / name
+            # Never through a link (a committed `.aidp/runs -> ~/.bashrc.d`): aidp.files.
+            with files.folder(log.dir, RUNS_DIR, create=True) as runs:
+                fd = runs.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            self._handle = os.fdopen(fd, "ab")
         except OSError as exc:
             reason = exc.strerror or exc
             self.error = f"Cannot write the transcript under {log.dir / RUNS_DIR}: {reason}"
@@ -72,12 +75,12 @@ class Transcript:
 
 def _ignore_runs(data_dir: Path) -> None:
     """An older .aidp/.gitignore may not know runs/: add it, so transcripts stay local."""
-    ignore = data_dir / ".gitignore"
-    try:
-        text = ignore.read_text(encoding="utf-8")
-    except OSError:
-        return
-    if any(line.strip() in ("runs/", "runs", "/runs/", "/runs") for line in text.splitlines()):
-        return
-    with open(ignore, "a", encoding="utf-8") as handle:
-        handle.write(("" if text.endswith("\n") or not text else "\n") + f"{RUNS_DIR}/\n")
+    with files.folder(data_dir) as folder:  # a linked or odd .gitignore is refused
+        data = folder.read(".gitignore")
+        if data is None:
+            return
+        if any(line.strip() in (b"runs/", b"runs", b"/runs/", b"/runs")
+               for line in data.splitlines()):
+            return
+        prefix = b"" if data.endswith(b"\n") or not data else b"\n"
+        folder.write(".gitignore", prefix + f"{RUNS_DIR}/\n".encode(), append=True)

@@ -66,6 +66,17 @@ def ignores(root: Path, path: Path) -> bool:
     return result.returncode == 0
 
 
+def tracked(root: Path, path: Path) -> bool:
+    """Whether git tracks `path` itself (a committed link, say). No git, or no
+    repository: False."""
+    done = _run_bytes(root, "-c", "core.fsmonitor=false", "ls-files", "-z", "--",
+                      str(path))
+    if not done:
+        return False
+    wanted = os.fsencode(os.path.relpath(path, root)).replace(b"\\", b"/")
+    return done.rstrip(b"\0").split(b"\0")[0] == wanted
+
+
 def _run_bytes(root: Path, *args: str) -> bytes | None:
     """stdout of `git ARGS` as bytes; None when it fails."""
     import subprocess
