@@ -55,7 +55,7 @@ class Hostile:
             assert not (hostile.outside / "bashrc.d" / "x").exists()
 
     - `attacker`: the attacker's work tree (a real git repository). `write` and `link`
-      put files and symbolic links into it; `clone()` commits them (`git add -A`) and
+      put files and symbolic links into it; `clone()` commits them (`git add -A -f`) and
       clones the repository into `victim` (one clone per test; calling it again
       commits what changed since and pulls it into the same clone).
     - `home`: the user's HOME (XDG config, data, state and cache dirs live under it);
@@ -115,7 +115,7 @@ class Hostile:
         return path
 
     def clone(self) -> Path:
-        self.git("add", "-A", cwd=self.attacker)
+        self.git("add", "-A", "--force", cwd=self.attacker)  # ignored files too
         if self.git("status", "--porcelain", cwd=self.attacker).strip():
             self.git("commit", "-q", "-m", "attack", cwd=self.attacker)
         if self.victim.exists():
