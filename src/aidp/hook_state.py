@@ -188,7 +188,7 @@ def session_of_agent(root: Path, agent_pid: int) -> str | None:
         except OSError:
             return None
         for name in names:
-            if not _STATE_NAME.fullmatch(name) or not folder.is_regular(name):
+            if not name.endswith(".json") or not folder.is_regular(name):
                 continue
             try:
                 found.append(orjson.loads(folder.read(name) or b""))

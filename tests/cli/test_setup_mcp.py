@@ -131,5 +131,5 @@ def test_mcp_json_linked_out_of_the_project_is_refused(project: Path, tmp_path: 
     outside.write_text("{}")
     (project / ".mcp.json").symlink_to(outside)
     result = cli("setup", "claude", "--mcp")
-    assert result.code == 2 and "leads out of the project" in result.err
+    assert result.code == 1 and ".mcp.json: it is a symbolic link" in result.err, result
     assert outside.read_text() == "{}"
