@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
@@ -78,12 +79,13 @@ def test_the_last_writable_stamp_still_loses_to_the_next_write(hostile) -> None:
         hostile.git("checkout", "-q", "--", ".aidp/tasklist.jsonl")
 
 
-def _planted_todo(hostile, stamp: str) -> None:
+def _planted_todo(hostile, stamp: str, writer: str | None = None) -> None:
     """The teammate's own TODO list keys (todo_head:<session>@<writer>), predictable
-    from their clone's path, with the attacker's active item."""
+    from their clone's path (or another writer's, `writer`), with the attacker's
+    active item."""
     from aidp.todos.records import writer_id
 
-    writer = writer_id(hostile.victim)
+    writer = writer or writer_id(hostile.victim)
     head = {"type": "todo_head", "id": f"todo_head:s@{writer}", "session": "s",
             "list": "evil", "active": True, "paused": False, "updated_at": stamp}
     item = {"type": "todo_item", "id": f"todo_item:evil:i1@{writer}", "list": "evil",
@@ -106,9 +108,13 @@ def test_a_planted_far_future_todo_list_is_never_pushed_to_the_agent(hostile) ->
         "Would remove 2 damaged line(s) (line 2, 3)")
 
 
+@pytest.mark.parametrize("writer", [None, "ffffffff", "~"])
 def test_a_todo_list_planted_at_the_last_stamp_is_replaced_by_the_users_change(
-        hostile) -> None:
-    _planted_todo(hostile, format_ts(MAX_TS))
+        hostile, writer: str | None) -> None:
+    """At the last stamp a write cannot step past the planted records: under the user's
+    own keys the later line wins; under another writer's (whose id sorts after the
+    user's: ties between writers go by id), the later line wins there too."""
+    _planted_todo(hostile, format_ts(MAX_TS), writer)
     hostile.clone()
     assert hostile.aidp("todo", "clear", "--session", "s").code == 0
     stop = hostile.aidp("hook", "claude", "Stop", stdin=STOP)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aidp.model import Record, ts_of
+from aidp.model import MAX_TS, Record, ts_of
 from aidp.todos.items import ITEM_STATUSES, OWN_STATUS, TodoItem, TodoList, item_out
 
 RECORD_TYPE = "todo_list"
@@ -112,8 +112,21 @@ def _session_of(record: Record) -> str | None:
     return None
 
 
-def _winner(records: list[Record]) -> Record:
-    return max(records, key=lambda r: (ts_of(r), str(r.get("id"))))
+def _winner(records: list[Record], keys: Mapping[str, tuple[int, int]] | None = None
+            ) -> Record:
+    """The record with the greatest (updated_at, id). At the last stamp a write can
+    take (model.MAX_TS) no change can step past a record, so there the later line wins
+    first (`keys`: the fold's (stamp, line) per id): a list planted at that stamp under
+    another writer's id, one that sorts after the user's, would otherwise never change
+    again (issue 27)."""
+    def order(record: Record) -> tuple[int, int, str]:
+        stamp, rid = ts_of(record), str(record.get("id"))
+        if stamp == MAX_TS and keys is not None:
+            found = keys.get(rid)
+            return stamp, found[1] if found else 0, rid
+        return stamp, 0, rid
+
+    return max(records, key=order)
 
 def to_record(todo: TodoList, updated_at: str) -> Record:
     """The list as one full `todo_list` snapshot (the format older versions read)."""

@@ -37,6 +37,7 @@ class _Index:
     def __init__(self, fold: Fold) -> None:
         self.heads: dict[str, list[Record]] = {}
         self.nodes: dict[str, dict[str, list[Record]]] = {}
+        self.keys = fold.typed_keys  # (stamp, line) per id: ties at the last stamp
         for record in fold.typed.values():
             kind = record.get("type")
             if kind == ITEM_TYPE:
@@ -52,7 +53,7 @@ class _Index:
         candidates = self.heads.get(session)
         if not candidates:
             return _State(TodoList(session=session), None, {}, UNKNOWN_TS)
-        head = _winner(candidates)
+        head = _winner(candidates, self.keys)
         newest = max(ts_of(r) for r in candidates)
         if head.get("type") == RECORD_TYPE:
             todo = from_record(head)
@@ -61,12 +62,12 @@ class _Index:
             return _State(todo, head, {}, newest)
         gen = head.get("list")
         gen = gen if isinstance(gen, str) else ""
-        winners = {n: _winner(rs) for n, rs in self.nodes.get(gen, {}).items()}
+        winners = {n: _winner(rs, self.keys) for n, rs in self.nodes.get(gen, {}).items()}
         for records in self.nodes.get(gen, {}).values():
             for record in records:
                 newest = max(newest, ts_of(record))
         todo = _assemble(session, head, gen, winners)
-        latest = _winner([head, *winners.values()]).get("updated_at")
+        latest = _winner([head, *winners.values()], self.keys).get("updated_at")
         todo.updated_at = latest if isinstance(latest, str) else None
         return _State(todo, head, winners, newest)
 
@@ -218,11 +219,11 @@ def past_lists(fold: Fold, data: bytes) -> list[TodoList]:
             found.setdefault(gen, session)
     out = []
     for gen, session in found.items():
-        winners = {n: _winner(rs) for n, rs in index.nodes.get(gen, {}).items()}
+        winners = {n: _winner(rs, index.keys) for n, rs in index.nodes.get(gen, {}).items()}
         todo = _assemble(session, {}, gen, winners)
         todo.owner = index.state(session).todo.owner  # its session's person
         if todo.items:
-            todo.updated_at = _winner(list(winners.values())).get("updated_at")
+            todo.updated_at = _winner(list(winners.values()), index.keys).get("updated_at")
             out.append(todo)
     out.sort(key=lambda t: (-_stamp(t), t.session, t.epoch or ""))
     return out
