@@ -143,6 +143,12 @@ CHANGES = Obj({
     "todo": [Obj({"session": str, "added": int, "completed": int, "changed": int,
                   "removed": int, "active": bool, "paused": bool})],
     "summary": str,
+    # what merges in the range replaced (docs/guide.md `aidp tasks changes`)
+    "overwritten": [Obj({
+        "id": TASK_ID, "description": Either(str, None),
+        "field": Enum("description", "priority", "status", "tags"),
+        "side": Enum("ours", "theirs"), "lost": object, "kept": object,
+    }, {"tag": str, "claim_lost": bool, "lost_by": str, "kept_by": str, "merge": str})],
 })
 
 # --- TODO lists (docs/todo.md "JSON", DESIGN §5) ----------------------------------------
