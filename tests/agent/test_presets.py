@@ -96,6 +96,16 @@ def test_child_env_points_the_agent_at_this_project_and_this_aidp(tmp_path: Path
     assert env["PATH"].endswith("/usr/bin:/bin")
 
 
+def test_child_env_turns_the_pager_off(tmp_path: Path) -> None:
+    """An agent running `aidp tasks list` on a terminal of its own must not wait in
+    `less`: whatever pager the person chose, the agent gets none."""
+    env = child_env(tmp_path, "s", base={"PATH": "/bin", "AIDP_PAGER": "less", "PAGER": "most"})
+    assert env["AIDP_PAGER"] == ""
+    from aidp import pager
+
+    assert pager.command("x\n" * 100, tty=True, columns=80, rows=24, env=env) is None
+
+
 def test_check_startable(tmp_path: Path) -> None:
     env = {"PATH": str(tmp_path)}
     with pytest.raises(AgentError, match="Agent command not found: preset 'claude' runs 'claude'"):

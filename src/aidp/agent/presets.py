@@ -112,13 +112,15 @@ def parse(value: object, *, source: str) -> AgentSpec:
 def child_env(root: Path, session: str, base: dict[str, str] | None = None, *,
               defaults: dict[str, str] | None = None) -> dict[str, str]:
     """The agent's environment: AIDP_DIR and AIDP_SESSION set, and this Python's bin
-    folder first on PATH, so an `aidp` the agent runs is this aidp, on this list.
+    folder first on PATH, so an `aidp` the agent runs is this aidp, on this list; no
+    pager (an agent that runs commands on a terminal must never wait in `less`).
     `defaults` (a preset's variables) apply where the variable is not set already."""
     env = dict(os.environ if base is None else base)
     for name, value in (defaults or {}).items():
         env.setdefault(name, value)
     env["AIDP_DIR"] = str(root)
     env["AIDP_SESSION"] = session
+    env["AIDP_PAGER"] = ""
     bin_dir = str(Path(sys.executable).parent)
     parts = [p for p in env.get("PATH", "").split(os.pathsep) if p]
     if not parts or parts[0] != bin_dir:
