@@ -12,13 +12,6 @@ if TYPE_CHECKING:
 from aidp.git.changes import _VERBS
 from aidp.git.runner import _run
 
-
-def inert(text: object) -> str:
-    from aidp import render  # not at start-up: aidp.git is read by hot commands
-
-    return render.inert(text)
-
-
 # --- the diff driver ------------------------------------------------------------------------
 
 DIFF_ATTRIBUTE = ".aidp/tasklist.jsonl diff=aidp"
@@ -39,13 +32,14 @@ def textconv(data: bytes) -> str:
     is shown whole. A file with no record at all (`diff=aidp` given to code) is shown
     line by line as it is. Every character is inert (tabs kept)."""
     from aidp.log import parse_line
+    from aidp.render import inert  # not at start-up: aidp.git is read by hot commands
 
     raws = data.split(b"\n")
     if raws and raws[-1] == b"":
         raws.pop()
     records = [parse_line(raw) for raw in raws]
     if not any(record is not None for record in records):  # not a tasklist
-        return "".join(_line(raw) + "\n" for raw in raws)
+        return "".join(_line(raw, inert) + "\n" for raw in raws)
     sessions: dict[str, str] = {}  # generation -> session
     contents: dict[tuple[str, str], str] = {}  # (generation, item) -> its text
     for record in records:
@@ -58,22 +52,24 @@ def textconv(data: bytes) -> str:
     out = []
     for raw, record in zip(raws, records, strict=True):
         if record is None:
-            out.append("damaged line: " + _line(raw) if raw.strip() else _line(raw))
+            out.append("damaged line: " + _line(raw, inert) if raw.strip() else
+                       _line(raw, inert))
             continue
-        line, shown = _summary(record, sessions, contents)
+        line, shown = _summary(record, sessions, contents, inert)
         rest = {k: v for k, v in record.items() if k not in shown}
         out.append(f"{line}  {inert(_compact(rest))}" if rest else line)
         if not _canonical(raw, record):
-            out.append("  as written: " + _line(raw))
+            out.append("  as written: " + _line(raw, inert))
     return "".join(line + "\n" for line in out)
 
 
 def _summary(record: dict[str, Any], sessions: dict[str, str],
-             contents: dict[tuple[str, str], str]) -> tuple[str, set[str]]:
+             contents: dict[tuple[str, str], str],
+             inert: Callable[[object], str]) -> tuple[str, set[str]]:
     """(the readable part of a record's line, the keys it shows in full)."""
     kind = record.get("type")
     if kind is None:
-        return _task_line(record)
+        return _task_line(record, inert)
     if kind == "todo_item":
         gen, item = str(record.get("list")), str(record.get("item"))
         # its text, or (a record without one) the item's text from another line
@@ -114,7 +110,7 @@ def _strings(record: dict[str, Any], *keys: str) -> list[str]:
     return [key for key in keys if isinstance(record.get(key), str)]
 
 
-def _line(raw: bytes) -> str:
+def _line(raw: bytes, inert: Callable[[object], str]) -> str:
     """A line of the file as it is: inert, tabs kept, bytes that are not UTF-8 as \\xNN."""
     text = raw.decode("utf-8", "backslashreplace")
     return "\t".join(inert(part) for part in text.split("\t"))
@@ -140,7 +136,8 @@ def _compact(value: object) -> str:
         return repr(value)
 
 
-def _task_line(task: dict[str, Any]) -> tuple[str, set[str]]:
+def _task_line(task: dict[str, Any],
+               inert: Callable[[object], str]) -> tuple[str, set[str]]:
     shown = set(_strings(task, "description", "status", "priority"))
     if task.get("abandoned_reason"):
         shown.update(_strings(task, "abandoned_reason"))
