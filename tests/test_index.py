@@ -76,6 +76,10 @@ def assert_same(log: TaskLog) -> Fold:
         for kind in ("created", "finished"):
             assert store.week_counts(got, kind, wanted) == store.week_counts(full, kind, wanted)
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
+    links = queue.state(full)
+    for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
+        assert tasks.find_in(got, query, links) == tasks.find(full.tasks.values(), query,
+                                                              links)
     if isinstance(got, store.StoreFold):
         # list --all, streamed (2 at a time here)
         streamed = [t for batch in got.tasks.newest_first(2) for t in batch]
@@ -92,6 +96,22 @@ def assert_same(log: TaskLog) -> Fold:
     return got
 
 
+QUERIES = [
+    tasks.Query(statuses=statuses, priorities=priorities, tags=tags, session=session,
+                created_from=since, created_before=before, sort=sort, limit=limit, grep=grep)
+    for statuses, priorities, tags, session, since, before, sort, limit, grep in [
+        (OPEN_STATUSES, (), (), None, None, None, "created", None, None),
+        (None, (), (), None, None, None, "created", 2, None),
+        (("pending",), ("high",), ("a",), None, None, None, "updated", None, None),
+        (STATUSES, ("medium", "other"), ("b", "a"), None, 0, None, "priority", 1, None),
+        (("done", "odd"), ("low", "high"), (), None, None, 10 * 86_400_000_000, "updated",
+         3, None),
+        (None, (), ("ü",), "s1", None, None, "created", None, None),
+        (OPEN_STATUSES, ("high",), (), None, None, None, "priority", 2, "DO"),
+        ((), (), (), None, None, None, "created", None, None),
+    ]]
+
+
 # --- random logs -------------------------------------------------------------------------
 
 IDS = [f"task_17000000{n}_{n:04x}ab{n:02x}" for n in range(6)] + ["x", "a_b_c"]
@@ -105,8 +125,11 @@ TAG_SHAPES = ("one", "none", "missing", "twice", "two", "text")
 
 def task_line(tid: str, status: str, stamp: int, extra: str, shape: str = "one") -> bytes:
     day = 86_400_000_000  # stamps days apart, so tasks fall in different weeks
-    record = {"id": tid, "description": f"do {extra}", "status": status, "priority": "high",
+    record = {"id": tid, "description": f"do {extra}", "status": status,
+              "priority": ("high", "medium", "low", None, "URGENT")[len(extra) % 5],
               "created_at": format_ts(stamp * 3 * day), "updated_at": format_ts(stamp * 5 * day)}
+    if "a" in extra:
+        record["session"] = "s1"
     if status in ("done", "abandoned") and len(extra) != 1:
         record[f"{'completed' if status == 'done' else 'abandoned'}_at"] = format_ts(
             (stamp + 1) * 4 * day)

@@ -224,6 +224,22 @@ def parse_line(raw: bytes) -> Record | None:
     return admit(value, raw)
 
 
+def reread(raw: bytes) -> Record | None:
+    """The record of a line `read_line` admitted before (the store keeps where such
+    lines are): the same value parse_line gives, without checking again what admit
+    checked — or None when it is not even an object any more (the file was rewritten
+    meanwhile: the caller says so)."""
+    try:
+        value = orjson.loads(raw.removeprefix(_BOM))
+    except orjson.JSONDecodeError:
+        return None
+    if type(value) is not dict:
+        return None
+    if type(value.get("tags")) is str and "type" not in value:
+        mend_tags(value)
+    return value
+
+
 def admit(value: object, raw: bytes) -> Record | None:
     """The record a decoded line stands for, or None when it is damage: THE rule of what
     a line is, after `orjson.loads(raw)` gave `value`. parse_line and every bulk decode

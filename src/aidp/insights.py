@@ -211,13 +211,14 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
     tally = _Tally(now, weeks)
     tally.status = dict(counts)
     # Weekly counts kept in the snapshot: no task is decoded for the series.
-    for week, n in store.week_counts(fold, "created").items():
+    first = tally.first_week
+    for week, n in store.week_counts(fold, "created", since=first).items():
         slot = tally._week(week)  # a week's Monday falls in the same slot as its days
         if slot is not None:
             tally.filed[slot] += n
     for status in CLOSED_STATUSES:
         series = tally.done if status == "done" else tally.abandoned
-        for week, n in store.week_counts(fold, "finished", (status,)).items():
+        for week, n in store.week_counts(fold, "finished", (status,), since=first).items():
             slot = tally._week(week)
             if slot is not None:
                 series[slot] += n

@@ -367,6 +367,17 @@ def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> 
     return Found(found[: q.limit] if q.limit is not None else found, matched)
 
 
+def find_in(fold: Fold, q: Query, links: QueueState | None = None) -> Found:
+    """find() over a fold's tasks. The store's fold answers the filters that are columns,
+    the order and the limit with one query, decoding only the tasks it returns."""
+    from aidp import store
+
+    answered = store.find(fold, q)
+    if answered is not None:
+        return Found(*answered)
+    return find(store.narrowed(fold, q), q, links)
+
+
 def _mentions(task: Record, links: QueueState, needle: str) -> bool:
     """Whether the description or a note holds `needle` (casefolded)."""
     description = task.get("description")

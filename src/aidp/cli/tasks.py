@@ -217,8 +217,6 @@ def list_(
         from aidp.queue import default_actor
 
         query.assignee = default_actor(e.root)
-    from aidp.store import select
-
     fold = e.read()
     if (fmt in ("json", "jsonl", "ids") and query.statuses is None and query.sort == "created"
             and query.by_status_only() and hasattr(fold.tasks, "newest_first")):
@@ -226,14 +224,13 @@ def list_(
         if _stream_all(fold, fmt, limit) and exit_code:
             raise typer.Exit(ExitCode.FAILURE)
         return
-    candidates = fold.tasks.values() if query.statuses is None else select(fold, query.statuses)
     qs = None
     if query.grep is not None or query.assignee is not None or fmt in ("json", "jsonl",
                                                                          "table") or tree:
         from aidp import queue
 
         qs = queue.state(fold)
-    result = core.find(candidates, query, qs)
+    result = core.find_in(fold, query, qs)
     found = result.tasks
     notes = None
     plain = not words and not include_all and query.grep is None and query.assignee is None

@@ -148,12 +148,13 @@ def oldest(fold: Fold, statuses: Collection[str]) -> str | None:
     return None if best is None else best[1]
 
 
-def week_counts(fold: Fold, kind: str, statuses: Collection[str] | None = None
-                ) -> dict[int, int]:
+def week_counts(fold: Fold, kind: str, statuses: Collection[str] | None = None,
+                since: int = UNKNOWN_TS) -> dict[int, int]:
     """How many tasks (whose status is one of `statuses`; None: every task) were created
     (kind "created": `created_at`) or finished (kind "finished": `model.finished_at`)
-    in each ISO week, keyed by the week's Monday 00:00 UTC in µs; unreadable stamps and
-    empty weeks are left out."""
+    in each ISO week from the one holding `since` on, keyed by the week's Monday 00:00
+    UTC in µs; unreadable stamps and empty weeks are left out."""
+    since = week_start(since) if since != UNKNOWN_TS else UNKNOWN_TS + 1
     if kind not in ("created", "finished"):
         raise ValueError(f"unknown kind {kind!r}")
     counts: dict[int, int] = {}
@@ -163,10 +164,10 @@ def week_counts(fold: Fold, kind: str, statuses: Collection[str] | None = None
         # Weeks from 1970 on are counted by SQLite; earlier ones (rare) here: its integer
         # division truncates where Python's floors.
         week = f"({kind} - {kind} % {DAY} - (({kind} / {DAY} + 3) % 7) * {DAY})"
-        counts.update(_rows(fold, f"SELECT {week}, count(*) FROM task {where} {kind} >= 0 "
-                            f"GROUP BY 1", params))
+        counts.update(_rows(fold, f"SELECT {week}, count(*) FROM task {where} {kind} >= "
+                            f"max(0, ?) GROUP BY 1", [*params, since]))
         for (early,) in _rows(fold, f"SELECT {kind} FROM task {where} {kind} < 0 AND "
-                              f"{kind} != {UNKNOWN_TS}", params):
+                              f"{kind} >= ?", [*params, since]):
             start = week_start(early)
             counts[start] = counts.get(start, 0) + 1
         return counts
@@ -177,7 +178,7 @@ def week_counts(fold: Fold, kind: str, statuses: Collection[str] | None = None
                 stamp: int | None = ts_of(task, "created_at")
             else:
                 stamp = finished_at(task)
-            if stamp is not None and stamp != UNKNOWN_TS:
+            if stamp is not None and stamp != UNKNOWN_TS and stamp >= since:
                 start = week_start(stamp)
                 counts[start] = counts.get(start, 0) + 1
     return counts
@@ -205,6 +206,64 @@ def created_at_most(fold: Fold, statuses: Collection[str], bounds: list[int]
         return row[0], [int(n) for n in row[1:]]
     created = sorted(created_stamps(fold, statuses))
     return len(created), [bisect_right(created, bound) for bound in bounds]
+
+
+# tasks.sort_key as SQL: newest first; equal stamps, later in the fold first.
+_ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DESC",
+          "priority": "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END, "
+                      "created DESC, seq DESC"}
+
+
+def _narrowing(q: Any) -> tuple[str, list[Any]]:
+    """A WHERE clause keeping the rows that may match the filters of the query `q`
+    (aidp.tasks.Query) that are columns: exactly those, as tasks.find reads them."""
+    parts: list[str] = []
+    params: list[Any] = []
+    if q.statuses is not None:
+        where, params = _in(q.statuses)
+        parts.append(where.removeprefix("WHERE "))
+    if q.priorities:  # model.priority_key: missing or null is medium
+        wanted = set(q.priorities)
+        ors = [f"priority = '{p}'" for p in ("high", "medium", "low") if p in wanted]
+        if "medium" in wanted:
+            ors.append("priority IS NULL")
+        if "other" in wanted:
+            ors.append("priority NOT IN ('high', 'medium', 'low')")
+        parts.append(f"({' OR '.join(ors) or '0'})")
+    if q.tags:
+        parts.append(f"seq IN (SELECT seq FROM tag WHERE tag IN ({', '.join('?' * len(q.tags))}))")
+        params += list(q.tags)
+    for bound, test in ((q.created_from, "created >= ?"), (q.created_before, "created < ?")):
+        if bound is not None:
+            parts.append(test)
+            params.append(bound)
+    if q.session is not None:
+        parts.append("session = ?")
+        params.append(q.session)
+    return ("WHERE " + " AND ".join(parts)) if parts else "", params
+
+
+def find(fold: Fold, q: Any) -> tuple[list[Record], dict[str, int]] | None:
+    """tasks.find(fold's tasks, q): the tasks found (sorted, at most q.limit) and how
+    many of each status matched, with one query decoding only the tasks shown; None
+    when `fold` is not the store's or `q` filters on more than columns (--grep,
+    --assignee: see `narrowed`)."""
+    if not isinstance(fold, StoreFold) or q.grep is not None or q.assignee is not None:
+        return None
+    where, params = _narrowing(q)
+    matched = {str(s): n for s, n in _rows(
+        fold, f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
+    limit = -1 if q.limit is None else q.limit
+    return fold.rows.where(where, tuple(params), _ORDER[q.sort], limit), matched
+
+
+def narrowed(fold: Fold, q: Any) -> list[Record] | Any:
+    """The fold's tasks that may match `q` (the filters that are columns, applied by a
+    query for the store's fold), in the fold's order: what tasks.find then filters."""
+    if isinstance(fold, StoreFold):
+        where, params = _narrowing(q)
+        return fold.rows.where(where, tuple(params))
+    return fold.tasks.values() if q.statuses is None else select(fold, q.statuses)
 
 
 class _Reader:

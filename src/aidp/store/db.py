@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 2  # bump when the schema or a column's meaning changes: older files are rebuilt
-# (2: field-level merge: the partial table, meta fielded and pending)
+FORMAT = 3  # bump when the schema or a column's meaning changes: older files are rebuilt
+# (2: field-level merge: the partial table, meta fielded and pending; 3: session)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -33,7 +33,8 @@ BUSY_SECONDS = 0.2
 # fold's order), (ts, line) the winning record's fold key, (off, len) where its line is
 # in the log. Status and priority are NULL when not a string (as the fold's readers
 # count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
-# part (short ids); `finished` is model.finished_at. Tags: task_tags, one row each.
+# part (short ids); `finished` is model.finished_at; `session` the task's session (a
+# string, else NULL). Tags: task_tags, one row each.
 # `partial`: the tasks whose winning line came with a task_fields record (fill.py);
 # meta `fielded` (the log holds task_fields records) and `pending` (those still
 # waiting for their task line, JSON) are written with each fill.
@@ -42,7 +43,7 @@ CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
   status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  finished INTEGER NOT NULL);
+  finished INTEGER NOT NULL, session TEXT);
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(seq, tag))
   WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
@@ -54,6 +55,8 @@ INDEXES = """
 CREATE UNIQUE INDEX task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq);
 CREATE INDEX task_created ON task(status, created);
+CREATE INDEX task_finished ON task(finished);
+CREATE INDEX task_filed ON task(created);
 CREATE INDEX task_hex ON task(hex);
 CREATE INDEX tag_tag ON tag(tag);
 CREATE UNIQUE INDEX typed_id ON typed(id);

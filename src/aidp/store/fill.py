@@ -38,7 +38,7 @@ from aidp.model import UNKNOWN_TS, Record, finished_at, ts_of
 CHUNK = 1 << 20  # the log is read this much at a time
 FLUSH_ROWS = 20_000  # winners held in memory before they are written
 
-_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?)"
 
 
@@ -74,7 +74,7 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
     return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size,
             _text(record.get("status")), _text(record.get("priority")),
             ts_of(record, "created_at"), ts_of(record),
-            UNKNOWN_TS if finished is None else finished)
+            UNKNOWN_TS if finished is None else finished, _text(record.get("session")))
 
 
 class Filler:

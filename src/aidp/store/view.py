@@ -1,8 +1,8 @@
 """The `Fold` a read through the store returns: mappings that ask the database.
 
 `tasks[id]` reads the winning line where the store says it is (pread on the log's
-descriptor, opened before the store was checked against it) and parses it with
-`aidp.fold.parse_line`, as a plain fold would have: the record is the same. A line
+descriptor, opened before the store was checked against it) and decodes it with
+`aidp.fold.reread`: the record parse_line gave when the line was folded. A line
 that is not there any more (the file was rewritten in place meanwhile) is an error
 that says so, never another record. Each question is one query (one consistent state
 of the store); one asked after another process folded lines appended since this read
@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from aidp.fold import Fold, FoldKey, parse_line
+from aidp.fold import Fold, FoldKey, reread
 from aidp.model import Record
 from aidp.store.fill import changed, read_span
 
@@ -34,7 +34,7 @@ class LogFile:
             pass
 
     def record(self, rid: str, off: int, size: int) -> Record:
-        found = parse_line(read_span(self.fd, off, off + size))
+        found = reread(read_span(self.fd, off, off + size))
         if found is None or found.get("id") != rid:
             raise changed()
         return found
@@ -90,11 +90,11 @@ class StoreTasks(Mapping[str, Record]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def where(self, condition: str, params: tuple[Any, ...] = (), order: str = "seq"
-              ) -> list[Record]:
-        """The tasks whose row meets `condition` (SQL), in `order`."""
+    def where(self, condition: str, params: tuple[Any, ...] = (), order: str = "seq",
+              limit: int = -1) -> list[Record]:
+        """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`."""
         record = self.log.record
-        sql = f"SELECT id, off, len FROM task {condition} ORDER BY {order}"
+        sql = f"SELECT id, off, len FROM task {condition} ORDER BY {order} LIMIT {int(limit)}"
         return [record(rid, off, size) for rid, off, size in self.conn.execute(sql, params)]
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
