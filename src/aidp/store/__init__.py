@@ -107,9 +107,8 @@ def tag_counts(fold: Fold, statuses: Collection[str] | None = None) -> dict[str,
     if isinstance(fold, StoreFold):
         if statuses is None:
             return dict(_rows(fold, "SELECT tag, count(*) FROM tag GROUP BY tag", []))
-        where, params = _in(statuses, "task.status")
-        return dict(_rows(fold, "SELECT tag, count(*) FROM tag JOIN task USING (seq) "
-                          f"{where} GROUP BY tag", params))
+        where, params = _in(statuses)
+        return dict(_rows(fold, f"SELECT tag, count(*) FROM tag {where} GROUP BY tag", params))
     wanted = None if statuses is None else set(statuses)
     counts: dict[str, int] = {}
     for task in fold.tasks.values():

@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 3  # bump when the schema or a column's meaning changes: older files are rebuilt
-# (2: field-level merge: the partial table, meta fielded and pending; 3: session)
+FORMAT = 4  # bump when the schema or a column's meaning changes: older files are rebuilt
+# (2: field-level merge: the partial table, meta fielded and pending; 3: session;
+# 4: tags carry the status, covering indexes)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -34,7 +35,8 @@ BUSY_SECONDS = 0.2
 # in the log. Status and priority are NULL when not a string (as the fold's readers
 # count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
 # part (short ids); `finished` is model.finished_at; `session` the task's session (a
-# string, else NULL). Tags: task_tags, one row each.
+# string, else NULL). Tags: task_tags, one row each, with the task's status (counted
+# per status without a look-up of the task).
 # `partial`: the tasks whose winning line came with a task_fields record (fill.py);
 # meta `fielded` (the log holds task_fields records) and `pending` (those still
 # waiting for their task line, JSON) are written with each fill.
@@ -44,20 +46,24 @@ CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
   status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
   finished INTEGER NOT NULL, session TEXT);
-CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, PRIMARY KEY(seq, tag))
-  WITHOUT ROWID;
+CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT,
+  PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL);
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
-# Created after a cold build's rows are in (faster than keeping them up to date).
+# Created after a cold build's rows are in (faster than keeping them up to date). Each
+# covers what its questions read, so they need no look-up of the row: the tasks of a
+# status in the fold's order (list, ready, prime), counts and ages per status (stats),
+# the weeks' series (since a week), short ids, tags per status.
 INDEXES = """
 CREATE UNIQUE INDEX task_id ON task(id);
-CREATE INDEX task_status ON task(status, seq);
+CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
 CREATE INDEX task_created ON task(status, created);
-CREATE INDEX task_finished ON task(finished);
+CREATE INDEX task_finished ON task(status, finished);
 CREATE INDEX task_filed ON task(created);
 CREATE INDEX task_hex ON task(hex);
+CREATE INDEX tag_status ON tag(status, tag);
 CREATE INDEX tag_tag ON tag(tag);
 CREATE UNIQUE INDEX typed_id ON typed(id);
 """

@@ -94,7 +94,7 @@ class Filler:
         # id -> (winning key, seq) of every id seen in this fill (and looked up).
         self.task_keys: dict[str, tuple[FoldKey, int] | None] = {}
         self.typed_keys: dict[str, tuple[FoldKey, int] | None] = {}
-        self.tasks: dict[str, tuple[tuple[Any, ...], list[str]]] = {}  # to write
+        self.tasks: dict[str, tuple[Any, ...]] = {}  # winners to write: (seq, key, off, …)
         self.typed: dict[str, tuple[Any, ...]] = {}
         self.written_before = lines + 1  # ids first seen before this line may be stored
 
@@ -154,8 +154,8 @@ class Filler:
             return
         seq = self.lines if known is None else known[1]
         keys[rid] = (key, seq)
-        if is_task:
-            self.tasks[rid] = (task_row(seq, rid, key, off, size, record), task_tags(record))
+        if is_task:  # its row is made when written: most records lose before that
+            self.tasks[rid] = (seq, rid, key, off, size, record)
         else:
             self.typed[rid] = (seq, rid, key[0], key[1], off, size)
 
@@ -185,13 +185,11 @@ class Filler:
             is not None
 
     def _winner(self, rid: str) -> Record:
-        """The task's winning record so far, read back from its line."""
+        """The task's winning record so far (read back from its line once written)."""
         if rid in self.tasks:
-            row = self.tasks[rid][0]
-            off, size = row[5], row[6]
-        else:
-            off, size = self.conn.execute("SELECT off, len FROM task WHERE id = ?",
-                                          (rid,)).fetchone()
+            return self.tasks[rid][5]  # type: ignore[no-any-return]
+        off, size = self.conn.execute("SELECT off, len FROM task WHERE id = ?",
+                                      (rid,)).fetchone()
         _kind, _rid, record = read_line(read_span(self.fd, off, off + size))
         if record is None:
             raise changed()
@@ -206,7 +204,8 @@ class Filler:
     def flush(self) -> None:
         conn = self.conn
         if self.tasks:
-            pending = sorted(self.tasks.values(), key=lambda item: item[0][0])
+            pending = [(task_row(*winner), task_tags(winner[5]))
+                       for winner in sorted(self.tasks.values(), key=lambda item: item[0])]
             self.tasks = {}
             conn.executemany(_TASK_SQL, [row for row, _tags in pending])
             if not self.empty:
@@ -216,8 +215,8 @@ class Filler:
                 conn.executemany("DELETE FROM tag WHERE seq = ?",
                                  [(row[0],) for row, _tags in pending
                                   if row[0] < self.written_before])
-            conn.executemany("INSERT INTO tag VALUES (?, ?)",
-                             [(row[0], tag) for row, tags in pending for tag in tags])
+            conn.executemany("INSERT INTO tag VALUES (?, ?, ?)",
+                             [(row[0], tag, row[7]) for row, tags in pending for tag in tags])
         if self.typed:
             conn.executemany(_TYPED_SQL, sorted(self.typed.values()))
             self.typed = {}
