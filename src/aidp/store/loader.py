@@ -1,27 +1,9 @@
 """`load`: the folded state of a log, from the store brought up to date with it.
 
-The contract: every answer equals a plain fold of the file as it is now. The store
-records the prefix of the log it covers (offset, crc32) and a nonce that changes with
-every transaction. `.aidp/cache/log.stamp` (aidp.stamp) names the nonce, the
-database's stat data as the writer of that transaction left it, and the log's stat
-data when vouched for. So:
-
-- a database whose stat data is not the stamp's (changed by anything but aidp, the
-  stamp lost) or that is not the file its writer made (copied, planted: db.read_meta)
-  is rebuilt;
-- its prefix is used without reading it again only when the log's stat data is the
-  vouched one (after a check of the contents, or kept by an aidp writer that appended
-  whole lines); anything else is checked in full (crc32, ~0.1 s per 100 MB), and a
-  failed check rebuilds;
-- the lines after the prefix are folded into the tables in one transaction, so the
-  store covers the file up to its last newline.
-
-Writers of the database hold an flock on it (SQLite's own locks are fcntl locks, apart
-from these) from before their transaction until their stamp is written; readers take
-it shared while they check.
-Every wait is bounded (db.BUSY_SECONDS); any doubt — a lock held elsewhere, a file
-that is not a database, an unwritable folder — means a plain fold: slower, never
-wrong, never waiting long.
+Every answer equals a plain fold of the file as it is now (docs/architecture.md, "The
+read path", says how: the stamp, the prefix's crc32, the database's own stat data and
+inode, the flock its writers hold). Any doubt — a lock held elsewhere past
+db.BUSY_SECONDS, a file that is not a database, an unwritable folder — is a plain fold.
 """
 
 from __future__ import annotations
@@ -48,18 +30,15 @@ if TYPE_CHECKING:
     from aidp.fold import Fold
     from aidp.log import TaskLog
 
-# Below this size a plain fold costs less than opening the store.
-MIN_BYTES = 32 * 1024
+MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
 # Stat data read this close to the file's last change may hide a later change in the
 # same timestamp tick: a reader vouches only for data older than this.
 RACY_NS = 2_000_000_000
-# Tests set this: a bug in the store must fail them, not fall back silently.
-STRICT = False
+STRICT = False  # tests: a bug in the store fails them, never falls back silently
 
 
 class _Retry(Exception):
-    """The store changed under this read (another process moved it on, or this one
-    built it): look again."""
+    """The store changed under this read (moved on elsewhere, or built here): again."""
 
 
 def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
@@ -70,10 +49,7 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
     except OSError:
         return log.full_fold(whole_lines=whole_lines)  # missing: empty; else its error
     file = LogFile(fd)  # closed when the last task read from it is
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        return log.full_fold(whole_lines=whole_lines)
+    st = os.fstat(fd)
     if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
         return log.full_fold(whole_lines=whole_lines)
     for _attempt in range(4):
@@ -87,13 +63,14 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
             if STRICT and not db.locked(exc):
                 raise
             break
-        if found is not None:
-            return found
-        break
+        if found is None:
+            break
+        return found
     return log.full_fold(whole_lines=whole_lines)
 
 
 def _flock(fd: int, how: int) -> bool:
+    """Take the flock within db.BUSY_SECONDS, or not at all."""
     deadline = time.monotonic() + db.BUSY_SECONDS
     while True:
         try:
@@ -118,8 +95,7 @@ def _last_newline_end(fd: int, size: int) -> int:
 
 class _Load:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result) -> None:
-        self.log, self.file, self.st = log, file, st
-        self.fd = file.fd
+        self.log, self.file, self.st, self.fd = log, file, st, file.fd
         self.trusted = False  # the prefix was trusted on vouched stat data
 
     def run(self, whole_lines: bool) -> Fold | None:
@@ -138,7 +114,7 @@ class _Load:
             self._create(path, end)  # raises _Retry
         try:
             if not _flock(dbfd, fcntl.LOCK_SH):
-                return None  # a writer of the store holds it: do not wait for it
+                return None  # a writer of the store holds it
             conn = self._checked(path, dbfd)
             if conn is None:
                 db.remove(path)
@@ -158,7 +134,7 @@ class _Load:
                 conn.close()
                 raise
         finally:
-            os.close(dbfd)  # releases the flock: the read transaction now holds the state
+            os.close(dbfd)  # releases the flock
 
     def _meta(self, conn: sqlite3.Connection, dbfd: int) -> dict[str, Any]:
         if not conn.in_transaction:
@@ -166,7 +142,7 @@ class _Load:
         return db.read_meta(conn, os.fstat(dbfd))
 
     def _checked(self, path: Path, dbfd: int) -> sqlite3.Connection | None:
-        """A connection in a read transaction on the database, if it is intact and
+        """A connection (in a read transaction) to the database, if it is intact and
         covers a prefix of this very log; None: rebuild it."""
         conn = None
         try:
@@ -198,16 +174,12 @@ class _Load:
         """Whether the log starts with the bytes the store covers (read in full)."""
         import zlib
 
-        offset = meta["offset"]
-        if not 0 < offset <= self.st.st_size:
+        offset, crc, at = meta["offset"], 0, 0
+        if not 0 < offset <= self.st.st_size or os.pread(self.fd, 1, offset - 1) != b"\n":
             return False
-        if os.pread(self.fd, 1, offset - 1) != b"\n":
-            return False
-        crc, at = 0, 0
         while at < offset:
             block = read_span(self.fd, at, min(offset, at + CHUNK))
-            crc = zlib.crc32(block, crc)
-            at += len(block)
+            crc, at = zlib.crc32(block, crc), at + len(block)
         return bool(crc == meta["crc"])
 
     def _refresh(self, conn: sqlite3.Connection, dbfd: int, meta: dict[str, Any],
@@ -227,14 +199,12 @@ class _Load:
 
     def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
               empty: bool = False) -> bytes:
-        start = meta["offset"]
         pending = meta.get("pending")
         filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty,
                         fielded=bool(meta.get("fielded")),
                         pending={(t, u): r for t, u, r in orjson.loads(pending)}
                         if pending else None)
-        crc = filler.feed(self.fd, start, end, meta["crc"])
-        nonce = os.urandom(8)
+        crc, nonce = filler.feed(self.fd, meta["offset"], end, meta["crc"]), os.urandom(8)
         db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
                              "damaged": filler.damaged, "nonce": nonce,
                              "fielded": int(filler.fielded),
@@ -243,10 +213,9 @@ class _Load:
         return nonce
 
     def _create(self, path: Path, end: int) -> NoReturn:
-        """A new database of the file up to `end`, built under a name of its own and
-        linked into place, locked until its stamp is written (if another process
-        linked its own first, that one is used). Raises _Retry: it is then opened and
-        checked like any other."""
+        """A new database of the file up to `end`, built under a name of its own, linked
+        into place and locked until its stamp is written (or another process's, linked
+        first); _Retry then opens and checks it like any other."""
         db.sweep(path.parent)
         temp = path.with_name(f"{db.NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         conn = db.create(temp)
@@ -276,10 +245,9 @@ class _Load:
         raise _Retry
 
     def _log_key(self) -> tuple[int, int, int, int, int]:
-        """The log's stat data to vouch for: the data this load read it under, if the
-        file did not change since, and its last change is not so recent that a
-        same-tick change could still hide behind equal stat data (or it was vouched
-        already); else NO_KEY."""
+        """The log's stat data to vouch for: what this load read it under, if unchanged
+        since and not so recent that a same-tick change could hide behind it (or
+        vouched already); else NO_KEY."""
         try:
             now = os.fstat(self.fd)
         except OSError:
@@ -289,27 +257,25 @@ class _Load:
         return stat_key(now) if same and (self.trusted or not recent) else NO_KEY
 
     def _vouch(self, nonce: bytes, dbfd: int) -> None:
-        """Write the stamp for the store's state `nonce`, just committed (the caller
-        holds the flock). The database's modification time is first set to a
-        fine-grained value of our own, as TaskLog._vouch_append does for the log: any
-        later change by another program sets the clock's coarser time, so equal stat
-        data means the file as this transaction left it."""
+        """Stamp the state `nonce` just committed (the caller holds the flock), with the
+        database's mtime set to a fine-grained value of our own first, as
+        TaskLog._vouch_append does for the log: a later change by another program
+        sets the clock's coarser time, so equal stat data means this very file."""
         mark = time.time_ns() | 1
         try:
             before = os.fstat(dbfd)
             os.utime(dbfd, ns=(before.st_atime_ns, mark))
             after = os.fstat(dbfd)
         except OSError:
-            return  # no stamp: the next read rebuilds, never trusts what it cannot tell
+            return  # no stamp: the next read rebuilds
         if after.st_mtime_ns == mark:
             write_stamp(self.log.dir, nonce, self._log_key(), stat_key(after))
 
     def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
               ) -> Fold | None:
-        # The read transaction ends here: held for the fold's life, it would make every
-        # refresh wait (this process's own, after its write). Another process can then
-        # only add lines appended after this read (a rewrite builds a new file, which
-        # this connection never sees): later questions may see those, never others.
+        # No read transaction for the fold's life: it would make every refresh wait
+        # (this process's own, after its write). Others can only add lines appended
+        # since (a rewrite builds a new file): later questions may see those.
         conn.execute("ROLLBACK")
         fold = StoreFold(conn, self.file, damaged=meta["damaged"], lines=meta["lines"])
         if torn:  # a last line without its newline: damage, unless it is a record

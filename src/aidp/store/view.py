@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from aidp.fold import Fold, FoldKey, reread
@@ -90,7 +90,7 @@ class StoreTasks(Mapping[str, Record]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def where(self, condition: str, params: tuple[Any, ...] = (), order: str = "seq",
+    def where(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
               limit: int = -1) -> list[Record]:
         """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`."""
         record = self.log.record
@@ -117,51 +117,29 @@ class StoreTasks(Mapping[str, Record]):
         return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
 
 
-class StoreKeys(Mapping[str, FoldKey]):
-    """id -> the winning task record's fold key."""
-
-    def __init__(self, handle: Handle) -> None:
-        self.handle, self.conn = handle, handle.conn
-
-    def __getitem__(self, rid: str) -> FoldKey:
-        row = self.conn.execute("SELECT ts, line FROM task WHERE id = ?", (rid,)).fetchone()
-        if row is None:
-            raise KeyError(rid)
-        return (row[0], row[1])
-
-    def __iter__(self) -> Iterator[str]:
-        return (row[0] for row in self.conn.execute("SELECT id FROM task ORDER BY seq"))
-
-    def __len__(self) -> int:
-        return int(self.conn.execute("SELECT count(*) FROM task").fetchone()[0])
-
-    def items(self) -> Any:
-        return [(rid, (ts, line)) for rid, ts, line in
-                self.conn.execute("SELECT id, ts, line FROM task ORDER BY seq")]
-
-
 class StoreFold(Fold):
-    """A fold answered by the store; its typed records (work queue, TODO lists) are read
-    from it on first use: commands that never look at them do not."""
+    """A fold answered by the store. Its typed records (work queue, TODO lists) and fold
+    keys are read from it on first use: commands that never look at them do not."""
 
     def __init__(self, conn: sqlite3.Connection, log: LogFile, **fields: Any) -> None:
         handle = Handle(conn)
         self.rows = StoreTasks(handle, log)  # fold.tasks, typed as what it is
-        super().__init__(tasks=self.rows,  # type: ignore[arg-type]
-                         task_keys=StoreKeys(handle), **fields)  # type: ignore[arg-type]
-        del self.typed, self.typed_keys  # see __getattr__
-        self._handle, self.db = handle, conn
-        self._log = log
+        super().__init__(tasks=self.rows, **fields)  # type: ignore[arg-type]
+        del self.typed, self.typed_keys, self.task_keys  # see __getattr__
+        self._handle, self.db, self._log = handle, conn, log
 
     def __getattr__(self, name: str) -> Any:
-        # Called only while `typed`/`typed_keys` are not set yet.
-        if name not in ("typed", "typed_keys"):
+        # Called only while these are not set yet.
+        if name == "task_keys":
+            self.task_keys = {rid: (ts, line) for rid, ts, line in self.db.execute(
+                "SELECT id, ts, line FROM task ORDER BY seq")}
+        elif name in ("typed", "typed_keys"):
+            typed: dict[str, Record] = {}
+            keys: dict[str, FoldKey] = {}
+            for rid, ts, line, off, size in self.db.execute(
+                    "SELECT id, ts, line, off, len FROM typed ORDER BY seq"):
+                typed[rid], keys[rid] = self._log.record(rid, off, size), (ts, line)
+            self.typed, self.typed_keys = typed, keys
+        else:
             raise AttributeError(name)
-        typed: dict[str, Record] = {}
-        keys: dict[str, FoldKey] = {}
-        for rid, ts, line, off, size in self.db.execute(
-                "SELECT id, ts, line, off, len FROM typed ORDER BY seq"):
-            typed[rid] = self._log.record(rid, off, size)
-            keys[rid] = (ts, line)
-        self.typed, self.typed_keys = typed, keys
         return self.__dict__[name]
