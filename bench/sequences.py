@@ -124,12 +124,13 @@ def first_after_clone(events: int, aidp: list[str], env: dict[str, str], source:
         shutil.copyfile(source, clone / ".aidp" / "tasklist.jsonl")
         argv = [*aidp, "tasks", "list", "--status", "pending", "--json"]
         cloned = {**env, "AIDP_DIR": str(clone)}
-        pair = [lambda: ours.append(timed(argv, cloned, clone)),
-                lambda: naive.append(timed([sys.executable, str(HERE / "naive.py"),
-                                            str(clone / ".aidp" / "tasklist.jsonl")],
-                                           cloned, clone))]
-        for go in (pair if turn % 2 else pair[::-1]):
-            go()
+        naive_argv = [sys.executable, str(HERE / "naive.py"),
+                      str(clone / ".aidp" / "tasklist.jsonl")]
+        for who in (("aidp", "naive") if turn % 2 else ("naive", "aidp")):
+            if who == "aidp":
+                ours.append(timed(argv, cloned, clone))
+            else:
+                naive.append(timed(naive_argv, cloned, clone))
         if turn == 0:
             shutil.rmtree(clone / ".aidp" / "cache")
             peaks.append(bench.peak_kb(argv, cloned, clone))
