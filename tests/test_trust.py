@@ -578,3 +578,23 @@ def test_a_command_inside_a_shell_string_is_covered_too(project) -> None:
                           "'{prompt}']\n")
     found = trust.covered(project, trust.load(project).layers[0])
     assert found.named == ["tools/agent.py"] and list(found.folders) == ["tools"]
+
+
+def test_a_submodule_in_the_scripts_folder_is_covered_file_by_file(project) -> None:
+    def git(*args: str, cwd: Path = project) -> None:
+        subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+    library = project.parent / "library"
+    library.mkdir()
+    (library / "json.py").write_text("x = 1\n", encoding="utf-8")
+    git("init", "-q", cwd=library)
+    git("add", "-A", cwd=library)
+    git("-c", "user.name=t", "-c", "user.email=t@x.invalid", "commit", "-qm", "x", cwd=library)
+    git("init", "-q")
+    (project / "tools").mkdir()
+    (project / "tools" / "agent.py").write_text("import json\n", encoding="utf-8")
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "tools/lib")
+    write_config(project, 'agent = ["python3", "tools/agent.py"]\n')
+    found = trust.covered(project, trust.load(project).layers[0])
+    assert "tools/lib/json.py" in found.files
+    assert not any(name.startswith("tools/lib/.git") for name in found.files)

@@ -220,6 +220,10 @@ def _folder_files(top: str, folder: str) -> Iterator[tuple[str, str]]:
                 target = os.path.realpath(path)
                 if os.path.commonpath([top, target]) == top and target != top:
                     queue.append(os.path.relpath(target, top))
+            elif os.path.isdir(path):  # a submodule: git lists it as one entry
+                for inner in _walked(top, name):
+                    yield inner, os.path.join(top, inner)
+                continue
             yield name, path
 
 
@@ -247,8 +251,8 @@ def _walked(top: str, folder: str) -> list[str]:
         rel = os.path.relpath(dirpath, top)
         dirnames[:] = sorted(d for d in dirnames
                              if d != ".git" and not (rel == "." and d == DATA_DIR))
-        for name in sorted(filenames) + [d for d in dirnames
-                                         if os.path.islink(os.path.join(dirpath, d))]:
+        files = [f for f in sorted(filenames) if f != ".git"]  # a submodule's is a file
+        for name in files + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
             found.append(os.path.normpath(os.path.join(rel, name)))
         if len(found) > FOLDER_LIMIT:
             break
