@@ -242,11 +242,12 @@ def reread(raw: bytes) -> Record | None:
 
 def admit(value: object, raw: bytes) -> Record | None:
     """The record a decoded line stands for, or None when it is damage: THE rule of what
-    a line is, after `orjson.loads(raw)` gave `value`. parse_line and every bulk decode
-    (the index's builder) call it. Damage: anything but an object; a task line without a
-    usable id or with a non-text value where text belongs (well_typed_task); any record
-    whose `updated_at` lies outside the stamps aidp can write back
-    (model.stamp_out_of_reach); a line nested deeper than MAX_DEPTH. Cheap for an
+    a line is, after `orjson.loads(raw)` gave `value`. parse_line calls it, and through
+    it read_line (the plain fold, the store's build and refresh), repair and compact;
+    a decoder that reads lines in bulk must call it too. Damage: anything but an
+    object; a task line without a usable id or with a non-text value where text belongs
+    (well_typed_task); any record whose `updated_at` lies outside the stamps aidp can
+    write back (model.stamp_out_of_reach); a line nested deeper than MAX_DEPTH. Cheap for an
     ordinary line: the stamp is looked at only when of year 0001 or 9999, the nesting
     only when the line is long and holds many brackets."""
     if type(value) is not dict:
