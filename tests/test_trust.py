@@ -598,3 +598,11 @@ def test_a_submodule_in_the_scripts_folder_is_covered_file_by_file(project) -> N
     found = trust.covered(project, trust.load(project).layers[0])
     assert "tools/lib/json.py" in found.files
     assert not any(name.startswith("tools/lib/.git") for name in found.files)
+
+
+def test_a_folder_the_interpreter_runs_is_covered(project) -> None:
+    (project / "tools").mkdir()
+    (project / "tools" / "__main__.py").write_text("import json\n", encoding="utf-8")
+    write_config(project, 'agent = "python3 tools {prompt}"\n')
+    found = trust.covered(project, trust.load(project).layers[0])
+    assert list(found.folders) == ["tools"] and "tools/__main__.py" in found.files

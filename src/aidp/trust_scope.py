@@ -5,7 +5,8 @@ all of that (docs/security.md, "What trust covers").
   `--config=tools/x.toml`).
 - For a command run by an interpreter (`INTERPRETERS`), or whose program is itself a
   file of the project (a script run through its #! line): the folder of every project
-  file it names, with everything below it — Python puts the script's folder first on
+  file it names, and every project folder it names (`python3 tools` runs
+  tools/__main__.py), with everything below it — Python puts the script's folder first on
   `sys.path`, so `tools/json.py`, a package `tools/json/`, or a `tools/__pycache__/`
   entry next to `tools/agent.py` runs with it; node, ruby, perl and the shells load
   their neighbours by relative path. `python -m MODULE` covers the project root.
@@ -93,6 +94,7 @@ def scope(root: Path, values: Iterable[object],
                 found.named.append(name)
         if _loads_neighbours(top, words):
             folders.extend(os.path.dirname(name) or "." for name, _ in named)
+            folders.extend(_named_folders(top, words))  # `python3 tools` runs its __main__
             if _python_module(words):
                 folders.append(".")
     count = 0
@@ -162,6 +164,16 @@ def _named_files(top: str, words: list[str]) -> Iterator[tuple[str, str]]:
 
 # Words that start the next word as the program (`exec python3 …`, `env X=1 python3 …`).
 _PREFIXES = frozenset({"env", "exec", "command", "nice", "nohup", "time", "timeout"})
+
+
+def _named_folders(top: str, words: list[str]) -> Iterator[str]:
+    """Each argument that is a folder of the project (`python3 tools`, `node app`)."""
+    for word in words[1:]:
+        if word.startswith("-") or "{prompt}" in word:
+            continue
+        path = os.path.realpath(os.path.join(top, os.path.expanduser(word)))
+        if os.path.commonpath([top, path]) == top and os.path.isdir(path):
+            yield os.path.relpath(path, top)
 
 
 def _program(words: list[str]) -> str | None:
