@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 4  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 5  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
-# 4: tags carry the status, covering indexes)
+# 4: tags carry the status, covering indexes; 5: merged rows)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -39,7 +39,9 @@ BUSY_SECONDS = 0.2
 # per status without a look-up of the task).
 # `partial`: the tasks whose winning line came with a task_fields record (fill.py);
 # meta `fielded` (the log holds task_fields records) and `pending` (those still
-# waiting for their task line, JSON) are written with each fill.
+# waiting for their task line, JSON) are written with each fill. `merged`: a task two
+# clones changed concurrently, folded field by field (fields.merge_task) as JSON: its
+# row has `off` -1 and is read from here instead of the log.
 SCHEMA = """
 CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
@@ -51,6 +53,7 @@ CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT,
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL);
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date). Each
 # covers what its questions read, so they need no look-up of the row: the tasks of a

@@ -7,8 +7,8 @@ lines come, where its line is, and the columns the questions ask about. Nothing 
 task is decided here. For the field-level merge it also keeps which winners came with
 a task_fields record (table `partial`) and the task_fields records still waiting for
 their line (meta `pending`); a task whose merge is no single line (two clones changed
-it concurrently) cannot be a row: the fill stops (Unmergeable) and the plain fold
-answers.
+it concurrently) is folded from all its lines with `aidp.fields.merge_task`, and its
+row points at that record (table `merged`, `off` -1) instead of a line.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import sqlite3
 import zlib
 from typing import Any
 
+import orjson
+
 from aidp.errors import StorageError
 from aidp.fold import (
     CONFLICT,
@@ -25,6 +27,7 @@ from aidp.fold import (
     FIELDS,
     LOSES,
     TASK,
+    WINS,
     FoldKey,
     beats,
     companion_key,
@@ -40,10 +43,6 @@ FLUSH_ROWS = 20_000  # winners held in memory before they are written
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?)"
-
-
-class Unmergeable(Exception):
-    """A task's field-level merge is no single line: the store cannot hold it as a row."""
 
 
 def changed() -> StorageError:
@@ -146,7 +145,14 @@ class Filler:
             known = None if self.empty else self._lookup(is_task, rid)
         key = key_of(record, self.lines)
         if is_task and self.fielded:
-            if not self._settled(rid, record, key, known):
+            verdict = self._settled(rid, record, key, known)
+            if verdict == CONFLICT and known is not None:
+                # folded from all its lines: a record, not a line of the log
+                key = max(key, known[0])
+                keys[rid] = (key, known[1])
+                self.tasks[rid] = (known[1], rid, key, -1, 0, self._merge(rid, off + size))
+                return
+            if verdict == LOSES:
                 keys[rid] = known
                 return
         elif not beats(key, None if known is None else known[0]):
@@ -160,23 +166,60 @@ class Filler:
             self.typed[rid] = (seq, rid, key[0], key[1], off, size)
 
     def _settled(self, rid: str, record: Record, key: FoldKey,
-                 known: tuple[FoldKey, int] | None) -> bool:
-        """Whether `record` is the task's new winning line (fold.settle decides)."""
+                 known: tuple[FoldKey, int] | None) -> int:
+        """fold.settle's verdict on `record` (CONFLICT too for a task already merged)."""
         spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
-        partial = self._is_partial(rid)
         if known is None:
-            verdict = 1
-        elif spec is None and not partial:
-            verdict = int(beats(key, known[0]))
+            verdict = WINS
+        elif self._is_merged(rid):
+            return CONFLICT
         else:
-            verdict = settle(self._winner(rid), known[0], partial, record, key, spec)
-        if verdict == CONFLICT:
-            raise Unmergeable(rid)
-        if verdict == LOSES:
-            return False
-        if partial != (spec is not None):
-            self.partial[rid] = spec is not None
-        return True
+            partial = self._is_partial(rid)
+            if spec is None and not partial:
+                verdict = WINS if beats(key, known[0]) else LOSES
+            else:
+                verdict = settle(self._winner(rid), known[0], partial, record, key, spec)
+            if verdict != WINS:
+                return verdict
+            if partial == (spec is not None):
+                return verdict
+        self.partial[rid] = spec is not None
+        return verdict
+
+    def _is_merged(self, rid: str) -> bool:
+        if rid in self.tasks:
+            return bool(self.tasks[rid][3] == -1)
+        return self.conn.execute("SELECT 1 FROM merged WHERE id = ?", (rid,)).fetchone() \
+            is not None
+
+    def _merge(self, rid: str, end: int) -> Record:
+        """The task folded field by field from all its lines in the log up to `end`."""
+        from aidp.fields import merge_task
+
+        needle = orjson.dumps(rid)
+        entries: list[tuple[Record, FoldKey, Record | None]] = []
+        waiting: dict[tuple[Any, Any], Record] = {}
+        number, at = 0, 0
+        while at < end:
+            data = read_span(self.fd, at, min(end, at + CHUNK))
+            cut = data.rfind(b"\n") + 1 if at + len(data) < end else len(data)
+            if not cut:
+                data, cut = read_span(self.fd, at, end), end - at  # a very long line
+            for raw in data[:cut].split(b"\n"):
+                number += 1
+                if needle not in raw:
+                    continue
+                kind, found, record = read_line(raw)
+                if record is None:
+                    continue
+                if kind == TASK and found == rid:
+                    spec = waiting.pop((rid, record.get("updated_at")), None)
+                    entries.append((record, key_of(record, number), spec))
+                elif record.get("type") == FIELDS and record.get("task") == rid:
+                    waiting[(rid, record.get("updated_at"))] = record
+            number -= data[:cut].endswith(b"\n")  # the split's empty last part
+            at += cut
+        return merge_task(entries)
 
     def _is_partial(self, rid: str) -> bool:
         if rid in self.partial:
@@ -203,9 +246,12 @@ class Filler:
 
     def flush(self) -> None:
         conn = self.conn
+        merged: list[tuple[str, str]] = []
         if self.tasks:
             pending = [(task_row(*winner), task_tags(winner[5]))
                        for winner in sorted(self.tasks.values(), key=lambda item: item[0])]
+            merged = [(winner[1], orjson.dumps(winner[5]).decode())
+                      for winner in self.tasks.values() if winner[3] == -1]
             self.tasks = {}
             conn.executemany(_TASK_SQL, [row for row, _tags in pending])
             if not self.empty:
@@ -220,6 +266,8 @@ class Filler:
         if self.typed:
             conn.executemany(_TYPED_SQL, sorted(self.typed.values()))
             self.typed = {}
+        if merged:
+            conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)", merged)
         if self.partial:
             conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
                              [(rid,) for rid, on in self.partial.items() if on])

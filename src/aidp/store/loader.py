@@ -21,7 +21,7 @@ from aidp.files import NOFOLLOW
 from aidp.fold import DAMAGED, read_line
 from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
 from aidp.store import db
-from aidp.store.fill import CHUNK, Filler, Unmergeable, read_span
+from aidp.store.fill import CHUNK, Filler, read_span
 from aidp.store.view import LogFile, StoreFold
 
 if TYPE_CHECKING:
@@ -57,8 +57,6 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
             found = _Load(log, file, st).run(whole_lines)
         except _Retry:
             continue
-        except Unmergeable:
-            break  # a task two clones changed concurrently: not a row (fill.py)
         except (sqlite3.Error, OSError, db.Unusable) as exc:
             if STRICT and not db.locked(exc):
                 raise
@@ -228,9 +226,6 @@ class _Load:
                                    end, empty=True)
                 conn.execute("COMMIT")
                 db.finish_create(conn)
-            except Unmergeable:
-                os.unlink(temp)
-                raise
             finally:
                 conn.close()
             try:

@@ -16,6 +16,8 @@ import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import orjson
+
 from aidp.fold import Fold, FoldKey, reread
 from aidp.model import Record
 from aidp.store.fill import changed, read_span
@@ -67,7 +69,17 @@ class StoreTasks(Mapping[str, Record]):
         row = self.conn.execute("SELECT off, len FROM task WHERE id = ?", (rid,)).fetchone()
         if row is None:
             raise KeyError(rid)
-        return self.log.record(rid, row[0], row[1])
+        return self.record(rid, row[0], row[1])
+
+    def record(self, rid: str, off: int, size: int) -> Record:
+        """The task a row stands for: its line in the log, or (`off` -1: a task two
+        clones changed concurrently) its record folded field by field (fill._merge)."""
+        if off >= 0:
+            return self.log.record(rid, off, size)
+        found = self.conn.execute("SELECT record FROM merged WHERE id = ?", (rid,)).fetchone()
+        if found is None:
+            raise changed()
+        return orjson.loads(found[0])  # type: ignore[no-any-return]
 
     def __contains__(self, rid: object) -> bool:
         return type(rid) is str and self.conn.execute(
@@ -93,14 +105,14 @@ class StoreTasks(Mapping[str, Record]):
     def where(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
               limit: int = -1) -> list[Record]:
         """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`."""
-        record = self.log.record
+        record = self.record
         sql = f"SELECT id, off, len FROM task {condition} ORDER BY {order} LIMIT {int(limit)}"
         return [record(rid, off, size) for rid, off, size in self.conn.execute(sql, params)]
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         """Every task in `tasks list`'s default order (newest created first; equal stamps:
         later in the fold first), a batch at a time, none of them kept."""
-        record = self.log.record
+        record = self.record
         rows = self.conn.execute("SELECT id, off, len FROM task ORDER BY created DESC, "
                                  "seq DESC")
         while found := rows.fetchmany(batch):
