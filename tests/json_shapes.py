@@ -127,7 +127,8 @@ STATS = Obj({
 
 IMPORTED = Obj({"source": str, "dry_run": bool, "filed": TASKS, "skipped": int})
 REPAIRED = Obj({"dry_run": bool, "lines": int, "kept": int, "damaged": int,
-                "damaged_lines": [int], "blank": int, "rewritten": bool,
+                "damaged_lines": [int], "reasons": [Obj({"line": int, "why": str})],
+                "blank": int, "rewritten": bool,
                 "backup": Either(str, None)})
 COMPACTED = Obj({"lines": int, "kept": int, "damaged": int, "unknown": int,
                  "rewritten": bool, "backup": Either(str, None)})

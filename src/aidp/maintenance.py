@@ -80,6 +80,36 @@ def _stream(log: TaskLog) -> Iterator[bytes]:
         if carry:
             yield carry
 
+NAMED = 20  # damaged lines repair says why of (the first ones)
+
+
+def why_damaged(raw: bytes) -> str:
+    """Why the fold's rule (fold.admit) calls a line damage, in a few words: repair
+    names each damaged line with it. Only for lines known to be damage."""
+    import orjson
+
+    from aidp.fold import MAX_DEPTH, too_deep
+    from aidp.model import stamp_out_of_reach
+
+    try:
+        value = orjson.loads(raw.removeprefix(_BOM))
+    except orjson.JSONDecodeError:
+        if raw.lstrip().startswith((b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")):
+            return "a git conflict marker"
+        return "not JSON (a torn or garbled line)"
+    if not isinstance(value, dict):
+        return f"a JSON {type(value).__name__}, not an object"
+    stamp = value.get("updated_at")
+    if stamp_out_of_reach(stamp):
+        if str(stamp).startswith("0001"):
+            return f"updated_at {stamp!r} is before year 1, outside the stamps aidp can write"
+        return (f"updated_at {stamp!r} is past the stamps aidp can write "
+                "(years 1 to 9999): no later change could win over it")
+    if too_deep(value):
+        return f"nested more than {MAX_DEPTH} levels deep, more than aidp writes back"
+    return "a task without a usable id, or with a value of the wrong type"
+
+
 def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
     """Rewrite the file without its damaged lines, keeping a backup of the old one."""
     if not log.path.exists():
@@ -96,6 +126,8 @@ def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
                 report.blank += 1
             elif record is None or place(record)[0] == DAMAGED:
                 report.damaged_lines.append(number)
+                if len(report.reasons) < NAMED:
+                    report.reasons[number] = why_damaged(raw)
         report.lines_after = report.lines_before - report.blank - len(report.damaged_lines)
         if dry_run or (not report.damaged_lines and not report.blank):
             return report
@@ -196,7 +228,7 @@ def _merged_fields(log: TaskLog, keep: set[int], companions: dict[tuple[str, str
 
 class MaintenanceReport(_Plain):
     _fields = ("lines_before", "lines_after", "blank", "damaged", "damaged_lines", "backup",
-               "rewritten", "unknown")
+               "rewritten", "unknown", "reasons")
 
     def __init__(
         self,
@@ -217,6 +249,7 @@ class MaintenanceReport(_Plain):
         self.backup = backup
         self.rewritten = rewritten
         self.unknown = unknown  # typed records without an id, kept as they are
+        self.reasons: dict[int, str] = {}  # repair: why, for the first NAMED damaged lines
 
 
 def _replace_locked(log: TaskLog, write: Callable[[Any], object]) -> None:

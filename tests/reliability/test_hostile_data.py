@@ -60,6 +60,12 @@ def test_a_far_future_stamp_is_damage_and_the_next_write_wins(hostile) -> None:
     assert after["status"] == "done" and after["description"] == "an honest task"
     repair = hostile.aidp("tasks", "repair", "--dry-run")
     assert repair.code == 0 and "3 damaged line(s) (line 2, 3, 4)" in repair.out, repair
+    assert (f"line 2: updated_at '{OUT_OF_REACH[0]}' is past the stamps aidp can write"
+            in repair.out)
+    assert f"line 3: updated_at '{OUT_OF_REACH[1]}' is past" in repair.out
+    assert f"line 4: updated_at '{OUT_OF_REACH[2]}' is before year 1" in repair.out
+    reasons = orjson.loads(hostile.aidp("tasks", "repair", "--dry-run", "--json").out)
+    assert [r["line"] for r in reasons["reasons"]] == [2, 3, 4]
 
 
 def test_the_last_writable_stamp_still_loses_to_the_next_write(hostile) -> None:
@@ -191,6 +197,8 @@ def test_a_deeply_nested_line_is_damage_never_a_crash(hostile) -> None:
     assert hostile.aidp("tasks", "show", "0d0d0d0d").code == 1
     repair = hostile.aidp("tasks", "repair")
     assert "2 damaged line(s) (line 2, 3)" in repair.out, repair
+    assert "line 2: nested more than 128 levels deep" in repair.out
+    assert "line 3: nested more than 128 levels deep" in repair.out
     assert hostile.aidp("tasks", "list", "--all").err == ""
 
 

@@ -621,6 +621,7 @@ def repair(
             "kept": report.lines_after,
             "damaged": len(report.damaged_lines),
             "damaged_lines": report.damaged_lines,
+            "reasons": [{"line": n, "why": why} for n, why in report.reasons.items()],
             "blank": report.blank,
             "rewritten": report.rewritten,
             "backup": str(report.backup) if report.backup else None,
@@ -635,11 +636,13 @@ def repair(
         where += ", …"
     found = f"{damaged} damaged line(s)" + (f" (line {where})" if damaged else "")
     found += f" and {report.blank} blank line(s)" if report.blank else ""
+    why = "".join(f"\n  line {n}: {render.inert(text)}" for n, text in report.reasons.items())
     if dry_run:
-        render.write_text(f"Would remove {found}; {report.lines_after} lines would stay")
+        render.write_text(f"Would remove {found}; {report.lines_after} lines would stay{why}")
     else:
         backup = render.inert(str(report.backup))
-        render.write_text(f"Removed {found}; {report.lines_after} lines kept. Backup: {backup}")
+        render.write_text(f"Removed {found}; {report.lines_after} lines kept. "
+                          f"Backup: {backup}{why}")
 
 
 @app.command()
