@@ -170,7 +170,7 @@ TODO_LIST = [TODO_SUMMARY]
 
 INIT = Obj({
     "root": str, "tasklist": str, "created": bool, "link": Either(str, None),
-    "gitattributes": Obj({"path": str, "added": [str]}),
+    "gitattributes": Obj({"path": str, "added": [str], "override": Either(str, None)}),
     "git": Obj({"repository": bool, "diff_driver_set": bool, "tasklist_ignored": bool}),
 })
 RUN_EXIT_REASONS = Enum("done", "progress", "paused", "continuations_used_up", "timeout",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from aidp import files, lock
+from aidp import attributes, files, lock
 from aidp.errors import StorageError
 from aidp.fields import with_companions
 from aidp.files import storage_error
@@ -103,12 +103,14 @@ class TaskLog:
         create_root: bool = True,
         on_wait: Callable[[Path], None] | None = None,
         lock_timeout: float | None = None,
+        on_notice: Callable[[str], None] | None = None,
     ) -> None:
         """`create_root=False` (the CLI): a write refuses to create a missing project folder.
         `on_wait(lock_path)` is called once when a lock has been held by another process
         for LOCK_NOTICE_SECONDS, so a person knows why the command waits.
         `lock_timeout`: how long a write waits for the lock (default: AIDP_LOCK_TIMEOUT,
-        else DEFAULT_LOCK_TIMEOUT seconds)."""
+        else DEFAULT_LOCK_TIMEOUT seconds). `on_notice(line)` hears, once, that git
+        attributes override aidp's for the tasklist (aidp.attributes)."""
         self.root = root
         self.create_root = create_root
         self.on_wait = on_wait
@@ -122,6 +124,46 @@ class TaskLog:
         self._memo: tuple[tuple[Any, ...] | None, Fold] | None = None  # see _fold_current
         # `aidp init` sets this: the user asked for a tasklist here, even in a linked .aidp/.
         self.adopt_linked_dir = False
+        self.on_notice = on_notice
+        self._attributes = attributes.Watch(root)
+        self._told: str | None = None
+
+    # --- git attributes (aidp.attributes) -------------------------------------------
+
+    def foreign_encoding(self, head: bytes | None = None) -> str | None:
+        """The encoding git checked the tasklist out in, when it is not UTF-8 (a
+        repository's `working-tree-encoding`); None for UTF-8. Tells `on_notice`, once,
+        of every attribute that overrides aidp's. `head`: the file's first bytes, when
+        the caller has them."""
+        found = self._attributes.current()
+        note = found.note()
+        if note is not None and note != self._told and self.on_notice is not None:
+            self._told = note
+            self.on_notice(note)
+        if head is None:
+            try:
+                fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+            except OSError:
+                return found.encoding
+            try:
+                head = os.pread(fd, 4, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+            except OSError:
+                head = b""
+            finally:
+                os.close(fd)
+        return attributes.sniff(head) or found.encoding
+
+    def refuse_foreign_encoding(self, head: bytes | None = None) -> None:
+        """A tasklist git keeps in another encoding in the work tree is never written:
+        UTF-8 lines appended to it (or a rewrite) would corrupt it."""
+        encoding = self.foreign_encoding(head)
+        if encoding is not None:
+            encoding = self._attributes.current().encoding or encoding.upper()
+            raise StorageError(
+                f"Cannot write {self.path}: git checks it out as {encoding} (a "
+                "working-tree-encoding attribute), and aidp writes UTF-8 only; remove "
+                f"that attribute and run 'git checkout -- {attributes.TASKLIST}'; the "
+                "tasklist was not changed")
 
     # --- reading ------------------------------------------------------------------
 
@@ -172,7 +214,11 @@ class TaskLog:
         memo = self._memo
         if key is not None and memo is not None and memo[0] == key:
             return memo[1]
-        if _reader is None:
+        encoding = self.foreign_encoding()
+        if encoding is not None:  # decoded, then folded plainly (no cache: rare)
+            data = attributes.decode(self.read_bytes(), encoding)
+            fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data)
+        elif _reader is None:
             fold = self.full_fold(whole_lines=whole_lines)
         else:
             fold = _reader.load(self, whole_lines=whole_lines)
@@ -267,6 +313,7 @@ class TaskLog:
         try:
             info = os.fstat(fd)
             size = info.st_size
+            self.refuse_foreign_encoding(os.pread(fd, 4, 0) if size else b"")
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn last line stays its own (damaged) line
             vouched = read_stamp(self.dir)
@@ -306,6 +353,7 @@ class TaskLog:
             write_stamp(self.dir, nonce, stat_key(after), db_key)
 
     def append(self, records: list[Record]) -> None:
+        self.refuse_foreign_encoding()  # before the lock makes anything
         with self.locked():
             self._append_locked(records)
 
@@ -320,6 +368,7 @@ class TaskLog:
         """
         if not self.dir.exists() and not change(Fold()):
             return []
+        self.refuse_foreign_encoding()  # before the lock makes anything
         if _reader is not None:
             # Bring the cache up to date first, outside the lock: a rebuild (a fresh
             # clone, a checkout) must not make every other writer wait for it. The

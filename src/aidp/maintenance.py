@@ -115,6 +115,7 @@ def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
     if not log.path.exists():
         log._check_root()
         return MaintenanceReport()  # nothing to repair, and nothing is created
+    log.refuse_foreign_encoding()  # every line would read as damage, and be dropped
     with log.locked() if not dry_run else nullcontext():
         if not dry_run:
             refuse_link(log.path)
@@ -150,6 +151,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
     if not log.path.exists():
         log._check_root()
         return MaintenanceReport()  # nothing to compact, and nothing is created
+    log.refuse_foreign_encoding()
     with log.locked():
         refuse_link(log.path)
         report = MaintenanceReport()

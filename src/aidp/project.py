@@ -8,6 +8,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from aidp import attributes as git_attributes
 from aidp import files, git
 from aidp.errors import StorageError
 from aidp.git.runner import tracked
@@ -26,6 +27,8 @@ class Initialised:
     created: bool = False  # the tasklist did not exist before
     attributes: Path | None = None  # the .gitattributes file
     attributes_added: tuple[str, ...] = ()  # the rules added to it now
+    # the line naming git attributes that override aidp's for the tasklist (None: none)
+    attributes_note: str | None = None
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,11 @@ def init(log: TaskLog, root: Path) -> Initialised:
         except OSError as exc:
             raise StorageError(f"Cannot update {attributes}: {exc.strerror}") from exc
     linked = log.dir.is_symlink()
+    # The effective attributes, asked of git every time here (not only when the cheap
+    # scan of reads finds a candidate line): init is where a user looks.
+    note = git_attributes.check(root, always=True).note()
     return Initialised(log.path.resolve() if linked else log.path, log.dir if linked else None,
-                       created, attributes, tuple(missing))
+                       created, attributes, tuple(missing), note)
 
 
 def setup_git(log: TaskLog, root: Path) -> GitSetup:

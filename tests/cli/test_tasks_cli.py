@@ -425,7 +425,7 @@ def test_init_json_says_what_it_did(cli, project: Path) -> None:
         "root": str(project), "tasklist": str(tasklist(project)), "created": True,
         "link": None,
         "gitattributes": {"path": str(project / ".gitattributes"),
-                          "added": [".aidp/tasklist.jsonl diff=aidp"]},
+                          "added": [".aidp/tasklist.jsonl diff=aidp"], "override": None},
         "git": {"repository": True, "diff_driver_set": True, "tasklist_ignored": False},
     }
     assert "diff driver" in first.err  # people's notes stay on stderr

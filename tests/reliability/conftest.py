@@ -57,7 +57,9 @@ class Hostile:
     - `attacker`: the attacker's work tree (a real git repository). `write` and `link`
       put files and symbolic links into it; `clone()` commits them (`git add -A -f`) and
       clones the repository into `victim` (one clone per test; calling it again
-      commits what changed since and pulls it into the same clone).
+      commits what changed since and pulls it into the same clone). A test that makes
+      its own commits (`hostile.git("commit", …, cwd=hostile.attacker)`) passes
+      `clone(commit=False)`.
     - `home`: the user's HOME (XDG config, data, state and cache dirs live under it);
       `outside`: a folder outside the clone for links to point at (it exists, empty).
     - `aidp(*args, cwd=None, stdin=None, env=None)`: `python -m aidp ARGS` run in the
@@ -114,10 +116,11 @@ class Hostile:
         path.symlink_to(target)
         return path
 
-    def clone(self) -> Path:
-        self.git("add", "-A", "--force", cwd=self.attacker)  # ignored files too
-        if self.git("status", "--porcelain", cwd=self.attacker).strip():
-            self.git("commit", "-q", "-m", "attack", cwd=self.attacker)
+    def clone(self, *, commit: bool = True) -> Path:
+        if commit:  # commit=False: the test made its commits itself (hostile.git)
+            self.git("add", "-A", "--force", cwd=self.attacker)  # ignored files too
+            if self.git("status", "--porcelain", cwd=self.attacker).strip():
+                self.git("commit", "-q", "-m", "attack", cwd=self.attacker)
         if self.victim.exists():
             self.git("pull", "-q", "--no-rebase", "origin", "main")
         else:

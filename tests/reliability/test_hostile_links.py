@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,3 +280,89 @@ def test_item10_init_refused_early_leaves_no_aidp_folder(hostile) -> None:
     assert ".gitattributes: it is a symbolic link" in result.err
     assert not (clone / ".aidp").exists()
     assert (hostile.outside / "attributes").read_text() == "* text\n"
+
+
+# --- item 9: git attributes that override aidp's ----------------------------------------
+
+
+def commit_attributes_after(hostile, rules: str, where: str = ".aidp/.gitattributes") -> None:
+    """Commit the tasklist first, then the attributes on their own: the clone checks the
+    tasklist out through them (re-encoded, for working-tree-encoding)."""
+    hostile.write(".aidp/tasklist.jsonl", TASKLIST)
+    hostile.write(".gitattributes", ".aidp/tasklist.jsonl merge=union diff=aidp\n")
+    hostile.git("add", "-A", cwd=hostile.attacker)
+    hostile.git("commit", "-q", "-m", "tasks", cwd=hostile.attacker)
+    hostile.write(where, rules)
+    hostile.git("add", where, cwd=hostile.attacker)
+    hostile.git("commit", "-q", "-m", "attributes", cwd=hostile.attacker)
+
+
+@pytest.mark.parametrize("encoding", ["UTF-16", "UTF-16LE", "UTF-16BE"])
+def test_item9_a_utf16_tasklist_is_read_and_never_written(hostile, encoding: str) -> None:
+    """`working-tree-encoding=UTF-16 -merge` in a committed .aidp/.gitattributes: the
+    clone's tasklist is UTF-16 (with a BOM, or without one for LE/BE). Its tasks are
+    listed, the override is named in one line, and no write corrupts it."""
+    commit_attributes_after(hostile, f"tasklist.jsonl working-tree-encoding={encoding} "
+                                     "-merge\n")
+    clone = hostile.clone(commit=False)
+    tasklist = clone / ".aidp" / "tasklist.jsonl"
+    before = tasklist.read_bytes()
+    assert b"\0" in before  # git really checked it out re-encoded
+    listed = hostile.aidp("tasks", "list")
+    assert listed.code == 0 and "an honest task" in listed.out, listed
+    notes = [line for line in listed.err.splitlines() if "working-tree-encoding" in line]
+    assert len(notes) == 1 and "-merge" in notes[0], listed
+    assert "damaged" not in listed.err, listed
+    for args in (("tasks", "add", "more"), ("tasks", "done", "t-0001"), ("tasks", "repair"),
+                 ("tasks", "compact")):
+        result = hostile.aidp(*args)
+        assert result.code == 1 and len(error_lines(result)) == 1, (args, result)
+        assert "writes UTF-8 only" in result.err, result
+        assert tasklist.read_bytes() == before
+    assert hostile.git("status", "--porcelain") == ""
+
+
+def test_item9_a_merge_override_is_named_and_tasks_read(hostile) -> None:
+    commit_attributes_after(hostile, "*.jsonl binary\n")
+    hostile.clone()
+    listed = hostile.aidp("tasks", "list")
+    assert listed.code == 0 and "an honest task" in listed.out, listed
+    notes = [line for line in listed.err.splitlines() if "git attributes" in line]
+    assert len(notes) == 1 and "-merge" in notes[0] and ".aidp/.gitattributes" in notes[0]
+    added = hostile.aidp("tasks", "add", "still works")
+    assert added.code == 0, added
+
+
+def test_item9_init_names_the_override(hostile) -> None:
+    commit_attributes_after(hostile, "tasklist.jsonl merge=ours filter=evil\n")
+    hostile.clone()
+    result = hostile.aidp("init")
+    assert result.code == 0, result
+    notes = [line for line in result.err.splitlines() if "git attributes" in line]
+    assert len(notes) == 1, result
+    assert "merge=ours" in notes[0] and "filter=evil" in notes[0]
+
+
+def test_item9_reads_start_no_git_unless_an_attributes_file_names_the_tasklist(
+        hostile) -> None:
+    """Reads are the hot path: common attributes (`* text=auto eol=lf`, other files'
+    rules) are looked at without starting git; git check-attr runs only for a line
+    that could override the tasklist's attributes."""
+    log = hostile.home / "git-calls"
+    real_git = shutil.which("git")
+    assert real_git is not None
+    wrapper = hostile.home / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> "{log}"\nexec "{real_git}" "$@"\n')
+    wrapper.chmod(0o755)
+    env = {"PATH": f"{wrapper.parent}{os.pathsep}{hostile.env['PATH']}"}
+    commit_attributes_after(hostile, "* text=auto eol=lf\n*.png binary\n",
+                            where=".gitattributes")
+    hostile.clone()
+    listed = hostile.aidp("tasks", "list", env=env)
+    assert listed.code == 0 and "an honest task" in listed.out and listed.err == "", listed
+    assert "check-attr" not in (log.read_text() if log.exists() else "")
+    hostile.write(".aidp/.gitattributes", "*.jsonl -merge\n")
+    hostile.clone()
+    listed = hostile.aidp("tasks", "list", env=env)
+    assert "-merge" in listed.err and "check-attr" in log.read_text(), listed

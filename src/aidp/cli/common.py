@@ -80,7 +80,8 @@ class Env:
         timeout = None
         if self.lock_timeout is not None:
             timeout = parse_lock_timeout(self.lock_timeout)
-        return TaskLog(self.root, create_root=False, on_wait=_say_waiting, lock_timeout=timeout)
+        return TaskLog(self.root, create_root=False, on_wait=_say_waiting, lock_timeout=timeout,
+                       on_notice=_say_notice)
 
     def session_name(self, override: str | None = None) -> str:
         return resolve_session(override or self.session, self.root, self._for_session)
@@ -112,6 +113,14 @@ class Env:
                 f"Warning: skipped {fold.damaged} damaged {lines} in {where}; "
                 "run 'aidp tasks repair' to remove them\n"
             )
+
+
+def _say_notice(line: str) -> None:
+    """A note about the tasklist (git attributes that override aidp's), shown inert:
+    the attribute values come from the repository."""
+    from aidp.render import inert
+
+    sys.stderr.write(inert(line) + "\n")
 
 
 def _say_waiting(lock: Path) -> None:

@@ -31,6 +31,8 @@ def init(
     else:
         where = f" (through the link {inert(str(done.link))})" if done.link else ""
         typer.echo(f"Initialised {inert(str(done.path))}{where}")
+    if done.attributes_note:
+        info(inert(done.attributes_note))
     if setup.diff_driver_set:
         info("Set this clone's git diff driver for the tasklist (git config diff.aidp.textconv): "
              "git diff and git log -p show task lines")
@@ -48,7 +50,8 @@ def _as_json(done: project.Initialised, setup: project.GitSetup, root: object) -
         "tasklist": str(done.path),
         "created": done.created,
         "link": str(done.link) if done.link else None,
-        "gitattributes": {"path": str(done.attributes), "added": list(done.attributes_added)},
+        "gitattributes": {"path": str(done.attributes), "added": list(done.attributes_added),
+                          "override": done.attributes_note},
         "git": {"repository": setup.repository, "diff_driver_set": setup.diff_driver_set,
                 "tasklist_ignored": setup.tasklist_ignored},
     }
