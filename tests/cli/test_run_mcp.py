@@ -130,6 +130,7 @@ def test_codex_gets_the_server_as_config_overrides(cli, fake_cli, project: Path)
             found[key] = tomllib.loads(f"v = {value}")["v"]  # each value is TOML
     expect_server(found, project)
     assert found["default_tools_approval_mode"] == "approve"
+    assert found["required"] is True  # Codex waits for the server before its first request
 
 
 def test_copilot_gets_an_additional_mcp_config(cli, fake_cli, project: Path) -> None:

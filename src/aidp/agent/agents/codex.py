@@ -116,7 +116,9 @@ def mcp(argv: list[str], server: McpServer, env: dict[str, str]
     """`-c mcp_servers.aidp.…` overrides after `codex exec` (values are TOML; a JSON
     string is a TOML string). Codex starts MCP servers with a scrubbed environment, so
     the run's project and session go in the server's own `env`; its tools are approved
-    for this run (`codex exec` has nobody to ask)."""
+    for this run (`codex exec` has nobody to ask). `required`: Codex 0.169 otherwise
+    sends its first request without waiting for the server, whose tools then miss the
+    model's first turn (`aidp mcp` takes a second or two to start)."""
     import json
 
     def toml(value: object) -> str:
@@ -129,5 +131,6 @@ def mcp(argv: list[str], server: McpServer, env: dict[str, str]
     options = ["-c", f"{key}.command={toml(stdio['command'])}",
                "-c", f"{key}.args={toml(stdio['args'])}",
                "-c", f"{key}.env={toml(stdio['env'])}",
-               "-c", f'{key}.default_tools_approval_mode="approve"']
+               "-c", f'{key}.default_tools_approval_mode="approve"',
+               "-c", f"{key}.required=true"]
     return [*argv[:2], *options, *argv[2:]], {}
