@@ -9,10 +9,22 @@ world a `_configure_<cli>` in harness.py, and list what it cannot do.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import pytest
-from fakemodel import Conversation, FakeModelServer, Scenario, error, plan, shell, text
+from fakemodel import (
+    MCP_NAMES,
+    Conversation,
+    FakeModelServer,
+    Scenario,
+    aidp_tool,
+    error,
+    plan,
+    shell,
+    text,
+    todo_write,
+)
 from harness import AgentWorld, Result
 
 CLIS = ["claude", "codex", "gemini", "opencode", "copilot", "aider"]
@@ -24,14 +36,8 @@ IMPOSSIBLE: dict[tuple[str, str], str] = {
     ("aider", "tick_via_shell"): _AIDER_NO_TOOLS,
     ("aider", "continuation"): _AIDER_NO_TOOLS + " (lazy_turn_continued covers it)",
     ("aider", "tool_echo_not_filed"): _AIDER_NO_TOOLS,
-}
-
-# (cli, scenario) → why it waits for aidp's own plan tool over MCP (issue 26): the agent
-# offers no plan tool of its own at the pinned version, and `aidp run` does not yet give
-# it `aidp mcp`.
-NEEDS_MCP: dict[tuple[str, str], str] = {
-    ("claude", "plan_sync"): "Claude Code 2.1.332 offers no plan tool headless (no TodoWrite, "
-                             "no TaskCreate); its plan needs aidp's todo_write over MCP",
+    ("aider", "mcp_plan"): "aider takes no MCP servers",
+    ("aider", "mcp_backlog"): "aider takes no MCP servers",
 }
 
 CONTINUATION = "You have an active task"
@@ -106,18 +112,91 @@ def tool_echo_not_filed(world: AgentWorld, server: FakeModelServer) -> None:
 
 
 def plan_sync(world: AgentWorld, server: FakeModelServer) -> None:
-    """The agent's own plan tool: the session's TODO list follows it, and follows
-    each change (in_progress kept where the agent's tool has it)."""
+    """The agent's plan: with its own plan tool, the session's TODO list follows it,
+    and follows each change (in_progress kept where the agent's tool has it); with
+    none (Claude Code 2.1.332), the agent keeps it with aidp's todo_write, which `aidp
+    run` gave it."""
     server.scenario = Scenario.of(
         plan([("Write the parser", "in_progress"), ("Test the parser", "pending")]),
         plan([("Write the parser", "completed"), ("Test the parser", "in_progress")]),
         text("Parser written; testing next."),
     )
     result = ok(world.aidp_run("Write a parser"))
-    assert "📝 TODO list follows the agent's plan" in result.stdout, str(result)
+    if world.cli in PLANS_WITH_AIDP:
+        assert mcp_calls(server, "todo_write") == 2, server.describe()
+        assert "📝 TODO list follows" not in result.stdout, str(result)  # nothing to mirror
+    else:
+        assert mcp_calls(server, "todo_write") == 0, server.describe()
+        assert "📝 TODO list follows the agent's plan" in result.stdout, str(result)
     second = "in_progress" if world.cli not in NO_IN_PROGRESS else "pending"
     assert statuses(world) == [("Write the parser", "completed"),
                                ("Test the parser", second)], str(result)
+
+
+# CLIs with no plan tool of their own at the pinned version (docs/agents.md).
+PLANS_WITH_AIDP = {"claude"}
+
+
+def mcp_calls(server: FakeModelServer, tool: str) -> int:
+    """How many calls of aidp's MCP tool `tool` the model made (in the first
+    invocation's conversation; a retried request is counted once per step)."""
+    names = {f.format(tool) for f in MCP_NAMES}
+    steps = {(r.step, r.parsed.user_text if r.parsed else "") for r in server.main_requests()
+             if r.answer is not None and any(n in names for n, _ in r.answer.calls)}
+    return len(steps)
+
+
+def mcp_plan(world: AgentWorld, server: FakeModelServer) -> None:
+    """aidp's own plan tool over MCP, on every CLI that takes MCP servers: `aidp run`
+    gives the agent `aidp mcp`, the plan kept with `todo_write` is the session's TODO
+    list — in_progress kept — and `todo_read` answers with it."""
+    server.scenario = Scenario.of(
+        todo_write([("Write the parser", "in_progress"), ("Test the parser", "pending")]),
+        todo_write([("Write the parser", "completed"), ("Test the parser", "in_progress")]),
+        aidp_tool("todo_read", {}),
+        text('Parser written.\nTodo pause: "waiting for the test data"'),
+    )
+    result = ok(world.aidp_run("Write a parser"))
+    assert mcp_calls(server, "todo_write") == 2, server.describe()
+    assert statuses(world) == [("Write the parser", "completed"),
+                               ("Test the parser", "in_progress")], str(result)
+    # todo_read's answer reached the model: the list as `todo show --json`.
+    assert mcp_calls(server, "todo_read") == 1, server.describe()
+    answer = last_tool_output(server.main_requests()[-1].body)
+    assert "subtasks" in answer and "Test the parser" in answer, answer
+
+
+def last_tool_output(body: dict) -> str:
+    """The text of the last tool result in a request's history, in any dialect."""
+    outputs: list[object] = []
+    for message in body.get("messages") or []:  # Anthropic, Chat Completions
+        if message.get("role") == "tool":
+            outputs.append(message.get("content"))
+        elif isinstance(message.get("content"), list):
+            outputs += [b.get("content") for b in message["content"]
+                        if isinstance(b, dict) and b.get("type") == "tool_result"]
+    outputs += [i.get("output") for i in body.get("input") or []  # Responses
+                if isinstance(i, dict) and i.get("type") == "function_call_output"]
+    for content in body.get("contents") or []:  # Gemini
+        outputs += [p["functionResponse"].get("response") for p in content.get("parts") or []
+                    if isinstance(p, dict) and "functionResponse" in p]
+    return json.dumps(outputs[-1]) if outputs else ""
+
+
+def mcp_backlog(world: AgentWorld, server: FakeModelServer) -> None:
+    """aidp's backlog tools over MCP: a task filed with `tasks_file` is in the backlog
+    once (a second call returns it), and `tasks_update` closes it."""
+    server.scenario = Scenario.of(
+        aidp_tool("tasks_file", {"description": "Fix the login redirect", "priority": "high",
+                                 "tags": ["auth"]}),
+        aidp_tool("tasks_file", {"description": "Fix the login redirect"}),
+        text("Filed it."),
+    )
+    result = ok(world.aidp_run("Review the code"))
+    (task,) = world.tasks()
+    assert (task["description"], task["priority"], task["tags"]) == (
+        "Fix the login redirect", "high", ["auth"]), str(result)
+    assert mcp_calls(server, "tasks_file") == 2, server.describe()
 
 
 # CLIs whose plan events say only done / not done (docs/agents.md).
@@ -215,8 +294,7 @@ RETRY_WORDS = {"opencode": ("stream error",)}  # its error log, one line per fai
 SCENARIOS: dict[str, Callable[[AgentWorld, FakeModelServer], None]] = {
     f.__name__: f for f in (file_task_basic, file_task_quotes, tool_echo_not_filed, plan_sync,
                             tick_via_shell, continuation, lazy_turn_continued, dash_prompt,
-                            api_error_401,
-                            api_error_500)
+                            api_error_401, api_error_500, mcp_plan, mcp_backlog)
 }
 
 
@@ -226,8 +304,5 @@ def test_scenario(cli: str, scenario: str, agent_world, fake_model: FakeModelSer
     why = IMPOSSIBLE.get((cli, scenario))
     if why is not None:
         pytest.skip(f"{cli} cannot: {why}")
-    why = NEEDS_MCP.get((cli, scenario))
-    if why is not None:
-        pytest.skip(f"waits for `aidp run` giving {cli} `aidp mcp`: {why}")
     world = agent_world(cli)
     SCENARIOS[scenario](world, fake_model)
