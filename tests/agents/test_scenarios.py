@@ -156,6 +156,7 @@ def mcp_plan(world: AgentWorld, server: FakeModelServer) -> None:
         aidp_tool("todo_read", {}),
         text('Parser written.\nTodo pause: "waiting for the test data"'),
     )
+    give_mcp(world)
     result = ok(world.aidp_run("Write a parser"))
     assert mcp_calls(server, "todo_write") == 2, server.describe()
     assert statuses(world) == [("Write the parser", "completed"),
@@ -164,6 +165,16 @@ def mcp_plan(world: AgentWorld, server: FakeModelServer) -> None:
     assert mcp_calls(server, "todo_read") == 1, server.describe()
     answer = last_tool_output(server.main_requests()[-1].body)
     assert "subtasks" in answer and "Test the parser" in answer, answer
+
+
+# CLIs that take no MCP server for one run: `aidp setup CLI --mcp` registers aidp's in
+# the project's settings, which `aidp run` then tells the agent about (docs/agents.md).
+MCP_BY_SETUP = {"gemini"}
+
+
+def give_mcp(world: AgentWorld) -> None:
+    if world.cli in MCP_BY_SETUP:
+        ok(world.aidp("setup", world.cli, "--mcp"))
 
 
 def last_tool_output(body: dict) -> str:
@@ -192,6 +203,7 @@ def mcp_backlog(world: AgentWorld, server: FakeModelServer) -> None:
         aidp_tool("tasks_file", {"description": "Fix the login redirect"}),
         text("Filed it."),
     )
+    give_mcp(world)
     result = ok(world.aidp_run("Review the code"))
     (task,) = world.tasks()
     assert (task["description"], task["priority"], task["tags"]) == (
