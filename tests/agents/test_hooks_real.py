@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from fakemodel import Scenario, plan, text
 from harness import AgentWorld, cli_bin
 
