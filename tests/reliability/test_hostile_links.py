@@ -178,6 +178,8 @@ WRITERS = [
     Writer(".gemini/settings.json", ("setup", "gemini")),
     Writer(".codex/hooks.json", ("setup", "codex")),
     Writer("CLAUDE.md", ("setup", "claude", "--instructions")),
+    Writer(".mcp.json", ("setup", "claude", "--mcp")),
+    Writer(".codex/config.toml", ("setup", "codex", "--mcp")),
 ]
 KINDS = ["link to a file outside", "link to a folder outside", "dangling link", "fifo",
          "linked parent folder"]
