@@ -364,3 +364,17 @@ def test_hook_state_names_the_session_of_the_agent_process(project: Path) -> Non
     assert session_of_agent(project, 4242) == "new"  # the most recently updated
     assert session_of_agent(project, 5151) == "other"
     assert session_of_agent(project, 9999) is None
+
+
+def test_a_client_that_stops_reading_ends_the_server_quietly(project: Path) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "aidp", "mcp"], cwd=project,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdout.close()  # gone before the server could answer anything
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}
+    _, err = proc.communicate((json.dumps(hello) + "\n").encode(), timeout=ANSWER_GUARD)
+    assert proc.returncode == 0
+    assert err == b""

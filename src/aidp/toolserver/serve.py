@@ -16,6 +16,8 @@ What the stock transport does not do, done here (see ../shared/notes/mcp.md):
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 import anyio
@@ -142,4 +144,20 @@ def serve(place: Place) -> int:
         anyio.run(_serve, place)
     except KeyboardInterrupt:
         pass
+    except Exception as exc:  # anyio reports what ended the tasks as an exception group
+        leaves = list(_leaves(exc))
+        if all(isinstance(e, (BrokenPipeError, ConnectionResetError)) for e in leaves):
+            return 0  # the client stopped reading: it has gone, nothing to tell
+        first = leaves[0] if leaves else exc
+        reason = " ".join(str(first).split()) or type(first).__name__
+        sys.stderr.write(f"Error: aidp mcp stopped: {reason}\n")
+        return 1
     return 0
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
