@@ -9,7 +9,9 @@ all of that (docs/security.md, "What trust covers").
   tools/__main__.py), with everything below it — Python puts the script's folder first on
   `sys.path`, so `tools/json.py`, a package `tools/json/`, or a `tools/__pycache__/`
   entry next to `tools/agent.py` runs with it; node, ruby, perl and the shells load
-  their neighbours by relative path. `python -m MODULE` covers the project root.
+  their neighbours by relative path. `python -m MODULE` covers the project root. For
+  node and bun, also the `node_modules` folder of each folder from the script's up to
+  the project root (where a bare `require("x")` looks).
 
 In a git work tree a folder's files are what `git ls-files` lists in it (tracked, and
 untracked files git does not ignore): everything a pull can bring. Elsewhere, every
@@ -44,6 +46,9 @@ from aidp.paths import DATA_DIR
 # php and the POSIX shells.
 INTERPRETERS = re.compile(
     r"(python|pypy)(\d+(\.\d+)*)?|node(js)?|bun|deno|ruby|perl|php|(ba|da|z|k|)sh")
+# Those that resolve a bare `require("x")` in the node_modules folder of the script's
+# folder and of every folder above it.
+NODE = re.compile(r"node(js)?|bun")
 FOLDER_LIMIT = 2000  # files under the covered folders of one config file
 HASH_LIMIT = 16 << 20  # a bigger file (a model's weights, a data set) is no script
 _SKIP = (".git", DATA_DIR)
@@ -93,8 +98,12 @@ def scope(root: Path, values: Iterable[object],
             if name not in found.named:
                 found.named.append(name)
         if _loads_neighbours(top, words):
-            folders.extend(os.path.dirname(name) or "." for name, _ in named)
-            folders.extend(_named_folders(top, words))  # `python3 tools` runs its __main__
+            here = [os.path.dirname(name) or "." for name, _ in named]
+            here += _named_folders(top, words)  # `python3 tools` runs its __main__
+            folders.extend(here)
+            if NODE.fullmatch(os.path.basename(_program(words) or "")):
+                folders.extend(_node_modules(here))
+
             if _python_module(words):
                 folders.append(".")
     count = 0
@@ -164,6 +173,15 @@ def _named_files(top: str, words: list[str]) -> Iterator[tuple[str, str]]:
 
 # Words that start the next word as the program (`exec python3 …`, `env X=1 python3 …`).
 _PREFIXES = frozenset({"env", "exec", "command", "nice", "nohup", "time", "timeout"})
+
+
+def _node_modules(folders: list[str]) -> Iterator[str]:
+    """`node_modules` in each of `folders` and each folder above it up to the project
+    root, there or not (one appearing is a change)."""
+    for folder in folders:
+        parts = [] if folder == "." else folder.split("/")
+        for n in range(len(parts), -1, -1):
+            yield "/".join([*parts[:n], "node_modules"])
 
 
 def _named_folders(top: str, words: list[str]) -> Iterator[str]:

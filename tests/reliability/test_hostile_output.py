@@ -432,3 +432,26 @@ def test_a_script_folder_past_the_bound_is_refused_not_half_checked(hostile) -> 
     assert f"more than {FOLDER_LIMIT:,} files" in result.err and "config.local.toml" in result.err
     run = hostile.aidp("run", "go", "--max-continuations", "0")
     assert run.code == 2 and "reviewed agent" not in run.out
+
+
+def test_a_pulled_package_a_node_script_would_require_needs_trust_again(hostile) -> None:
+    """node resolves `require("left-pad")` in node_modules/ of the script's folder and
+    of every folder above it: a pull that commits `node_modules/left-pad/index.js` at
+    the root (git tracks it even where .gitignore names node_modules) is a change."""
+    hostile.write(".aidp/config.toml", 'agent = ["node", "tools/agent.js"]\n')
+    hostile.write("tools/agent.js", "require('left-pad');\n")
+    hostile.write(".gitignore", "node_modules/\n")
+    hostile.clone()
+    (hostile.victim / "node_modules/own").mkdir(parents=True)  # the user's own install
+    (hostile.victim / "node_modules/own/index.js").write_text("// ignored by git\n")
+    trusted = hostile.aidp("trust")
+    assert trusted.code == 0, trusted
+    assert "everything its script can load from node_modules/ (0 files)" in trusted.out
+    assert hostile.aidp("trust", "--show").out.count("NOT trusted") == 0
+    hostile.write("node_modules/left-pad/index.js", "require('child_process').exec('id');\n")
+    hostile.git("add", "-f", "node_modules/left-pad/index.js", cwd=hostile.attacker)
+    hostile.clone()
+    refused = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert refused.code == 2, refused
+    assert "node_modules/left-pad/index.js, which the script it runs can load, appeared" \
+        in refused.err
