@@ -46,10 +46,9 @@ def storage_error(action: str, path: Path, exc: OSError) -> StorageError:
     return StorageError(f"Cannot {action} {path}: {reason}; {UNCHANGED}")
 
 
-def link_error(path: Path, through: Path | None = None) -> StorageError:
-    what = "it is" if through is None or through == path else f"{through} is"
+def link_error(path: Path) -> StorageError:
     return StorageError(
-        f"Cannot write {path}: {what} a symbolic link, and aidp never writes through a "
+        f"Cannot write {path}: it is a symbolic link, and aidp never writes through a "
         "link (a cloned repository may have planted it); nothing was written"
     )
 
@@ -108,7 +107,7 @@ class Folder:
                 except OSError:
                     is_link = False
                 if is_link or exc.errno in LINK_ERRNOS:
-                    raise link_error(path, path) from exc
+                    raise link_error(path) from exc
                 if exc.errno == errno.ENOTDIR:
                     raise StorageError(f"Cannot write under {path}: it is not a folder; "
                                        f"{UNCHANGED}") from exc
