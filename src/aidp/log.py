@@ -255,10 +255,21 @@ class TaskLog:
         """A `.aidp` that is a symbolic link may be the user's (a folder kept elsewhere)
         or planted by a cloned repository to make aidp write where a shell reads
         (`.aidp -> ../../.bashrc.d`). Writes go through it only where a tasklist already
-        is, or after the user ran `aidp init`, which says where it wrote."""
-        if self.adopt_linked_dir or not self.dir.is_symlink() or os.path.lexists(self.path):
+        is, or after the user ran `aidp init`, which says where it wrote — and never
+        when git tracks the link: the repository made it (`.aidp -> ../other/.aidp`
+        would append to another project's tasklist). git runs only for a linked .aidp."""
+        if self.adopt_linked_dir or not self.dir.is_symlink():
             return
         target = os.path.realpath(self.dir)
+        from aidp.git.runner import tracked
+
+        if tracked(self.root, self.dir):
+            raise StorageError(
+                f"Cannot write {self.path}: {self.dir} is a symbolic link committed to the "
+                f"repository (to {target}), and aidp never writes through a link a "
+                "repository planted; replace it with a folder; nothing was written")
+        if os.path.lexists(self.path):
+            return
         raise StorageError(
             f"Cannot create {self.path}: {self.dir} is a symbolic link to {target}, and "
             "aidp starts no tasklist through a link a repository could have planted; if "

@@ -368,3 +368,22 @@ def test_item9_reads_start_no_git_unless_an_attributes_file_names_the_tasklist(
     hostile.clone()
     listed = hostile.aidp("tasks", "list", env=env)
     assert "-merge" in listed.err and "check-attr" in log.read_text(), listed
+
+
+def test_item1_a_committed_aidp_link_to_another_projects_tasklist_gets_nothing(
+        hostile) -> None:
+    """`.aidp -> ../other/.aidp` committed by the repository, where the user keeps
+    another project with a tasklist: no write of this clone lands there (a link the
+    user made themselves is still followed: docs/security.md)."""
+    other = hostile.outside / "other" / ".aidp"
+    other.mkdir(parents=True)
+    (other / "tasklist.jsonl").write_bytes(TASKLIST)
+    hostile.link(".aidp", other)
+    hostile.write("README", "hi\n")
+    hostile.clone()
+    for args in (("tasks", "add", BAIT), ("tasks", "done", "t-0001"), ("init",)):
+        result = hostile.aidp(*args)
+        assert result.code == 1 and len(error_lines(result)) == 1, (args, result)
+        assert "committed to the repository" in result.err, result
+    assert (other / "tasklist.jsonl").read_bytes() == TASKLIST
+    assert sorted(p.name for p in other.iterdir()) == ["tasklist.jsonl"]
