@@ -55,12 +55,13 @@ CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NUL
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
-# Created after a cold build's rows are in (faster than keeping them up to date). Each
+# Created after a cold build's rows are in (faster than keeping them up to date); task_id
+# sooner when the log has task_fields records (the fill then looks winners up by id). Each
 # covers what its questions read, so they need no look-up of the row: the tasks of a
 # status in the fold's order (list, ready, prime), counts and ages per status (stats),
 # the weeks' series (since a week), short ids, tags per status.
 INDEXES = """
-CREATE UNIQUE INDEX task_id ON task(id);
+CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
 CREATE INDEX task_created ON task(status, created);
 CREATE INDEX task_finished ON task(status, finished);

@@ -133,6 +133,8 @@ class Filler:
 
     def _take(self, is_task: bool, rid: str, record: Record, off: int, size: int) -> None:
         if not is_task and record["type"] == FIELDS:
+            if self.empty and not self.fielded:  # winners are looked up by id from now on
+                self.conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id)")
             self.fielded = True
             waiting = companion_key(record)
             if waiting is not None:
