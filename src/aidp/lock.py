@@ -73,15 +73,18 @@ def writer_active(lock_path: Path) -> bool:
 
 
 @contextmanager
-def held(log: TaskLog) -> Iterator[None]:
-    """The exclusive write lock on `log.lock_path` (its folder exists); the file holds
-    the holder's pid, so a writer that times out can name who holds it."""
+def held(log: TaskLog, folder: Path | None = None, name: str | None = None) -> Iterator[None]:
+    """The exclusive write lock on `log.lock_path` (its folder exists), or on the file
+    `name` in `folder` (the repository's lock all its worktrees share: aidp.worktrees);
+    the file holds the holder's pid, so a writer that times out can name who holds it."""
+    base, name = (log.dir, log.lock_path.name) if folder is None or name is None else (
+        folder, name)
     try:  # never through a link, never a FIFO or device (aidp.files)
-        fd = open_file(log.dir, log.lock_path.name, os.O_RDWR | os.O_CREAT)
+        fd = open_file(base, name, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
-        raise storage_error("lock", log.lock_path, exc) from exc
+        raise storage_error("lock", base / name, exc) from exc
     try:
-        take(log, fd, fcntl.LOCK_EX)
+        take(log, fd, fcntl.LOCK_EX, base / name)
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -92,9 +95,11 @@ def held(log: TaskLog) -> Iterator[None]:
         os.close(fd)  # closing releases the lock; a killed holder releases it too
 
 
-def take(log: TaskLog, fd: int, mode: int) -> None:
-    """Take the lock; if another process holds it, wait at most `lock_timeout`
-    seconds, telling `on_wait` after a moment. A holder that dies releases it."""
+def take(log: TaskLog, fd: int, mode: int, path: Path | None = None) -> None:
+    """Take the lock (the file `path`, default `log.lock_path`); if another process
+    holds it, wait at most `lock_timeout` seconds, telling `on_wait` after a moment. A
+    holder that dies releases it."""
+    path = log.lock_path if path is None else path
     try:
         fcntl.flock(fd, mode | fcntl.LOCK_NB)
         return
@@ -103,11 +108,11 @@ def take(log: TaskLog, fd: int, mode: int) -> None:
     import threading  # only when contended: kept off start-up
 
     if threading.current_thread() is threading.main_thread():
-        _wait_blocking(log, fd, mode)
+        _wait_blocking(log, fd, mode, path)
     else:
-        _wait_polling(log, fd, mode)
+        _wait_polling(log, fd, mode, path)
 
-def _wait_blocking(log: TaskLog, fd: int, mode: int) -> None:
+def _wait_blocking(log: TaskLog, fd: int, mode: int, path: Path) -> None:
     """A blocking flock (the kernel wakes us when the holder lets go), cut short by
     a timer signal: at the notice, then at the deadline."""
     import signal
@@ -122,7 +127,7 @@ def _wait_blocking(log: TaskLog, fd: int, mode: int) -> None:
         while True:
             waited = time.monotonic() - started
             if waited >= log.lock_timeout:
-                raise _timeout_error(log, log.lock_timeout)
+                raise _timeout_error(log, log.lock_timeout, path)
             step = log.lock_timeout - waited
             if not told:
                 step = min(step, max(LOCK_NOTICE_SECONDS - waited, 0.001))
@@ -141,23 +146,23 @@ def _wait_blocking(log: TaskLog, fd: int, mode: int) -> None:
             if not told and time.monotonic() - started >= LOCK_NOTICE_SECONDS:
                 told = True
                 assert log.on_wait is not None
-                log.on_wait(log.lock_path)
+                log.on_wait(path)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
-def _wait_polling(log: TaskLog, fd: int, mode: int) -> None:
+def _wait_polling(log: TaskLog, fd: int, mode: int, path: Path) -> None:
     """Outside the main thread no signal can cut a wait short: try every few ms."""
     started = time.monotonic()
     told = log.on_wait is None
     while True:
         waited = time.monotonic() - started
         if waited >= log.lock_timeout:
-            raise _timeout_error(log, log.lock_timeout)
+            raise _timeout_error(log, log.lock_timeout, path)
         if not told and waited >= LOCK_NOTICE_SECONDS:
             told = True
             assert log.on_wait is not None
-            log.on_wait(log.lock_path)
+            log.on_wait(path)
         time.sleep(0.005)
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
@@ -165,16 +170,16 @@ def _wait_polling(log: TaskLog, fd: int, mode: int) -> None:
         except BlockingIOError:
             continue
 
-def _timeout_error(log: TaskLog, timeout: float) -> StorageError:
+def _timeout_error(log: TaskLog, timeout: float, path: Path) -> StorageError:
     holder = ""
     try:
-        pid = int(log.lock_path.read_bytes()[:32].decode("ascii").strip())
+        pid = int(path.read_bytes()[:32].decode("ascii").strip())
     except (OSError, ValueError, UnicodeDecodeError):
         pid = 0
     if pid > 0:
         holder = f" held by process {pid}"
     return StorageError(
-        f"Timed out after {timeout:g}s waiting for the lock {log.lock_path}{holder} "
+        f"Timed out after {timeout:g}s waiting for the lock {path}{holder} "
         f"(a stopped or hung aidp?); set --lock-timeout or {LOCK_TIMEOUT_ENV} to wait "
         "longer; the tasklist was not changed"
     )

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from aidp import attributes, files, lock
+from aidp import attributes, files, lock, worktrees
 from aidp.errors import StorageError
 from aidp.fields import with_companions
 from aidp.files import storage_error
@@ -127,6 +127,14 @@ class TaskLog:
         self.on_notice = on_notice
         self._attributes = attributes.Watch(root)
         self._told: str | None = None
+        self._repo: list[worktrees.Shared | None] = []  # found on first use
+
+    def shared(self) -> worktrees.Shared | None:
+        """The git repository whose worktrees share this tasklist's queue (DESIGN §12;
+        aidp.worktrees), or None outside one."""
+        if not self._repo:
+            self._repo.append(worktrees.find(self.root))
+        return self._repo[0]
 
     # --- git attributes (aidp.attributes) -------------------------------------------
 
@@ -211,11 +219,19 @@ class TaskLog:
                                  st.st_ctime_ns, whole_lines)
         except OSError:
             key = None
+        repo = self.shared()
+        lists = repo.tasklists() if repo is not None else []
+        if len(lists) > 1:  # other worktrees: one live queue, folded from every file
+            key = (worktrees.stat_keys([path for path, _own in lists]), lists, whole_lines)
         memo = self._memo
         if key is not None and memo is not None and memo[0] == key:
             return memo[1]
         encoding = self.foreign_encoding()
-        if encoding is not None:  # decoded, then folded plainly (no cache: rare)
+        if len(lists) > 1:
+            own = self.read_bytes()
+            own = own if encoding is None else attributes.decode(own, encoding)
+            fold = worktrees.fold(lists, own, whole_lines=whole_lines)
+        elif encoding is not None:  # decoded, then folded plainly (no cache: rare)
             data = attributes.decode(self.read_bytes(), encoding)
             fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data)
         elif _reader is None:
@@ -248,7 +264,14 @@ class TaskLog:
         """The exclusive write lock; creates .aidp/ on first use. Its file holds the
         holder's pid, so a writer that times out can name who holds it."""
         self.ensure_dir()
-        with lock.held(self):
+        repo = self.shared()
+        if repo is None or not os.access(repo.common, os.W_OK):
+            with lock.held(self):
+                yield
+            return
+        # The repository's lock first (every worktree's writer takes it: a claim is
+        # atomic across worktrees), then this tasklist's own.
+        with lock.held(self, repo.common, worktrees.LOCK_NAME), lock.held(self):
             yield
 
     def _check_linked_dir(self) -> None:
@@ -377,7 +400,8 @@ class TaskLog:
         empty state, so a change that writes nothing (or fails) creates nothing. Its
         side effects must therefore be idempotent (assign results, do not accumulate).
         """
-        if not self.dir.exists() and not change(Fold()):
+        if not self.dir.exists() and not change(Fold() if self.shared() is None
+                                                 else self._fold_current()):
             return []
         self.refuse_foreign_encoding()  # before the lock makes anything
         if _reader is not None:

@@ -1,0 +1,206 @@
+"""One live queue for every worktree of a repository (DESIGN §12).
+
+Git worktrees of one repository share its common directory (`git rev-parse
+--git-common-dir`). A read in any of them folds the tasklists of all of them, in one
+order every worktree computes alike (the worktrees' real paths, sorted), so ties
+between records of different files are broken the same way everywhere; a write still
+appends to the worktree's own tasklist only, under a lock in the common directory
+that every worktree's writer takes, so a claim is atomic across worktrees.
+
+Everything is read from git's files, without starting git: a worktree's `.git` is a
+file `gitdir: <common>/worktrees/NAME` whose `commondir` names the common directory,
+and `<common>/worktrees/NAME/gitdir` names the worktree's `.git` file. A worktree
+whose folder is gone, or whose `.git` no longer points back at its entry, does not
+count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
+waited on); nothing here writes anywhere but the lock in the common directory.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aidp.paths import DATA_DIR
+
+if TYPE_CHECKING:
+    from aidp.fold import Fold
+
+LOCK_NAME = "aidp-tasklist.lock"  # in the common directory: one writer at a time
+_LIMIT = 4096  # git's small files (.git, commondir, gitdir) are one line
+
+
+class Shared:
+    """The repository a project lives in, when its worktrees share one queue."""
+
+    def __init__(self, common: Path, subpath: Path, own: Path) -> None:
+        self.common = common  # the git common directory (real path)
+        self.subpath = subpath  # the project folder, relative to its worktree's top
+        self.own = own  # this worktree's top (real path)
+
+    def tasklists(self) -> list[tuple[Path, bool]]:
+        """(tasklist path, is this worktree's) of every live worktree, in the order all
+        worktrees fold them."""
+        tops = sorted(set(worktree_tops(self.common)) | {self.own}, key=str)
+        from aidp.log import LOG_NAME
+
+        return [(top / self.subpath / DATA_DIR / LOG_NAME, top == self.own) for top in tops]
+
+
+def _small(path: Path) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _LIMIT).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _gitdir_of(top: Path) -> Path | None:
+    """The git directory a worktree's `.git` file names (None: not such a file)."""
+    text = _small(top / ".git")
+    if text is None or not text.startswith("gitdir:"):
+        return None
+    target = Path(text.partition(":")[2].strip())
+    return _real(top / target)
+
+
+def _common_of(gitdir: Path) -> Path | None:
+    """The common directory of a linked worktree's git directory (None: none named,
+    as for a submodule)."""
+    text = _small(gitdir / "commondir")
+    if not text:
+        return None
+    return _real(gitdir / text)
+
+
+def find(root: Path) -> Shared | None:
+    """The shared queue `root` (a project folder) belongs to: None outside a git work
+    tree, in a submodule, or when the project is not inside its work tree."""
+    here = _real(root)
+    for top in (here, *here.parents):
+        dot_git = top / ".git"
+        try:
+            mode = os.lstat(dot_git).st_mode
+        except OSError:
+            continue
+        common: Path | None
+        if stat.S_ISDIR(mode):
+            common = _real(dot_git)
+        elif stat.S_ISREG(mode):
+            gitdir = _gitdir_of(top)
+            common = None if gitdir is None else _common_of(gitdir)
+            if common is None:
+                return None
+        else:
+            return None
+        return Shared(common, here.relative_to(top), top)
+    return None
+
+
+def worktree_tops(common: Path) -> list[Path]:
+    """The top folders of the repository's live worktrees (the main one first when the
+    repository is not bare), from the common directory's files."""
+    tops: list[Path] = []
+    main = common.parent
+    try:
+        if common.name == ".git" and os.path.samefile(main / ".git", common):
+            tops.append(main)
+    except OSError:
+        pass
+    try:
+        entries = sorted(os.scandir(common / "worktrees"), key=lambda e: e.name)
+    except OSError:
+        return tops
+    for entry in entries:
+        named = _small(Path(entry.path) / "gitdir")
+        if not named:
+            continue
+        dot_git = Path(named)
+        if not dot_git.is_absolute():
+            dot_git = Path(entry.path) / dot_git
+        top = _real(dot_git.parent)
+        back = _gitdir_of(top)  # the folder may be gone, or hold another checkout now
+        if back is not None and back == _real(Path(entry.path)):
+            tops.append(top)
+    return tops
+
+
+def read_tasklist(path: Path) -> bytes | None:
+    """Another worktree's tasklist, up to its last newline (a line being written there
+    is left for later); None when missing, not a regular file, or not UTF-8."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks = []
+        while True:
+            block = os.read(fd, 1 << 20)
+            if not block:
+                break
+            chunks.append(block)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    from aidp.attributes import sniff
+
+    if sniff(data[:4]) is not None:
+        return None
+    return data[: data.rfind(b"\n") + 1]
+
+
+def stat_keys(paths: list[Path]) -> tuple[object, ...]:
+    """What a fold of these files is reused under: their stat data (None: missing)."""
+    keys: list[object] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            keys.append(None)
+            continue
+        keys.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(keys)
+
+
+def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -> Fold:
+    """The fold of every worktree's tasklist, fed in `tasklists`' order (`own`: this
+    worktree's bytes, decoded). Damage is counted in this worktree's file only (the
+    one its `aidp tasks repair` mends); a last line without its newline in it stays a
+    line of its own (damage, unless it is a record), or is left out (`whole_lines`)."""
+    from aidp.fold import Fold
+
+    state, fed, damaged, ends = Fold(), [], 0, True
+    for path, is_own in tasklists:
+        if is_own:
+            data = own[: own.rfind(b"\n") + 1] if whole_lines else own
+            if data and not data.endswith(b"\n"):
+                data, ends = data + b"\n", False
+            before = state.damaged
+            state.feed(data)
+            damaged = state.damaged - before
+        else:
+            data = read_tasklist(path) or b""
+            state.feed(data)
+        fed.append(data)
+    state.damaged, state.ends_with_newline = damaged, ends
+    if state.conflicted:
+        from aidp.fields import resolve  # a task two worktrees changed concurrently
+
+        resolve(state, b"".join(fed))
+    return state

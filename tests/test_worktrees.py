@@ -1,0 +1,195 @@
+"""One live queue for every worktree of a repository (DESIGN §12), with real git and
+real worktrees: what one worktree writes shows at once in the others, claims are
+atomic across them, and merged branches fold to what the worktrees showed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from aidp import worktrees
+from aidp.log import TaskLog
+
+TASKLIST = ".aidp/tasklist.jsonl"
+NAMES = ("w0", "w1", "w2", "w3")
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def aidp(where: Path, *args: str) -> subprocess.Popen[str]:
+    """`aidp ARGS` in worktree `where`, as an agent there runs it (started, not waited)."""
+    env = {**os.environ, "AIDP_DIR": str(where)}
+    return subprocess.Popen([sys.executable, "-m", "aidp", *args], cwd=where, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def run(where: Path, *args: str, code: int = 0) -> str:
+    proc = aidp(where, *args)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, (out, err)
+    return out
+
+
+def listed(where: Path) -> dict[str, str]:
+    """id → status of every task `tasks list --all --json` shows in `where`."""
+    tasks = json.loads(run(where, "tasks", "list", "--all", "--json"))
+    shown = {t["id"]: t["status"] for t in tasks}
+    assert len(shown) == len(tasks), "a task shown twice"
+    return shown
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
+    """A repository with a committed backlog of 10 tasks and four worktrees."""
+    main = tmp_path / "repo"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    git(main, "config", "commit.gpgsign", "false")
+    run(main, "init")
+    for n in range(10):
+        run(main, "tasks", "add", f"task {n}")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "backlog")
+    trees = {}
+    for name in NAMES:
+        trees[name] = tmp_path / name
+        git(main, "worktree", "add", "-q", "-b", name, str(trees[name]))
+    return main, trees
+
+
+def test_claims_from_four_worktrees_at_once_hand_out_each_task_once(repo) -> None:
+    _main, trees = repo
+    procs = [aidp(tree, "tasks", "claim", "--json") for tree in trees.values() for _ in range(4)]
+    results = [(p.communicate(timeout=120), p.returncode) for p in procs]
+    claimed = [json.loads(out)["id"] for (out, _err), code in results if code == 0]
+    refused = [err for (_out, err), code in results if code == 1]
+    assert len(claimed) == 10
+    assert sorted(claimed) == sorted(set(claimed))  # each task handed out exactly once
+    assert len(refused) == 6 and all("Nothing ready to claim" in e for e in refused)
+    for tree in trees.values():  # every worktree shows the same ten claims
+        assert listed(tree) == dict.fromkeys(claimed, "in_progress")
+    # each claim is in the tasklist of the worktree that made it, and only there
+    written = [tree for tree in trees.values()
+               for line in (tree / TASKLIST).read_text().splitlines()
+               if '"in_progress"' in line and '"task_fields"' not in line]
+    assert len(written) == 10
+
+
+def test_a_task_filed_in_one_worktree_shows_at_once_in_another(repo) -> None:
+    main, trees = repo
+    added = json.loads(run(trees["w0"], "tasks", "add", "from w0", "--json"))
+    task = added["task"]["id"] if "task" in added else added["id"]
+    for tree in (trees["w1"], main):
+        assert listed(tree)[task] == "pending"
+        assert "from w0" in run(tree, "tasks", "show", task[-8:])
+        assert task in run(tree, "tasks", "ready", "--json")
+    run(trees["w1"], "tasks", "done", task[-8:])  # closed from another worktree
+    assert listed(trees["w0"])[task] == "done"
+    assert listed(trees["w2"])[task] == "done"
+    # written where it was done: the add in w0's file, the close in w1's
+    assert "from w0" in (trees["w0"] / TASKLIST).read_text()
+    assert "from w0" not in (trees["w2"] / TASKLIST).read_text()
+    assert '"done"' in (trees["w1"] / TASKLIST).read_text()
+    assert '"done"' not in (trees["w0"] / TASKLIST).read_text()
+
+
+def test_a_removed_worktree_no_longer_contributes(repo) -> None:
+    main, trees = repo
+    run(trees["w0"], "tasks", "add", "kept in w0 only")
+    run(trees["w3"], "tasks", "add", "kept in w3 only")
+    shown = run(trees["w1"], "tasks", "list")
+    assert "kept in w0 only" in shown and "kept in w3 only" in shown
+    git(main, "worktree", "remove", "--force", str(trees["w0"]))
+    shutil.rmtree(trees["w3"])  # a folder deleted without git (not pruned yet)
+    shown = run(trees["w1"], "tasks", "list")
+    assert "kept in w0 only" not in shown and "kept in w3 only" not in shown
+    assert "task 9" in shown
+
+
+def test_merged_branches_fold_to_what_the_worktrees_showed(repo) -> None:
+    main, trees = repo
+    for name, tree in trees.items():
+        run(tree, "tasks", "add", f"new in {name}")
+        run(tree, "tasks", "claim")
+    first = json.loads(run(trees["w2"], "tasks", "list", "in_progress", "--json"))[0]["id"]
+    run(trees["w2"], "tasks", "done", first[-8:])
+    run(trees["w3"], "tasks", "edit", first[-8:], "-d", "renamed in w3")
+    seen = listed(main)
+    assert all(listed(tree) == seen for tree in trees.values())
+    described = {t["id"]: t["description"] for t in json.loads(
+        run(main, "tasks", "list", "--all", "--json"))}
+    for name, tree in trees.items():
+        git(tree, "commit", "-qam", f"work in {name}")
+    for name, tree in trees.items():
+        git(main, "worktree", "remove", str(tree))
+        git(main, "merge", "-q", "--no-edit", name)
+        git(main, "branch", "-q", "-d", name)
+    assert not (main / ".git" / "worktrees").exists() or not any(
+        (main / ".git" / "worktrees").iterdir())
+    assert listed(main) == seen  # every task once, in the state the worktrees showed
+    after = {t["id"]: t["description"] for t in json.loads(
+        run(main, "tasks", "list", "--all", "--json"))}
+    assert after == described
+
+
+def test_separate_clones_stay_separate_queues(repo, tmp_path: Path) -> None:
+    main, trees = repo
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(main), str(clone))
+    run(clone, "tasks", "add", "only in the clone")
+    run(trees["w0"], "tasks", "add", "only in the worktrees")
+    assert "only in the clone" not in run(main, "tasks", "list")
+    assert "only in the worktrees" not in run(clone, "tasks", "list")
+    assert "only in the worktrees" in run(main, "tasks", "list")
+
+
+def test_ties_between_worktrees_break_the_same_way_everywhere(repo) -> None:
+    _main, trees = repo
+    stamp = "2030-01-01T00:00:00.000000Z"
+    for name in ("w2", "w0", "w1"):  # one id, one updated_at, three descriptions
+        record = {"id": "task_1_tie", "description": f"from {name}", "status": "pending",
+                  "created_at": stamp, "updated_at": stamp}
+        with (trees[name] / TASKLIST).open("a") as handle:
+            handle.write(json.dumps(record) + "\n")
+    shown = {json.loads(run(tree, "tasks", "show", "task_1_tie", "--json"))["description"]
+             for tree in trees.values()}
+    assert len(shown) == 1
+
+
+def test_another_worktrees_damage_is_not_this_ones(repo) -> None:
+    _main, trees = repo
+    with (trees["w0"] / TASKLIST).open("a") as handle:
+        handle.write("not json\n")
+    proc = aidp(trees["w1"], "tasks", "list")
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "task 0" in out
+    assert "damaged" not in err
+    assert "damaged" in run(trees["w0"], "tasks", "list") + aidp(
+        trees["w0"], "tasks", "list").communicate(timeout=60)[1]
+
+
+def test_worktrees_are_found_from_gits_files(repo) -> None:
+    main, trees = repo
+    shared = worktrees.find(trees["w1"])
+    assert shared is not None
+    assert shared.common == Path(os.path.realpath(main / ".git"))
+    expected = sorted([Path(os.path.realpath(p)) for p in (main, *trees.values())], key=str)
+    assert [p.parents[1] for p, _own in shared.tasklists()] == expected
+    assert [own for p, own in shared.tasklists()] == [
+        p == Path(os.path.realpath(trees["w1"])) for p in expected]
+    # a write takes the repository's lock: it is in the common directory
+    TaskLog(trees["w1"]).append([{"id": "task_2_x", "description": "x", "status": "pending",
+                                  "created_at": "2030-01-01T00:00:00Z",
+                                  "updated_at": "2030-01-01T00:00:00Z"}])
+    assert (main / ".git" / worktrees.LOCK_NAME).is_file()
+    assert not (trees["w0"] / ".aidp" / "tasklist.jsonl").read_text().count("task_2_x")
