@@ -378,3 +378,34 @@ def test_a_client_that_stops_reading_ends_the_server_quietly(project: Path) -> N
     _, err = proc.communicate((json.dumps(hello) + "\n").encode(), timeout=ANSWER_GUARD)
     assert proc.returncode == 0
     assert err == b""
+
+
+def test_docs_give_the_size_of_tools_list(client: Client) -> None:
+    import re
+
+    listed = client.request("tools/list")["result"]["tools"]
+    size = len(json.dumps(listed, separators=(",", ":")))
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text()
+    stated = re.search(r"`tools/list` is ([\d,]+) characters", docs)
+    assert stated is not None and int(stated.group(1).replace(",", "")) == size
+
+
+def test_every_schema_keyword_is_one_the_argument_check_knows() -> None:
+    """aidp checks arguments itself (toolserver.tools.check): a keyword it does not know
+    would be advertised to the model and never enforced."""
+    from aidp.toolserver.tools import TOOLS
+
+    known = {"type", "enum", "minLength", "maxLength", "minimum", "maximum", "maxItems",
+             "items", "properties", "required", "additionalProperties", "description"}
+
+    def walk(schema: dict[str, Any], where: str) -> None:
+        assert set(schema) <= known, (where, set(schema) - known)
+        for key, sub in schema.get("properties", {}).items():
+            walk(sub, f"{where}.{key}")
+        if "items" in schema:
+            walk(schema["items"], f"{where}[]")
+        if schema.get("type") == "object":
+            assert schema.get("additionalProperties") is False, where
+
+    for name, (_, schema) in TOOLS.items():
+        walk(schema, name)
