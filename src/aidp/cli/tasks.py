@@ -249,7 +249,8 @@ def list_(
                 raise typer.Exit(ExitCode.FAILURE)
             return
         if fmt != "table":
-            found = [queue.with_extras(qs, t) for t in found]
+            linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+            found = [queue.with_extras(qs, t) if t["id"] in linked else t for t in found]
     more = 0
     if (fmt == "table" and limit is None and not include_all and sys.stdout.isatty()
             and not _pager_on()):

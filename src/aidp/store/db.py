@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 5  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 6  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
-# 4: tags carry the status, covering indexes; 5: merged rows)
+# 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -36,7 +36,8 @@ BUSY_SECONDS = 0.2
 # count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
 # part (short ids); `finished` is model.finished_at; `session` the task's session (a
 # string, else NULL). Tags: task_tags, one row each, with the task's status (counted
-# per status without a look-up of the task).
+# per status without a look-up of the task). Typed records keep their line (`body`):
+# the work queue reads them all, one query instead of a read per record.
 # `partial`: the tasks whose winning line came with a task_fields record (fill.py);
 # meta `fielded` (the log holds task_fields records) and `pending` (those still
 # waiting for their task line, JSON) are written with each fill. `merged`: a task two
@@ -51,7 +52,7 @@ CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
-  line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL);
+  line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL);
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """

@@ -42,7 +42,7 @@ CHUNK = 1 << 20  # the log is read this much at a time
 FLUSH_ROWS = 20_000  # winners held in memory before they are written
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?)"
+_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?)"
 
 
 def changed() -> StorageError:
@@ -126,12 +126,13 @@ class Filler:
             if record is None:
                 self.damaged += kind == DAMAGED
             else:
-                self._take(kind == TASK, rid, record, off, len(raw))
+                self._take(kind == TASK, rid, record, off, raw)
             off += len(raw) + 1
             if len(self.tasks) + len(self.typed) >= FLUSH_ROWS:
                 self.flush()
 
-    def _take(self, is_task: bool, rid: str, record: Record, off: int, size: int) -> None:
+    def _take(self, is_task: bool, rid: str, record: Record, off: int, raw: bytes) -> None:
+        size = len(raw)
         if not is_task and record["type"] == FIELDS:
             if self.empty and not self.fielded:  # winners are looked up by id from now on
                 self.conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id)")
@@ -165,7 +166,7 @@ class Filler:
         if is_task:  # its row is made when written: most records lose before that
             self.tasks[rid] = (seq, rid, key, off, size, record)
         else:
-            self.typed[rid] = (seq, rid, key[0], key[1], off, size)
+            self.typed[rid] = (seq, rid, key[0], key[1], off, size, raw)
 
     def _settled(self, rid: str, record: Record, key: FoldKey,
                  known: tuple[FoldKey, int] | None) -> int:

@@ -36,7 +36,11 @@ class LogFile:
             pass
 
     def record(self, rid: str, off: int, size: int) -> Record:
-        found = reread(read_span(self.fd, off, off + size))
+        return self.decode(rid, read_span(self.fd, off, off + size))
+
+    @staticmethod
+    def decode(rid: str, raw: bytes) -> Record:
+        found = reread(raw)
         if found is None or found.get("id") != rid:
             raise changed()
         return found
@@ -148,9 +152,9 @@ class StoreFold(Fold):
         elif name in ("typed", "typed_keys"):
             typed: dict[str, Record] = {}
             keys: dict[str, FoldKey] = {}
-            for rid, ts, line, off, size in self.db.execute(
-                    "SELECT id, ts, line, off, len FROM typed ORDER BY seq"):
-                typed[rid], keys[rid] = self._log.record(rid, off, size), (ts, line)
+            for rid, ts, line, body in self.db.execute(
+                    "SELECT id, ts, line, body FROM typed ORDER BY seq"):
+                typed[rid], keys[rid] = self._log.decode(rid, body), (ts, line)
             self.typed, self.typed_keys = typed, keys
         else:
             raise AttributeError(name)
