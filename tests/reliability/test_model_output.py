@@ -12,6 +12,8 @@ import os
 import shlex
 import sys
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -35,11 +37,28 @@ _PATH_EVENTS = ("os.rename", "os.replace", "os.remove", "os.rmdir", "os.mkdir", 
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
+def _at(path: object, dir_fd: object) -> str:
+    """The absolute path a name relative to a folder descriptor (aidp.files opens every
+    file relative to its folder's) or to the working folder stands for."""
+    name = os.fsdecode(path)  # type: ignore[arg-type]
+    if os.path.isabs(name):
+        return name
+    base = os.readlink(f"/proc/self/fd/{dir_fd}") if isinstance(dir_fd, int) else os.getcwd()
+    return os.path.join(base, name)
+
+
+# Where each path event keeps its folder descriptor (after the paths), when it has one.
+_DIR_FDS = {"os.remove": (1,), "os.rmdir": (1,), "os.mkdir": (2,), "os.rename": (2, 3),
+            "os.replace": (2, 3), "os.symlink": (2, 2), "os.link": (2, 3),
+            "os.chmod": (2,), "os.chown": (3,)}
+
+
 class _Watch:
     def __init__(self) -> None:
         self.on = False
         self.started: list[tuple[str, object]] = []
         self.written: list[str] = []
+        self.opening_at: object = None  # the folder descriptor of the os.open under way
 
     def __call__(self, event: str, args: tuple) -> None:
         if not self.on:
@@ -51,26 +70,48 @@ class _Watch:
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                 isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writing and isinstance(path, (str, bytes, os.PathLike)):
-                self.written.append(os.fsdecode(path))
+                self.written.append(_at(path, self.opening_at))
         elif event in _PATH_EVENTS:
-            for path in args[:2]:
+            fds = _DIR_FDS.get(event, ())
+            for n, path in enumerate(args[:2]):
                 if isinstance(path, (str, bytes, os.PathLike)):
-                    self.written.append(os.fsdecode(path))
+                    at = args[fds[n]] if n < len(fds) and fds[n] < len(args) else None
+                    self.written.append(_at(path, at))
+
+    def os_open(self, real):
+        """os.open that tells the watch which folder a relative name is in (the audit
+        event of os.open does not say)."""
+        def opened(path, flags, mode=0o777, *, dir_fd=None):
+            self.opening_at = dir_fd
+            try:
+                return real(path, flags, mode, dir_fd=dir_fd)
+            finally:
+                self.opening_at = None
+        return opened
 
 
 WATCH = _Watch()
 sys.addaudithook(WATCH)  # cannot be removed; does nothing unless a test turns it on
 
 
-@pytest.fixture
-def watch():
+@contextmanager
+def watching() -> Iterator[_Watch]:
     WATCH.started.clear()
     WATCH.written.clear()
+    real = os.open
+    os.open = WATCH.os_open(real)  # type: ignore[assignment]
     WATCH.on = True
     try:
         yield WATCH
     finally:
         WATCH.on = False
+        os.open = real  # type: ignore[assignment]
+
+
+@pytest.fixture
+def watch():
+    with watching() as watched:
+        yield watched
 
 
 def assert_only_aidp_writes(watch: _Watch, project: Path) -> None:
@@ -203,14 +244,9 @@ def test_applying_hostile_signals_starts_nothing_and_writes_only_aidp(project: P
 def test_any_signal_line_starts_nothing_and_writes_only_aidp(project: Path, line: str) -> None:
     emitted: list = []
     loop = _loop(project, emitted)
-    WATCH.started.clear()
-    WATCH.written.clear()
-    WATCH.on = True
-    try:
+    with watching():
         for signal in signals.parse(line):
             loop._apply(signal, 1)
-    finally:
-        WATCH.on = False
     assert_only_aidp_writes(WATCH, project)
 
 
