@@ -367,7 +367,16 @@ def groups_of(spec: Record | None) -> tuple[str, ...]:
     named = spec.get("fields")
     if type(named) is not list:
         return ()
-    return tuple(g for g in FIELD_GROUPS if g in named)
+    key = tuple(n for n in named if type(n) is str)  # hashable: strings only count
+    found = _GROUPS.get(key)
+    if found is None:
+        found = tuple([g for g in FIELD_GROUPS if g in key])
+        if len(_GROUPS) < 256:
+            _GROUPS[key] = found
+    return found
+
+
+_GROUPS: dict[tuple[Any, ...], tuple[str, ...]] = {}
 
 
 def texts(spec: Record, key: str) -> list[str]:
@@ -400,6 +409,17 @@ def status_class(record: Record, spec: Record | None) -> str:
     return "O"
 
 
+def _same(a: Record, b: Record, group: str) -> bool:
+    """field_value(a, group) == field_value(b, group), cheaply (settle runs per line)."""
+    if group == "status":
+        return all(a.get(key) == b.get(key) for key in STATUS_KEYS)
+    if group == "tags":
+        tags = a.get("tags")
+        return (tags == b.get("tags") and type(tags) is list) or (
+            frozenset(task_tags(a)) == frozenset(task_tags(b)))
+    return bool(a.get(group) == b.get(group))
+
+
 def settle(current: Record, current_key: FoldKey, current_partial: bool,
            record: Record, key: FoldKey, spec: Record | None) -> int:
     """What `record` (fold key `key`, companion `spec` or None) does to a task whose
@@ -410,8 +430,7 @@ def settle(current: Record, current_key: FoldKey, current_partial: bool,
     if key > current_key:
         if spec is not None:
             for group in FIELD_GROUPS:
-                if group not in groups and (field_value(record, group)
-                                            != field_value(current, group)):
+                if group not in groups and not _same(record, current, group):
                     return CONFLICT  # its writer had not seen a change it did not make
             if ("status" in groups and status_class(record, spec) == "B"
                     and current.get("status") in _CLOSED):
@@ -426,6 +445,6 @@ def settle(current: Record, current_key: FoldKey, current_partial: bool,
         if group == "tags" and spec is not None:
             if _with_ops(task_tags(current), spec) != frozenset(task_tags(current)):
                 return CONFLICT
-        elif field_value(record, group) != field_value(current, group):
+        elif not _same(record, current, group):
             return CONFLICT
     return LOSES
