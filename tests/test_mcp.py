@@ -409,3 +409,13 @@ def test_every_schema_keyword_is_one_the_argument_check_knows() -> None:
 
     for name, (_, schema) in TOOLS.items():
         walk(schema, name)
+
+
+def test_a_project_folder_that_does_not_exist_stops_the_server_at_once(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AIDP_DIR", str(project / "missing"))
+    proc = subprocess.run([sys.executable, "-m", "aidp", "mcp"], input=b"", cwd=project,
+                          capture_output=True, timeout=ANSWER_GUARD)
+    assert proc.returncode == 2
+    assert proc.stderr.decode().startswith("Error: Invalid AIDP_DIR")
+    assert proc.stdout == b""

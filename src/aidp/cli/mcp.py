@@ -28,5 +28,6 @@ def mcp(ctx: typer.Context) -> int:
                         "install aidp again, or pip install 'mcp>=2.3,<3'") from None
 
     e = env(ctx)
-    place = default_place(directory=e.directory, session=e.session)
+    # A mistyped --dir or AIDP_DIR stops here (exit 2), not at every tool call.
+    place = default_place(root=e.root, session=e.session)
     return serve(place)

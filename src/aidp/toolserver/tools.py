@@ -342,14 +342,11 @@ _CALLS: dict[str, Callable[[Place, dict[str, Any]], list[str]]] = {
 }
 
 
-def default_place(*, directory: str | None = None, session: str | None = None) -> Place:
-    """The project (--dir, else AIDP_DIR, else found from the working directory like
-    every command) and the session as DESIGN §13 names it: --session or AIDP_SESSION,
-    else the session aidp's hooks use for the agent that started this server, else the
+def default_place(*, root: Path, session: str | None = None) -> Place:
+    """The project `root` (the CLI's: --dir, else AIDP_DIR, else found from the working
+    directory) and the session as DESIGN §13 names it: --session or AIDP_SESSION, else
+    the session aidp's hooks use for the agent that started this server, else the
     person's own (§9)."""
-    from aidp.paths import find_root
-
-    root = find_root(directory)
     explicit = session or os.environ.get("AIDP_SESSION")
 
     def current() -> str:
