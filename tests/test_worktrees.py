@@ -87,12 +87,16 @@ def test_claims_from_four_worktrees_at_once_hand_out_each_task_once(repo) -> Non
 
 def test_a_task_filed_in_one_worktree_shows_at_once_in_another(repo) -> None:
     main, trees = repo
-    added = json.loads(run(trees["w0"], "tasks", "add", "from w0", "--json"))
+    added = json.loads(run(trees["w0"], "tasks", "add", "from w0", "-p", "high", "--json"))
     task = added["task"]["id"] if "task" in added else added["id"]
     for tree in (trees["w1"], main):
         assert listed(tree)[task] == "pending"
         assert "from w0" in run(tree, "tasks", "show", task[-8:])
         assert task in run(tree, "tasks", "ready", "--json")
+        assert "from w0" in run(tree, "prime")
+    page = trees["w1"] / "report.html"
+    run(trees["w1"], "report", "--html", str(page))
+    assert "from w0" in page.read_text()
     run(trees["w1"], "tasks", "done", task[-8:])  # closed from another worktree
     assert listed(trees["w0"])[task] == "done"
     assert listed(trees["w2"])[task] == "done"

@@ -180,27 +180,36 @@ def stat_keys(paths: list[Path]) -> tuple[object, ...]:
 
 def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -> Fold:
     """The fold of every worktree's tasklist, fed in `tasklists`' order (`own`: this
-    worktree's bytes, decoded). Damage is counted in this worktree's file only (the
-    one its `aidp tasks repair` mends); a last line without its newline in it stays a
-    line of its own (damage, unless it is a record), or is left out (`whole_lines`)."""
+    worktree's bytes, decoded). A line already fed from an earlier file is not fed
+    again: worktrees share the committed lines they branched from, and once merged
+    (union) those lines are in the file once too. Damage is counted in this worktree's
+    file only (the one its `aidp tasks repair` mends); a last line without its newline
+    in it stays a line of its own (damage, unless it is a record), or is left out
+    (`whole_lines`)."""
     from aidp.fold import Fold
 
     state, fed, damaged, ends = Fold(), [], 0, True
+    seen: dict[bytes, bool] = {}  # line -> whether it was damage
     for path, is_own in tasklists:
         if is_own:
             data = own[: own.rfind(b"\n") + 1] if whole_lines else own
-            if data and not data.endswith(b"\n"):
-                data, ends = data + b"\n", False
-            before = state.damaged
-            state.feed(data)
-            damaged = state.damaged - before
+            ends = not data or data.endswith(b"\n")
         else:
             data = read_tasklist(path) or b""
-            state.feed(data)
-        fed.append(data)
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        for raw in lines:
+            known = seen.get(raw)
+            if known is None:
+                before = state.damaged
+                state.add_line(raw)
+                fed.append(raw)
+                known = seen[raw] = state.damaged != before
+            damaged += is_own and known
     state.damaged, state.ends_with_newline = damaged, ends
     if state.conflicted:
         from aidp.fields import resolve  # a task two worktrees changed concurrently
 
-        resolve(state, b"".join(fed))
+        resolve(state, b"\n".join(fed))
     return state
