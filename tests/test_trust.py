@@ -231,6 +231,7 @@ def test_only_a_preset_name_is_inert_for_agent(value: str) -> None:
 # Modules that read another tool's TOML, never aidp's: why each may.
 OTHER_TOOLS_TOML = {
     "integrate_mcp.py": "merges aidp's MCP entry into Codex's own .codex/config.toml",
+    "toml_text.py": "the one TOML parser (text in, settings or one line out); opens no file",
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -213,10 +214,29 @@ def dump_settings(data: dict[str, Any]) -> bytes:
     return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
 
 
+# True while `setup` checks every file it would change before changing any: the writers
+# below then only refuse what they would refuse, and write nothing.
+_CHECKING: ContextVar[bool] = ContextVar("aidp_setup_checking", default=False)
+
+
+def _would_write(root: Path, path: Path) -> None:
+    """Refuse now what writing `path` would refuse (a link on the way or there, a FIFO,
+    a file in a folder's place); folders still to be made are fine."""
+    relative = path.relative_to(root)
+    try:
+        with files.folder(root, relative.parent) as folder:
+            _regular_or_none(folder, relative.name)
+    except StorageError as exc:
+        if not isinstance(exc.__cause__, FileNotFoundError):
+            raise
+
+
 def write_settings(root: Path, path: Path, body: bytes) -> None:
     """Replace `path` with `body` atomically (a temp file, then renamed, keeping its
     mode) without following a link anywhere below the project root: aidp.files refuses
     one with a line (exit 1); SettingsError when it cannot be written."""
+    if _CHECKING.get():
+        return _would_write(root, path)
     relative = path.relative_to(root)
     with files.folder(root, relative.parent, create=True) as folder:
         info = _regular_or_none(folder, relative.name)
@@ -237,6 +257,8 @@ def write_settings(root: Path, path: Path, body: bytes) -> None:
 
 def remove_settings(root: Path, path: Path) -> None:
     """Delete the file (a link, a FIFO or a device there is refused, never removed)."""
+    if _CHECKING.get():
+        return _would_write(root, path)
     relative = path.relative_to(root)
     with files.folder(root, relative.parent) as folder:
         _regular_or_none(folder, relative.name)  # a link or a FIFO is refused
@@ -404,7 +426,21 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
     """Add (or with `remove` take out, or with `check` only look at) aidp's hooks in the
     agent's project settings; `instructions` also handles the snippet, `mcp` the
     registration of `aidp mcp` (aidp.integrate_mcp). With `remove`, a snippet and a
-    server found are always taken out."""
+    server found are always taken out. Every file is checked before any is written: a
+    refusal (a link, a file aidp cannot parse or edit) leaves all of them as they were."""
+    if not check:
+        token = _CHECKING.set(True)
+        try:
+            _setup(root, name, remove=remove, check=False, instructions=instructions,
+                   limit=limit, mcp=mcp)
+        finally:
+            _CHECKING.reset(token)
+    return _setup(root, name, remove=remove, check=check, instructions=instructions,
+                  limit=limit, mcp=mcp)
+
+
+def _setup(root: Path, name: str, *, remove: bool, check: bool, instructions: bool,
+           limit: int | None, mcp: bool) -> Result:
     spec = agent(name)
     path = root / spec.settings
     inside_project(root, path)

@@ -17,7 +17,6 @@ the file is left as it was.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from aidp.integrate import (
     remove_settings,
     write_settings,
 )
+from aidp.toml_text import Unparsable, parse
 
 NAME = "aidp"
 COMMAND = "aidp"
@@ -147,12 +147,12 @@ def _toml(root: Path, path: Path, *, remove: bool, check: bool) -> Registered:
 
 def _parse(path: Path, text: str, *, quiet: bool = False) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return parse(text)
+    except Unparsable as exc:
         if quiet:
             return {"": "unparsable"}  # never equal to what was expected
         raise SettingsError(f"Cannot edit {path}: it is not valid TOML ({exc}); fix it "
-                            "by hand and run setup again") from exc
+                            "by hand and run setup again") from None
 
 
 def _without_table(text: str) -> str | None:

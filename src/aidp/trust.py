@@ -248,7 +248,7 @@ def load(root: Path) -> Config:
 def _read(path: Path) -> tuple[bytes, dict[str, Any]] | None:
     """(bytes, settings) of one config file, or None when there is none. Never through
     a symbolic link: a clone could point one anywhere."""
-    import tomllib
+    from aidp.toml_text import Unparsable, parse
 
     shown = f"{DATA_DIR}/{path.name}"
     try:
@@ -268,10 +268,10 @@ def _read(path: Path) -> tuple[bytes, dict[str, Any]] | None:
     except OSError as exc:  # a folder named like the file, an I/O error
         raise ConfigError(f"Cannot read {shown}: {exc.strerror or exc}") from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = parse(raw.decode("utf-8"))
     except UnicodeDecodeError:
         raise ConfigError(f"Invalid {shown}: it is not UTF-8 text; nothing was run") from None
-    except tomllib.TOMLDecodeError as exc:
+    except Unparsable as exc:
         raise ConfigError(f"Invalid {shown}: {exc}; nothing was run") from None
     return raw, data
 

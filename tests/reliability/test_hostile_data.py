@@ -222,6 +222,32 @@ def test_setup_claude_refuses_a_deeply_nested_settings_file(hostile) -> None:
     assert (hostile.victim / ".claude/settings.json").read_bytes() == settings_file
 
 
+DEEP_TOML = "x = " + "[" * 1000 + "]" * 1000 + "\n"
+
+
+def test_a_deeply_nested_config_toml_is_one_line_never_a_traceback(hostile) -> None:
+    """tomllib recurses per `[`: a thousand of them was a RecursionError traceback."""
+    hostile.write(".aidp/config.toml", 'agent = "claude"\n' + DEEP_TOML)
+    hostile.write(".aidp/tasklist.jsonl", line(HONEST))
+    hostile.clone()
+    for args in (["trust", "--show"], ["trust"], ["run", "go"]):
+        ran = hostile.aidp(*args)
+        assert ran.code == 2 and "Traceback" not in ran.err, (args, ran)
+        assert ran.err.count("\n") == 1 and "cannot parse" in ran.err, (args, ran)
+    assert hostile.git("status", "--porcelain") == ""  # nothing written, no transcript
+    assert not (hostile.home / ".config/aidp/trust.json").exists()
+
+
+def test_setup_codex_mcp_on_a_deeply_nested_codex_config_writes_nothing(hostile) -> None:
+    hostile.write(".codex/config.toml", DEEP_TOML)
+    hostile.write(".aidp/tasklist.jsonl", line(HONEST))
+    hostile.clone()
+    ran = hostile.aidp("setup", "codex", "--mcp")
+    assert ran.code == 2 and "Traceback" not in ran.err, ran
+    assert ran.err.count("\n") == 1 and "cannot parse" in ran.err, ran
+    assert hostile.git("status", "--porcelain", "--untracked-files=all") == ""  # no hooks.json
+
+
 def test_a_deeply_nested_github_import_is_refused_whole(hostile) -> None:
     issue = {"number": 1, "title": "t", "state": "OPEN", "labels": [], "body": "",
              "createdAt": "2026-01-01T00:00:00Z", "x": nested(300)}

@@ -392,3 +392,20 @@ def test_item1_a_committed_aidp_link_to_another_projects_tasklist_gets_nothing(
         assert "committed to the repository" in result.err, result
     assert (other / "tasklist.jsonl").read_bytes() == TASKLIST
     assert sorted(p.name for p in other.iterdir()) == ["tasklist.jsonl"]
+
+
+def test_setup_refuses_before_it_writes_anything(hostile) -> None:
+    """Every file setup would change is checked before any is written: a link at the
+    MCP settings left the hooks file written behind "nothing was written"."""
+    target = hostile.outside / "theirs.json"
+    target.write_text("{}\n")
+    hostile.write(".aidp/tasklist.jsonl", TASKLIST)
+    hostile.link(".mcp.json", target)
+    hostile.clone()
+    ran = hostile.aidp("setup", "claude", "--mcp", "--instructions")
+    assert ran.code == 1 and len(error_lines(ran)) == 1, ran
+    assert "symbolic link" in ran.err and "nothing was written" in ran.err
+    assert hostile.git("status", "--porcelain", "--untracked-files=all") == ""
+    assert not (hostile.victim / ".claude").exists()
+    assert not (hostile.victim / "CLAUDE.md").exists()
+    assert target.read_text() == "{}\n"
