@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from fakemodel import Scenario, plan, text
+from fakemodel import Scenario, plan, text, todo_write
 from harness import AgentWorld, cli_bin
 
 PLAN = [("Write code", "in_progress"), ("Write tests", "pending")]
@@ -179,6 +179,26 @@ def test_gemini_is_pushed_on_until_its_plan_is_done(gemini: AgentWorld, fake_mod
     no_hook_records(gemini)
 
 
+def test_gemini_3_plans_with_aidps_todo_write_and_is_pushed_on(gemini: AgentWorld,
+                                                               fake_model) -> None:
+    """Gemini CLI offers write_todos to no Gemini 3 model (its default): with `aidp setup
+    gemini --mcp` the model plans with aidp's todo_write, in the session the hooks use."""
+    # What its default ("auto") picks; named, so that no routing request (a classifier
+    # call the scripted model cannot answer) comes first.
+    gemini.env["GEMINI_MODEL"] = "gemini-3.1-pro-preview"
+    set_up(gemini, "gemini", "--mcp")
+    fake_model.scenario = finishing()
+    run_gemini(gemini, "Implement the feature")
+    requests = main_requests(fake_model)
+    assert "gemini-3" in requests[0].path, requests[0].path
+    assert "write_todos" not in requests[0].tools
+    assert "mcp_aidp_todo_write" in requests[0].tools, fake_model.describe()
+    pushes = [t for t in gemini_user_texts(requests[-1]) if t.startswith(PUSH)]
+    assert len(pushes) == 1 and "reminder 1 of 3" in pushes[0]
+    _, items = only_session(gemini)
+    assert items == DONE
+
+
 def test_gemini_lazy_model_is_pushed_at_most_three_times(gemini: AgentWorld,
                                                          fake_model) -> None:
     """Gemini has no cap of its own: aidp's count is the only one."""
@@ -196,7 +216,7 @@ def test_gemini_lazy_model_is_pushed_at_most_three_times(gemini: AgentWorld,
 # --- Codex CLI ------------------------------------------------------------------------
 
 
-def run_codex(world: AgentWorld, prompt: str):
+def run_codex(world: AgentWorld, prompt: str, *extra: str):
     # Project hooks run only in a trusted project, and only once trusted themselves: this
     # one-off run trusts what `aidp setup codex` wrote, as a user checking it would.
     config = world.home / ".codex" / "config.toml"
@@ -204,7 +224,7 @@ def run_codex(world: AgentWorld, prompt: str):
         config.write_text(config.read_text()
                           + f'\n[projects."{world.project}"]\ntrust_level = "trusted"\n')
     argv = [str(cli_bin("codex")), "exec", "--dangerously-bypass-hook-trust",
-            "-c", "tools.update_plan.enabled=true", "--json", prompt]
+            "-c", "tools.update_plan.enabled=true", *extra, "--json", prompt]
     result = world.run(argv, timeout=240)
     assert result.exit_code == 0, str(result)
     return result
@@ -233,6 +253,27 @@ def test_codex_is_pushed_on_until_its_plan_is_done(codex: AgentWorld, fake_model
     _, items = only_session(codex)
     assert items == DONE
     no_hook_records(codex)
+
+
+def test_codex_plan_kept_with_todo_write_is_the_list_its_hooks_push_on(
+        codex: AgentWorld, fake_model) -> None:
+    """`aidp setup codex --mcp`: the server Codex starts from the project's config (with
+    a scrubbed environment, no AIDP_SESSION) keeps the plan in the session the hooks
+    use. Headless, its tools are approved on the command line, as a person would
+    approve them, and Codex waits for it (`required`)."""
+    set_up(codex, "codex", "--mcp")
+    assert "[mcp_servers.aidp]" in (codex.project / ".codex" / "config.toml").read_text()
+    fake_model.scenario = Scenario.of(todo_write(PLAN), text("I'll stop here for now."),
+                                      todo_write(DONE), text("All done."))
+    run_codex(codex, "Implement the feature",
+              "-c", 'mcp_servers.aidp.default_tools_approval_mode="approve"',
+              "-c", "mcp_servers.aidp.required=true")
+    requests = main_requests(fake_model)
+    assert "mcp__aidp.todo_write" in requests[0].tools, fake_model.describe()
+    pushes = [t for t in codex_user_texts(requests[-1]) if PUSH in t]
+    assert len(pushes) == 1 and "reminder 1 of 3" in pushes[0], fake_model.describe()
+    _, items = only_session(codex)
+    assert items == DONE
 
 
 def test_codex_lazy_model_is_pushed_at_most_three_times(codex: AgentWorld,
