@@ -440,3 +440,32 @@ def test_an_import_refuses_a_stamp_out_of_reach(hostile) -> None:
         assert ran.code == 2 and "years 1 to 9999" in ran.err, ran
         assert len(ran.err.strip().splitlines()) == 1 and "nothing was imported" in ran.err
     assert (hostile.victim / ".aidp/tasklist.jsonl").read_bytes() == before
+
+
+def test_a_planted_store_database_is_never_queried(hostile) -> None:
+    """A clone that commits `.aidp/cache/store.db` (and a stamp) decides nothing: aidp
+    runs no SQL on a database whose stat data is not what its own last write recorded.
+    Here the database's `meta` is a view that never ends: querying it would hang every
+    command, the hooks included (found by the issue 27 review)."""
+    import sqlite3
+
+    lines = b"".join(orjson.dumps({
+        "id": f"task_1795689796_{i:08x}", "description": "x" * 80, "status": "pending",
+        "priority": "high", "created_at": "2026-11-26T10:43:16.222520Z",
+        "updated_at": "2026-11-26T10:43:16.222520Z", "tags": []}) + b"\n" for i in range(400))
+    hostile.write(".aidp/tasklist.jsonl", lines)  # large enough to be read through the store
+    (hostile.attacker / ".aidp" / "cache").mkdir(parents=True)
+    conn = sqlite3.connect(hostile.attacker / ".aidp" / "cache" / "store.db")
+    conn.execute("CREATE VIEW meta(k, v) AS WITH RECURSIVE r(x) AS "
+                 "(SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT 'a', x FROM r WHERE x < 0")
+    conn.commit()
+    conn.close()
+    hostile.clone()
+    assert (hostile.victim / ".aidp" / "cache" / "store.db").is_file()
+
+    listed = hostile.aidp("tasks", "list", "--json")  # hung for good before
+    assert listed.code == 0, listed
+    assert len(orjson.loads(listed.out)) == 400
+    stop = hostile.aidp("hook", "claude", "Stop",
+                        stdin='{"session_id": "s", "stop_hook_active": false}')
+    assert stop.code == 0, stop

@@ -142,6 +142,12 @@ class _Load:
     def _checked(self, path: Path, dbfd: int) -> sqlite3.Connection | None:
         """A connection (in a read transaction) to the database, if it is intact and
         covers a prefix of this very log; None: rebuild it."""
+        # No SQL runs on a database before its stat data is the one its last aidp
+        # writer recorded: a file planted in a clone (a view named meta that never
+        # ends, a trigger) has an inode and a ctime no committed stamp can know.
+        stamp = read_stamp(self.log.dir)
+        if stamp is None or stamp[2] != stat_key(os.fstat(dbfd)):
+            return None  # changed by something else than aidp, or its stamp is lost
         conn = None
         try:
             conn = db.connect(path)
@@ -153,11 +159,9 @@ class _Load:
             if db.locked(exc):
                 raise
             return None
-        stamp = read_stamp(self.log.dir)
-        if stamp is None or stamp[0] != meta["nonce"] or stamp[2] != stat_key(
-                os.fstat(dbfd)):
+        if stamp[0] != meta["nonce"]:
             conn.close()
-            return None  # changed by something else than aidp, or its stamp is lost
+            return None  # another store's stamp
         if stamp[1] == stat_key(self.st):
             self.trusted = True
         elif self._prefix_holds(meta):
