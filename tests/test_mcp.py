@@ -419,3 +419,16 @@ def test_a_project_folder_that_does_not_exist_stops_the_server_at_once(
     assert proc.returncode == 2
     assert proc.stderr.decode().startswith("Error: Invalid AIDP_DIR")
     assert proc.stdout == b""
+
+
+def test_the_server_sees_what_other_commands_wrote_meanwhile(client: Client, cli) -> None:
+    """A server lives as long as its agent: each call reads the tasklist as it is now."""
+    assert data(client.call("tasks_list")) == []
+    assert data(client.call("todo_read"))["items"] == []
+    tid = cli("tasks", "add", "Filed from the shell", "-q").out.strip()
+    cli("--session", "mcp-test", "todo", "add", "Planned from the shell")
+    assert [t["id"] for t in data(client.call("tasks_list"))] == [tid]
+    assert [i["content"] for i in data(client.call("todo_read"))["items"]] == [
+        "Planned from the shell"]
+    cli("tasks", "done", tid)
+    assert data(client.call("tasks_list")) == []

@@ -131,13 +131,8 @@ async def _serve(place: Place) -> None:
 
 
 def serve(place: Place) -> int:
-    """Serve until stdin closes; 0 then, and on Ctrl-C."""
-    from aidp.log import use_reader
-
-    # Reads go through the store's reader (aidp.store), which importing it installs
-    # where none is set (else plain folds: slower, right).
-    use_reader(None)
-    import aidp.store  # noqa: F401
+    """Serve until stdin closes; 0 then, and on Ctrl-C. Reads go through the reader the
+    command line installed (aidp.store), as for any command."""
     logging.getLogger("mcp").disabled = True
     logging.getLogger("mcp").propagate = False
     try:
