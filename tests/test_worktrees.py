@@ -197,3 +197,48 @@ def test_worktrees_are_found_from_gits_files(repo) -> None:
                                   "updated_at": "2030-01-01T00:00:00Z"}])
     assert (main / ".git" / worktrees.LOCK_NAME).is_file()
     assert not (trees["w0"] / ".aidp" / "tasklist.jsonl").read_text().count("task_2_x")
+
+
+def test_a_folder_reused_by_another_repository_is_not_a_worktree(repo, tmp_path) -> None:
+    _main, trees = repo
+    shutil.rmtree(trees["w3"])
+    other = trees["w3"]  # the same path, now another repository's checkout
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    run(other, "tasks", "add", "in another repository")
+    assert "in another repository" not in run(trees["w1"], "tasks", "list")
+    assert "task 9" not in run(other, "tasks", "list")
+
+
+def test_worktrees_of_a_bare_repository_share_one_queue(tmp_path: Path) -> None:
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    run(seed, "init")
+    run(seed, "tasks", "add", "committed")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-qm", "backlog")
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "clone", "-q", "--bare", str(seed), str(bare))
+    a, b = tmp_path / "a", tmp_path / "b"
+    git(bare, "worktree", "add", "-q", str(a), "main")
+    git(bare, "worktree", "add", "-q", "-b", "b", str(b))
+    run(a, "tasks", "add", "filed in a")
+    claimed = json.loads(run(b, "tasks", "claim", "--json"))
+    assert "filed in a" in run(b, "tasks", "list")
+    assert listed(a)[claimed["id"]] == "in_progress"
+    assert (bare / worktrees.LOCK_NAME).is_file()
+
+
+def test_no_write_into_another_worktrees_tasklist_through_a_link(repo) -> None:
+    _main, trees = repo
+    shutil.rmtree(trees["w1"] / ".aidp")
+    os.symlink(trees["w0"] / ".aidp", trees["w1"] / ".aidp")
+    before = (trees["w0"] / TASKLIST).read_bytes()
+    proc = aidp(trees["w1"], "tasks", "claim")
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.count("\n") == 1 and "the .aidp folder of the worktree" in err
+    assert str(trees["w0"]) in err
+    assert (trees["w0"] / TASKLIST).read_bytes() == before
+    assert "task 9" in run(trees["w1"], "tasks", "list")  # reading is fine

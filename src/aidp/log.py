@@ -265,6 +265,8 @@ class TaskLog:
         holder's pid, so a writer that times out can name who holds it."""
         self.ensure_dir()
         repo = self.shared()
+        if repo is not None:
+            repo.refuse_other(self.dir)  # never another worktree's tasklist, via a link
         if repo is None or not os.access(repo.common, os.W_OK):
             with lock.held(self):
                 yield

@@ -47,6 +47,23 @@ class Shared:
 
         return [(top / self.subpath / DATA_DIR / LOG_NAME, top == self.own) for top in tops]
 
+    def refuse_other(self, folder: Path) -> None:
+        """Refuse to write when `folder` (this worktree's `.aidp`) is, through a link,
+        another worktree's: aidp never writes into another worktree's tasklist."""
+        for path, own in self.tasklists():
+            try:
+                if own or not os.path.samefile(path.parent, folder):
+                    continue
+            except OSError:
+                continue
+            from aidp.errors import StorageError
+
+            other = path.parents[1 + len(self.subpath.parts)]
+            raise StorageError(
+                f"Cannot write {folder / path.name}: {folder} is the .aidp folder of the "
+                f"worktree {other} (through a link), and aidp writes only the worktree's "
+                "own tasklist; remove the link; the tasklist was not changed")
+
 
 def _small(path: Path) -> str | None:
     try:
