@@ -9,9 +9,14 @@ all of that (docs/security.md, "What trust covers").
   tools/__main__.py), with everything below it — Python puts the script's folder first on
   `sys.path`, so `tools/json.py`, a package `tools/json/`, or a `tools/__pycache__/`
   entry next to `tools/agent.py` runs with it; node, ruby, perl and the shells load
-  their neighbours by relative path. `python -m MODULE` covers the project root. For
+  their neighbours by relative path. `python -m MODULE` and code given on the command
+  line (`python3 -c`, `node -e`, `perl -e`, `ruby -e`, `php -r`) cover the project
+  root, the working folder they import from. For
   node and bun, also the `node_modules` folder of each folder from the script's up to
   the project root (where a bare `require("x")` looks).
+- Every project folder a load-path variable on the command line names
+  (`env PYTHONPATH=lib python3 …`; also NODE_PATH, PERL5LIB, PERLLIB, RUBYLIB, and
+  perl's or ruby's `-I lib`), for any program.
 
 In a git work tree a folder's files are what `git ls-files` lists in it (tracked, and
 untracked files git does not ignore): everything a pull can bring. Elsewhere, every
@@ -104,8 +109,9 @@ def scope(root: Path, values: Iterable[object],
             if NODE.fullmatch(os.path.basename(_program(words) or "")):
                 folders.extend(_node_modules(here))
 
-            if _python_module(words):
+            if _runs_from_working_folder(words):
                 folders.append(".")
+        folders.extend(_load_path_folders(top, words))
     count = 0
     for folder in _unique_folders(folders):
         found.folders[folder] = 0
@@ -217,11 +223,53 @@ def _loads_neighbours(top: str, words: list[str]) -> bool:
     return os.sep in program and os.path.commonpath([top, path]) == top
 
 
-def _python_module(words: list[str]) -> bool:
+# Options that make an interpreter run code given on its command line, or a module found
+# from the working folder (the project root: `aidp run` starts the agent there), by
+# program: `python3 -c "import helper"`, `python3 -m tool`, `node -e`, `perl -e`,
+# `ruby -e`, `php -r`.
+_INLINE = (
+    (re.compile(r"(python|pypy)"), re.compile(r"-[bBdEhiIOPqsSuvx]*[cm]")),
+    (re.compile(r"node(js)?|bun|deno"), re.compile(r"-[a-z]*[ep]$|--(eval|print)(=|$)|eval$")),
+    (re.compile(r"perl|ruby"), re.compile(r"-[0-9A-Za-z]*[eE]")),
+    (re.compile(r"php"), re.compile(r"-r")),
+)
+
+
+def _runs_from_working_folder(words: list[str]) -> bool:
+    """Whether the command runs code that imports from its working folder: a module
+    (`-m`) or code on its command line (`-c`, `-e`, …)."""
     program = _program(words)
-    return (program is not None and re.match(r"(python|pypy)", os.path.basename(program))
-            is not None and any(w == "-m" or (w.startswith("-m") and w[2:].isidentifier())
-                                for w in words[words.index(program) + 1:]))
+    if program is None:
+        return False
+    name = os.path.basename(program)
+    options = words[words.index(program) + 1:]
+    return any(kind.match(name) and any(option.match(w) for w in options)
+               for kind, option in _INLINE)
+
+
+# Variables that put folders on an interpreter's load path (`env PYTHONPATH=lib …`), and
+# the option that does it for perl and ruby (`-Ilib`, `-I lib`).
+LOAD_PATHS = ("PYTHONPATH", "NODE_PATH", "PERL5LIB", "PERLLIB", "RUBYLIB")
+
+
+def _load_path_folders(top: str, words: list[str]) -> Iterator[str]:
+    """Each project folder a load-path variable set on the command line names, or a
+    perl/ruby `-I` option: what the interpreter imports from without asking (a folder
+    not there yet too: one appearing is a change)."""
+    values: list[str] = []
+    for n, word in enumerate(words):
+        name, eq, value = word.partition("=")
+        if eq and name in LOAD_PATHS:
+            values.extend(value.split(os.pathsep))
+        elif word.startswith("-I") and re.match(r"perl|ruby",
+                                                os.path.basename(_program(words) or "")):
+            values.append(word[2:] or (words[n + 1] if n + 1 < len(words) else ""))
+    for value in values:
+        if not value or "{prompt}" in value:
+            continue
+        path = os.path.realpath(os.path.join(top, os.path.expanduser(value)))
+        if os.path.commonpath([top, path]) == top and not os.path.isfile(path):
+            yield os.path.relpath(path, top)
 
 
 def _unique_folders(folders: list[str]) -> list[str]:

@@ -455,3 +455,56 @@ def test_a_pulled_package_a_node_script_would_require_needs_trust_again(hostile)
     assert refused.code == 2, refused
     assert "node_modules/left-pad/index.js, which the script it runs can load, appeared" \
         in refused.err
+
+
+def _pull_changes_helper(hostile, helper: str) -> None:
+    """The attacker's pull: `helper` now writes a marker and says OWNED."""
+    marker = hostile.outside / "owned"
+    hostile.write(helper, "import pathlib\n"
+                  f"pathlib.Path({str(marker)!r}).write_text('owned')\n"
+                  "def main():\n    print('OWNED')\n")
+    hostile.clone()
+
+
+@pytest.mark.parametrize("inline", ["-c", "-Bc", "-m"])
+def test_code_on_the_command_line_covers_the_root_it_imports_from(hostile,
+                                                                  inline: str) -> None:
+    """`python3 -c "import helper; …"` imports from its working folder, the project
+    root: a pull that changes helper.py needs trust again."""
+    code = "helper" if inline == "-m" else "import helper; helper.main()"
+    hostile.write(".aidp/config.toml",
+                  f"agent = [{json.dumps(sys.executable)}, {json.dumps(inline)}, "
+                  f"{json.dumps(code)}]\n")
+    hostile.write("helper.py", "def main():\n    print('reviewed helper')\n"
+                               "if __name__ == '__main__':\n    main()\n")
+    hostile.clone()
+    trusted = hostile.aidp("trust")
+    assert trusted.code == 0 and "the project root" in trusted.out, trusted
+    first = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert first.code == 0 and "reviewed helper" in first.out, first
+    _pull_changes_helper(hostile, "helper.py")
+    refused = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert refused.code == 2 and "OWNED" not in refused.out, refused
+    assert "helper.py, which the script it runs can load, has changed" in refused.err
+    assert not (hostile.outside / "owned").exists()
+
+
+@pytest.mark.parametrize("setting", ["PYTHONPATH=lib", "PYTHONPATH=/nowhere:./lib"])
+def test_a_load_path_set_on_the_trusted_command_line_is_covered(hostile,
+                                                                setting: str) -> None:
+    """`env PYTHONPATH=lib python3 tools/a.py`: lib/ is where `import helper` looks."""
+    hostile.write(".aidp/config.toml",
+                  f'agent = ["env", "{setting}", {json.dumps(sys.executable)}, '
+                  '"tools/a.py"]\n')
+    hostile.write("tools/a.py", "import helper\nhelper.main()\n")
+    hostile.write("lib/helper.py", "def main():\n    print('reviewed helper')\n")
+    hostile.clone()
+    trusted = hostile.aidp("trust")
+    assert trusted.code == 0 and "from lib/ (1 file)" in trusted.out, trusted
+    first = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert first.code == 0 and "reviewed helper" in first.out, first
+    _pull_changes_helper(hostile, "lib/helper.py")
+    refused = hostile.aidp("run", "go", "--max-continuations", "0")
+    assert refused.code == 2 and "OWNED" not in refused.out, refused
+    assert "lib/helper.py, which the script it runs can load, has changed" in refused.err
+    assert not (hostile.outside / "owned").exists()
