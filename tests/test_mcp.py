@@ -144,6 +144,10 @@ def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(
     client.send_line(b"this is not json {")
     answer = client.answer()
     assert answer["id"] is None and answer["error"]["code"] == -32700
+    assert answer["error"]["message"].startswith("Parse error: Invalid JSON")
+    client.send_line(b"[" * 100_000 + b"]" * 100_000)  # JSON, but nested past any use
+    answer = client.answer()
+    assert answer["error"]["code"] == -32700 and "recursion" in answer["error"]["message"]
     client.send_line(b'{"jsonrpc": "2.0", "id": 41, "method": 7}')
     answer = client.answer()
     assert answer["id"] == 41 and answer["error"]["code"] == -32600

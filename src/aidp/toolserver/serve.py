@@ -71,8 +71,10 @@ def refusal(exc: Exception) -> types.JSONRPCError:
     """The JSON-RPC error for a line the transport could not read as a message."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if not errors or errors[0]["type"] == "json_invalid":
+        # pydantic's one line: "Invalid JSON: EOF while parsing a value at line 1 column 5"
+        why = " ".join(str(errors[0].get("msg", "")).split())[:200] if errors else ""
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
-            code=types.PARSE_ERROR, message="Parse error: the line is not JSON"))
+            code=types.PARSE_ERROR, message=f"Parse error: {why or 'the line is not JSON'}"))
     parsed = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
     raw_id = parsed.get("id") if parsed is not None else None
     request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) \
