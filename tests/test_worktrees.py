@@ -242,3 +242,21 @@ def test_no_write_into_another_worktrees_tasklist_through_a_link(repo) -> None:
     assert str(trees["w0"]) in err
     assert (trees["w0"] / TASKLIST).read_bytes() == before
     assert "task 9" in run(trees["w1"], "tasks", "list")  # reading is fine
+
+
+def test_a_worktree_nested_in_another_writes_its_own_tasklist(repo, tmp_path) -> None:
+    main, _trees = repo
+    git(main, "checkout", "-q", "--orphan", "empty")
+    git(main, "rm", "-rqf", ".")
+    git(main, "commit", "-q", "--allow-empty", "-m", "nothing")
+    git(main, "checkout", "-qf", "main")
+    nested = main / ".claude" / "worktrees" / "x"
+    git(main, "worktree", "add", "-q", str(nested), "empty")  # a branch without .aidp
+    before = (main / TASKLIST).read_bytes()
+    env = {k: v for k, v in os.environ.items() if k != "AIDP_DIR"}
+    done = subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "in x"], cwd=nested,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (main / TASKLIST).read_bytes() == before
+    assert "in x" in (nested / TASKLIST).read_text()
+    assert "in x" in run(main, "tasks", "list")  # one queue all the same

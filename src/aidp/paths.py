@@ -35,6 +35,17 @@ def _git_dir(start: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def _linked_worktree(folder: Path) -> bool:
+    """Whether `folder` is the top of a linked git worktree (its `.git` file names a
+    git directory that has a `commondir`): a checkout of its own, with its own
+    tasklist, even when it lies inside another worktree (Claude Code's
+    `.claude/worktrees/NAME`)."""
+    if not (folder / ".git").is_file():
+        return False
+    found = _git_dir(folder)
+    return found is not None and (found[1] / "commondir").is_file()
+
+
 def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
     """The project root: --dir, else AIDP_DIR, else the nearest ancestor holding .aidp/,
     else the git work tree's top, else the working directory."""
@@ -47,8 +58,8 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
         return path.absolute()
     here = (cwd or Path.cwd()).absolute()
     for folder in (here, *here.parents):
-        if (folder / DATA_DIR).is_dir():
-            return folder
+        if (folder / DATA_DIR).is_dir() or _linked_worktree(folder):
+            return folder  # a worktree nested in another never writes the outer one's
     found = _git_dir(here)
     if found is not None:
         return found[0]
