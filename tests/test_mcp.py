@@ -436,3 +436,19 @@ def test_the_server_sees_what_other_commands_wrote_meanwhile(client: Client, cli
         "Planned from the shell"]
     cli("tasks", "done", tid)
     assert data(client.call("tasks_list")) == []
+
+
+def test_a_pid_the_system_reused_is_not_the_same_agent(project: Path) -> None:
+    from aidp.hook_state import process_key, session_of_agent
+
+    me = os.getpid()
+    assert process_key(me) == process_key(me) and process_key(me).startswith(f"{me}")
+    folder = project / ".aidp" / "hooks"
+    folder.mkdir(parents=True)
+    (folder / "claude-gone.json").write_text(json.dumps(
+        {"session": "gone", "pids": [me], "agents": [f"{me}@1"], "updated": 100}))
+    if "@" in process_key(me):  # start times known (Linux): the stale state is not ours
+        assert session_of_agent(project, me) is None
+    (folder / "claude-mine.json").write_text(json.dumps(
+        {"session": "mine", "pids": [me], "agents": [process_key(me)], "updated": 50}))
+    assert session_of_agent(project, me) == "mine"

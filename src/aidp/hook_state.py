@@ -146,14 +146,32 @@ def ancestors(pid: int, depth: int = ANCESTORS) -> list[int]:
     return found
 
 
-def _parents_from_proc(pid: int) -> int | None:
+def _stat_fields(pid: int) -> list[bytes]:
+    """/proc/PID/stat's fields after `pid (comm)` (comm may hold spaces and
+    parentheses): state, ppid, …, starttime at index 19; [] when unreadable."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             stat = handle.read()
-        # `pid (comm) state ppid …`: comm may hold spaces and parentheses.
-        return int(stat[stat.rindex(b")") + 2:].split()[1])
-    except (OSError, ValueError, IndexError):
+        return stat[stat.rindex(b")") + 2:].split()
+    except (OSError, ValueError):
+        return []
+
+
+def _parents_from_proc(pid: int) -> int | None:
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[1])
+    except (ValueError, IndexError):
         return None
+
+
+def process_key(pid: int) -> str:
+    """`pid@start` (its start time since boot, where /proc tells it), so that a pid the
+    system handed to another process later is not taken for the same agent; the bare
+    pid elsewhere."""
+    fields = _stat_fields(pid) if os.path.isdir("/proc/self") else []
+    start = fields[19].decode() if len(fields) > 19 else ""
+    return f"{pid}@{start}" if start.isdigit() else str(pid)
 
 
 def _parents_from_ps() -> Callable[[int], int | None]:
@@ -177,6 +195,7 @@ def session_of_agent(root: Path, agent_pid: int) -> str | None:
     process that started an `aidp mcp` server): the hook state whose recorded ancestors
     include it, the most recently updated; None when no hook of that agent ran here."""
     best: tuple[int, str] | None = None
+    key = process_key(agent_pid)
     try:  # never through a linked .aidp/hooks, never a FIFO or link in it (aidp.files)
         folder = _folder(root)
     except (OSError, StorageError):
@@ -195,7 +214,13 @@ def session_of_agent(root: Path, agent_pid: int) -> str | None:
             except (OSError, StorageError, orjson.JSONDecodeError):
                 continue
     for data in found:
-        if not isinstance(data, dict) or agent_pid not in (data.get("pids") or ()):
+        if not isinstance(data, dict):
+            continue
+        agents = data.get("agents")
+        if isinstance(agents, list):  # pid@start: a reused pid does not match
+            if key not in agents:
+                continue
+        elif agent_pid not in (data.get("pids") or ()):  # state of an older aidp
             continue
         session, updated = data.get("session"), data.get("updated")
         fresher = best is None or (isinstance(updated, int) and updated > best[0])

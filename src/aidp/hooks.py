@@ -30,7 +30,7 @@ from typing import Any
 
 from aidp import todos
 from aidp.errors import InvalidInput
-from aidp.hook_state import State, ancestors, state_path, sweep
+from aidp.hook_state import State, ancestors, process_key, state_path, sweep
 from aidp.log import TaskLog
 from aidp.render import inert, todo_text
 
@@ -134,7 +134,9 @@ def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
         if kind in ("start", "prompt"):
             # Which agent process these hooks serve: `aidp mcp`, started by that agent,
             # finds this session by it (hook_state.session_of_agent).
-            state.data["pids"] = ancestors(os.getpid())
+            pids = ancestors(os.getpid())
+            state.data["pids"] = pids
+            state.data["agents"] = [process_key(pid) for pid in pids]
         if kind == "start":
             answer = _start(ctx, payload, state)
         elif kind == "prompt":
