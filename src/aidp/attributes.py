@@ -249,24 +249,36 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 
 
+# How many bytes of a tasklist's head `sniff` looks at: a JSON line starts with an ASCII
+# run (`{"id":"task_…` or `{"type":…`), eight characters of which tell the width.
+SNIFF_BYTES = 34
+
+
 def sniff(head: bytes) -> str | None:
-    """The encoding the first bytes of a tasklist show, when it is not UTF-8: a UTF-16
-    or UTF-32 byte order mark, or the NUL bytes of UTF-16 without one (a JSON line
-    starts with an ASCII character). None: UTF-8 (or empty)."""
+    """The encoding the first bytes of a tasklist show, when it is not UTF-8: UTF-16 or
+    UTF-32, with or without a byte order mark, told by the NUL bytes its ASCII
+    characters carry (a JSON line starts with ASCII). None: UTF-8 (or empty). A mark or
+    a NUL with no such pattern behind it is damage at the head of a UTF-8 file, whose
+    lines stay UTF-8 (tests/reliability/test_damage_fuzz.py plants such bytes)."""
     for bom, name in _BOMS:
         if head.startswith(bom):
+            return name if _width_pattern(head[len(bom):], name) else None
+    for name in ("utf-32-le", "utf-32-be", "utf-16-le", "utf-16-be"):
+        if _width_pattern(head, name):
             return name
-    if len(head) >= 4:
-        if head[1:4] == b"\0\0\0" and head[0]:
-            return "utf-32-le"
-        if head[:3] == b"\0\0\0" and head[3]:
-            return "utf-32-be"
-    if len(head) >= 2:
-        if head[0] and not head[1]:
-            return "utf-16-le"
-        if head[1] and not head[0]:
-            return "utf-16-be"
     return None
+
+
+def _width_pattern(sample: bytes, name: str) -> bool:
+    """Whether `sample` reads as ASCII characters in `name`: each unit one non-NUL byte
+    (low first for -le) and NULs, for at least four units."""
+    width = 4 if name.startswith("utf-32") else 2
+    units = [sample[i:i + width] for i in range(0, len(sample) - width + 1, width)][:8]
+    if len(units) < 4:
+        return False
+    low = 0 if name.endswith("-le") else width - 1
+    return all(u[low] and u[low] < 0x80 and not u[:low].strip(b"\0")
+               and not u[low + 1:].strip(b"\0") for u in units)
 
 
 def decode(data: bytes, encoding: str) -> bytes:
@@ -275,7 +287,7 @@ def decode(data: bytes, encoding: str) -> bytes:
     becomes U+FFFD (that line is then damage, as any other). Bytes with no sign of
     UTF-16/32 that are valid UTF-8 are kept as they are (an attribute added since the
     last checkout has not re-encoded the file yet)."""
-    found = sniff(data[:4])
+    found = sniff(data[:SNIFF_BYTES])
     if found is None:
         try:  # not (yet) checked out re-encoded: valid UTF-8 JSON lines are UTF-8
             data.decode("utf-8")
@@ -288,7 +300,7 @@ def decode(data: bytes, encoding: str) -> bytes:
     except LookupError:
         return data
     if info.name in ("utf-16", "utf-32"):  # no byte order given: the bytes tell
-        guess = sniff(data[:4])
+        guess = sniff(data[:SNIFF_BYTES])
         name = guess or (info.name + "-be")
     text = data.decode(name, "replace").removeprefix("\ufeff")
     return text.encode("utf-8")

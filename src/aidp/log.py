@@ -154,7 +154,7 @@ class TaskLog:
             except OSError:
                 return found.encoding
             try:
-                head = os.pread(fd, 4, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+                head = os.pread(fd, attributes.SNIFF_BYTES, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
             except OSError:
                 head = b""
             finally:
@@ -349,7 +349,7 @@ class TaskLog:
         try:
             info = os.fstat(fd)
             size = info.st_size
-            self.refuse_foreign_encoding(os.pread(fd, 4, 0) if size else b"")
+            self.refuse_foreign_encoding(os.pread(fd, attributes.SNIFF_BYTES, 0) if size else b"")
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # a torn last line stays its own (damaged) line
             vouched = read_stamp(self.dir)

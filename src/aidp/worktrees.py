@@ -175,9 +175,9 @@ def read_tasklist(path: Path) -> bytes | None:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    from aidp.attributes import sniff
+    from aidp.attributes import SNIFF_BYTES, sniff
 
-    if sniff(data[:4]) is not None:
+    if sniff(data[:SNIFF_BYTES]) is not None:
         return None
     return data[: data.rfind(b"\n") + 1]
 
