@@ -154,7 +154,8 @@ class TaskLog:
             except OSError:
                 return found.encoding
             try:
-                head = os.pread(fd, attributes.SNIFF_BYTES, 0) if stat.S_ISREG(os.fstat(fd).st_mode) else b""
+                regular = stat.S_ISREG(os.fstat(fd).st_mode)
+                head = os.pread(fd, attributes.SNIFF_BYTES, 0) if regular else b""
             except OSError:
                 head = b""
             finally:
