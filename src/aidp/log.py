@@ -160,6 +160,11 @@ class TaskLog:
                 head = b""
             finally:
                 os.close(fd)
+        if found.encoding is None:
+            # No attribute re-encodes it, so git wrote it as committed: bytes that look
+            # like UTF-16 (a planted FE FF) are damage of the first line, not an encoding
+            # that would hide every task and refuse every write.
+            return None
         return attributes.sniff(head) or found.encoding
 
     def refuse_foreign_encoding(self, head: bytes | None = None) -> None:

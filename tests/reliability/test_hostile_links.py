@@ -409,3 +409,21 @@ def test_setup_refuses_before_it_writes_anything(hostile) -> None:
     assert not (hostile.victim / ".claude").exists()
     assert not (hostile.victim / "CLAUDE.md").exists()
     assert target.read_text() == "{}\n"
+
+
+def test_item9_a_planted_byte_order_mark_without_an_attribute_is_damage_not_an_encoding(
+        hostile) -> None:
+    """A committed UTF-8 tasklist whose first bytes are FE FF (a UTF-16 byte order mark)
+    and no attribute that re-encodes it: git checks it out as committed, so those bytes
+    damage the first line only. (They used to make aidp read the whole file as UTF-16:
+    every task gone, every write refused.)"""
+    other = {**TASK, "id": "t-0002", "description": "a second task"}
+    hostile.write(".aidp/tasklist.jsonl", b"\xfe\xff" + TASKLIST + orjson.dumps(other) + b"\n")
+    hostile.clone()
+    listed = hostile.aidp("tasks", "list")
+    assert listed.code == 0 and "a second task" in listed.out, listed
+    assert "skipped 1 damaged line" in listed.err, listed
+    added = hostile.aidp("tasks", "add", "still writable")
+    assert added.code == 0, added
+    repair = hostile.aidp("tasks", "repair", "--dry-run")
+    assert "line 1" in repair.out, repair
