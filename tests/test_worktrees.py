@@ -260,3 +260,38 @@ def test_a_worktree_nested_in_another_writes_its_own_tasklist(repo, tmp_path) ->
     assert (main / TASKLIST).read_bytes() == before
     assert "in x" in (nested / TASKLIST).read_text()
     assert "in x" in run(main, "tasks", "list")  # one queue all the same
+
+
+def test_a_read_with_eight_worktrees_starts_no_git(tmp_path, monkeypatch) -> None:
+    main = tmp_path / "repo"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    run(main, "init")
+    run(main, "tasks", "add", "committed")
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "backlog")
+    trees = [tmp_path / f"t{n}" for n in range(7)]
+    for n, tree in enumerate(trees):
+        git(main, "worktree", "add", "-q", "-b", f"t{n}", str(tree))
+        TaskLog(tree).append([{"id": f"task_4_{n}", "description": f"in t{n}",
+                               "status": "pending", "created_at": "2030-01-01T00:00:00Z",
+                               "updated_at": "2030-01-01T00:00:00Z"}])
+
+    def no_process(*args, **kwargs):
+        raise AssertionError(f"a read started a process: {args}")
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_process)
+    fold = TaskLog(trees[3]).read()
+    assert sorted(t["description"] for t in fold.tasks.values()) == [
+        "committed", *(f"in t{n}" for n in range(7))]
+
+
+def test_tasks_filed_at_once_in_every_worktree_all_show_everywhere(repo) -> None:
+    main, trees = repo
+    procs = [aidp(tree, "tasks", "add", f"{name} #{n}", "-q")
+             for name, tree in trees.items() for n in range(3)]
+    filed = [p.communicate(timeout=120)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs) and len(set(filed)) == 12
+    for tree in (main, *trees.values()):
+        shown = listed(tree)
+        assert len(shown) == 22 and set(filed) <= set(shown)
