@@ -21,6 +21,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -56,9 +57,14 @@ def main() -> None:
                   "{peak} |".format(events=events, **row), flush=True)
 
 
+# Outside any git repository: inside one with several worktrees (this one), a read folds
+# every worktree's tasklist (issue 25's live queue), which is not what is timed here.
+WORK = Path(tempfile.gettempdir()) / "aidp-bench-sequences"
+
+
 def measure(events: int, runs: int, aidp: list[str], floor: list[str]) -> list[dict]:
     source, _info = bench.dataset(events)
-    work = bench.OUT / "sequences" / str(events)
+    work = WORK / str(events)
     shutil.rmtree(work, ignore_errors=True)
     (work / ".aidp").mkdir(parents=True)
     shutil.copyfile(source, work / ".aidp" / "tasklist.jsonl")
@@ -118,7 +124,7 @@ def first_after_clone(events: int, aidp: list[str], env: dict[str, str], source:
     bench/naive.py on the same file, alternating."""
     ours, naive, peaks = [], [], []
     for turn in range(max(3, runs // 2)):
-        clone = bench.OUT / "sequences" / f"clone-{events}"
+        clone = WORK / f"clone-{events}"
         shutil.rmtree(clone, ignore_errors=True)
         (clone / ".aidp").mkdir(parents=True)
         shutil.copyfile(source, clone / ".aidp" / "tasklist.jsonl")
