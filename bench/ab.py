@@ -38,7 +38,7 @@ def main() -> None:
     trees = {"old": Path(args.old).resolve(), "new": Path(args.new).resolve()}
     envs, works = {}, {}
     for name, tree in trees.items():
-        work = bench.OUT / "ab" / name
+        work = bench.WORK / "ab" / name
         shutil.rmtree(work, ignore_errors=True)
         (work / ".aidp").mkdir(parents=True)
         shutil.copyfile(source, work / ".aidp" / "tasklist.jsonl")

@@ -30,6 +30,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -38,6 +39,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / "data"
 OUT = HERE / "out"
+# Working copies live outside any git repository: inside one with several worktrees
+# (a checkout of aidp itself), reads fold every worktree's tasklist (issue 25).
+WORK = Path(tempfile.gettempdir()) / "aidp-bench"
 FLOOR = HERE / "floor.py"
 GENERATOR = 2  # bump when the generated logs change shape
 SESSIONS = ("main", "feature-login", "fix-parser", "docs", "bench")
@@ -253,7 +257,7 @@ def side_by_side(name: str, make_argv, floor_argv: list[str], env: dict[str, str
 def bench_size(events: int, args: argparse.Namespace, aidp: list[str], floor: list[str],
                env: dict[str, str]) -> dict:
     source, info = dataset(events)
-    work = OUT / "work" / f"{events}"
+    work = WORK / "work" / f"{events}"
     if work.exists():
         shutil.rmtree(work)
     (work / ".aidp").mkdir(parents=True)
@@ -544,7 +548,7 @@ def hyperfine(results: list[dict], aidp: list[str], floor: list[str], env: dict[
         print("  (hyperfine not installed: apt-get install -y hyperfine)")
         return
     for result in results:
-        work = OUT / "work" / f"{result['events']}"
+        work = WORK / "work" / f"{result['events']}"
         cmds = [" ".join(floor)] + [
             " ".join(row["argv"].split()) for row in result["rows"]
             if row["command"] in ("list", "stats", "show", "todo")
