@@ -292,6 +292,7 @@ def test_raw_csv_keeps_the_text_and_a_neutralised_export_imports_back_the_same(h
         assert hostile.aidp("tasks", "export", "-f", "csv", "-o", str(exported), *flag).code == 0
         fresh = hostile.outside / f"fresh{len(flag)}"
         fresh.mkdir()
+        hostile.git("init", "-q", cwd=fresh)  # a project of its own, whatever is above
         assert hostile.aidp("init", cwd=fresh).code == 0
         imported = hostile.aidp("tasks", "import", str(exported), "--from", "csv", cwd=fresh)
         assert imported.code == 0, imported
