@@ -50,7 +50,9 @@ def test_scan_reads_any_bytes_and_no_fifo(project: Path) -> None:
     assert attributes.scan(project) == [".gitattributes"]
 
 
-def test_no_repository_no_scan(project: Path) -> None:
+def test_no_repository_no_scan(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # whatever repository the test's temporary folder may sit in, as git would see it
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(project.parent))
     (project / ".gitattributes").write_text("* -merge\n")
     assert attributes.scan(project) == [] and attributes.check(project).note() is None
 
@@ -62,12 +64,17 @@ LINE = '{"id":"t","description":"caf\u00e9"}\n'
                                    "utf-32-le", "utf-32-be"])
 def test_decode_with_or_without_a_byte_order_mark(codec: str) -> None:
     data = LINE.encode(codec)  # "utf-16"/"utf-32" write a BOM, the others none
-    assert attributes.sniff(data[:4]) is not None
+    assert attributes.sniff(data[:attributes.SNIFF_BYTES]) is not None
     assert attributes.decode(data, "UTF-16") == LINE.encode()
 
 
 def test_decode_keeps_utf8_and_reads_latin1_when_named() -> None:
-    assert attributes.sniff(LINE.encode()[:4]) is None
+    assert attributes.sniff(LINE.encode()[:attributes.SNIFF_BYTES]) is None
+    for damage in (b"\x00", b"x\x00", b"\x00x", b"\xff\xfe", b"\xff\xfex\x00", b"{\x00x",
+                   b"\x00\x00\x00{x", b"\xfe\xff\x00\x00"):
+        assert attributes.sniff(damage + b"\n") is None, damage  # damage is not UTF-16
+    for lone in (b"\xfe\xff", b"\xff\xfe", b"\xff\xfe\x00\x00"):
+        assert attributes.sniff(lone) is None
     assert attributes.decode(LINE.encode(), "UTF-16") == LINE.encode()
     assert attributes.decode(LINE.encode("latin-1"), "ISO-8859-1") == LINE.encode()
     assert attributes.decode(codecs.BOM_UTF8 + b"{}\n", "UTF-16").endswith(b"{}\n")

@@ -60,8 +60,12 @@ class Attributes:
 
 
 def _git_top(root: Path) -> tuple[Path, Path] | None:
-    """(work tree top, git dir) of the repository holding `root`, without running git."""
+    """(work tree top, git dir) of the repository holding `root`, without running git;
+    like git, the search stops below a folder named in GIT_CEILING_DIRECTORIES."""
+    ceilings = {Path(p) for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if p}
     for folder in (root, *root.parents):
+        if folder in ceilings:
+            return None
         dot_git = folder / ".git"
         if dot_git.is_dir():
             return folder, dot_git
