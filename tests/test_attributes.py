@@ -29,7 +29,10 @@ def test_scan_flags_every_line_git_applies(project: Path, folder: str, pattern: 
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
     (project / ".aidp").mkdir()
     (project / ".aidp" / "tasklist.jsonl").write_text("")
-    (project / folder / ".gitattributes").write_text(f"{pattern} {rule}\n")
+    # aidp's own rule, as init writes it; the line under test comes after it (or deeper)
+    (project / ".gitattributes").write_text(".aidp/tasklist.jsonl merge=union diff=aidp\n")
+    with (project / folder / ".gitattributes").open("a") as rules:
+        rules.write(f"{pattern} {rule}\n")
     flagged = attributes.scan(project)
     applied = attributes.effective(project)
     assert applied is not None

@@ -8,8 +8,9 @@ deeper file wins), or in `$GIT_DIR/info/attributes`:
 - `working-tree-encoding=UTF-16` (any encoding but UTF-8): git checks the file out
   re-encoded. aidp decodes it for reading (`decode`) and refuses to append to it:
   appending UTF-8 lines would corrupt it (docs/file-format.md, "Git attributes").
-- `merge` other than `union` (`-merge`, `binary`, `merge=text`, a driver): merges of
-  two clones' lines conflict instead of keeping both.
+- `merge` other than `union` (`-merge`, `binary`, `merge=text`, a driver, or reset to
+  unspecified with `!merge`): merges of two clones' lines conflict instead of keeping
+  both.
 - `filter=…` (a clean/smudge command rewrites the file), `ident` (rewrites `$Id$`),
   `eol=crlf` (CRLF line ends in the work tree, mixed with the LF lines aidp appends).
 
@@ -220,10 +221,14 @@ def overrides(values: dict[str, str]) -> tuple[list[str], str | None]:
     if encoding:
         found.append(f"working-tree-encoding={encoding} (the file is {encoding} in the "
                      "work tree: read decoded, never appended to)")
-    merge = values.get("merge")
-    if merge is not None and merge != "union":
-        shown = {"unset": "-merge", "set": "merge"}.get(merge, f"merge={merge}")
-        found.append(f"{shown} (not merge=union: merging two clones' tasks will conflict)")
+    # git check-attr -a leaves out what is unspecified: no merge there is `!merge` (or no
+    # rule at all), git's default text merge, which conflicts as much as -merge does.
+    merge = values.get("merge", "unspecified")
+    if merge != "union":
+        shown = {"unset": "-merge", "set": "merge", "unspecified": "!merge (unspecified"
+                 }.get(merge, f"merge={merge} (")
+        shown += "" if shown.endswith("(") else ", "
+        found.append(f"{shown}not merge=union: merging two clones' tasks will conflict)")
     if values.get("filter") not in (None, "unset"):
         found.append(f"filter={values['filter']} (a command rewrites the file on checkout "
                      "and commit)")

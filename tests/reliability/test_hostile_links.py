@@ -350,6 +350,27 @@ def test_item9_init_names_the_override(hostile) -> None:
     assert "merge=ours" in notes[0] and "filter=evil" in notes[0]
 
 
+@pytest.mark.parametrize("where,rules", [
+    (".aidp/.gitattributes", "* !merge\n"),
+    (".gitattributes", ".aidp/tasklist.jsonl merge=union diff=aidp\n"
+                       ".aidp/tasklist.jsonl !merge\n"),
+])
+def test_item9_a_merge_reset_to_unspecified_is_named(hostile, where: str, rules: str) -> None:
+    """`!merge` leaves merge unspecified (git's text merge: conflicts), and `git
+    check-attr -a` lists nothing for it: init and reads name it all the same."""
+    commit_attributes_after(hostile, rules, where)
+    hostile.clone()
+    assert hostile.git("check-attr", "merge", ".aidp/tasklist.jsonl").endswith(
+        ": merge: unspecified\n")
+    for args in (("init",), ("tasks", "list")):
+        result = hostile.aidp(*args)
+        assert result.code == 0, (args, result)
+        notes = [line for line in result.err.splitlines() if "git attributes" in line]
+        assert len(notes) == 1 and "!merge (unspecified, not merge=union" in notes[0], result
+        assert where in notes[0]
+    assert "an honest task" in hostile.aidp("tasks", "list").out
+
+
 def test_item9_reads_start_no_git_unless_an_attributes_file_names_the_tasklist(
         hostile) -> None:
     """Reads are the hot path: common attributes (`* text=auto eol=lf`, other files'
