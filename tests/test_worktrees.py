@@ -295,3 +295,13 @@ def test_tasks_filed_at_once_in_every_worktree_all_show_everywhere(repo) -> None
     for tree in (main, *trees.values()):
         shown = listed(tree)
         assert len(shown) == 22 and set(filed) <= set(shown)
+
+
+def test_a_stray_git_folder_is_no_repository(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()  # empty: not a repository, for git either
+    project = tmp_path / "project"
+    assert worktrees.find(project) is None
+    TaskLog(project).append([{"id": "task_5_x", "description": "x", "status": "pending",
+                              "created_at": "2030-01-01T00:00:00Z",
+                              "updated_at": "2030-01-01T00:00:00Z"}])
+    assert list((tmp_path / ".git").iterdir()) == []

@@ -102,6 +102,11 @@ def _common_of(gitdir: Path) -> Path | None:
     return _real(gitdir / text)
 
 
+def _repository(git_dir: Path) -> bool:
+    """Whether `git_dir` holds a repository, as git checks it: HEAD and objects/."""
+    return (git_dir / "HEAD").is_file() and (git_dir / "objects").is_dir()
+
+
 def find(root: Path) -> Shared | None:
     """The shared queue `root` (a project folder) belongs to: None outside a git work
     tree, in a submodule, or when the project is not inside its work tree."""
@@ -114,11 +119,13 @@ def find(root: Path) -> Shared | None:
             continue
         common: Path | None
         if stat.S_ISDIR(mode):
+            if not _repository(dot_git):
+                continue  # an empty or stray .git folder: git looks further up too
             common = _real(dot_git)
         elif stat.S_ISREG(mode):
             gitdir = _gitdir_of(top)
             common = None if gitdir is None else _common_of(gitdir)
-            if common is None:
+            if common is None or not _repository(common):
                 return None
         else:
             return None
