@@ -448,3 +448,35 @@ def test_item9_a_planted_byte_order_mark_without_an_attribute_is_damage_not_an_e
     assert added.code == 0, added
     repair = hostile.aidp("tasks", "repair", "--dry-run")
     assert "line 1" in repair.out, repair
+
+
+def test_no_writer_writes_through_a_committed_aidp_link(hostile) -> None:
+    """Every command that writes, with `.aidp -> ../other/.aidp` committed: the other
+    project is left byte for byte (no line, no lock, no state, no transcript); a
+    tasklist writer refuses with one line, best-effort state is skipped."""
+    other = hostile.outside / "other" / ".aidp"
+    other.mkdir(parents=True)
+    (other / "tasklist.jsonl").write_bytes(TASKLIST + b"{torn\n")
+    hostile.link(".aidp", other)
+    hostile.write("README", "hi\n")
+    hostile.clone()
+    incoming = hostile.outside / "in.csv"
+    incoming.write_text("title,status\nimported,pending\n")
+    before = snapshot(other.parent)
+    refusing = [("tasks", "add", BAIT), ("tasks", "done", "t-0001"),
+                ("tasks", "claim", "t-0001", "--as", "me"), ("todo", "add", BAIT),
+                ("tasks", "repair"), ("tasks", "compact"),
+                ("tasks", "import", str(incoming), "--from", "csv"), ("init",)]
+    for args in refusing:
+        result = hostile.aidp(*args)
+        assert result.code == 1 and len(error_lines(result)) == 1, (args, result)
+        assert "committed to the repository" in result.err, (args, result)
+    stop = '{"session_id": "s1", "hook_event_name": "Stop", "last_assistant_message": "x"}'
+    for args, stdin in ((("hook", "claude", "SessionStart"), CLAUDE_START),
+                        (("hook", "claude", "Stop"), stop),
+                        (("run", "go", "--max-continuations", "0",
+                          "--agent", agent_script(hostile)), None)):
+        result = hostile.aidp(*args, stdin=stdin)
+        assert "Traceback" not in result.err, (args, result)
+    assert snapshot(other.parent) == before
+    assert sorted(p.name for p in other.iterdir()) == ["tasklist.jsonl"]
