@@ -69,6 +69,8 @@ def _git_top(root: Path) -> tuple[Path, Path] | None:
             return None
         dot_git = folder / ".git"
         if dot_git.is_dir():
+            if not (dot_git / "HEAD").is_file():
+                continue  # not a repository: git looks further up too
             return folder, dot_git
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             try:

@@ -22,6 +22,8 @@ def _git_dir(start: Path) -> tuple[Path, Path] | None:
     for folder in (start, *start.parents):
         dot_git = folder / ".git"
         if dot_git.is_dir():
+            if not (dot_git / "HEAD").is_file():
+                continue  # an empty or stray .git folder (/tmp/.git): git looks further up
             return folder, dot_git
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
             try:

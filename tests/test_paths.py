@@ -1,0 +1,29 @@
+"""Where the project root is: aidp.paths.find_root."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from aidp.paths import find_root
+
+
+def test_a_stray_git_folder_above_is_no_repository(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """An empty `.git` folder in a parent (say /tmp/.git) is not a repository to git,
+    so it is none to aidp: `aidp init` below it must not make the parent the project."""
+    monkeypatch.delenv("AIDP_DIR", raising=False)
+    (tmp_path / ".git").mkdir()
+    here = tmp_path / "work"
+    here.mkdir()
+    assert subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here,
+                          capture_output=True, check=False,
+                          env={"GIT_CEILING_DIRECTORIES": str(tmp_path.parent),
+                               "PATH": "/usr/bin:/bin"}).returncode != 0
+    assert find_root(cwd=here) == here
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True,
+                   env={"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+                        "PATH": "/usr/bin:/bin"})
+    assert find_root(cwd=here) == tmp_path  # a real repository above: its top
