@@ -28,11 +28,11 @@ from __future__ import annotations
 import codecs
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from aidp.files import read_regular
 from aidp.paths import DATA_DIR
 
 TASKLIST = f"{DATA_DIR}/tasklist.jsonl"
@@ -147,23 +147,6 @@ def _watched(token: str, macros: set[str]) -> bool:
     return name in _WATCHED or name in macros
 
 
-def _read_small(path: Path) -> bytes | None:
-    """A regular file's first MB; None when missing, unreadable, a FIFO or a device
-    (opened without blocking: a FIFO never hangs a read)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, _SIZE_LIMIT)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
 def scan(root: Path) -> list[str]:
     """The attributes files (relative to the root, else absolute) holding a line that
     could give the tasklist an attribute aidp watches; [] in the common case. No
@@ -172,7 +155,7 @@ def scan(root: Path) -> list[str]:
     flagged: list[str] = []
     macros: set[str] = set()
     for path, rel in candidates(root):
-        data = _read_small(path)
+        data = read_regular(path, _SIZE_LIMIT)
         if data is None:
             continue
         text = data.decode("utf-8", "replace")

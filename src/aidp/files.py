@@ -39,6 +39,30 @@ LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
 UNCHANGED = "the tasklist was not changed"
 
 
+def read_regular(path: Path, limit: int | None = None) -> bytes | None:
+    """The bytes of a regular file (its first `limit`), read by a path that may cross
+    links (git's own metadata, another worktree's tasklist: the user's state, read
+    only); None when it is missing, unreadable, a FIFO or a device. Opened without
+    blocking, so a FIFO never hangs a read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        if limit is not None:
+            return os.read(fd, limit)
+        chunks = []
+        while block := os.read(fd, 1 << 20):
+            chunks.append(block)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def storage_error(action: str, path: Path, exc: OSError) -> StorageError:
     reason = exc.strerror or str(exc)
     if exc.errno == errno.ENOSPC:

@@ -22,6 +22,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from aidp.files import read_regular
 from aidp.paths import DATA_DIR
 
 if TYPE_CHECKING:
@@ -66,18 +67,8 @@ class Shared:
 
 
 def _small(path: Path) -> str | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, _LIMIT).decode("utf-8", "replace").strip()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    data = read_regular(path, _LIMIT)
+    return None if data is None else data.decode("utf-8", "replace").strip()
 
 
 def _real(path: Path) -> Path:
@@ -164,24 +155,9 @@ def worktree_tops(common: Path) -> list[Path]:
 def read_tasklist(path: Path) -> bytes | None:
     """Another worktree's tasklist, up to its last newline (a line being written there
     is left for later); None when missing, not a regular file, or not UTF-8."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+    data = read_regular(path)
+    if data is None:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        chunks = []
-        while True:
-            block = os.read(fd, 1 << 20)
-            if not block:
-                break
-            chunks.append(block)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
     from aidp.attributes import SNIFF_BYTES, sniff
 
     if sniff(data[:SNIFF_BYTES]) is not None:
