@@ -480,3 +480,27 @@ def test_no_writer_writes_through_a_committed_aidp_link(hostile) -> None:
         assert "Traceback" not in result.err, (args, result)
     assert snapshot(other.parent) == before
     assert sorted(p.name for p in other.iterdir()) == ["tasklist.jsonl"]
+
+
+def test_reads_through_a_committed_aidp_link_leave_the_other_project_alone(hostile) -> None:
+    """A read builds the store's cache next to the tasklist (`.aidp/cache/`) once the
+    tasklist is large: through `.aidp -> ../other/.aidp` that would write into the other
+    project. Reads through a linked `.aidp` fold the file plainly and write nothing."""
+    other = hostile.outside / "other" / ".aidp"
+    other.mkdir(parents=True)
+    big = b"".join(
+        b'{"id":"task_1795000000_%08x","description":"task %d","status":"pending",'
+        b'"priority":"medium","created_at":"2026-11-18T11:06:40.001002Z",'
+        b'"updated_at":"2026-11-18T11:06:40.001002Z","tags":[]}\n' % (i, i)
+        for i in range(600))  # well past the size from which reads use the store
+    (other / "tasklist.jsonl").write_bytes(big)
+    hostile.link(".aidp", other)
+    hostile.write("README", "hi\n")
+    hostile.clone()
+    before = snapshot(other.parent)
+    for _ in range(2):
+        listed = hostile.aidp("tasks", "list", "--json")
+        assert listed.code == 0, listed
+        assert len(orjson.loads(listed.out)) == 600
+    assert snapshot(other.parent) == before
+    assert sorted(p.name for p in other.iterdir()) == ["tasklist.jsonl"]

@@ -80,9 +80,14 @@ class Unusable(Exception):
 
 
 def folder(log_dir: Path, *, create: bool) -> Path | None:
-    """`.aidp/cache`, a real folder (created when `create`), or None: no cache here."""
+    """`.aidp/cache`, a real folder (created when `create`), or None: no cache here.
+    Through a linked `.aidp` there is none: the link may be a cloned repository's
+    (`.aidp -> ../other/.aidp`), and a read must not write into the folder it names;
+    such a tasklist is folded plainly (docs/security.md)."""
     path = log_dir / CACHE_DIR
     try:
+        if stat.S_ISLNK(os.lstat(log_dir).st_mode):
+            return None
         st = os.lstat(path)
     except FileNotFoundError:
         if not create:
