@@ -124,14 +124,7 @@ def parse_ts(value: str) -> int | None:
     found = _TS_CACHE.get(value, _TS_CACHE)
     if found is not _TS_CACHE:
         return found  # type: ignore[return-value]
-    try:
-        parsed = datetime.fromisoformat(value)
-    except (TypeError, ValueError):
-        result = None
-    else:
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=UTC)
-        result = (parsed - _EPOCH) // _ONE_MICRO
+    result = _micros(value) if type(value) is str else None
     if len(_TS_CACHE) >= _TS_CACHE_SIZE:
         _TS_CACHE.clear()
     _TS_CACHE[value] = result
@@ -141,15 +134,8 @@ def parse_ts(value: str) -> int | None:
 def parse_ts_once(value: object) -> int:
     """ts_of's value for one timestamp, without the cache: for a fold's updated_at, which
     differs on nearly every line (a cache would only cost)."""
-    if type(value) is not str:
-        return UNKNOWN_TS
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return UNKNOWN_TS
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return (parsed - _EPOCH) // _ONE_MICRO
+    micros = _micros(value) if type(value) is str else None
+    return UNKNOWN_TS if micros is None else micros
 
 
 def stamp_out_of_reach(value: object) -> bool:
@@ -160,20 +146,20 @@ def stamp_out_of_reach(value: object) -> bool:
     every line): only a string of year 0001 or 9999 is parsed."""
     if type(value) is not str or not value.startswith(_EDGE_YEARS):
         return False
+    micros = _micros(value)
+    return micros is not None and not MIN_TS <= micros <= MAX_TS
+
+
+def _micros(value: str) -> int | None:
+    """The one parse of a timestamp: microseconds since the epoch, an offset-less value
+    taken as UTC; None if unreadable."""
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        return False
+        return None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
-    return not MIN_TS <= (parsed - _EPOCH) // _ONE_MICRO <= MAX_TS
-
-
-def remember_ts(value: str, micros: int) -> None:
-    """Tell parse_ts what `value` parses to, when the caller knows it already (the index
-    keeps created_at as a column), so the sort that follows does not parse it again."""
-    if len(_TS_CACHE) < _TS_CACHE_SIZE:
-        _TS_CACHE[value] = micros
+    return (parsed - _EPOCH) // _ONE_MICRO
 
 
 # What ts_of gives a missing or unreadable timestamp: before every real one.
