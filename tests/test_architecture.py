@@ -1,0 +1,468 @@
+"""The house rules, checked over the import graph of src/aidp (ast only, nothing run).
+
+(a) no import circle: every ``import``/``from … import`` of an aidp module counts,
+    function-local ones too (a lazy import is still a dependency); only imports under
+    ``if TYPE_CHECKING:`` are exempt, as they never run and name types only;
+(b) no module imports another module's ``_private`` name (``from m import _x``, or
+    ``m._x`` on a module it imported), type-checking imports included: a name another
+    module needs is public;
+(c) no import from a lower layer to a higher one (LAYERS below, as docs/architecture.md
+    "Layers" draws them), type-checking imports exempt as in (a);
+(d) no file in src/ over MAX_LINES lines.
+
+Today's violations are listed in the KNOWN_* sets. Remove an entry when you fix it: the
+test fails on a new violation and on a KNOWN entry that no longer occurs, so the lists
+only shrink. Adding an entry is not a fix.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+MAX_LINES = 450
+
+# Top to bottom. A module is in the layer that names it or, failing that, its nearest
+# package (aidp.git.runner sits below the rest of aidp.git); it may import its own layer
+# and the ones below, never one above.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("entry", ("aidp.__main__", "aidp.cli")),
+    (
+        "agent",
+        (
+            "aidp.agent",
+            "aidp.hooks",
+            "aidp.hook_state",
+            "aidp.integrate",
+            "aidp.integrate_mcp",
+            "aidp.integrate_snippet",
+            "aidp.toolserver",
+            "aidp.prime",
+            "aidp.project",
+        ),
+    ),
+    ("views", ("aidp.render", "aidp.pager", "aidp.charts", "aidp.page", "aidp.svg")),
+    (
+        "domain",
+        (
+            "aidp.tasks",
+            "aidp.queue",
+            "aidp.history",
+            "aidp.todos",
+            "aidp.insights",
+            "aidp.interchange",
+            "aidp.signals",
+            "aidp.trust",
+            "aidp.trust_scope",
+            "aidp.trust_store",
+            "aidp.toml_text",
+            "aidp.git",
+        ),
+    ),
+    ("store", ("aidp.store",)),
+    ("file", ("aidp.maintenance", "aidp.log")),
+    (
+        "repository",
+        (
+            "aidp.worktrees",
+            "aidp.lock",
+            "aidp.attributes",
+            "aidp.stamp",
+            "aidp.files",
+            "aidp.paths",
+            "aidp.git.runner",
+            "aidp.git.person",
+        ),
+    ),
+    ("rule", ("aidp.fold", "aidp.fields")),
+    ("core", ("aidp.model", "aidp.when", "aidp.errors", "aidp")),
+)
+
+# Remove an entry when you fix it (the test fails while a fixed entry stays listed).
+# Circles: the sorted modules of each strongly connected component.
+KNOWN_CIRCLES: set[tuple[str, ...]] = {
+    (
+        "aidp.agent.agents",
+        "aidp.agent.agents.aider",
+        "aidp.agent.agents.claude",
+        "aidp.agent.agents.codex",
+        "aidp.agent.agents.copilot",
+        "aidp.agent.agents.cursor",
+        "aidp.agent.agents.gemini",
+        "aidp.agent.agents.opencode",
+        "aidp.agent.events",
+        "aidp.hooks",
+        "aidp.integrate",
+        "aidp.integrate_mcp",
+        "aidp.integrate_snippet",
+    ),
+    (
+        "aidp.agent.presets",
+        "aidp.trust",
+    ),
+    (
+        "aidp.attributes",
+        "aidp.git",
+        "aidp.git.changes",
+        "aidp.git.diff",
+        "aidp.git.person",
+        "aidp.git.remote",
+        "aidp.log",
+        "aidp.maintenance",
+        "aidp.pager",
+        "aidp.paths",
+        "aidp.render",
+        "aidp.todos",
+        "aidp.todos.state",
+        "aidp.todos.writer",
+        "aidp.worktrees",
+    ),
+    (
+        "aidp.cli",
+        "aidp.cli.runner",
+    ),
+    (
+        "aidp.cli.queue",
+        "aidp.cli.tasks",
+    ),
+    (
+        "aidp.cli.todo",
+        "aidp.cli.todo_lists",
+    ),
+    (
+        "aidp.fields",
+        "aidp.fold",
+    ),
+    (
+        "aidp.interchange",
+        "aidp.interchange.links",
+    ),
+    (
+        "aidp.queue",
+        "aidp.queue.claims",
+        "aidp.queue.edits",
+        "aidp.queue.folded",
+        "aidp.tasks",
+    ),
+}
+# Private imports: (importer, module the name is taken from, name).
+KNOWN_PRIVATE: set[tuple[str, str, str]] = {
+    ("aidp.cli.queue", "aidp.cli.tasks", "_paint"),
+    ("aidp.cli.queue", "aidp.cli.tasks", "_print_list"),
+    ("aidp.git.changes", "aidp.git.runner", "_run"),
+    ("aidp.git.diff", "aidp.git.changes", "_VERBS"),
+    ("aidp.git.diff", "aidp.git.runner", "_run"),
+    ("aidp.git.person", "aidp.git.runner", "_run"),
+    ("aidp.git.person", "aidp.paths", "_git_dir"),
+    ("aidp.git.remote", "aidp.git.runner", "_run"),
+    ("aidp.insights", "aidp.fold", "_Plain"),
+    ("aidp.insights", "aidp.tasks", "_stats"),
+    ("aidp.interchange", "aidp.fold", "_Plain"),
+    ("aidp.log", "aidp.fold", "_Plain"),
+    ("aidp.maintenance", "aidp.fold", "_BOM"),
+    ("aidp.maintenance", "aidp.fold", "_Plain"),
+    ("aidp.queue.claims", "aidp.log", "_Plain"),
+    ("aidp.queue.claims", "aidp.queue.folded", "_resolve_all"),
+    ("aidp.queue.claims", "aidp.queue.folded", "_stamp"),
+    ("aidp.queue.edits", "aidp.log", "_Plain"),
+    ("aidp.queue.edits", "aidp.queue.folded", "_cycle_check"),
+    ("aidp.queue.edits", "aidp.queue.folded", "_resolve_all"),
+    ("aidp.queue.edits", "aidp.queue.folded", "_stamp"),
+    ("aidp.queue.folded", "aidp.log", "_Plain"),
+    ("aidp.tasks", "aidp.log", "_Plain"),
+    ("aidp.todos.changes", "aidp.todos.items", "_clean_content"),
+    ("aidp.todos.changes", "aidp.todos.items", "_copy"),
+    ("aidp.todos.changes", "aidp.todos.items", "_ids"),
+    ("aidp.todos.changes", "aidp.todos.items", "_new_id"),
+    ("aidp.todos.changes", "aidp.todos.records", "_new_generation"),
+    ("aidp.todos.state", "aidp.todos.items", "_normal_item"),
+    ("aidp.todos.state", "aidp.todos.records", "_node_fields"),
+    ("aidp.todos.state", "aidp.todos.records", "_session_of"),
+    ("aidp.todos.state", "aidp.todos.records", "_valid_rank"),
+    ("aidp.todos.state", "aidp.todos.records", "_winner"),
+    ("aidp.todos.writer", "aidp.todos.items", "_copy"),
+    ("aidp.todos.writer", "aidp.todos.records", "_HEAD_KEYS"),
+    ("aidp.todos.writer", "aidp.todos.records", "_NODE_KEYS"),
+    ("aidp.todos.writer", "aidp.todos.records", "_all_nodes"),
+    ("aidp.todos.writer", "aidp.todos.records", "_head_record"),
+    ("aidp.todos.writer", "aidp.todos.records", "_hex_of"),
+    ("aidp.todos.writer", "aidp.todos.records", "_new_generation"),
+    ("aidp.todos.writer", "aidp.todos.records", "_node_fields"),
+    ("aidp.todos.writer", "aidp.todos.records", "_node_record"),
+    ("aidp.todos.writer", "aidp.todos.records", "_parent_of"),
+    ("aidp.todos.writer", "aidp.todos.records", "_place"),
+    ("aidp.todos.writer", "aidp.todos.records", "_stored"),
+    ("aidp.todos.writer", "aidp.todos.records", "_tombstone"),
+    ("aidp.todos.writer", "aidp.todos.records", "_valid_rank"),
+    ("aidp.todos.writer", "aidp.todos.state", "_State"),
+    ("aidp.todos.writer", "aidp.todos.state", "_index"),
+    ("aidp.trust", "aidp.trust_store", "_update_store"),
+}
+# Upward imports: (importer, imported module).
+KNOWN_UPWARD: set[tuple[str, str]] = {
+    ("aidp.git.diff", "aidp.render"),
+    ("aidp.paths", "aidp.git"),
+    ("aidp.paths", "aidp.log"),
+    ("aidp.paths", "aidp.todos"),
+    ("aidp.todos.state", "aidp.render"),
+    ("aidp.trust", "aidp.agent.presets"),
+    ("aidp.worktrees", "aidp.log"),
+}
+# Files over MAX_LINES: path under src/.
+KNOWN_LONG: set[str] = {
+    "aidp/cli/tasks.py",
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str
+    target: str
+    name: str | None  # a name taken from target (None: the module itself)
+    line: int
+    typing_only: bool
+
+
+def modules(src: Path) -> dict[str, Path]:
+    found = {}
+    for path in sorted((src / "aidp").rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id == "TYPE_CHECKING"
+    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+
+
+def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    if not is_package:
+        base.pop()
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, module: str, is_package: bool, known: dict[str, Path]) -> None:
+        self.module = module
+        self.is_package = is_package
+        self.known = known
+        self.imports: list[Import] = []
+        self.typing_depth = 0
+        self.aliases: dict[str, str] = {}  # local name -> aidp module bound to it
+        self.private_attrs: list[tuple[str, str, int]] = []
+
+    def visit_If(self, node: ast.If) -> None:
+        if _is_type_checking(node.test):
+            self.typing_depth += 1
+            for child in node.body:
+                self.visit(child)
+            self.typing_depth -= 1
+            for child in node.orelse:
+                self.visit(child)
+        else:
+            self.generic_visit(node)
+
+    def _add(self, target: str, name: str | None, line: int) -> None:
+        self.imports.append(Import(self.module, target, name, line, self.typing_depth > 0))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.name in self.known:
+                self._add(alias.name, None, node.lineno)
+                if alias.asname:
+                    self.aliases[alias.asname] = alias.name
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        source = _absolute(self.module, self.is_package, node)
+        if source not in self.known:
+            return
+        for alias in node.names:
+            submodule = f"{source}.{alias.name}"
+            if submodule in self.known:
+                self._add(submodule, None, node.lineno)
+                self.aliases[alias.asname or alias.name] = submodule
+            else:
+                self._add(source, alias.name, node.lineno)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Name) and node.value.id in self.aliases:
+            self.private_attrs.append((self.aliases[node.value.id], node.attr, node.lineno))
+        self.generic_visit(node)
+
+
+@dataclass(frozen=True)
+class Graph:
+    src: Path
+    modules: dict[str, Path]
+    imports: list[Import]
+    attributes: list[tuple[str, str, str]]  # (module, module read from, attribute)
+
+
+def graph(src: Path = SRC) -> Graph:
+    known = modules(src)
+    imports: list[Import] = []
+    attributes: list[tuple[str, str, str]] = []
+    for module, path in known.items():
+        collector = _Collector(module, path.name == "__init__.py", known)
+        collector.visit(ast.parse(path.read_text(encoding="utf-8"), str(path)))
+        imports.extend(collector.imports)
+        attributes.extend((module, source, attr) for source, attr, _ in collector.private_attrs)
+    return Graph(src, known, imports, attributes)
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def circles(g: Graph) -> set[tuple[str, ...]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    edges: dict[str, set[str]] = {m: set() for m in g.modules}
+    for imp in g.imports:
+        if not imp.typing_only and imp.target != imp.importer:
+            edges[imp.importer].add(imp.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: set[tuple[str, ...]] = set()
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.add(tuple(sorted(component)))
+    return found
+
+
+def private_imports(g: Graph) -> set[tuple[str, str, str]]:
+    found = {
+        (imp.importer, imp.target, imp.name)
+        for imp in g.imports
+        if imp.name is not None and _private(imp.name) and imp.target != imp.importer
+    }
+    found |= {
+        (m, source, attr) for m, source, attr in g.attributes if _private(attr) and source != m
+    }
+    return found
+
+
+def layer_of(module: str) -> int:
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        name = ".".join(parts[:end])
+        for depth, (_, names) in enumerate(LAYERS):
+            if name in names:
+                return depth
+    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+
+
+def upward_imports(g: Graph) -> set[tuple[str, str]]:
+    return {
+        (imp.importer, imp.target)
+        for imp in g.imports
+        if not imp.typing_only and layer_of(imp.target) < layer_of(imp.importer)
+    }
+
+
+def long_files(g: Graph) -> set[str]:
+    return {
+        path.relative_to(g.src).as_posix()
+        for path in g.modules.values()
+        if len(path.read_text(encoding="utf-8").splitlines()) > MAX_LINES
+    }
+
+
+def _compare(kind: str, found: set[object], known: set[object]) -> None:
+    new = sorted(found - known, key=repr)
+    fixed = sorted(known - found, key=repr)
+    lines = [f"new {kind} (fix it; do not list it): {item!r}" for item in new]
+    lines += [f"fixed {kind}, remove it from the KNOWN list: {item!r}" for item in fixed]
+    assert not lines, "\n".join(lines)
+
+
+def test_every_module_has_a_layer() -> None:
+    g = graph()
+    for module in g.modules:
+        layer_of(module)
+
+
+def test_no_import_circle() -> None:
+    _compare("circle", set(circles(graph())), set(KNOWN_CIRCLES))
+
+
+def test_no_private_import() -> None:
+    _compare("private import", set(private_imports(graph())), set(KNOWN_PRIVATE))
+
+
+def test_no_upward_import() -> None:
+    _compare("upward import", set(upward_imports(graph())), set(KNOWN_UPWARD))
+
+
+def test_no_long_file() -> None:
+    _compare(f"file over {MAX_LINES} lines", set(long_files(graph())), set(KNOWN_LONG))
+
+
+def _graph_of(sources: dict[str, str], tmp: Path) -> Graph:
+    for name, text in sources.items():
+        path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return graph(tmp)
+
+
+def test_the_checks_see_what_they_claim(tmp_path: Path) -> None:
+    g = _graph_of(
+        {
+            "aidp/__init__.py": "",
+            "aidp/model.py": "def f():\n    from aidp import fold\n",
+            "aidp/fold.py": "from aidp.model import _hidden\nimport aidp.errors as e\nx = e._code\n",
+            "aidp/errors.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from aidp import when\n",
+            "aidp/when.py": "from . import errors\n",
+        },
+        tmp_path,
+    )
+    # a function-local import closes a circle; a TYPE_CHECKING import does not
+    assert circles(g) == {("aidp.fold", "aidp.model")}
+    assert private_imports(g) == {
+        ("aidp.fold", "aidp.model", "_hidden"),
+        ("aidp.fold", "aidp.errors", "_code"),
+    }
+    # model is below fold: its lazy import of fold is upward; errors -> when is typing only
+    assert upward_imports(g) == {("aidp.model", "aidp.fold")}
