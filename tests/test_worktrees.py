@@ -15,6 +15,7 @@ import pytest
 
 from aidp import worktrees
 from aidp.log import TaskLog
+from aidp.paths import find_root
 
 TASKLIST = ".aidp/tasklist.jsonl"
 NAMES = ("w0", "w1", "w2", "w3")
@@ -305,3 +306,44 @@ def test_a_stray_git_folder_is_no_repository(tmp_path: Path) -> None:
                               "created_at": "2030-01-01T00:00:00Z",
                               "updated_at": "2030-01-01T00:00:00Z"}])
     assert list((tmp_path / ".git").iterdir()) == []
+
+
+def test_a_tasklist_above_a_repository_in_no_work_tree_is_shared_by_its_worktrees(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """outer/.aidp in no repository, outer/repo a repository and outer/repo-wt its linked
+    worktree: both use outer's tasklist, alike (repo-wt used to start one of its own)."""
+    monkeypatch.delenv("AIDP_DIR")
+    outer = tmp_path / "outer"
+    (outer / ".aidp").mkdir(parents=True)
+    main = outer / "repo"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    git(main, "commit", "-q", "--allow-empty", "-m", "start")
+    git(main, "worktree", "add", "-q", "-b", "wt", str(outer / "repo-wt"))
+    for where in (main, outer / "repo-wt", outer / "repo-wt" / "sub"):
+        assert find_root(cwd=where) == outer
+
+
+def test_a_repository_inside_another_work_tree_never_takes_its_tasklist(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A repository cloned inside a project that has .aidp/ (a vendored checkout) is a
+    project of its own: its top is the root, the outer tasklist is never written."""
+    outer = tmp_path / "outer"
+    outer.mkdir()
+    git(outer, "init", "-q", "-b", "main")
+    run(outer, "tasks", "add", "outer's")
+    inner = outer / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    git(inner, "init", "-q", "-b", "main")
+    (inner / "src").mkdir()
+    monkeypatch.delenv("AIDP_DIR")
+    assert find_root(cwd=inner / "src") == inner
+    assert find_root(cwd=outer / "vendor") == outer  # outside the inner repository
+    before = (outer / TASKLIST).read_bytes()
+    env = {k: v for k, v in os.environ.items() if k != "AIDP_DIR"}
+    done = subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "inner's"],
+                          cwd=inner / "src", env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (outer / TASKLIST).read_bytes() == before
+    assert "inner's" in (inner / TASKLIST).read_text()

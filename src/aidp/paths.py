@@ -37,20 +37,19 @@ def _git_dir(start: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def _linked_worktree(folder: Path) -> bool:
-    """Whether `folder` is the top of a linked git worktree (its `.git` file names a
-    git directory that has a `commondir`): a checkout of its own, with its own
-    tasklist, even when it lies inside another worktree (Claude Code's
-    `.claude/worktrees/NAME`)."""
-    if not (folder / ".git").is_file():
-        return False
-    found = _git_dir(folder)
-    return found is not None and (found[1] / "commondir").is_file()
+def _git_top(folder: Path) -> bool:
+    """Whether `folder` is the top of a git work tree: it holds a repository's `.git`
+    folder, or the `.git` file of a linked worktree or submodule."""
+    dot_git = folder / ".git"
+    if dot_git.is_dir():
+        return (dot_git / "HEAD").is_file()
+    return dot_git.is_file()
 
 
 def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """The project root: --dir, else AIDP_DIR, else the nearest ancestor holding .aidp/,
-    else the git work tree's top, else the working directory."""
+    """The project root: --dir, else AIDP_DIR, else the nearest ancestor holding .aidp/
+    (past the top of the git work tree only when that .aidp/ lies in no work tree
+    itself), else the git work tree's top, else the working directory."""
     chosen = explicit if explicit not in (None, "") else os.environ.get("AIDP_DIR") or None
     if chosen is not None:
         path = Path(chosen).expanduser()
@@ -59,9 +58,17 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
             path = path.parent
         return path.absolute()
     here = (cwd or Path.cwd()).absolute()
+    top: Path | None = None  # the top of the work tree `here` is in, once passed
     for folder in (here, *here.parents):
-        if (folder / DATA_DIR).is_dir() or _linked_worktree(folder):
-            return folder  # a worktree nested in another never writes the outer one's
+        if (folder / DATA_DIR).is_dir():
+            if top is not None and _git_dir(folder) is not None:
+                # Another work tree's .aidp (the main worktree around Claude Code's
+                # .claude/worktrees/NAME, a project around a cloned repository): a
+                # repository inside another never writes the outer one's tasklist.
+                return top
+            return folder  # in no work tree: every repository below shares it alike
+        if top is None and _git_top(folder):
+            top = folder
     found = _git_dir(here)
     if found is not None:
         return found[0]
