@@ -54,41 +54,54 @@ def assert_same(log: TaskLog) -> Fold:
     assert (got.damaged, got.lines, got.ends_with_newline) == (
         full.damaged, full.lines, full.ends_with_newline)
     for statuses in (("pending",), OPEN_STATUSES, STATUSES, ("odd",)):
-        assert store.select(got, statuses) == store.select(full, statuses)
-        assert store.summaries(got, statuses) == store.summaries(full, statuses)
-        assert store.priority_counts(got, statuses) == store.priority_counts(full, statuses)
-        assert store.oldest(got, statuses) == store.oldest(full, statuses)
-        assert sorted(store.created_stamps(got, statuses)) == sorted(
-            store.created_stamps(full, statuses))
+        assert got.select(statuses) == full.select(statuses)
+        assert got.summaries(statuses) == full.summaries(statuses)
+        assert got.priority_counts(statuses) == full.priority_counts(statuses)
+        assert got.oldest(statuses) == full.oldest(statuses)
+        assert sorted(got.created_stamps(statuses)) == sorted(full.created_stamps(statuses))
         bounds = [model.UNKNOWN_TS, *(n * 86_400_000_000 for n in range(-1, 16))]
-        assert store.created_at_most(got, statuses, bounds) == store.created_at_most(
-            full, statuses, bounds)
-    assert store.status_counts(got) == store.status_counts(full)
+        assert got.created_at_most(statuses, bounds) == full.created_at_most(statuses, bounds)
+        for since in (0, 7 * 86_400_000_000):
+            assert got.select_updated(statuses, since) == [
+                t for t in full.select(statuses) if model.ts_of(t) >= since]
+    assert got.status_counts() == full.status_counts()
     for wanted in (None, ("pending",), OPEN_STATUSES, STATUSES, ("odd",), ()):
         expected: dict[str, int] = {}
         for task in full.tasks.values():
             if wanted is None or task.get("status") in wanted:
                 for tag in fold.task_tags(task):
                     expected[tag] = expected.get(tag, 0) + 1
-        assert store.tag_counts(got, wanted) == expected
-        assert store.tag_counts(full, wanted) == expected
+        assert got.tag_counts(wanted) == expected
+        assert full.tag_counts(wanted) == expected
         for kind in ("created", "finished"):
-            assert store.week_counts(got, kind, wanted) == store.week_counts(full, kind, wanted)
+            assert got.week_counts(kind, wanted) == full.week_counts(kind, wanted)
+            assert got.week_counts(kind, wanted, since=3 * 86_400_000_000) == (
+                full.week_counts(kind, wanted, since=3 * 86_400_000_000))
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
     links = queue.state(full)
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
-        assert tasks.find_in(got, query, links) == tasks.find(full.tasks.values(), query,
-                                                              links)
-    if isinstance(got, store.StoreFold):
-        # list --all, streamed (2 at a time here)
-        streamed = [t for batch in got.tasks.newest_first(2) for t in batch]
-        assert streamed == tasks.query(full.tasks.values(), tasks.Query(statuses=None))
-        for tid in list(full.tasks)[:3]:
-            part = tid.rpartition("_")[2][:4]
-            assert got.tasks.ids_with_prefix(part, last_part=True) == sorted(
+        expected_found = tasks.find(full.tasks.values(), query, links)
+        assert tasks.find_in(got, query, links) == expected_found
+        assert tasks.find_in(full, query, links) == expected_found
+        for answer in (got.find(query), full.find(query)):  # None: narrowed answers
+            assert answer is None or tasks.Found(*answer) == expected_found
+        if query.grep is None and query.assignee is None:
+            assert got.find(query) is not None or not isinstance(got, store.StoreFold)
+        for narrow in (got.narrowed(query), full.narrowed(query)):
+            assert tasks.find(narrow, query, links) == expected_found
+    # list --all, streamed (2 at a time here)
+    everything = tasks.query(full.tasks.values(), tasks.Query(statuses=None))
+    for answer in (got, full):
+        assert [t for batch in answer.newest_first(2) for t in batch] == everything
+    for tid in [*list(full.tasks)[:3], "x"]:
+        part = tid.rpartition("_")[2][:4]
+        for answer in (got, full):
+            assert answer.ids_with_prefix(part, last_part=True) == sorted(
                 t for t in full.tasks if t.rpartition("_")[2].startswith(part))
-            assert got.tasks.ids_with_prefix(tid[:6], last_part=False) == sorted(
+            assert answer.ids_with_prefix(tid[:6], last_part=False) == sorted(
                 t for t in full.tasks if t.startswith(tid[:6]))
+            assert answer.ids_with_prefixes({part, tid[:3]}, last_part=True) == {
+                p: answer.ids_with_prefix(p, last_part=True) for p in {part, tid[:3]}}
     for tid in [*list(full.tasks)[:3], "nope", IDS[0]]:
         assert (tid in got.tasks) == (tid in full.tasks)
         assert got.tasks.get(tid) == full.tasks.get(tid)
@@ -701,7 +714,7 @@ def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, fir
             words = [a for s in statuses for a in ("--status", s)]
             more = [] if limit is None else ["--limit", str(limit)]
             got = cli("tasks", "list", *words, *more, "--json")
-            found = tasks.query(store.select(full, statuses),
+            found = tasks.query(full.select(statuses),
                                 tasks.Query(statuses=statuses, limit=limit))
             qs = queue.state(full)
             assert got.code == 0

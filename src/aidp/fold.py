@@ -29,6 +29,10 @@ from aidp.model import (
     stamp_out_of_reach,
     ts_of,
 )
+from aidp.model import (
+    task_tags as task_tags,  # its home is model; fold.task_tags stays for callers
+)
+from aidp.questions import Questions
 
 # (updated_at in µs, line number): the fold's order.
 FoldKey = tuple[int, int]
@@ -93,11 +97,13 @@ class _Plain:
     __hash__ = None  # type: ignore[assignment]
 
 
-class Fold(_Plain):
-    """The folded state of a log, plus what it takes to extend it with later lines."""
+class Fold(_Plain, Questions):
+    """The folded state of a log, plus what it takes to extend it with later lines. The
+    questions asked of it (`aidp.questions.Questions`) are answered by loops over it."""
 
     _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
                "ends_with_newline")
+    tasks: dict[str, Record]
 
     def __init__(
         self,
@@ -118,7 +124,6 @@ class Fold(_Plain):
         self.ends_with_newline = ends_with_newline
         # Field-level merge bookkeeping (see the module's docstring); not compared:
         self.fielded = False  # a task_fields record was seen: tasks go through settle
-        self.assume_partial = False  # a fold on a snapshot: winners' companions unknown
         self.pending: dict[tuple[str, Any], Record] = {}  # companion by (task, updated_at)
         self.partial: set[str] = set()  # tasks whose winner came with a companion
         self.conflicted: set[str] = set()  # tasks whose merge is no single record
@@ -167,7 +172,7 @@ class Fold(_Plain):
             verdict = WINS if previous is None or key > previous else LOSES
         else:
             verdict = settle(self.tasks[rid], previous,
-                             self.assume_partial or rid in self.partial, record, key, spec)
+                             rid in self.partial, record, key, spec)
             if verdict == CONFLICT:
                 self.conflicted.add(rid)
                 verdict = WINS if key > previous else LOSES  # the winner's key stays exact
@@ -309,18 +314,6 @@ def well_typed_task(record: Record) -> bool:
         elif (type(value) is dict or type(value) is list) and too_deep(value, MAX_DEPTH - 1):
             return False  # an unknown key nested past what aidp can write back
     return True
-
-
-def task_tags(record: Record) -> list[str]:
-    """A task's tags as every reader counts them (stats, filters, the snapshot's tags
-    column): its distinct tags, in order; [] when it has none. A string value (a hand
-    edit, a foreign tool) is that one tag, none when blank (issue 14)."""
-    tags = record.get("tags")
-    if type(tags) is str:
-        return [tags] if tags.strip() else []
-    if type(tags) is not list or not tags:
-        return []
-    return list(dict.fromkeys(t for t in tags if type(t) is str))
 
 
 def mend_tags(record: Record) -> Record:

@@ -344,3 +344,15 @@ def transition(
         updated["abandoned_at"] = stamp
         updated["abandoned_reason"] = reason
     return canonical(updated)
+
+
+def task_tags(record: Record) -> list[str]:
+    """A task's tags as every reader counts them (stats, filters, the snapshot's tags
+    column): its distinct tags, in order; [] when it has none. A string value (a hand
+    edit, a foreign tool) is that one tag, none when blank (issue 14)."""
+    tags = record.get("tags")
+    if type(tags) is str:
+        return [tags] if tags.strip() else []
+    if type(tags) is not list or not tags:
+        return []
+    return list(dict.fromkeys(t for t in tags if type(t) is str))

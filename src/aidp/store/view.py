@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from aidp.fold import Fold, FoldKey, reread
-from aidp.model import Record
+from aidp.model import DAY, UNKNOWN_TS, Record, week_start
+from aidp.questions import KINDS, Query
 from aidp.store.fill import changed, read_span
 
 
@@ -133,9 +134,51 @@ class StoreTasks(Mapping[str, Record]):
         return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
 
 
+def _in(statuses: Collection[str] | None) -> tuple[str, list[Any]]:
+    """A WHERE clause keeping the rows whose status is one of `statuses` (None: all)."""
+    if statuses is None:
+        return "", []
+    wanted = list(dict.fromkeys(statuses))
+    return f"WHERE status IN ({', '.join('?' * len(wanted))})", wanted
+
+
+def _and(where: str) -> str:
+    return f"{where} AND" if where else "WHERE"
+
+
+# tasks.sort_key as SQL: newest first; equal stamps, later in the fold first.
+_ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DESC",
+          "priority": "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END, "
+                      "created DESC, seq DESC"}
+
+
+def _narrowing(q: Query) -> tuple[str, list[Any]]:
+    """A WHERE clause keeping the rows that match the filters of `q` that are columns,
+    exactly as tasks.find reads them."""
+    where, params = _in(q.statuses)
+    parts = [where.removeprefix("WHERE ")] if where else []
+    if q.priorities:  # model.priority_key: missing or null is medium
+        ors = [f"priority = '{p}'" for p in ("high", "medium", "low") if p in q.priorities]
+        if "medium" in q.priorities:
+            ors.append("priority IS NULL")
+        if "other" in q.priorities:
+            ors.append("priority NOT IN ('high', 'medium', 'low')")
+        parts.append(f"({' OR '.join(ors) or '0'})")
+    if q.tags:
+        parts.append(f"seq IN (SELECT seq FROM tag WHERE tag IN ({', '.join('?' * len(q.tags))}))")
+        params += list(q.tags)
+    for value, test in ((q.created_from, "created >= ?"), (q.created_before, "created < ?"),
+                        (q.session, "session = ?")):
+        if value is not None:
+            parts.append(test)
+            params.append(value)
+    return ("WHERE " + " AND ".join(parts)) if parts else "", params
+
+
 class StoreFold(Fold):
-    """A fold answered by the store. Its typed records (work queue, TODO lists) and fold
-    keys are read from it on first use: commands that never look at them do not."""
+    """A fold answered by the store: each of the questions (aidp.questions) is a query.
+    Its typed records (work queue, TODO lists) and fold keys are read from it on first
+    use: commands that never look at them do not."""
 
     def __init__(self, conn: sqlite3.Connection, log: LogFile, **fields: Any) -> None:
         handle = Handle(conn)
@@ -159,3 +202,84 @@ class StoreFold(Fold):
         else:
             raise AttributeError(name)
         return self.__dict__[name]
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        return self.db.execute(sql, params).fetchall()
+
+    def select(self, statuses: Collection[str]) -> list[Record]:
+        return self.rows.where(*_in(statuses))
+
+    def select_updated(self, statuses: Collection[str], since: int) -> list[Record]:
+        where, params = _in(statuses)
+        return self.rows.where(f"{_and(where)} updated >= ?", [*params, since])
+
+    def status_counts(self) -> dict[str | None, int]:
+        return dict(self._rows("SELECT status, count(*) FROM task GROUP BY status"))
+
+    def summaries(self, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
+        where, params = _in(statuses)
+        return self._rows(f"SELECT id, priority, created FROM task {where} ORDER BY seq",
+                          params)
+
+    def tag_counts(self, statuses: Collection[str] | None = None) -> dict[str, int]:
+        where, params = _in(statuses)
+        return dict(self._rows(f"SELECT tag, count(*) FROM tag {where} GROUP BY tag", params))
+
+    def priority_counts(self, statuses: Collection[str]) -> dict[str | None, int]:
+        where, params = _in(statuses)
+        return dict(self._rows(f"SELECT priority, count(*) FROM task {where} "
+                               "GROUP BY priority", params))
+
+    def oldest(self, statuses: Collection[str]) -> str | None:
+        where, params = _in(statuses)
+        found = self._rows(f"SELECT id FROM task {where} ORDER BY created, seq LIMIT 1",
+                           params)
+        return found[0][0] if found else None
+
+    def week_counts(self, kind: str, statuses: Collection[str] | None = None,
+                    since: int = UNKNOWN_TS) -> dict[int, int]:
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}")
+        since = week_start(since) if since != UNKNOWN_TS else UNKNOWN_TS + 1
+        where, params = _in(statuses)
+        where = _and(where)
+        # Weeks from 1970 on are counted by SQLite; earlier ones here (its integer
+        # division truncates where Python's floors).
+        week = f"({kind} - {kind} % {DAY} - (({kind} / {DAY} + 3) % 7) * {DAY})"
+        counts = dict(self._rows(f"SELECT {week}, count(*) FROM task {where} {kind} >= "
+                                 "max(0, ?) GROUP BY 1", [*params, since]))
+        for (early,) in self._rows(f"SELECT {kind} FROM task {where} {kind} < 0 AND "
+                                   f"{kind} >= ?", [*params, since]):
+            counts[week_start(early)] = counts.get(week_start(early), 0) + 1
+        return counts
+
+    def created_stamps(self, statuses: Collection[str] | None = None) -> list[int]:
+        where, params = _in(statuses)
+        return [row[0] for row in self._rows(f"SELECT created FROM task {where}", params)]
+
+    def created_at_most(self, statuses: Collection[str], bounds: list[int]
+                        ) -> tuple[int, list[int]]:
+        if not bounds:
+            return super().created_at_most(statuses, bounds)
+        where, params = _in(statuses)
+        sums = ", ".join("total(created <= ?)" for _ in bounds)
+        row = self._rows(f"SELECT count(*), {sums} FROM task {where}", [*bounds, *params])[0]
+        return row[0], [int(n) for n in row[1:]]
+
+    def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
+        return self.rows.ids_with_prefix(prefix, last_part=last_part)
+
+    def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
+        return self.rows.newest_first(batch)
+
+    def narrowed(self, q: Query) -> Iterable[Record]:
+        return self.rows.where(*_narrowing(q))
+
+    def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
+        if q.grep is not None or q.assignee is not None:
+            return None
+        where, params = _narrowing(q)
+        matched = {str(s): n for s, n in self._rows(
+            f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
+        limit = -1 if q.limit is None else q.limit
+        return self.rows.where(where, params, _ORDER[q.sort], limit), matched

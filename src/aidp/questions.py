@@ -1,0 +1,169 @@
+"""The questions the domain asks of the state now: one interface, two implementations.
+
+`Questions` is what `tasks`, `queue`, `insights`, `prime`, the report and the CLI ask of
+a fold, instead of looping over `fold.tasks` or probing it for attributes. Its methods
+here are the reference answers: a loop over `self.tasks`, in the fold's order (the line
+each id first came on). `aidp.fold.Fold` (the plain fold: small logs, several worktrees,
+any doubt about the cache) inherits them as they are; `aidp.store.view.StoreFold` (the
+SQLite store) overrides every one with a query that reads an index and decodes only the
+tasks it returns. tests/test_index.py holds both equal on random logs, after appends,
+rewrites, damage, repair and compact. Pure: no I/O, nothing printed.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any, Protocol
+
+from aidp.model import (
+    UNKNOWN_TS,
+    Record,
+    finished_at,
+    task_tags,
+    ts_of,
+    week_start,
+)
+
+KINDS = ("created", "finished")  # week_counts' series
+
+
+class Query(Protocol):
+    """What `find`/`narrowed` read of a `tasks list` query (aidp.tasks.Query)."""
+
+    @property
+    def statuses(self) -> Collection[str] | None: ...
+    @property
+    def priorities(self) -> Collection[str]: ...
+    @property
+    def tags(self) -> Collection[str]: ...
+    @property
+    def session(self) -> str | None: ...
+    @property
+    def created_from(self) -> int | None: ...
+    @property
+    def created_before(self) -> int | None: ...
+    @property
+    def sort(self) -> str: ...
+    @property
+    def limit(self) -> int | None: ...
+    @property
+    def grep(self) -> str | None: ...
+    @property
+    def assignee(self) -> str | None: ...
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _count(keys: Iterable[Any]) -> dict[Any, int]:
+    counts: dict[Any, int] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+class Questions:
+    """The questions, answered by a loop over `tasks` (see the module's docstring)."""
+
+    tasks: Mapping[str, Record]
+
+    def _of(self, statuses: Collection[str] | None) -> Iterator[Record]:
+        wanted = None if statuses is None else set(statuses)
+        return (t for t in self.tasks.values()
+                if wanted is None or _text(t.get("status")) in wanted)
+
+    def select(self, statuses: Collection[str]) -> list[Record]:
+        """The tasks whose status is one of `statuses`, in the fold's order."""
+        return list(self._of(statuses))
+
+    def select_updated(self, statuses: Collection[str], since: int) -> list[Record]:
+        """The tasks whose status is one of `statuses` and whose winning record was
+        updated at or after `since` (µs), in the fold's order."""
+        return [t for t in self._of(statuses) if ts_of(t) >= since]
+
+    def status_counts(self) -> dict[str | None, int]:
+        """How many tasks have each status (None: missing or not a string)."""
+        return _count(_text(t.get("status")) for t in self.tasks.values())
+
+    def summaries(self, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
+        """(id, priority, created_at µs) of the tasks whose status is one of `statuses`,
+        in the fold's order; priority is None when missing or not a string."""
+        return [(t["id"], _text(t.get("priority")), ts_of(t, "created_at"))
+                for t in self._of(statuses)]
+
+    def tag_counts(self, statuses: Collection[str] | None = None) -> dict[str, int]:
+        """How many tasks carry each tag (`model.task_tags`), among those whose status is
+        one of `statuses` (None: every task); tags no task carries are left out."""
+        return _count(tag for t in self._of(statuses) for tag in task_tags(t))
+
+    def priority_counts(self, statuses: Collection[str]) -> dict[str | None, int]:
+        """How many tasks whose status is one of `statuses` have each priority (None:
+        missing or not a string)."""
+        return _count(_text(t.get("priority")) for t in self._of(statuses))
+
+    def oldest(self, statuses: Collection[str]) -> str | None:
+        """The id of the task with the smallest created_at µs (unreadable ones are the
+        smallest) among those whose status is one of `statuses`, the first in the
+        fold's order among equals; None when there is none."""
+        first = min(self.summaries(statuses), key=lambda s: s[2], default=None)
+        return None if first is None else first[0]
+
+    def week_counts(self, kind: str, statuses: Collection[str] | None = None,
+                    since: int = UNKNOWN_TS) -> dict[int, int]:
+        """How many tasks (whose status is one of `statuses`; None: every task) were
+        created (kind "created": `created_at`) or finished (kind "finished":
+        `model.finished_at`) in each ISO week from the one holding `since` on, keyed by
+        the week's Monday 00:00 UTC in µs; unreadable stamps and empty weeks left out."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}")
+        since = week_start(since) if since != UNKNOWN_TS else UNKNOWN_TS + 1
+        stamps = (ts_of(t, "created_at") if kind == "created" else finished_at(t)
+                  for t in self._of(statuses))
+        return _count(week_start(s) for s in stamps if s is not None and s >= since)
+
+    def created_stamps(self, statuses: Collection[str] | None = None) -> list[int]:
+        """created_at µs (UNKNOWN_TS when unreadable) of every task, or of those whose
+        status is one of `statuses`, in no particular order."""
+        return [ts_of(t, "created_at") for t in self._of(statuses)]
+
+    def created_at_most(self, statuses: Collection[str], bounds: list[int]
+                        ) -> tuple[int, list[int]]:
+        """How many tasks have one of `statuses`, and how many of them were created at
+        or before each of `bounds` (µs; an unreadable created_at counts as UNKNOWN_TS)."""
+        created = sorted(self.created_stamps(statuses))
+        return len(created), [bisect_right(created, bound) for bound in bounds]
+
+    def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
+        """The ids (sorted) that start with `prefix`, or whose last `_` part does."""
+        if last_part:
+            return sorted(t for t in self.tasks if t.rpartition("_")[2].startswith(prefix))
+        return sorted(t for t in self.tasks if t.startswith(prefix))
+
+    def ids_with_prefixes(self, prefixes: Collection[str], *, last_part: bool
+                          ) -> dict[str, list[str]]:
+        """ids_with_prefix of each of `prefixes`."""
+        return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
+
+    def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
+        """Every task in `tasks list`'s default order (newest created first; equal
+        stamps: later in the fold first), a batch at a time."""
+        ordered = list(self.tasks.values())
+        ordered.reverse()
+        ordered.sort(key=lambda t: -ts_of(t, "created_at"))
+        for at in range(0, len(ordered), batch):
+            yield ordered[at:at + batch]
+
+    def narrowed(self, q: Query) -> Iterable[Record]:
+        """The tasks that may match `q`, in the fold's order: at least those its filters
+        that are columns (status, priority, tags, session, created) keep — what
+        tasks.find then filters (here: those of its statuses)."""
+        return self.tasks.values() if q.statuses is None else self.select(q.statuses)
+
+    def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
+        """tasks.find of the tasks with `q` — the tasks found (sorted, at most q.limit)
+        and how many of each status matched — when answered here without decoding the
+        rest; None: tasks.find over `narrowed(q)` answers (here: always; the store:
+        when --grep or --assignee is set)."""
+        return None
