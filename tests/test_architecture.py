@@ -49,6 +49,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "aidp.tasks",
             "aidp.queue",
+            "aidp.ids",
             "aidp.history",
             "aidp.todos",
             "aidp.insights",
@@ -139,13 +140,6 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "aidp.interchange",
         "aidp.interchange.links",
     ),
-    (
-        "aidp.queue",
-        "aidp.queue.claims",
-        "aidp.queue.edits",
-        "aidp.queue.folded",
-        "aidp.tasks",
-    ),
 }
 # Private imports: (importer, module the name is taken from, name).
 KNOWN_PRIVATE: set[tuple[str, str, str]] = {
@@ -158,18 +152,12 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("aidp.git.person", "aidp.paths", "_git_dir"),
     ("aidp.git.remote", "aidp.git.runner", "_run"),
     ("aidp.insights", "aidp.fold", "_Plain"),
-    ("aidp.insights", "aidp.tasks", "_stats"),
     ("aidp.interchange", "aidp.fold", "_Plain"),
     ("aidp.log", "aidp.fold", "_Plain"),
     ("aidp.maintenance", "aidp.fold", "_BOM"),
     ("aidp.maintenance", "aidp.fold", "_Plain"),
     ("aidp.queue.claims", "aidp.log", "_Plain"),
-    ("aidp.queue.claims", "aidp.queue.folded", "_resolve_all"),
-    ("aidp.queue.claims", "aidp.queue.folded", "_stamp"),
     ("aidp.queue.edits", "aidp.log", "_Plain"),
-    ("aidp.queue.edits", "aidp.queue.folded", "_cycle_check"),
-    ("aidp.queue.edits", "aidp.queue.folded", "_resolve_all"),
-    ("aidp.queue.edits", "aidp.queue.folded", "_stamp"),
     ("aidp.queue.folded", "aidp.log", "_Plain"),
     ("aidp.tasks", "aidp.log", "_Plain"),
     ("aidp.todos.changes", "aidp.todos.items", "_clean_content"),

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aidp.errors import AidpError
+from aidp.ids import resolve_id
 from aidp.log import Fold, TaskLog, dumps
 from aidp.model import Record, format_ts, next_updated_at, ts_of
-from aidp.tasks import resolve_id
 
 
 @dataclass

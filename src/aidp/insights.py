@@ -146,9 +146,9 @@ class _Tally:
             self.tags[tag] = self.tags.get(tag, 0) + 1
 
     def result(self, filters: Filters) -> dict[str, Any]:
-        from aidp.tasks import _stats
+        from aidp.tasks import stats_of_counts
 
-        out = _stats(self.status, self.open_tasks)
+        out = stats_of_counts(self.status, self.open_tasks)
         starts = [self.first_week + n * WEEK for n in range(self.weeks)]
         out["weeks"] = [
             {

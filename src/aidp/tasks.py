@@ -1,13 +1,21 @@
-"""Backlog operations on top of the event log: create, transition, query (a task's
-history: aidp.history)."""
+"""Backlog operations on top of the event log and the work queue: create, transition
+(a task back to pending is released from its claims), query (a task's history:
+aidp.history; ids: aidp.ids, whose names are kept here for callers)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aidp.errors import AmbiguousId, InvalidInput, TaskNotFound
+from aidp.errors import InvalidInput
+from aidp.ids import (
+    ID_RULE,
+    MIN_ID_PREFIX,
+    ids_then_reason,
+    resolve_all,
+    resolve_id,
+    short_ids,
+)
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
     OPEN_STATUSES,
@@ -23,119 +31,16 @@ from aidp.model import (
 )
 
 if TYPE_CHECKING:
-    from aidp.queue import QueueState
+    from aidp.queue import Change, QueueState
 
-MIN_ID_PREFIX = 4
-# A prefix of a full id names a task only once it reaches MIN_ID_PREFIX characters of
-# the hex part, like a bare hex prefix does.
-_ENOUGH_OF_AN_ID = re.compile(rf"task_[^_]+_[^_]{{{MIN_ID_PREFIX}}}")
+__all__ = [  # the id names are aidp.ids', kept here for callers
+    "ID_RULE", "MIN_ID_PREFIX", "SORTS", "Filed", "Found", "Query", "add",
+    "add_unless_open", "find", "find_in", "fold_stats", "ids_then_reason", "open_duplicate",
+    "query", "resolve_all", "resolve_id", "same_text", "set_status", "short_ids", "sort_key",
+    "stats", "stats_of_counts",
+]
+
 SORTS = ("created", "updated", "priority")
-ID_RULE = (f"an id is the full id, or at least {MIN_ID_PREFIX} leading characters of the "
-           "hex part after its last '_': ca35, task_1795314333_ca35")
-
-
-# --- ids ----------------------------------------------------------------------------
-
-
-def resolve_id(tasks: dict[str, Record], ref: str) -> str:
-    """The id `ref` names: a full id, or ≥4 leading characters of its hex part."""
-    ref = ref.strip()
-    if ref in tasks:
-        return ref
-    needle = ref.lower()
-    # The store's fold (aidp.store) searches its id indexes instead of a loop over them.
-    search = getattr(tasks, "ids_with_prefix", None)
-    matches: list[str]
-    if needle.startswith("task_") and not _ENOUGH_OF_AN_ID.match(needle):
-        matches = []  # task_1 is not 4 characters of a hex part: it names nothing
-    elif needle.startswith("task_"):
-        matches = (
-            search(needle, last_part=False) if search
-            else [tid for tid in tasks if tid.startswith(needle)]
-        )
-    elif len(needle) >= MIN_ID_PREFIX:
-        matches = (
-            search(needle, last_part=True) if search
-            else [tid for tid in tasks if tid.rpartition("_")[2].startswith(needle)]
-        )
-    else:
-        matches = []
-    if not matches:
-        enough = (_ENOUGH_OF_AN_ID.match(needle) if needle.startswith("task_")
-                  else len(needle) >= MIN_ID_PREFIX)
-        raise TaskNotFound(ref, "" if enough else ID_RULE)
-    if len(matches) > 1:
-        raise AmbiguousId(ref, sorted(matches))
-    return matches[0]
-
-
-def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
-    """For each of `ids`, the shortest leading part of its hex part (at least
-    MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other: what
-    human output shows. An id without such a part (another writer's shape) stays whole."""
-    wanted = {tid: tid.rpartition("_")[2] for tid in dict.fromkeys(ids)}
-    shown = {tid: tid for tid, hex_part in wanted.items()
-             if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part}
-    todo = {tid: hex_part.lower() for tid, hex_part in wanted.items() if tid not in shown}
-    # The ids sharing an id's first MIN_ID_PREFIX characters tell how much more it needs.
-    # The index answers that: all prefixes in one pass when it can
-    # (ids_with_prefixes), else one search per distinct prefix (the snapshot keeps ids
-    # bucketed by prefix: ~0.3-0.6 ms each at 100k-1M events); for more ids, or a plain
-    # fold, one sorted pass over every id costs less (~1 s at 1M, ~60 ms at 100k).
-    batch = getattr(tasks, "ids_with_prefixes", None) if len(todo) <= 2000 else None
-    search = getattr(tasks, "ids_with_prefix", None) if len(todo) <= 256 else None
-    neighbours: dict[str, list[str]]
-    if batch is not None:
-        neighbours = batch({mine[:MIN_ID_PREFIX] for mine in todo.values()}, last_part=True)
-    elif search is not None:
-        neighbours = {prefix: search(prefix, last_part=True)
-                      for prefix in {mine[:MIN_ID_PREFIX] for mine in todo.values()}}
-    else:
-        hexes = sorted(t.rpartition("_")[2].lower() for t in tasks) if todo else []
-        for tid, mine in todo.items():
-            own = 1 if tid in tasks else 0  # a new id not in the fold yet counts none
-            shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid], own)
-        return shown
-    for tid, mine in todo.items():
-        shared = max((_common_length(mine, other.rpartition("_")[2].lower())
-                      for other in neighbours.get(mine[:MIN_ID_PREFIX], ()) if other != tid),
-                     default=0)
-        length = max(MIN_ID_PREFIX, shared + 1)
-        shown[tid] = wanted[tid][:length] if length <= len(mine) else tid
-    return shown
-
-
-def _common_length(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):  # noqa: B905 - the shorter one ends the common part
-        if x != y:
-            break
-        n += 1
-    return n
-
-
-def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,
-                        own: int) -> str:
-    from bisect import bisect_left, bisect_right
-
-    for length in range(MIN_ID_PREFIX, len(mine) + 1):
-        prefix = mine[:length]
-        # Every hex part that starts with the prefix sorts between these two bounds.
-        if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == own:
-            return hex_part[:length]
-    return tid
-
-
-def ids_then_reason(tasks: dict[str, Record], words: Sequence[str]) -> tuple[list[str],
-                                                                            str | None]:
-    """`abandon ID… REASON…`: the first word and each next one that names a task are
-    ids; the rest, from the first word that names none, is the reason."""
-    for n, word in enumerate(words[1:], start=1):
-        try:
-            resolve_id(tasks, word)
-        except TaskNotFound:
-            return list(words[:n]), " ".join(words[n:])
-    return list(words), None
 
 
 # --- writes -------------------------------------------------------------------------
@@ -219,14 +124,6 @@ def add_unless_open(
     return result[0]
 
 
-class Change(_Plain):
-    _fields = ("task", "changed")
-
-    def __init__(self, task: Record, changed: bool) -> None:
-        self.task = task
-        self.changed = changed
-
-
 def set_status(
     log: TaskLog, refs: Iterable[str], status: str, *, reason: str | None = None
 ) -> list[Change]:
@@ -235,6 +132,8 @@ def set_status(
     status = validate_status(status)
     if reason is not None:
         reason = validate_reason(reason)
+    from aidp.queue import Change, release_records
+
     wanted = list(refs)
     results: list[Change] = []
 
@@ -252,8 +151,6 @@ def set_status(
             latest[tid] = updated
             written.append(updated)
             if status == "pending":  # back in the queue: nobody holds it any more
-                from aidp.queue import release_records
-
                 written.extend(release_records(fold, tid))
             results.append(Change(updated, changed=True))
         return written
@@ -400,7 +297,7 @@ def stats(tasks: Iterable[Record]) -> dict[str, object]:
                 (task["id"], priority if isinstance(priority, str) else None,
                  ts_of(task, "created_at"))
             )
-    return _stats(counts, open_tasks)
+    return stats_of_counts(counts, open_tasks)
 
 
 def fold_stats(fold: Fold) -> dict[str, object]:
@@ -408,14 +305,15 @@ def fold_stats(fold: Fold) -> dict[str, object]:
     columns without decoding a single task."""
     from aidp import store
 
-    return _stats(store.status_counts(fold), store.summaries(fold, OPEN_STATUSES))
+    return stats_of_counts(store.status_counts(fold), store.summaries(fold, OPEN_STATUSES))
 
 
-def _stats(
+def stats_of_counts(
     counts: dict[str | None, int], open_tasks: Iterable[tuple[str, str | None, int]]
 ) -> dict[str, object]:
-    """From the count per status and (id, priority, created_at µs) of each open task,
-    in fold order (the first of equally old tasks is the oldest)."""
+    """`stats` from the count per status and (id, priority, created_at µs) of each open
+    task, in fold order (the first of equally old tasks is the oldest): what every way of
+    counting (a loop over tasks, the store's columns, insights' series) ends with."""
     by_status = {status: counts.get(status, 0) for status in STATUSES}
     # model.priority_key: missing or null counts as medium; `other` is a priority this
     # version does not know (a newer writer's, a hand edit), so the parts add up to `open`.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -12,6 +12,9 @@ from aidp import tasks as core
 from aidp.cli.common import JSON_HELP, env
 from aidp.errors import ExitCode, InvalidInput
 from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority
+
+if TYPE_CHECKING:
+    from aidp.queue import Change
 
 app = typer.Typer(
     help="The persistent backlog: tasks filed by people or agents.\n\n"
@@ -26,7 +29,7 @@ def _paint() -> render.Painter:
     return render.Painter(render.color_enabled())
 
 
-def _emit_tasks(changes: list[core.Change], *, as_json: bool, verb: str,
+def _emit_tasks(changes: list[Change], *, as_json: bool, verb: str,
                 ids: dict[str, str] | None = None) -> None:
     """`ids`: full id → the short id to show (tasks.short_ids)."""
     if as_json:
@@ -472,7 +475,7 @@ def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, a
         from aidp import queue
 
         qs = queue.state(e.read())
-        changes = [core.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
+        changes = [queue.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
         _emit_tasks(changes, as_json=True, verb=verb)
         return
     short = core.short_ids(before.tasks, [c.task["id"] for c in changes])

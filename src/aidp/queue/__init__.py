@@ -24,7 +24,8 @@ An epic (a task with children) waits on its open children: it is not ready while
 of them is open, and a dependency that would make a child wait on its epic is a cycle.
 
 
-    folded.py   the queue as folded: QueueState, ready/blocked, cycles, record ids, history
+    folded.py   the queue as folded: QueueState, ready/blocked, cycles, record ids, history,
+                the result of a write (Change)
     edits.py    add (with links), block/unblock, edit, note
     claims.py   claim, release, stale claims, the actor's name
 """
@@ -58,12 +59,14 @@ from aidp.queue.folded import (
     MAX_NOTE,
     NOTE,
     PARENT,
+    Change,
     ClaimRefused,
     DependencyCycle,
     Entry,
     NothingReady,
     QueueState,
     blocked,
+    check_cycle,
     claim_id,
     dep_id,
     describe,
@@ -72,6 +75,7 @@ from aidp.queue.folded import (
     find_path,
     first_ready,
     list_notes,
+    next_stamp,
     note_out,
     parent_id,
     ranked,
@@ -91,6 +95,7 @@ __all__ = [
     "MAX_NOTE",
     "NOTE",
     "PARENT",
+    "Change",
     "ClaimRefused",
     "Claimed",
     "DependencyCycle",
@@ -102,6 +107,7 @@ __all__ = [
     "add",
     "block",
     "blocked",
+    "check_cycle",
     "claim",
     "claim_id",
     "default_actor",
@@ -113,6 +119,7 @@ __all__ = [
     "find_path",
     "first_ready",
     "list_notes",
+    "next_stamp",
     "note",
     "note_out",
     "parent_id",

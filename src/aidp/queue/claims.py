@@ -7,6 +7,7 @@ from typing import Any
 
 from aidp import store
 from aidp.errors import InvalidInput
+from aidp.ids import resolve_all, resolve_id
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
     OPEN_STATUSES,
@@ -19,21 +20,20 @@ from aidp.queue.folded import (
     CLAIM,
     CLOSED_STATUSES,
     MAX_ACTOR,
+    Change,
     ClaimRefused,
     NothingReady,
     QueueState,
-    _resolve_all,
-    _stamp,
     blocked,
     claim_id,
     extras,
     first_ready,
+    next_stamp,
     ready,
     short,
     state,
     with_extras,
 )
-from aidp.tasks import Change, resolve_id
 
 # --- claims -------------------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ def _release_records(claims: Iterable[Record]) -> list[Record]:
     out = []
     for claim in claims:
         released = dict(claim)
-        stamp = _stamp(claim)
+        stamp = next_stamp(claim)
         released["released_at"] = stamp
         released["updated_at"] = stamp
         out.append(released)
@@ -192,7 +192,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
             task = transition(task, "in_progress")
             records.insert(0, task)
         rid = claim_id(tid, assignee)
-        stamp = _stamp(fold.typed.get(rid))
+        stamp = next_stamp(fold.typed.get(rid))
         claimed: Record = {"type": CLAIM, "id": rid, "task": tid, "assignee": assignee,
                            "claimed_at": stamp, "updated_at": stamp}
         records = [r for r in records if r.get("id") != rid]
@@ -233,7 +233,7 @@ def release(log: TaskLog, refs: Sequence[str], *,
     def change(fold: Fold) -> list[Record]:
         results.clear()
         qs = state(fold)
-        ids = _resolve_all(fold, refs)
+        ids = resolve_all(fold.tasks, refs)
         if claimed_before is not None:
             ids += [tid for tid in stale(fold, qs, claimed_before) if tid not in ids]
         for tid in ids:

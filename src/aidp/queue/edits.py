@@ -6,6 +6,7 @@ import os
 from collections.abc import Sequence
 
 from aidp.errors import InvalidInput
+from aidp.ids import resolve_all, resolve_id
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
     Record,
@@ -22,18 +23,17 @@ from aidp.queue.folded import (
     MAX_NOTE,
     NOTE,
     PARENT,
+    Change,
     DependencyCycle,
-    _cycle_check,
-    _resolve_all,
-    _stamp,
+    check_cycle,
     dep_id,
     find_path,
+    next_stamp,
     parent_id,
     short,
     state,
     wait_graph,
 )
-from aidp.tasks import Change, resolve_id
 
 
 def _dep_record(fold: Fold, task: str, blocker: str, *, removed: bool = False) -> Record:
@@ -41,7 +41,7 @@ def _dep_record(fold: Fold, task: str, blocker: str, *, removed: bool = False) -
     record: Record = {"type": DEP, "id": rid, "task": task, "blocked_by": blocker}
     if removed:
         record["removed"] = True
-    record["updated_at"] = _stamp(fold.typed.get(rid))
+    record["updated_at"] = next_stamp(fold.typed.get(rid))
     return record
 
 
@@ -50,7 +50,7 @@ def _parent_record(fold: Fold, task: str, parent: str | None) -> Record:
     record: Record = {"type": PARENT, "id": rid, "task": task}
     if parent is not None:
         record["parent"] = parent
-    record["updated_at"] = _stamp(fold.typed.get(rid))
+    record["updated_at"] = next_stamp(fold.typed.get(rid))
     return record
 
 
@@ -63,7 +63,7 @@ def _check_parent(graph: dict[str, list[str]], tid: str, parent: str, fold: Fold
     if parent == tid:
         raise InvalidInput(f"Invalid parent: task {short(tid, fold)} cannot be its own parent; "
                            "give another task's id")
-    _cycle_check(graph, parent, tid,
+    check_cycle(graph, parent, tid,
                  f"making {short(parent, fold)} the parent of {short(tid, fold)}", fold)
 
 
@@ -86,7 +86,7 @@ def add(
     done: list[Record] = []
 
     def change(fold: Fold) -> list[Record]:
-        blockers = _resolve_all(fold, blocked_by)
+        blockers = resolve_all(fold.tasks, blocked_by)
         epic = resolve_id(fold.tasks, parent) if parent is not None else None
         task = new_task(description, priority=priority, tags=list(tags), session=session,
                         discovered_during=discovered_during)
@@ -129,7 +129,7 @@ def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
 
     def change(fold: Fold) -> list[Record]:
         tid = resolve_id(fold.tasks, ref)
-        blockers = _resolve_all(fold, on)
+        blockers = resolve_all(fold.tasks, on)
         if tid in blockers:
             raise _self_dependency(tid, fold)
         qs = state(fold)
@@ -140,7 +140,7 @@ def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
             if blocker in have:
                 already.append(blocker)
                 continue
-            _cycle_check(graph, tid, blocker,
+            check_cycle(graph, tid, blocker,
                          f"making {short(tid, fold)} wait on {short(blocker, fold)}", fold)
             graph.setdefault(tid, []).append(blocker)
             records.append(_dep_record(fold, tid, blocker))
@@ -159,7 +159,7 @@ def unblock(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
 
     def change(fold: Fold) -> list[Record]:
         tid = resolve_id(fold.tasks, ref)
-        blockers = _resolve_all(fold, on)
+        blockers = resolve_all(fold.tasks, on)
         have = set(state(fold).blockers.get(tid, ()))
         records, removed, absent = [], [], []
         for blocker in blockers:
@@ -227,7 +227,7 @@ def edit(
         tags = [t for t in task.get("tags") or [] if t not in removing]
         updated["tags"] = list(dict.fromkeys([*tags, *adding]))
         if canonical(updated) != canonical(task):
-            updated["updated_at"] = _stamp(task)
+            updated["updated_at"] = next_stamp(task)
             task = canonical(updated)
             records.insert(0, task)
         result[:] = [Change(task, changed=bool(records))]
@@ -245,7 +245,7 @@ def note(log: TaskLog, ref: str, text: str, *, author: str | None = None) -> Rec
 
     def change(fold: Fold) -> list[Record]:
         tid = resolve_id(fold.tasks, ref)
-        stamp = _stamp(None)
+        stamp = next_stamp(None)
         record: Record = {"type": NOTE, "id": f"{NOTE}:{tid}:{os.urandom(4).hex()}",
                           "task": tid, "text": body}
         if who:

@@ -1,5 +1,6 @@
 """The queue as folded: who holds what, what waits on what, ready and blocked, and
-the history of a task's queue records. Pure reads of a fold."""
+the history of a task's queue records. Pure reads of a fold; the record builders and
+the result of a write (Change) that claims, edits and `aidp.tasks` share."""
 
 
 from collections.abc import Iterable, Sequence
@@ -7,6 +8,7 @@ from typing import Any
 
 from aidp import store
 from aidp.errors import AidpError, ExitCode, InvalidInput
+from aidp.ids import short_ids
 from aidp.log import Fold, TaskLog, _Plain
 from aidp.model import (
     OPEN_STATUSES,
@@ -16,7 +18,6 @@ from aidp.model import (
     priority_rank,
     ts_of,
 )
-from aidp.tasks import resolve_id, short_ids
 
 DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
 CLOSED_STATUSES = ("done", "abandoned")
@@ -42,6 +43,16 @@ class NothingReady(AidpError):
 
 class ClaimRefused(AidpError):
     exit_code = ExitCode.FAILURE
+
+
+class Change(_Plain):
+    """What a write did to one task: the task after it, and whether anything changed."""
+
+    _fields = ("task", "changed")
+
+    def __init__(self, task: Record, changed: bool) -> None:
+        self.task = task
+        self.changed = changed
 
 
 # --- the folded queue state -----------------------------------------------------------
@@ -358,15 +369,17 @@ def short(tid: str, fold: Fold | None = None) -> str:
     return tid.rpartition("_")[2] or tid
 
 
-def _cycle_check(graph: dict[str, list[str]], waiter: str, waited: str, what: str,
-                 fold: Fold | None = None) -> None:
+def check_cycle(graph: dict[str, list[str]], waiter: str, waited: str, what: str,
+                fold: Fold | None = None) -> None:
     """Refuse the edge waiter → waited when waited already reaches waiter."""
     path = find_path(graph, waited, waiter)
     if path is not None:
         raise DependencyCycle(what, [short(n, fold) for n in [waiter, *path]])
 
 
-def _stamp(previous: Record | None) -> str:
+def next_stamp(previous: Record | None) -> str:
+    """The updated_at of a record written over `previous` (None: a new one): now, or
+    just after the previous one's when the clock is behind it."""
     return format_ts(next_updated_at(previous))
 
 
@@ -380,10 +393,6 @@ def parent_id(task: str) -> str:
 
 def claim_id(task: str, assignee: str) -> str:
     return f"{CLAIM}:{task}:{assignee}"
-
-
-def _resolve_all(fold: Fold, refs: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(resolve_id(fold.tasks, ref) for ref in refs))
 
 
 # --- the queue's events, for history ------------------------------------------------------
