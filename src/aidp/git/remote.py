@@ -62,6 +62,24 @@ def _pull_args(repo: Repo, branch: str) -> list[str]:
     return ["pull", "--autostash", "--no-rebase"]
 
 
+def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str | None:
+    """Commit the tasklist alone (other changes stay as they are) with `message`, else
+    one summing up what changed (`aidp: 2 filed, 1 done`); the message, or None when
+    HEAD already has the file as it is. The caller holds the tasklist's lock (sync,
+    `run --parallel --merge`)."""
+    current = log.read_bytes()
+    committed = file_at(repo, "HEAD") if has_commits(repo) else None
+    tracked = _run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist, check=False)
+    if committed is not None and current == committed and not (tracked and tracked.returncode):
+        return None
+    what = summary(compare(committed or b"", current)) or "tasklist updated"
+    text = message if message is not None else f"aidp: {what}"
+    if tracked is None or tracked.returncode != 0:
+        _run(repo.top, "add", "--", repo.tasklist)
+    _run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
+    return text
+
+
 def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> SyncReport:
     """Commit the tasklist alone (a message summing up what changed), pull as the
     repository's config says (the union merge resolves the tasklist), and push when the
@@ -76,17 +94,7 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
     if not log.path.exists():
         raise GitError(f"No tasklist at {log.path}: run 'aidp init' first; nothing was changed")
     with log.locked():  # no aidp write lands while git rewrites the file
-        current = log.read_bytes()
-        committed = file_at(repo, "HEAD") if has_commits(repo) else None
-        tracked = _run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist,
-                       check=False)
-        if committed is None or current != committed or (tracked and tracked.returncode):
-            what = summary(compare(committed or b"", current)) or "tasklist updated"
-            text = message if message is not None else f"aidp: {what}"
-            if tracked is None or tracked.returncode != 0:
-                _run(repo.top, "add", "--", repo.tasklist)
-            _run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
-            report.committed = text
+        report.committed = commit_tasklist(log, repo, message)
         upstream = _run(repo.top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
                         check=False)
         if upstream is None or upstream.returncode != 0:
