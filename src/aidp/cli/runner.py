@@ -8,6 +8,7 @@ executes, so other commands start as fast as before.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import typer
@@ -16,7 +17,9 @@ from aidp.cli.common import Env, env
 from aidp.errors import ExitCode, InvalidInput
 
 if TYPE_CHECKING:
+    from aidp.agent.continuation import Limits
     from aidp.agent.loop import Loop, Message
+    from aidp.agent.presets import AgentSpec
 
 SLASH_HELP = (
     "Type a prompt for the agent, or an aidp command after a slash: /todo show, "
@@ -66,10 +69,21 @@ def run(
         help="With --backlog: who claims the tasks. Default: AIDP_ACTOR, else git "
         "user.email, else the login name.",
     ),
+    parallel: int | None = typer.Option(
+        None, "--parallel", metavar="N",
+        help="With --backlog: N agents at once (1–16), each on a ready task in a git "
+        "worktree of its own (.aidp/worktrees/), on a branch aidp/<task hex>.",
+    ),
+    merge: bool = typer.Option(
+        False, "--merge",
+        help="With --parallel: commit the tasklist alone, then merge each task's branch "
+        "into this branch when it is done (one that conflicts is left and named).",
+    ),
     as_json: bool = typer.Option(
         False, "--json",
         help="Show the run's progress on stderr and print one JSON summary (tasks filed, "
-        "updated, continuations, exit reason) on stdout at the end.",
+        "updated, continuations, exit reason; with --parallel: each task's status, "
+        "branch, merged, exit code) on stdout at the end.",
     ),
 ) -> None:
     """Run an agent CLI in a loop that keeps the backlog and TODO list in step.
@@ -81,6 +95,7 @@ def run(
     Examples:
     $ aidp run "Fix the failing tests" --agent claude
     $ aidp run --backlog --max-tasks 3 -a codex
+    $ aidp run --backlog --parallel 3 --merge -a claude
     """
     from aidp.agent import presets
     from aidp.agent.continuation import Limits
@@ -108,6 +123,14 @@ def run(
         raise InvalidInput("--max-tasks and --as need --backlog")
     if max_tasks is not None and max_tasks < 1:
         raise InvalidInput(f"Invalid --max-tasks {max_tasks}: use a whole number ≥ 1")
+    if parallel is not None and not backlog:
+        raise InvalidInput("--parallel needs --backlog: the agents work on the ready tasks")
+    if merge and parallel is None:
+        raise InvalidInput("--merge needs --parallel (and --backlog)")
+    if parallel is not None:
+        from aidp.agent.parallel import check_parallel
+
+        check_parallel(parallel)
     root = e.root
     name = e.session_name()
     who = None
@@ -117,6 +140,12 @@ def run(
         who = (queue.validate_actor(claim_as) if claim_as is not None
                else queue.default_actor(root))
     spec = presets.choose(agent, root)
+    if parallel is not None and who is not None:
+        code = _parallel(e, spec, actor=who, width=parallel, limits=limits,
+                         max_tasks=max_tasks, guidance=prompt, merge=merge, as_json=as_json)
+        if code:
+            raise typer.Exit(code)
+        return
     output = Output(progress_to_stderr=as_json)
     loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
                 limits=limits)
@@ -150,6 +179,42 @@ def run(
         raise typer.Exit(int(code))
 
 
+def _parallel(e: Env, spec: AgentSpec, *, actor: str, width: int, limits: Limits,
+              max_tasks: int | None, guidance: str | None, merge: bool,
+              as_json: bool) -> int:
+    """`run --backlog --parallel N` (aidp.agent.parallel); every check is made before
+    anything starts."""
+    from aidp.agent.parallel import Parallel
+    from aidp.agent.parallel_git import Checkout
+    from aidp.agent.parallel_view import view_for
+    from aidp.agent.pending import pending_summary
+    from aidp.agent.presets import check_startable, child_env
+
+    log = e.log
+    checkout = Checkout(log, merge=merge)  # exit 2: no repository, or unmergeable
+    check_startable(spec, cwd=e.root, env=child_env(e.root, "backlog",
+                                                    defaults=dict(spec.env)))
+    out = sys.stderr if as_json else sys.stdout
+    restore = _term_as_interrupt()
+    view = view_for(out)
+    try:
+        for line in pending_summary(e.read()):
+            view.info(line)
+        run = Parallel(log=log, checkout=checkout, agent=spec, actor=actor, width=width,
+                       view=view, limits=limits, max_tasks=max_tasks,
+                       guidance=guidance.strip() if guidance else None, merge=merge)
+        code = run.run()
+    finally:
+        view.close()
+        restore()
+    if as_json:
+        from aidp import render
+
+        render.write_bytes(render.json_bytes(
+            {"tasks": [outcome.as_json() for outcome in run.outcomes]}))
+    return int(code)
+
+
 def summary(loop: Loop, code: int, ended: str) -> dict[str, object]:
     """`run --json`'s object (docs/file-format.md, JSON output)."""
     tally = loop.tally
@@ -165,7 +230,7 @@ def summary(loop: Loop, code: int, ended: str) -> dict[str, object]:
     }
 
 
-def _term_as_interrupt():
+def _term_as_interrupt() -> Callable[[], object]:
     """SIGTERM stops the run like Ctrl-C does, so the agent's group is stopped too
     instead of being left running."""
     import signal

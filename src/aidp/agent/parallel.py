@@ -1,0 +1,363 @@
+"""`aidp run --backlog --parallel N`: N agents at once, each on a ready task in a git
+worktree of its own (DESIGN §12).
+
+The run claims each task in the starting worktree (so the claim is in its tasklist),
+makes the task's worktree and branch (aidp.agent.parallel_git) and starts a worker
+process there (aidp.agent.parallel_worker) that drives the agent on that one task with
+`run --backlog`'s rules. The worker's messages come back as JSON lines and are shown
+prefixed by the task (aidp.agent.parallel_view). A slot that frees takes the next
+ready task, so a task that waited on a finished one gets its turn in the same run.
+
+When an agent ends, the run copies the task's own records (the task, its claim, its
+field changes and notes) from the worktree's tasklist into the starting worktree's, so
+its final state stays there when the worktree goes; then it commits the worktree's
+tasklist alone on the task's branch and removes the worktree (kept and named when it
+holds other uncommitted changes, or the agent paused for the user). With `--merge` a
+task that ended done has its branch merged into the starting branch at once (so later
+worktrees start from it); one that does not merge cleanly is left, named.
+
+An agent that fails has its task released (by the worker, or by the run when the
+worker could not) and the others go on; no new task starts after a failure, and the
+run exits with the first failing agent's code. Ctrl-C (or SIGTERM) sends SIGINT to
+every worker, which stops its agent's process group and releases its task; the
+worktrees are kept and named; exit 130.
+"""
+
+from __future__ import annotations
+
+import os
+import queue as queues
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from aidp import queue
+from aidp.agent.continuation import Limits
+from aidp.agent.parallel_git import Checkout, branch_of, hex_of
+from aidp.agent.parallel_view import PlainView
+from aidp.agent.parallel_worker import job_for
+from aidp.agent.presets import AgentSpec
+from aidp.errors import AidpError, ExitCode, InvalidInput
+from aidp.fold import parse_line
+from aidp.log import TaskLog
+
+MAX_PARALLEL = 16
+STOP_GRACE_SECONDS = 20.0  # how long interrupted workers get to stop and release
+
+
+def check_parallel(n: int) -> int:
+    if not 1 <= n <= MAX_PARALLEL:
+        raise InvalidInput(f"Invalid --parallel {n}: use a whole number from 1 to "
+                           f"{MAX_PARALLEL}")
+    return n
+
+
+@dataclass
+class Agent:
+    tid: str
+    description: str
+    project: Path  # the project folder in the task's worktree
+    proc: subprocess.Popen[bytes]
+    open_streams: int = 2
+    exit_code: int | None = None
+    status: str = ""
+    merged: bool = False
+    kept: str | None = None  # why the worktree was kept
+
+    @property
+    def key(self) -> str:
+        return hex_of(self.tid)
+
+
+@dataclass
+class Outcome:
+    """One task of the run, as `--json` reports it."""
+
+    tid: str
+    status: str
+    exit_code: int
+    merged: bool = False
+
+    def as_json(self) -> dict[str, object]:
+        return {"id": self.tid, "status": self.status, "branch": branch_of(self.tid),
+                "merged": self.merged, "exit_code": self.exit_code}
+
+
+@dataclass
+class Parallel:
+    log: TaskLog
+    checkout: Checkout
+    agent: AgentSpec
+    actor: str
+    width: int
+    view: PlainView
+    limits: Limits = field(default_factory=Limits)
+    max_tasks: int | None = None
+    guidance: str | None = None
+    merge: bool = False
+    outcomes: list[Outcome] = field(default_factory=list)
+    running: dict[str, Agent] = field(default_factory=dict)
+    tried: list[str] = field(default_factory=list)
+    first_failure: int | None = None
+    interrupted: bool = False
+    _lines: queues.Queue[tuple[str, str, bytes | None]] = field(
+        default_factory=queues.Queue)
+    _nothing: str | None = None
+
+    # --- the run ----------------------------------------------------------------------
+
+    def run(self) -> int:
+        check_parallel(self.width)
+        if self.merge:
+            committed = self.checkout.commit_tasklist()
+            if committed:
+                self.view.info(f"✓ Committed the tasklist on {self.checkout.branch}: "
+                               f"{committed}")
+        try:
+            self._schedule()
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self._stop_all()
+        if self.interrupted:
+            return ExitCode.INTERRUPTED
+        if self._nothing is not None:
+            self.view.info(f"📋 {self._nothing}: the parallel run stops")
+        done = sum(o.status == "done" for o in self.outcomes)
+        merged = sum(o.merged for o in self.outcomes)
+        tail = f", {merged} merged" if self.merge else ""
+        self.view.info(f"📋 Parallel run: {len(self.outcomes)} claimed, {done} done{tail}")
+        return self.first_failure or ExitCode.OK
+
+    def _schedule(self) -> None:
+        while True:
+            self._start_more()
+            if not self.running:
+                return
+            self._pump(0.2)
+
+    def _can_start(self) -> bool:
+        if self.first_failure is not None or self.interrupted:
+            return False
+        return self.max_tasks is None or len(self.tried) < self.max_tasks
+
+    def _start_more(self) -> None:
+        while len(self.running) < self.width and self._can_start():
+            try:
+                claimed = queue.claim(self.log, None, self.actor, exclude=self.tried)
+            except queue.NothingReady as exc:
+                self._nothing = str(exc).split(";")[0]
+                return
+            self._nothing = None
+            task = claimed.task
+            tid = task["id"]
+            self.tried.append(tid)
+            description = str(task.get("description", ""))
+            key = hex_of(tid)
+            try:
+                project = self.checkout.prepare(tid)
+                proc = self._spawn(project, tid)
+            except (AidpError, OSError) as exc:
+                self.view.warning(f"[{key}] Cannot start an agent on task "
+                                  f"{queue.short(tid, self.log.read())}: {exc}")
+                queue.release(self.log, [tid])
+                self._failed(ExitCode.FAILURE)
+                self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.FAILURE))
+                return
+            agent = Agent(tid, description, project, proc)
+            self.running[key] = agent
+            self.view.info(f"[{key}] ▶ Task {len(self.tried)}: {description} "
+                           f"({queue.short(tid, self.log.read())}) on {branch_of(tid)}, "
+                           f"claimed as {self.actor}")
+            self.view.state(key, description, "working")
+
+    def _spawn(self, project: Path, tid: str) -> subprocess.Popen[bytes]:
+        env = {**os.environ, "AIDP_DIR": str(project), "AIDP_TASK": tid,
+               "AIDP_ACTOR": self.actor}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "aidp.agent.parallel_worker"], cwd=project, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True,  # only the run signals it: one SIGINT, not two
+        )
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        try:
+            proc.stdin.write(job_for(root=project, tid=tid, actor=self.actor, agent=self.agent,
+                                     max_continuations=self.limits.max_continuations,
+                                     timeout=self.limits.timeout, guidance=self.guidance))
+            proc.stdin.close()
+        except OSError:
+            pass  # it died at once: its exit code says so
+        key = hex_of(tid)
+        for name, stream in (("stdout", proc.stdout), ("stderr", proc.stderr)):
+            threading.Thread(target=self._read, args=(key, name, stream), daemon=True).start()
+        return proc
+
+    def _read(self, key: str, name: str, stream: IO[bytes]) -> None:
+        for raw in iter(stream.readline, b""):
+            self._lines.put((key, name, raw))
+        stream.close()
+        self._lines.put((key, name, None))
+
+    # --- what the workers say ---------------------------------------------------------
+
+    def _pump(self, wait: float) -> None:
+        """Show what arrived (waiting up to `wait` seconds for it); settle ended agents."""
+        try:
+            item = self._lines.get(timeout=wait)
+        except queues.Empty:
+            return
+        while True:
+            self._handle(*item)
+            try:
+                item = self._lines.get_nowait()
+            except queues.Empty:
+                return
+
+    def _handle(self, key: str, stream: str, raw: bytes | None) -> None:
+        agent = self.running.get(key)
+        if agent is None:
+            return
+        if raw is None:
+            agent.open_streams -= 1
+            if agent.open_streams == 0:
+                agent.exit_code = _exit_code(agent.proc)
+                self._ended(agent)
+            return
+        text = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if stream == "stderr":
+            self.view.event(key, "agent_err", text)
+            return
+        try:
+            message: Any = orjson.loads(raw)
+            kind, said = str(message["kind"]), str(message["text"])
+        except (orjson.JSONDecodeError, KeyError, TypeError):
+            kind, said = "agent", text
+        self.view.event(key, kind, said)
+
+    # --- an agent ended ---------------------------------------------------------------
+
+    def _ended(self, agent: Agent) -> None:
+        del self.running[agent.key]
+        code = agent.exit_code or 0
+        if code:
+            self._failed(code)
+            self._release_if_held(agent.tid)
+        self._copy_records(agent)
+        agent.status = self._status(agent.tid)
+        paused = code == 0 and agent.status == "in_progress"
+        if self.interrupted:
+            agent.kept = "interrupted"
+        elif paused:
+            agent.kept = "the agent paused for you; the task stays claimed"
+        else:
+            agent.kept = self.checkout.finish(agent.tid)
+        if self.merge and not self.interrupted and agent.status == "done" and not code:
+            why = self.checkout.merge(agent.tid)
+            agent.merged = why is None
+            if why is None:
+                self.view.info(f"[{agent.key}] ✓ Merged {branch_of(agent.tid)} into "
+                               f"{self.checkout.branch}")
+            else:
+                self.view.warning(f"[{agent.key}] Not merged: {branch_of(agent.tid)} ({why}); "
+                                  f"it is left for you: git merge {branch_of(agent.tid)}")
+        ended = f"ended: {agent.status}, exit code {code}"
+        if agent.kept is not None:
+            path = self.checkout.worktree_path(agent.tid)
+            self.view.info(f"[{agent.key}] Kept the worktree {path} ({agent.kept})")
+            self.view.state(agent.key, agent.description, "kept")
+        else:
+            self.view.state(agent.key, agent.description, "ended")
+        self.view.info(f"[{agent.key}] ■ {agent.description} {ended}")
+        self.outcomes.append(Outcome(agent.tid, agent.status, code, agent.merged))
+
+    def _failed(self, code: int) -> None:
+        if self.first_failure is None:
+            self.first_failure = code
+
+    def _status(self, tid: str) -> str:
+        task = self.log.read().tasks.get(tid)
+        return str(task.get("status", "")) if task is not None else ""
+
+    def _release_if_held(self, tid: str) -> None:
+        """The worker releases its task when its agent fails; this covers a worker that
+        could not (killed, crashed)."""
+        fold = self.log.read()
+        task = fold.tasks.get(tid)
+        if task is None or task.get("status") != "in_progress":
+            return
+        holder = queue.state(fold).holder(task)
+        if holder is not None and holder["assignee"] != self.actor:
+            return
+        try:
+            queue.release(self.log, [tid])
+        except AidpError as exc:
+            self.view.warning(f"Cannot release task {tid}: {exc}")
+            return
+        self.view.info(f"[{hex_of(tid)}] ↩ Released task {queue.short(tid, self.log.read())}")
+
+    def _copy_records(self, agent: Agent) -> None:
+        """The task's own records the worktree wrote, appended to the starting
+        worktree's tasklist as they are (the fold reads a line it already has once)."""
+        theirs = TaskLog(agent.project)
+        if not theirs.path.exists():
+            return
+        try:
+            have = set(self.log.read_bytes().split(b"\n")) if self.log.path.exists() else set()
+            data = theirs.read_bytes()
+        except (AidpError, OSError) as exc:
+            self.view.warning(f"Cannot read {theirs.path}: {exc}")
+            return
+        records = []
+        for raw in data.split(b"\n"):
+            if not raw.strip() or raw in have:
+                continue
+            record = parse_line(raw)
+            if record is not None and (record.get("id") == agent.tid
+                                       or record.get("task") == agent.tid):
+                records.append(record)
+                have.add(raw)
+        if records:
+            self.log.append(records)
+
+    # --- Ctrl-C -----------------------------------------------------------------------
+
+    def _stop_all(self) -> None:
+        """SIGINT to every worker (each stops its agent's group and releases its task),
+        then wait for them, SIGKILL after a grace (or a second Ctrl-C)."""
+        for agent in self.running.values():
+            _signal(agent.proc, signal.SIGINT)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        try:
+            while self.running and time.monotonic() < deadline:
+                self._pump(0.2)
+        except KeyboardInterrupt:
+            pass
+        for agent in list(self.running.values()):
+            _signal(agent.proc, signal.SIGKILL)
+            agent.exit_code = _exit_code(agent.proc)
+            agent.open_streams = 0
+            self._ended(agent)
+        self.view.warning("Interrupted: every agent was stopped and its task released; "
+                          "the worktrees are kept (listed above)")
+
+
+def _signal(proc: subprocess.Popen[bytes], signum: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _exit_code(proc: subprocess.Popen[bytes]) -> int:
+    try:
+        code = proc.wait(timeout=STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        _signal(proc, signal.SIGKILL)
+        code = proc.wait()
+    return 128 - code if code < 0 else code

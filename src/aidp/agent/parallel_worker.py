@@ -1,0 +1,97 @@
+"""One agent of `aidp run --parallel`: a process of its own (`python -m
+aidp.agent.parallel_worker`), started by aidp.agent.parallel in the task's worktree.
+
+It reads its job (one JSON object) on stdin, works on that one claimed task exactly as
+`run --backlog` does (aidp.agent.backlog: the task's own session, the completion gate,
+follow-ups, releasing the task when the agent fails or is interrupted), and writes
+each message the loop emits as one JSON line `{"kind", "text"}` on stdout. Its exit
+code is the task's: 0, the agent's own code, 124 on timeout, 130 when interrupted
+(SIGINT or SIGTERM stops the agent's process group first). A process of its own per
+agent keeps each loop's state, the store's caches and the agent's process group
+apart, and lets the run stop every agent with one signal each.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from aidp.errors import AidpError, ExitCode
+
+
+def job_for(*, root: Path, tid: str, actor: str, agent: Any, max_continuations: int,
+            timeout: float | None, guidance: str | None) -> bytes:
+    """The job line the run writes to a worker's stdin (`agent`: an AgentSpec)."""
+    return orjson.dumps({
+        "root": str(root), "task": tid, "actor": actor, "guidance": guidance,
+        "max_continuations": max_continuations, "timeout": timeout,
+        "agent": {"label": agent.label, "argv": list(agent.argv), "source": agent.source,
+                  "preset": agent.preset, "env": [list(pair) for pair in agent.env]},
+    }) + b"\n"
+
+
+def _say(kind: str, text: str) -> None:
+    sys.stdout.buffer.write(orjson.dumps({"kind": kind, "text": text}) + b"\n")
+    sys.stdout.buffer.flush()
+
+
+def main() -> int:
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
+    job = orjson.loads(sys.stdin.buffer.readline())
+    try:
+        return _work(job)
+    except KeyboardInterrupt:
+        return ExitCode.INTERRUPTED
+    except AidpError as exc:
+        _say("warning", str(exc))
+        return int(exc.exit_code)
+
+
+def _work(job: dict[str, Any]) -> int:
+    from aidp.agent.backlog import Drain, session_for
+    from aidp.agent.continuation import Limits
+    from aidp.agent.loop import Loop, Message
+    from aidp.agent.presets import AgentSpec
+    from aidp.log import TaskLog
+
+    root, tid = Path(job["root"]), str(job["task"])
+    spec = job["agent"]
+    agent = AgentSpec(label=spec["label"], argv=tuple(spec["argv"]), source=spec["source"],
+                      preset=spec["preset"], env=tuple((k, v) for k, v in spec["env"]))
+
+    def emit(message: Message) -> None:
+        _say(message.kind, message.text)
+
+    log = TaskLog(root)
+    loop = Loop(log=log, root=root, session=session_for(tid), agent=agent, emit=emit,
+                limits=Limits(max_continuations=job["max_continuations"],
+                              timeout=job["timeout"]))
+    loop.env["AIDP_TASK"] = tid
+    try:
+        drain = Drain(loop, actor=job["actor"], guidance=job["guidance"])
+        task = log.read().tasks.get(tid)
+        if task is None:
+            _say("warning", f"Task {tid} is not in this worktree's queue")
+            return ExitCode.FAILURE
+        drain.current = tid
+        drain.tried.append(tid)
+        try:
+            code, _stop = drain._work_on(task)
+        except KeyboardInterrupt:
+            drain._release("interrupted")
+            return ExitCode.INTERRUPTED
+        return int(code)
+    finally:
+        loop.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
