@@ -150,7 +150,8 @@ class Parallel:
     def _start_more(self) -> None:
         while len(self.running) < self.width and self._can_start():
             try:
-                claimed = queue.claim(self.log, None, self.actor, exclude=self.tried)
+                claimed = queue.claim(self.log, None, self.actor,
+                                      exclude=[*self.tried, *self._waiting_on_running()])
             except queue.NothingReady as exc:
                 self._nothing = str(exc).split(";")[0]
                 return
@@ -176,6 +177,18 @@ class Parallel:
                            f"({queue.short(tid, self.log.read())}) on {branch_of(tid)}, "
                            f"claimed as {self.actor}")
             self.view.state(key, description, "working")
+
+    def _waiting_on_running(self) -> list[str]:
+        """Ready tasks that waited on a task an agent of this run still works on: its
+        work is not in any branch a worktree starts from until that agent has ended
+        (and, with --merge, its branch is merged), so they wait for that."""
+        if not self.running:
+            return []
+        fold = self.log.read()
+        qs = queue.state(fold)
+        busy = {agent.tid for agent in self.running.values()}
+        return [entry.id for entry in queue.ready(fold, qs)
+                if busy.intersection(qs.waits(entry.id))]
 
     def _spawn(self, project: Path, tid: str) -> subprocess.Popen[bytes]:
         env = {**os.environ, "AIDP_DIR": str(project), "AIDP_TASK": tid,

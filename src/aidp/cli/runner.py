@@ -95,7 +95,6 @@ def run(
     Examples:
     $ aidp run "Fix the failing tests" --agent claude
     $ aidp run --backlog --max-tasks 3 -a codex
-    $ aidp run --backlog --parallel 3 --merge -a claude
     """
     from aidp.agent import presets
     from aidp.agent.continuation import Limits

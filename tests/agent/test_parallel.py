@@ -1,0 +1,355 @@
+"""`aidp run --backlog --parallel N` with scripted agents and real git (DESIGN §12): a
+worktree and a branch per task, agents at once, the completion gate, the starting
+worktree's tasklist, --merge (a clean merge and a conflicting one), a failing agent,
+Ctrl-C to the process group, --json, and bad input refused before anything starts."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TASKLIST = ".aidp/tasklist.jsonl"
+
+# A scripted agent: records what it was given, then runs BODY. `wait_for(n)` waits (up
+# to 60 s) until n agents have started, so a test proves they ran at once.
+AGENT = """\
+import json, os, subprocess, sys, time
+from pathlib import Path
+PROMPT = sys.stdin.read()
+TASK = os.environ["AIDP_TASK"]
+HEX = TASK.rpartition("_")[2]
+LOGS = Path({logs!r})
+LOGS.mkdir(exist_ok=True)
+with open(LOGS / (HEX + ".jsonl"), "a", encoding="utf-8") as f:
+    f.write(json.dumps({{"task": TASK, "actor": os.environ.get("AIDP_ACTOR"),
+                        "cwd": os.getcwd(), "aidp_dir": os.environ.get("AIDP_DIR"),
+                        "pid": os.getpid(), "prompt": PROMPT}}) + "\\n")
+CALL = sum(1 for _ in open(LOGS / (HEX + ".jsonl"), encoding="utf-8"))
+def aidp(*args):
+    return subprocess.run([sys.executable, "-m", "aidp", *args], check=True,
+                          capture_output=True, text=True).stdout
+def git(*args):
+    subprocess.run(["git", *args], check=True, capture_output=True)
+def commit(name, text):
+    Path(name).write_text(text)
+    git("add", name)
+    git("commit", "-q", "-m", "work on " + HEX)
+def wait_for(n):
+    deadline = time.monotonic() + 60
+    while len(list(LOGS.glob("*.jsonl"))) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if len(list(LOGS.glob("*.jsonl"))) < n:
+        print("the other agents never started")
+        sys.exit(9)
+{body}
+"""
+
+DILIGENT = """\
+commit("file-" + HEX + ".txt", HEX + "\\n")
+aidp("todo", "add", "Do " + TASK)
+aidp("todo", "tick", "1")
+aidp("tasks", "done", TASK)
+print("closed " + HEX)
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+class Agent:
+    def __init__(self, path: Path, logs: Path) -> None:
+        self.path = path
+        self.logs = logs
+
+    @property
+    def command(self) -> str:
+        return f"{shlex.quote(sys.executable)} {shlex.quote(str(self.path))}"
+
+    def calls(self, tid: str | None = None) -> list[dict]:
+        found = []
+        for log in sorted(self.logs.glob("*.jsonl")):
+            found += [json.loads(line) for line in log.read_text().splitlines()]
+        return [c for c in found if tid is None or c["task"] == tid]
+
+
+@pytest.fixture
+def agent(tmp_path: Path):
+    def make(body: str) -> Agent:
+        path = tmp_path / "agent.py"
+        logs = tmp_path / "calls"
+        path.write_text(AGENT.format(logs=str(logs), body=body), encoding="utf-8")
+        return Agent(path, logs)
+
+    return make
+
+
+@pytest.fixture(autouse=True)
+def actor(monkeypatch) -> None:
+    monkeypatch.setenv("AIDP_ACTOR", "runner")
+
+
+@pytest.fixture
+def repo(project: Path, cli) -> Path:
+    """The project as a git repository on main with aidp's files committed."""
+    git(project, "init", "-q", "-b", "main")
+    git(project, "config", "commit.gpgsign", "false")
+    assert cli("init").code == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "init")
+    return project
+
+
+def add(cli, text: str, *args: str) -> str:
+    result = cli("tasks", "add", text, "-q", *args)
+    assert result.code == 0, result
+    return result.out.strip()
+
+
+def commit_all(repo: Path) -> None:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "backlog")
+
+
+def state(cli) -> dict[str, dict]:
+    return {t["id"]: t for t in json.loads(cli("tasks", "list", "--all", "--json").out)}
+
+
+def hex_of(tid: str) -> str:
+    return tid.rpartition("_")[2]
+
+
+def run(repo: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "aidp", "run", "--backlog", *args],
+                          cwd=repo, env={**os.environ, "AIDP_DIR": str(repo)},
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def own_tasklist(repo: Path) -> dict[str, dict]:
+    """The tasks as the starting worktree's own file alone folds them (no worktree)."""
+    from aidp.fold import Fold
+
+    fold = Fold()
+    for raw in (repo / TASKLIST).read_bytes().splitlines():
+        fold.add_line(raw)
+    return dict(fold.tasks)
+
+
+def test_agents_work_at_once_each_in_a_worktree_of_its_own(cli, agent, repo: Path) -> None:
+    ids = [add(cli, name) for name in ("One", "Two", "Three")]
+    commit_all(repo)
+    worker = agent("wait_for(2)\n" + DILIGENT)
+    result = run(repo, "--parallel", "3", "--agent", worker.command)
+    assert result.returncode == 0, result
+    found = state(cli)
+    assert all(found[t]["status"] == "done" and found[t]["assignee"] == "runner"
+               for t in ids)
+    for tid in ids:
+        (call,) = worker.calls(tid)
+        where = repo / ".aidp" / "worktrees" / hex_of(tid)
+        assert (call["cwd"], call["aidp_dir"], call["actor"]) == (str(where), str(where),
+                                                                  "runner")
+        assert f"claimed for you (as runner):\n\n  {tid}" in call["prompt"]
+        # The branch keeps the agent's commit; the worktree is gone.
+        assert git(repo, "show", f"aidp/{hex_of(tid)}:file-{hex_of(tid)}.txt") == \
+            f"{hex_of(tid)}\n"
+        assert not where.exists()
+        assert f"[{hex_of(tid)}] closed {hex_of(tid)}" in result.stdout
+        assert f"[{hex_of(tid)}] ✓ Task done: " in result.stdout
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    # Claims and final states are in the starting worktree's own file too.
+    mine = own_tasklist(repo)
+    assert all(mine[t]["status"] == "done" for t in ids)
+    assert "📋 Parallel run: 3 claimed, 3 done" in result.stdout
+    # Nothing of the run is in the starting branch's files: main is as it was.
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() == [
+        f" M {TASKLIST}"]
+
+
+def test_the_next_ready_task_gets_a_free_slot_and_merge_brings_the_work_home(
+        cli, agent, repo: Path) -> None:
+    first = add(cli, "First", "-p", "high")
+    later = add(cli, "Needs first", "--blocked-by", first)
+    commit_all(repo)
+    worker = agent(
+        "if Path('file-' + " + repr(hex_of(first)) + " + '.txt').exists():\n"
+        "    print('sees the first task work')\n" + DILIGENT)
+    result = run(repo, "--parallel", "2", "--merge", "--agent", worker.command)
+    assert result.returncode == 0, result
+    assert sorted(c["task"] for c in worker.calls()) == sorted([first, later])
+    # Merged as each ended, so the later worktree started from the first one's work.
+    assert f"[{hex_of(later)}] sees the first task work" in result.stdout
+    for tid in (first, later):
+        assert (repo / f"file-{hex_of(tid)}.txt").read_text() == f"{hex_of(tid)}\n"
+        assert f"[{hex_of(tid)}] ✓ Merged aidp/{hex_of(tid)} into main" in result.stdout
+    assert git(repo, "status", "--porcelain").strip() == ""
+    assert all(t["status"] == "done" for t in state(cli).values())
+    assert all(t["status"] == "done" for t in own_tasklist(repo).values())
+    assert "📋 Parallel run: 2 claimed, 2 done, 2 merged" in result.stdout
+
+
+def test_a_conflicting_branch_is_left_and_named(cli, agent, repo: Path) -> None:
+    a = add(cli, "Write A", "-p", "high")
+    b = add(cli, "Write B")
+    commit_all(repo)
+    # Both write one file differently, at once: the second merge conflicts.
+    worker = agent("wait_for(2)\ncommit('shared.txt', HEX + '\\n')\n"
+                   "aidp('tasks', 'done', TASK)\n")
+    result = run(repo, "--parallel", "2", "--merge", "--json", "--agent", worker.command)
+    assert result.returncode == 0, result
+    tasks = json.loads(result.stdout)["tasks"]
+    assert sorted(t["id"] for t in tasks) == sorted([a, b])
+    assert all(set(t) == {"id", "status", "branch", "merged", "exit_code"} for t in tasks)
+    merged = [t for t in tasks if t["merged"]]
+    left = [t for t in tasks if not t["merged"]]
+    assert len(merged) == len(left) == 1
+    assert left[0]["status"] == "done" and left[0]["exit_code"] == 0
+    assert (repo / "shared.txt").read_text() == f"{hex_of(merged[0]['id'])}\n"
+    branch = left[0]["branch"]
+    assert branch == f"aidp/{hex_of(left[0]['id'])}"
+    assert (f"Not merged: {branch} (conflicts in shared.txt); it is left for you: "
+            f"git merge {branch}") in result.stderr
+    assert git(repo, "show", f"{branch}:shared.txt") == f"{hex_of(left[0]['id'])}\n"
+    assert git(repo, "status", "--porcelain").strip() == ""  # the merge was undone
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+
+
+def test_a_failing_agent_releases_its_task_and_the_others_go_on(cli, agent,
+                                                                repo: Path) -> None:
+    bad = add(cli, "Breaks", "-p", "high")
+    good = add(cli, "Works")
+    commit_all(repo)
+    worker = agent("wait_for(2)\nif TASK == " + repr(bad) + ":\n"
+                   "    time.sleep(0.5)\n    sys.exit(3)\n" + DILIGENT)
+    result = run(repo, "--parallel", "2", "--json", "--agent", worker.command)
+    assert result.returncode == 3, result
+    found = state(cli)
+    assert found[bad]["status"] == "pending" and "assignee" not in found[bad]
+    assert found[good]["status"] == "done"
+    assert own_tasklist(repo)[bad]["status"] == "pending"
+    assert f"[{hex_of(bad)}] Warning: The agent exited with code 3" in result.stderr
+    by_id = {t["id"]: t for t in json.loads(result.stdout)["tasks"]}
+    assert (by_id[bad]["status"], by_id[bad]["exit_code"]) == ("pending", 3)
+    assert (by_id[good]["status"], by_id[good]["exit_code"]) == ("done", 0)
+
+
+def test_the_completion_gate_holds_in_a_worktree(cli, agent, repo: Path) -> None:
+    tid = add(cli, "Gated")
+    commit_all(repo)
+    worker = agent(
+        "if CALL == 1:\n"
+        "    aidp('todo', 'add', 'Step one')\n"
+        "    aidp('todo', 'add', 'Step two')\n"
+        "    aidp('tasks', 'done', TASK)\n"
+        "else:\n"
+        "    aidp('todo', 'tick', '1')\n"
+        "    aidp('todo', 'tick', '2')\n"
+        "    aidp('tasks', 'done', TASK)\n")
+    result = run(repo, "--parallel", "2", "--agent", worker.command)
+    assert result.returncode == 0, result
+    assert len(worker.calls(tid)) == 2
+    assert "still has open items" in worker.calls(tid)[1]["prompt"]
+    history = json.loads(cli("tasks", "history", tid, "--json").out)
+    assert [h["status"] for h in history] == ["pending", "in_progress", "done",
+                                              "in_progress", "done"]
+
+
+def test_ctrl_c_stops_every_agent_releases_and_keeps_the_worktrees(
+        cli, agent, repo: Path, tmp_path: Path) -> None:
+    ids = [add(cli, name) for name in ("Slow one", "Slow two")]
+    commit_all(repo)
+    worker = agent("wait_for(2)\nPath('scratch.txt').write_text('half done')\n"
+                   "print('ready', flush=True)\ntime.sleep(120)\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aidp", "run", "--backlog", "--parallel", "2", "--agent",
+         worker.command], cwd=repo, env={**os.environ, "AIDP_DIR": str(repo)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all(
+            (repo / ".aidp" / "worktrees" / hex_of(t) / "scratch.txt").exists() for t in ids):
+        time.sleep(0.05)
+    assert all(state(cli)[t]["assignee"] == "runner" for t in ids)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C on a terminal does
+    out, err = proc.communicate(timeout=90)
+    assert proc.returncode == 130, (out, err)
+    found = state(cli)
+    for tid in ids:
+        assert found[tid]["status"] == "pending" and "assignee" not in found[tid]
+        where = repo / ".aidp" / "worktrees" / hex_of(tid)
+        assert (where / "scratch.txt").read_text() == "half done"
+        assert f"[{hex_of(tid)}] Kept the worktree {where} (interrupted)" in out
+    pids = [c["pid"] for c in worker.calls()]
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert "Interrupted: every agent was stopped" in err
+    # The kept worktrees are git-ignored in the starting one.
+    assert git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() == [
+        f" M {TASKLIST}"]
+    # Their releases are in the starting worktree's file too: removing them reopens nothing.
+    for tid in ids:
+        git(repo, "worktree", "remove", "--force", str(repo / ".aidp/worktrees" / hex_of(tid)))
+    assert all(state(cli)[t]["status"] == "pending" for t in ids)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--parallel", "0"], "Error: Invalid --parallel 0: use a whole number from 1 to 16\n"),
+    (["--parallel", "17"], "Error: Invalid --parallel 17: use a whole number from 1 to 16\n"),
+    (["--merge"], "Error: --merge needs --parallel (and --backlog)\n"),
+])
+def test_bad_parallel_options(cli, agent, repo: Path, args, message) -> None:
+    add(cli, "One")
+    before = (repo / TASKLIST).read_bytes()
+    worker = agent(DILIGENT)
+    result = run(repo, *args, "--agent", worker.command)
+    assert (result.returncode, result.stderr) == (2, message)
+    assert worker.calls() == []
+    assert (repo / TASKLIST).read_bytes() == before
+
+
+def test_parallel_needs_backlog(cli, agent, repo: Path) -> None:
+    result = cli("run", "--parallel", "2", "--agent", agent(DILIGENT).command)
+    assert (result.code, result.err) == (
+        2, "Error: --parallel needs --backlog: the agents work on the ready tasks\n")
+
+
+def test_outside_a_git_repository_nothing_starts(cli, agent, project: Path) -> None:
+    add(cli, "One")
+    before = (project / TASKLIST).read_bytes()
+    worker = agent(DILIGENT)
+    result = cli("run", "--backlog", "--parallel", "2", "--agent", worker.command)
+    assert result.code == 2, result
+    assert result.err.startswith(f"Error: Cannot run --parallel: {project} is not inside a "
+                                 "git repository")
+    assert worker.calls() == []
+    assert (project / TASKLIST).read_bytes() == before
+    assert not (project / ".aidp" / "worktrees").exists()
+
+
+def test_merge_refuses_uncommitted_changes(cli, agent, repo: Path) -> None:
+    add(cli, "One")
+    (repo / "README").write_text("v1\n")
+    commit_all(repo)
+    (repo / "README").write_text("v2, not committed\n")
+    add(cli, "Two")  # an uncommitted tasklist alone would be committed for you
+    before = (repo / TASKLIST).read_bytes()
+    head = git(repo, "rev-parse", "HEAD")
+    worker = agent(DILIGENT)
+    result = cli("run", "--backlog", "--parallel", "2", "--merge", "--agent", worker.command)
+    assert (result.code, result.err) == (
+        2, "Error: Cannot --merge: main has uncommitted changes (README); commit or stash "
+           "them first (the tasklist alone is committed for you), or leave out --merge\n")
+    assert worker.calls() == []
+    assert (repo / TASKLIST).read_bytes() == before
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert git(repo, "branch", "--list", "aidp/*") == ""
