@@ -1,9 +1,10 @@
 """Field-level merge, beside its rule in aidp.fold (docs/file-format.md): what a writer
 appends with a task record that changes a task — its `task_fields` companion
 (`TaskLog.update` adds them to every change it writes, so no writer can leave one
-out) — and the plain fold's second pass over the tasks two clones changed
-concurrently (`resolve`, with `merge_task`: the exact rule over all of a task's
-records, which fold.settle agrees with wherever it decides alone)."""
+out) — and the plain fold of a file (`fold_bytes`) with its second pass over the
+tasks two clones changed concurrently (`resolve`, with `merge_task`: the exact rule
+over all of a task's records, which fold.settle agrees with wherever it decides
+alone)."""
 
 from __future__ import annotations
 
@@ -61,6 +62,16 @@ def with_companions(tasks: Mapping[str, Record], records: list[Record]) -> list[
             latest[rid] = record
         out.append(record)
     return out
+
+
+def fold_bytes(data: bytes) -> Fold:
+    """The plain fold of a whole file's bytes: `Fold.feed`, then the tasks two clones
+    changed concurrently folded again with `resolve`."""
+    fold = Fold()
+    fold.feed(data)
+    if fold.conflicted:
+        resolve(fold, data)
+    return fold
 
 
 def resolve(fold: Fold, data: bytes) -> None:

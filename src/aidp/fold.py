@@ -32,6 +32,7 @@ from aidp.model import (
 from aidp.model import (
     task_tags as task_tags,  # its home is model; fold.task_tags stays for callers
 )
+from aidp.plain import Plain
 from aidp.questions import Questions
 
 # (updated_at in µs, line number): the fold's order.
@@ -78,26 +79,7 @@ def beats(key: FoldKey, previous: FoldKey | None) -> bool:
 # --- the plain fold: lines in, state out ----------------------------------------------
 
 
-class _Plain:
-    """Value classes written out instead of @dataclass: each dataclass costs about a
-    millisecond of code generation at import, on every one of aidp's many start-ups."""
-
-    __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__name__}({shown})"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return all(getattr(self, n) == getattr(other, n) for n in self._fields)
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-class Fold(_Plain, Questions):
+class Fold(Plain, Questions):
     """The folded state of a log, plus what it takes to extend it with later lines. The
     questions asked of it (`aidp.questions.Questions`) are answered by loops over it."""
 
@@ -199,7 +181,7 @@ class Fold(_Plain, Questions):
             self.ends_with_newline = True
 
 
-_BOM = b"\xef\xbb\xbf"
+BOM = b"\xef\xbb\xbf"  # an editor's UTF-8 byte order mark, ahead of a line
 
 # Task keys whose value must be a string when present; a task line that breaks this
 # (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
@@ -221,7 +203,7 @@ def parse_line(raw: bytes) -> Record | None:
     """The JSON object on this line, or None for blank lines and damage."""
     if not raw or raw.isspace():
         return None
-    raw = raw.removeprefix(_BOM)  # an editor's byte order mark: the record behind it is good
+    raw = raw.removeprefix(BOM)  # an editor's byte order mark: the record behind it is good
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -235,7 +217,7 @@ def reread(raw: bytes) -> Record | None:
     checked — or None when it is not even an object any more (the file was rewritten
     meanwhile: the caller says so)."""
     try:
-        value = orjson.loads(raw.removeprefix(_BOM))
+        value = orjson.loads(raw.removeprefix(BOM))
     except orjson.JSONDecodeError:
         return None
     if type(value) is not dict:
@@ -323,16 +305,6 @@ def mend_tags(record: Record) -> Record:
     if type(record.get("tags")) is str:
         record["tags"] = task_tags(record)
     return record
-
-
-def fold_bytes(data: bytes) -> Fold:
-    fold = Fold()
-    fold.feed(data)
-    if fold.conflicted:
-        from aidp.fields import resolve  # only for a task two clones changed concurrently
-
-        resolve(fold, data)
-    return fold
 
 
 # --- field-level merge: the rule -------------------------------------------------------

@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aidp.fold import Fold, _Plain, task_tags
+from aidp.fold import Fold, task_tags
 from aidp.model import (  # week_start and finished_at are defined there (the store uses them)
     CLOSED_STATUSES,
     DAY,
@@ -31,6 +31,7 @@ from aidp.model import (  # week_start and finished_at are defined there (the st
     ts_of,
     week_start,
 )
+from aidp.plain import Plain
 
 WEEKS = 12
 TOP_TAGS = 10
@@ -49,7 +50,7 @@ UNKNOWN_AGE = "unknown"
 _AGE_LIMITS = [high for _label, _low, high in AGE_BUCKETS if high is not None]
 
 
-class Filters(_Plain):
+class Filters(Plain):
     """Which tasks the series count: created at or after `since` (µs), filed in
     `session`, carrying any of `tags`. All empty: every task."""
 

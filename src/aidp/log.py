@@ -22,9 +22,9 @@ import orjson
 
 from aidp import attributes, files, lock, worktrees
 from aidp.errors import StorageError
-from aidp.fields import with_companions
+from aidp.fields import fold_bytes, with_companions
 from aidp.files import storage_error
-from aidp.fold import Fold, FoldKey, _Plain, fold_bytes, parse_line, well_typed_task
+from aidp.fold import Fold, FoldKey, parse_line, well_typed_task
 from aidp.lock import (
     DEFAULT_LOCK_TIMEOUT,
     LOCK_NOTICE_SECONDS,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # Names other modules import from here, kept where they always were.
 __all__ = [
     "CACHE_DIR", "DEFAULT_LOCK_TIMEOUT", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_ENV",
-    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "_Plain", "dumps", "encode", "fold_bytes",
+    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "dumps", "encode", "fold_bytes",
     "parse_line", "parse_lock_timeout", "read_stamp", "stat_key", "use_reader",
     "well_typed_task", "write_stamp",
 ]

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 from aidp import files
 from aidp.files import refuse_link, storage_error
 from aidp.fold import (
-    _BOM,
+    BOM,
     DAMAGED,
     FIELDS,
     IGNORED,
     FoldKey,
-    _Plain,
     beats,
     companion_key,
     key_of,
@@ -27,6 +26,7 @@ from aidp.fold import (
     place,
 )
 from aidp.log import LOG_NAME, TaskLog
+from aidp.plain import Plain
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -92,7 +92,7 @@ def why_damaged(raw: bytes) -> str:
     from aidp.model import stamp_out_of_reach
 
     try:
-        value = orjson.loads(raw.removeprefix(_BOM))
+        value = orjson.loads(raw.removeprefix(BOM))
     except orjson.JSONDecodeError:
         if raw.lstrip().startswith((b"<<<<<<<", b"|||||||", b"=======", b">>>>>>>")):
             return "a git conflict marker"
@@ -182,7 +182,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
                 if beats(key, previous):
                     winners[(kind, rid)] = key
                 changed = changed or previous is not None
-            if raw != raw.strip() or raw.startswith(_BOM):
+            if raw != raw.strip() or raw.startswith(BOM):
                 changed = True
         keep = {key[1] for key in winners.values()}
         keep.update(unknown)
@@ -200,7 +200,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
                 if number in replace:
                     handle.write(replace[number])
                 elif number in keep:
-                    handle.write(raw.removeprefix(_BOM).strip() + b"\n")
+                    handle.write(raw.removeprefix(BOM).strip() + b"\n")
 
         _replace_locked(log, write)
         report.rewritten = True
@@ -228,7 +228,7 @@ def _merged_fields(log: TaskLog, keep: set[int], companions: dict[tuple[str, str
     return replace
 
 
-class MaintenanceReport(_Plain):
+class MaintenanceReport(Plain):
     _fields = ("lines_before", "lines_after", "blank", "damaged", "damaged_lines", "backup",
                "rewritten", "unknown", "reasons")
 

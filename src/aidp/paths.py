@@ -17,7 +17,7 @@ DATA_DIR = ".aidp"
 DEFAULT_SESSION = "default"
 
 
-def _git_dir(start: Path) -> tuple[Path, Path] | None:
+def locate_git(start: Path) -> tuple[Path, Path] | None:
     """(work tree top, git dir) of the repository holding `start`, if any."""
     for folder in (start, *start.parents):
         dot_git = folder / ".git"
@@ -61,7 +61,7 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
     top: Path | None = None  # the top of the work tree `here` is in, once passed
     for folder in (here, *here.parents):
         if (folder / DATA_DIR).is_dir():
-            if top is not None and _git_dir(folder) is not None:
+            if top is not None and locate_git(folder) is not None:
                 # Another work tree's .aidp (the main worktree around Claude Code's
                 # .claude/worktrees/NAME, a project around a cloned repository): a
                 # repository inside another never writes the outer one's tasklist.
@@ -69,7 +69,7 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
             return folder  # in no work tree: every repository below shares it alike
         if top is None and _git_top(folder):
             top = folder
-    found = _git_dir(here)
+    found = locate_git(here)
     if found is not None:
         return found[0]
     return here
@@ -77,7 +77,7 @@ def find_root(explicit: str | os.PathLike[str] | None = None, cwd: Path | None =
 
 def git_branch(root: Path) -> str | None:
     """The checked-out branch (also on a branch with no commits yet); None when detached."""
-    found = _git_dir(root)
+    found = locate_git(root)
     if found is None:
         return None
     try:

@@ -16,7 +16,7 @@ from aidp.ids import (
     resolve_id,
     short_ids,
 )
-from aidp.log import Fold, TaskLog, _Plain
+from aidp.log import Fold, TaskLog
 from aidp.model import (
     OPEN_STATUSES,
     STATUSES,
@@ -29,6 +29,7 @@ from aidp.model import (
     validate_reason,
     validate_status,
 )
+from aidp.plain import Plain
 
 if TYPE_CHECKING:
     from aidp.queue import Change, QueueState
@@ -84,7 +85,7 @@ def open_duplicate(fold: Fold, description: str) -> Record | None:
     return min(found, key=lambda t: (t.get("created_at") or "", t["id"])) if found else None
 
 
-class Filed(_Plain):
+class Filed(Plain):
     """What add_unless_open did: the new task, or the open one with the same text."""
 
     __slots__ = ("filed", "short_id", "task")
@@ -162,7 +163,7 @@ def set_status(
 # --- queries ------------------------------------------------------------------------
 
 
-class Query(_Plain):
+class Query(Plain):
     _fields = ("statuses", "priorities", "tags", "session", "created_from", "created_before",
                "sort", "limit", "grep", "assignee")
 
@@ -209,7 +210,7 @@ def sort_key(sort: str) -> Callable[[Record], Any]:
     raise InvalidInput(f"Invalid --sort {sort!r}: use one of {', '.join(SORTS)}")
 
 
-class Found(_Plain):
+class Found(Plain):
     """The tasks found (at most the limit) and how many of each status matched."""
     _fields = ("tasks", "matched")
 

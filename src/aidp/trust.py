@@ -33,8 +33,8 @@ from aidp.errors import ConfigError, InvalidInput
 from aidp.paths import DATA_DIR
 from aidp.trust_scope import Scope, TooWide, scope, shown_folder
 from aidp.trust_store import (
-    _update_store,
     read_store,
+    update_store,
 )
 
 CONFIG_NAME = "config.toml"
@@ -348,7 +348,7 @@ def trust(root: Path) -> list[Trusted]:
             files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp,
                                           **named[layer.path].record()}
 
-    _update_store(record)
+    update_store(record)
     return done
 
 
@@ -365,7 +365,7 @@ def revoke(root: Path) -> list[str]:
             if files.pop(key, None) is not None:
                 forgotten.append(shown)
 
-    _update_store(forget)
+    update_store(forget)
     return forgotten
 
 

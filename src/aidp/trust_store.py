@@ -63,7 +63,7 @@ def _parse_store(raw: bytes, path: Path) -> dict[str, dict[str, Any]]:
     return files
 
 
-def _update_store(change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
+def update_store(change: Callable[[dict[str, dict[str, Any]]], None]) -> None:
     """Read, change and atomically replace the store under a lock, so two `aidp trust`
     at once lose nothing; a malformed store is refused, never overwritten."""
     import fcntl

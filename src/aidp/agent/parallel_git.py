@@ -16,7 +16,7 @@ from pathlib import Path
 
 from aidp import files, worktrees
 from aidp.errors import InvalidInput
-from aidp.git.runner import GitError, Repo, _run, repo_of
+from aidp.git.runner import GitError, Repo, repo_of, run
 from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
 
@@ -49,12 +49,12 @@ class Checkout:
             raise InvalidInput(f"Cannot run --parallel: {exc}") from None
         self.log = log
         self.subpath = shared.subpath  # the project folder below a worktree's top
-        head = _run(self.repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}",
+        head = run(self.repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}",
                     check=False)
         if head is None or head.returncode != 0:
             raise InvalidInput("Cannot run --parallel: the repository has no commit yet "
                                "(a worktree starts from one); commit first")
-        branch = _run(self.repo.top, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+        branch = run(self.repo.top, "symbolic-ref", "--short", "-q", "HEAD", check=False)
         self.branch = branch.stdout.strip() if branch and branch.returncode == 0 else None
         if merge:
             self._refuse_unmergeable()
@@ -79,7 +79,7 @@ class Checkout:
 
     def changed_paths(self) -> list[str]:
         """Tracked paths with changes, staged or not (untracked files do not count)."""
-        done = _run(self.repo.top, "-c", "core.fsmonitor=false", "status", "--porcelain",
+        done = run(self.repo.top, "-c", "core.fsmonitor=false", "status", "--porcelain",
                     "-z", "--untracked-files=no")
         return _porcelain_paths(done.stdout)
 
@@ -112,12 +112,12 @@ class Checkout:
         if path.exists() or path.is_symlink():
             raise GitError(f"Cannot make the worktree {path}: something else is there; "
                            "move it away")
-        known = _run(self.repo.top, "rev-parse", "--verify", "--quiet",
+        known = run(self.repo.top, "rev-parse", "--verify", "--quiet",
                      f"refs/heads/{branch}", check=False)
         if known is not None and known.returncode == 0:
-            _run(self.repo.top, "worktree", "add", "--quiet", str(path), branch)
+            run(self.repo.top, "worktree", "add", "--quiet", str(path), branch)
         else:
-            _run(self.repo.top, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
+            run(self.repo.top, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
         return path / self.subpath
 
     def _common(self) -> Path:
@@ -137,7 +137,7 @@ class Checkout:
 
                 with log.locked():
                     commit_tasklist(log, repo_of(log))
-            status = _run(path, "-c", "core.fsmonitor=false", "status", "--porcelain", "-z",
+            status = run(path, "-c", "core.fsmonitor=false", "status", "--porcelain", "-z",
                           "--untracked-files=all")
         except GitError as exc:
             return str(exc)
@@ -145,7 +145,7 @@ class Checkout:
         others = [p for p in _porcelain_paths(status.stdout) if not p.startswith(own)]
         if others:
             return f"uncommitted changes ({', '.join(others[:3])})"
-        done = _run(self.repo.top, "worktree", "remove", "--force", str(path), check=False)
+        done = run(self.repo.top, "worktree", "remove", "--force", str(path), check=False)
         if done is None or done.returncode != 0:
             return (done.stderr.strip().splitlines() or ["git worktree remove failed"])[-1] \
                 if done is not None else "git could not be run"
@@ -162,14 +162,14 @@ class Checkout:
                 commit_tasklist(self.log, self.repo)
             except GitError as exc:
                 return str(exc)
-            done = _run(self.repo.top, "merge", "--no-ff", "--no-edit", "-q", branch,
+            done = run(self.repo.top, "merge", "--no-ff", "--no-edit", "-q", branch,
                         check=False)
             if done is not None and done.returncode == 0:
                 return None
-            conflicted = _run(self.repo.top, "diff", "--name-only", "--diff-filter=U",
+            conflicted = run(self.repo.top, "diff", "--name-only", "--diff-filter=U",
                               check=False)
             names = conflicted.stdout.split() if conflicted is not None else []
-            _run(self.repo.top, "merge", "--abort", check=False)
+            run(self.repo.top, "merge", "--abort", check=False)
         if names:
             return f"conflicts in {', '.join(names[:3])}"
         lines = ((done.stderr or done.stdout) if done is not None else "").strip().splitlines()

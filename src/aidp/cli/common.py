@@ -48,7 +48,7 @@ COMMAND_LINE: list[str] = []
 
 
 class Env:
-    # A plain class, not a dataclass: see aidp.log._Plain.
+    # A plain class, not a dataclass: see aidp.plain.Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,
                  lock_timeout: str | None = None) -> None:
         self.directory = directory

@@ -16,7 +16,8 @@ from aidp.git.runner import file_at, has_commits, repo_of, verify_rev
 # Task keys that a status change sets; an edit is a change of any other key.
 _STATUS_KEYS = frozenset(("status", "updated_at", "started_at", "completed_at", "abandoned_at",
                           "abandoned_reason"))
-_VERBS = {"in_progress": "started", "done": "done", "abandoned": "abandoned",
+# How a status change is told (the summary here, the diff driver in git/diff.py).
+VERBS = {"in_progress": "started", "done": "done", "abandoned": "abandoned",
           "pending": "reopened"}
 
 
@@ -130,7 +131,7 @@ def summary(changes: dict[str, Any]) -> str:
     for change in changes["status"]:
         if change["from"] is None and change["to"] == "pending":
             continue
-        verb = _VERBS.get(str(change["to"]), "changed")
+        verb = VERBS.get(str(change["to"]), "changed")
         counts[verb] = counts.get(verb, 0) + 1
     counts["edited"] = len(changes["edited"])
     counts["removed"] = len(changes["removed"])
@@ -153,7 +154,8 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
     entry: {"id", "description", "field", "side" (whose value was lost), "lost", "kept"};
     for tags, one entry per tag ("lost": "added"/"removed"), with "tag"; "claim_lost"
     when a status change between open states lost to a close it had not seen."""
-    from aidp.fold import field_value, fold_bytes, task_tags
+    from aidp.fields import fold_bytes
+    from aidp.fold import field_value, task_tags
 
     if ours.startswith(base) and theirs.startswith(base) and base.endswith(b"\n"):
         # The usual case, two sides that appended: only tasks both sides wrote can
@@ -211,9 +213,9 @@ def _touched(tail: bytes) -> set[bytes]:
 
 def _author(repo: Any, since: str, rev: str) -> str:
     """Who made the latest tasklist commit in since..rev: `Name <email>`."""
-    from aidp.git.runner import _run
+    from aidp.git.runner import run
 
-    done = _run(repo.top, "log", "-1", "--format=%an <%ae>", f"{since}..{rev}", "--",
+    done = run(repo.top, "log", "-1", "--format=%an <%ae>", f"{since}..{rev}", "--",
                 repo.tasklist, check=False)
     return done.stdout.strip() if done is not None and done.returncode == 0 else ""
 
@@ -222,9 +224,9 @@ def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[di
     """`overwritten` for a merge of commit `theirs` into commit `ours` (full hashes)
     that gave the tasklist `merged`; each entry names who made the lost value and the
     kept one ("lost_by", "kept_by": the side's latest tasklist commit's author)."""
-    from aidp.git.runner import _run
+    from aidp.git.runner import run
 
-    found = _run(repo.top, "merge-base", ours, theirs, check=False)
+    found = run(repo.top, "merge-base", ours, theirs, check=False)
     if found is None or found.returncode != 0 or not found.stdout.strip():
         return []
     base = found.stdout.strip()
@@ -243,9 +245,9 @@ def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[di
 def _range_conflicts(repo: Any, low: str, high: str) -> list[dict[str, Any]]:
     """The same-field conflicts of the merges in low..high (the last 20 that joined
     two changed tasklists), oldest first."""
-    from aidp.git.runner import _run
+    from aidp.git.runner import run
 
-    done = _run(repo.top, "rev-list", "--merges", "--parents", "-n", "20", f"{low}..{high}",
+    done = run(repo.top, "rev-list", "--merges", "--parents", "-n", "20", f"{low}..{high}",
                 "--", repo.tasklist, check=False)
     if done is None or done.returncode != 0:
         return []

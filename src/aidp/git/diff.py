@@ -9,8 +9,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-from aidp.git.changes import _VERBS
-from aidp.git.runner import _run
+from aidp.git.changes import VERBS
+from aidp.git.runner import run
 
 # --- the diff driver ------------------------------------------------------------------------
 
@@ -178,13 +178,13 @@ def setup_diff_driver(root: Path) -> bool | None:
     """Set this clone's `diff.aidp.textconv` (git config is per clone, never committed):
     True when it was missing and is set now, False when it was set already, None
     outside a git repository (or without git), where nothing happens."""
-    inside = _run(root, "rev-parse", "--git-dir", check=False)
+    inside = run(root, "rev-parse", "--git-dir", check=False)
     if inside is None or inside.returncode != 0:
         return None
-    done = _run(root, "config", "--get", "diff.aidp.textconv", check=False)
+    done = run(root, "config", "--get", "diff.aidp.textconv", check=False)
     if done is not None and done.returncode == 0 and done.stdout.strip():
         return False
-    _run(root, "config", "diff.aidp.textconv", textconv_command())
+    run(root, "config", "diff.aidp.textconv", textconv_command())
     return True
 
 
@@ -208,7 +208,7 @@ def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) 
     for change in result["status"]:
         if change["from"] is None and change["to"] == "pending":
             continue
-        verb = _VERBS.get(str(change["to"]), "changed")
+        verb = VERBS.get(str(change["to"]), "changed")
         was = f"{inert(change['from'])} → " if change["from"] is not None else "filed → "
         lines.append(f"~ {verb:<9} {inert(_short(change['id']))}  "
                      f"{inert(change['description'])} ({was}{inert(change['to'])})")

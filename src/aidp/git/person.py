@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aidp.git.runner import _run
+from aidp.git.runner import run
 
 _IDENTITY_CACHE: dict[str, str | None] = {}
 
@@ -74,9 +74,9 @@ def _config_files(root: Path) -> list[Path]:
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
         files.append(Path(xdg) / "git" / "config")
         files.append(Path(os.path.expanduser("~")) / ".gitconfig")
-    from aidp.paths import _git_dir
+    from aidp.paths import locate_git
 
-    found = _git_dir(root)
+    found = locate_git(root)
     if found is not None:
         git_dir = found[1]
         common = git_dir
@@ -123,7 +123,7 @@ def identity(root: Path) -> str | None:
 
 def _identity_from_git(root: Path) -> str | None:
     for key in ("author.email", "user.email", "user.name"):
-        done = _run(root, "config", "--get", key, check=False)
+        done = run(root, "config", "--get", key, check=False)
         if done is not None and done.returncode == 0 and done.stdout.strip():
             return done.stdout.strip()
     return os.environ.get("EMAIL")

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from aidp.log import TaskLog
 
 from aidp.git.changes import compare, merge_conflicts, summary
-from aidp.git.runner import GitError, Repo, _run, file_at, has_commits, repo_of
+from aidp.git.runner import GitError, Repo, file_at, has_commits, repo_of, run
 
 # --- sync ----------------------------------------------------------------------------------
 
@@ -40,11 +40,11 @@ def _refuse_unsafe(repo: Repo) -> str:
     for name, message in states:
         if (repo.git_dir / name).exists():
             raise GitError(message + ", then run aidp sync again" + nothing)
-    done = _run(repo.top, "symbolic-ref", "--short", "-q", "HEAD", check=False)
+    done = run(repo.top, "symbolic-ref", "--short", "-q", "HEAD", check=False)
     if done is None or done.returncode != 0 or not done.stdout.strip():
         raise GitError("HEAD is detached (not on a branch): check out a branch, then run "
                        "aidp sync again" + nothing)
-    unmerged = _run(repo.top, "ls-files", "-u", "--", repo.tasklist)
+    unmerged = run(repo.top, "ls-files", "-u", "--", repo.tasklist)
     if unmerged is not None and unmerged.stdout.strip():
         raise GitError(f"{repo.tasklist} is in conflict: resolve it (its lines are all "
                        f"kept: git add {repo.tasklist}) and finish the merge, then run "
@@ -56,7 +56,7 @@ def _pull_args(repo: Repo, branch: str) -> list[str]:
     """`git pull` as the repository's config says; a merge when it says nothing (git
     then refuses divergent branches outright)."""
     for key in (f"branch.{branch}.rebase", "pull.rebase", "pull.ff"):
-        done = _run(repo.top, "config", "--get", key, check=False)
+        done = run(repo.top, "config", "--get", key, check=False)
         if done is not None and done.returncode == 0:
             return ["pull", "--autostash"]
     return ["pull", "--autostash", "--no-rebase"]
@@ -69,14 +69,14 @@ def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str
     `run --parallel --merge`)."""
     current = log.read_bytes()
     committed = file_at(repo, "HEAD") if has_commits(repo) else None
-    tracked = _run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist, check=False)
+    tracked = run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist, check=False)
     if committed is not None and current == committed and not (tracked and tracked.returncode):
         return None
     what = summary(compare(committed or b"", current)) or "tasklist updated"
     text = message if message is not None else f"aidp: {what}"
     if tracked is None or tracked.returncode != 0:
-        _run(repo.top, "add", "--", repo.tasklist)
-    _run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
+        run(repo.top, "add", "--", repo.tasklist)
+    run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
     return text
 
 
@@ -95,13 +95,13 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
         raise GitError(f"No tasklist at {log.path}: run 'aidp init' first; nothing was changed")
     with log.locked():  # no aidp write lands while git rewrites the file
         report.committed = commit_tasklist(log, repo, message)
-        upstream = _run(repo.top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
+        upstream = run(repo.top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
                         check=False)
         if upstream is None or upstream.returncode != 0:
             return report
         report.upstream = upstream.stdout.strip()
-        ours = _run(repo.top, "rev-parse", "HEAD", check=False)
-        pulled = _run(repo.top, *_pull_args(repo, report.branch), check=False)
+        ours = run(repo.top, "rev-parse", "HEAD", check=False)
+        pulled = run(repo.top, *_pull_args(repo, report.branch), check=False)
         if pulled is None or pulled.returncode != 0:
             lines = ((pulled.stderr or pulled.stdout) if pulled else "").strip().splitlines()
             why = lines[-1] if lines else "git could not be run"
@@ -109,11 +109,11 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
             raise GitError(f"git pull stopped: {why}{kept}; see 'git status', resolve, then "
                            "run aidp sync again")
         report.pulled = True
-        theirs = _run(repo.top, "rev-parse", "@{u}", check=False)
+        theirs = run(repo.top, "rev-parse", "@{u}", check=False)
         if ours is not None and theirs is not None and ours.returncode == theirs.returncode == 0:
             report.overwritten = merge_conflicts(repo, ours.stdout.strip(),
                                                  theirs.stdout.strip(), log.read_bytes())
         if push:
-            _run(repo.top, "push", "-q")
+            run(repo.top, "push", "-q")
             report.pushed = True
     return report

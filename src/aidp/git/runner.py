@@ -24,12 +24,12 @@ class GitError(AidpError):
 
 
 @overload
-def _run(root: Path, *args: str, check: Literal[True] = ..., env: dict[str, str] | None = ...,
+def run(root: Path, *args: str, check: Literal[True] = ..., env: dict[str, str] | None = ...,
          stdin: str | None = ...) -> CompletedProcess[str]: ...
 @overload
-def _run(root: Path, *args: str, check: bool, env: dict[str, str] | None = ...,
+def run(root: Path, *args: str, check: bool, env: dict[str, str] | None = ...,
          stdin: str | None = ...) -> CompletedProcess[str] | None: ...
-def _run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
+def run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
          stdin: str | None = None) -> CompletedProcess[str] | None:
     """`git ARGS` in `root`: the completed process; None when git cannot be started."""
     import subprocess
@@ -100,7 +100,7 @@ class Repo:
 
 def repo_of(log: TaskLog) -> Repo:
     """The repository the project's tasklist is in; a GitError when there is none."""
-    done = _run(log.root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
+    done = run(log.root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
     if done is None:
         raise GitError("Cannot run git: is it installed? Nothing was changed")
     if done.returncode != 0:
@@ -128,7 +128,7 @@ def verify_rev(repo: Repo, rev: str) -> str:
     if rev.startswith("-"):
         raise InvalidInput(f"Invalid revision {rev!r}: give a commit, branch or tag "
                            "(REV or REV..REV)")
-    done = _run(repo.top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
+    done = run(repo.top, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
     if done is None or done.returncode != 0:
         raise InvalidInput(f"Unknown revision {rev!r}: give a commit, branch or tag "
                            "(REV or REV..REV)")
@@ -136,5 +136,5 @@ def verify_rev(repo: Repo, rev: str) -> str:
 
 
 def has_commits(repo: Repo) -> bool:
-    done = _run(repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    done = run(repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
     return done is not None and done.returncode == 0

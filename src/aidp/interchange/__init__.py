@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from aidp.errors import InvalidInput
-from aidp.fold import MAX_DEPTH, Fold, _Plain, admit, too_deep
+from aidp.fold import MAX_DEPTH, Fold, admit, too_deep
 from aidp.log import TaskLog
 from aidp.model import (
     CONTROL_CHARS,
@@ -39,6 +39,7 @@ from aidp.model import (
     parse_ts,
     stamp_out_of_reach,
 )
+from aidp.plain import Plain
 
 EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
 # The formats whose dump writes the work queue (a task's `blocked_by`, `parent`,
@@ -67,7 +68,7 @@ class BadFile(InvalidInput):
         super().__init__(f"{where}: {problem}; nothing was imported")
 
 
-class Incoming(_Plain):
+class Incoming(Plain):
     """One task read from a file.
 
     `task` holds aidp's keys (no `id` unless `native`); `key` is the stable source key
@@ -213,7 +214,7 @@ def build_task(fields: dict[str, Any]) -> Record:
 # --- the import -----------------------------------------------------------------------
 
 
-class ImportResult(_Plain):
+class ImportResult(Plain):
     _fields = ("source", "filed", "skipped", "records")
 
     def __init__(self, source: str, filed: list[Record], skipped: int,
@@ -246,7 +247,7 @@ def note_text(source: str, key: str, extra: dict[str, Any]) -> str:
     return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 1] + "…"
 
 
-class _Planned(_Plain):
+class _Planned(Plain):
     """One parsed item with the records it files, built before the lock is taken."""
 
     _fields = ("item", "task", "sid", "extra_records")

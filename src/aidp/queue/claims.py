@@ -8,7 +8,7 @@ from typing import Any
 from aidp import store
 from aidp.errors import InvalidInput
 from aidp.ids import resolve_all, resolve_id
-from aidp.log import Fold, TaskLog, _Plain
+from aidp.log import Fold, TaskLog
 from aidp.model import (
     OPEN_STATUSES,
     Record,
@@ -16,6 +16,7 @@ from aidp.model import (
     transition,
     ts_of,
 )
+from aidp.plain import Plain
 from aidp.queue.folded import (
     CLAIM,
     CLOSED_STATUSES,
@@ -98,7 +99,7 @@ def _from_git(proc: Any) -> str:
         return "unknown"
 
 
-class Claimed(_Plain):
+class Claimed(Plain):
     _fields = ("task", "claim", "changed", "shown")
 
     def __init__(self, task: Record, claim: Record, changed: bool, shown: Record) -> None:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from aidp.errors import InvalidInput
 from aidp.ids import resolve_all, resolve_id
-from aidp.log import Fold, TaskLog, _Plain
+from aidp.log import Fold, TaskLog
 from aidp.model import (
     Record,
     canonical,
@@ -17,6 +17,7 @@ from aidp.model import (
     validate_priority,
     validate_tag,
 )
+from aidp.plain import Plain
 from aidp.queue.claims import validate_actor
 from aidp.queue.folded import (
     DEP,
@@ -109,7 +110,7 @@ def add(
     return done[0]
 
 
-class Linked(_Plain):
+class Linked(Plain):
     """What block/unblock/set_parent did: the task, the ids changed and left alone."""
 
     _fields = ("task", "changed", "unchanged")

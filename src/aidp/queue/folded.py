@@ -9,7 +9,7 @@ from typing import Any
 from aidp import store
 from aidp.errors import AidpError, ExitCode, InvalidInput
 from aidp.ids import short_ids
-from aidp.log import Fold, TaskLog, _Plain
+from aidp.log import Fold, TaskLog
 from aidp.model import (
     OPEN_STATUSES,
     Record,
@@ -18,6 +18,7 @@ from aidp.model import (
     priority_rank,
     ts_of,
 )
+from aidp.plain import Plain
 
 DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
 CLOSED_STATUSES = ("done", "abandoned")
@@ -45,7 +46,7 @@ class ClaimRefused(AidpError):
     exit_code = ExitCode.FAILURE
 
 
-class Change(_Plain):
+class Change(Plain):
     """What a write did to one task: the task after it, and whether anything changed."""
 
     _fields = ("task", "changed")
@@ -58,7 +59,7 @@ class Change(_Plain):
 # --- the folded queue state -----------------------------------------------------------
 
 
-class QueueState(_Plain):
+class QueueState(Plain):
     """Dependencies, parents, claims and notes of every task, from the typed records."""
 
     _fields = ("blockers", "dependents", "parent", "children", "claims", "notes")
@@ -202,7 +203,7 @@ def with_extras(qs: QueueState, task: Record) -> Record:
 # --- ready and blocked ------------------------------------------------------------------
 
 
-class Entry(_Plain):
+class Entry(Plain):
     """A task of the queue as the columns give it, before any task is decoded."""
 
     _fields = ("id", "priority", "created", "status", "waiting_on")
