@@ -1,7 +1,9 @@
 """`aidp hook AGENT EVENT`: aidp inside an interactive agent session, through its hooks.
 
 The agent runs `aidp hook claude Stop` (say) with its hook JSON on stdin; `handle`
-answers with the JSON that agent expects, or nothing:
+answers with the JSON that agent expects, or nothing. What differs between agents (their
+event names, plan tools, how a stop is refused) is asked of the agent's adapter
+(aidp.agent.agents, `Adapter.hooks` and `Adapter.hook_plan`):
 
 - session start / resume / after compaction → the `prime` text as additional context;
 - after the agent's plan tool (Claude TodoWrite, TaskCreate/TaskUpdate; Gemini
@@ -29,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from aidp import todos
+from aidp.agent import agents
+from aidp.agent.agents.base import Adapter, Hooks
 from aidp.errors import InvalidInput
 from aidp.hook_state import State, ancestors, process_key, state_path, sweep
 from aidp.log import TaskLog
@@ -38,51 +42,34 @@ CONTINUATION_HEAD = "You have an active task: "
 MAX_SESSION = 200
 REASON_TODO_BUDGET = 3000
 
-# agent → {its event name: what aidp does}. The names are the agents' own.
-EVENTS: dict[str, dict[str, str]] = {
-    "claude": {
-        "SessionStart": "start",
-        "UserPromptSubmit": "prompt",
-        "PostToolUse": "plan",
-        "Stop": "stop",
-    },
-    "gemini": {
-        "SessionStart": "start",
-        "BeforeAgent": "prompt",
-        "AfterTool": "plan",
-        "AfterAgent": "stop",
-    },
-    "codex": {
-        "SessionStart": "start",
-        "UserPromptSubmit": "prompt",
-        "PostToolUse": "plan",
-        "Stop": "stop",
-    },
-}
-# The plan tools each agent's settings point the plan hook at.
-PLAN_TOOLS = {"claude": ("TodoWrite", "TaskCreate", "TaskUpdate"), "gemini": ("write_todos",),
-              "codex": ("update_plan",)}
-# How each agent's stop is refused, and whether its `stop_hook_active` can be trusted to
-# say that a stop follows one of our refusals (Gemini's cannot; Codex's is unverified).
-BLOCK_DECISION = {"claude": "block", "gemini": "deny", "codex": "block"}
-TRUSTS_STOP_HOOK_ACTIVE = {"claude"}
 
 
 class UnknownHook(InvalidInput):
     pass
 
 
+def hooked(name: str) -> tuple[Adapter, Hooks] | None:
+    """The adapter of an agent whose hooks aidp answers, and its hooks; None for any
+    other name."""
+    adapter = agents.get(name)
+    if adapter is None or adapter.hooks is None:
+        return None
+    return adapter, adapter.hooks
+
+
 def resolve(agent: str, event: str) -> tuple[str, str]:
     """(agent, its canonical event name); case and `-`/`_` in the event do not matter."""
-    name = agent.strip().lower()
-    if name not in EVENTS:
-        raise UnknownHook(f"Unknown agent {agent!r}: use one of {', '.join(EVENTS)}")
+    found = hooked(agent)
+    if found is None:
+        names = ", ".join(a.name for a in agents.HOOKED)
+        raise UnknownHook(f"Unknown agent {agent!r}: use one of {names}")
+    adapter, spec = found
     wanted = event.replace("-", "").replace("_", "").lower()
-    for known in EVENTS[name]:
+    for known in spec.events:
         if known.lower() == wanted:
-            return name, known
+            return adapter.name, known
     raise UnknownHook(
-        f"Unknown {name} hook event {event!r}: use one of {', '.join(EVENTS[name])}"
+        f"Unknown {adapter.name} hook event {event!r}: use one of {', '.join(spec.events)}"
     )
 
 
@@ -127,9 +114,20 @@ class Context:
     session_flag: bool  # the session must be named in the commands the agent is shown
     max_continuations: int = 3
 
+    @property
+    def adapter(self) -> Adapter:
+        return agents.BY_NAME[self.agent]
+
+    @property
+    def hooks(self) -> Hooks:
+        found = hooked(self.agent)
+        if found is None:
+            raise UnknownHook(f"Unknown agent {self.agent!r}: aidp has no hooks for it")
+        return found[1]
+
 
 def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
-    kind = EVENTS[ctx.agent][ctx.event]
+    kind = ctx.hooks.kind(ctx.event)
     with State(state_path(ctx.root, ctx.agent, ctx.session)) as state:
         if kind in ("start", "prompt"):
             # Which agent process these hooks serve: `aidp mcp`, started by that agent,
@@ -160,25 +158,10 @@ def _start(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     state.data["blocks"] = 0  # a new or resumed session: nobody has been pushed yet
     text = prime.build(ctx.log.read(), ctx.session, session_flag=ctx.session_flag,
                        hooked=True).text()
-    if ctx.agent == "claude" and ctx.session_flag:
-        _export_session(ctx.session)
+    if ctx.session_flag:
+        ctx.adapter.export_session(ctx.session)
     return Answer({"hookSpecificOutput": {"hookEventName": "SessionStart",
                                           "additionalContext": text}})
-
-
-def _export_session(session: str) -> None:
-    """Claude Code runs the lines a SessionStart hook writes to $CLAUDE_ENV_FILE before
-    each Bash command: the agent's own `aidp` commands then work on this session."""
-    import shlex
-
-    target = os.environ.get("CLAUDE_ENV_FILE")
-    if not target:
-        return
-    try:
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(f"export AIDP_SESSION={shlex.quote(session)}\n")
-    except OSError:
-        pass  # the commands in the prime text name the session anyway
 
 
 def _is_own_continuation(prompt: object, state: State) -> bool:
@@ -205,24 +188,15 @@ def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
 
 
 def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
-    from aidp.agent.claude_tasks import ClaudeTasks
     from aidp.agent.events import read_plan
 
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, dict):
         return Answer()
-    raw: object
-    if tool in ("TaskCreate", "TaskUpdate") and ctx.agent == "claude":
-        tasks = ClaudeTasks.from_json(state.data.get("claude_tasks"))
-        changed = tasks.apply(tool, tool_input, payload.get("tool_response"))
-        state.data["claude_tasks"] = tasks.to_json()
-        if not changed:
-            return Answer()
-        raw = tasks.entries()
-    elif tool in PLAN_TOOLS[ctx.agent]:
-        raw = tool_input.get("plan") if tool == "update_plan" else tool_input.get("todos")
-    else:
+    is_plan, raw = ctx.adapter.hook_plan(tool, tool_input, payload.get("tool_response"),
+                                         state.data)
+    if not is_plan:
         return Answer()
     if not isinstance(raw, list):
         return Answer(notes=[f"aidp: ignored the {tool} plan: its todos are not a list"])
@@ -267,7 +241,7 @@ def continuation(todo: todos.TodoList, *, attempt: int, limit: int, aidp: str) -
 def _stop(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     notes = _apply_signals(ctx, payload, state)
     blocks = state.blocks()
-    if ctx.agent in TRUSTS_STOP_HOOK_ACTIVE and payload.get("stop_hook_active") is False:
+    if ctx.hooks.trusts_stop_hook_active and payload.get("stop_hook_active") is False:
         # Claude says this stop does not follow a block: whatever was counted belongs
         # to an earlier chain (a turn whose prompt hook did not run).
         blocks = 0
@@ -286,7 +260,7 @@ def _stop(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     reason = continuation(todo, attempt=blocks, limit=ctx.max_continuations, aidp=aidp)
     state.data["blocks"] = blocks
     state.data["last_continuation"] = reason
-    decision = BLOCK_DECISION[ctx.agent]
+    decision = ctx.hooks.block_decision
     return Answer({"decision": decision, "reason": reason}, notes)
 
 
@@ -297,8 +271,7 @@ def _quote(text: str) -> str:
 
 
 def _final_reply(ctx: Context, payload: dict[str, Any]) -> str | None:
-    key = "prompt_response" if ctx.agent == "gemini" else "last_assistant_message"
-    value = payload.get(key)
+    value = payload.get(ctx.hooks.final_reply)
     return value if isinstance(value, str) else None
 
 

@@ -23,54 +23,50 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp import files
+from aidp.agent import agents
 from aidp.errors import AidpError, InvalidInput, StorageError
-from aidp.hooks import EVENTS, PLAN_TOOLS
 
 if TYPE_CHECKING:
+    from aidp.agent.agents.base import Adapter
     from aidp.integrate_mcp import Registered
 
 
 @dataclass(frozen=True)
 class AgentSettings:
+    """What `aidp setup NAME` writes for one agent, as its adapter says
+    (aidp.agent.agents.base: `Adapter.setup`, `Adapter.hooks`, `Adapter.plan_tools`)."""
+
     name: str
     title: str
     settings: str  # the project settings file, relative to the root
     instructions: str  # the instructions file `--instructions` writes to
+    mcp_settings: str  # the MCP settings file `--mcp` writes to
     # event → matcher (None: the event takes no matcher)
     matchers: dict[str, str | None]
+    stop_events: frozenset[str]  # the events whose hook refuses a stop
     names: dict[str, str] = field(default_factory=dict)  # event → the handler's "name"
+    mcp_entry: dict[str, object] = field(default_factory=dict)  # added to aidp's server
+    note: str | None = None  # said once after the hooks were added
+
+    @classmethod
+    def of(cls, adapter: Adapter) -> AgentSettings | None:
+        """The settings of an agent whose hooks aidp answers; None for another."""
+        if adapter.hooks is None or adapter.setup is None:
+            return None
+        hooks, setup = adapter.hooks, adapter.setup
+        plan_matcher = "|".join(adapter.plan_tools)
+        return cls(
+            name=adapter.name, title=adapter.title, settings=setup.settings,
+            instructions=setup.instructions, mcp_settings=setup.mcp_settings,
+            matchers={event: plan_matcher if kind == "plan" else None
+                      for event, kind in hooks.events.items()},
+            stop_events=frozenset(e for e, kind in hooks.events.items() if kind == "stop"),
+            names=dict(setup.hook_names), mcp_entry=dict(setup.mcp_entry), note=setup.note)
 
 
+# The agents `aidp setup` serves, from the adapters' registry.
 AGENTS: dict[str, AgentSettings] = {
-    "claude": AgentSettings(
-        name="claude",
-        title="Claude Code",
-        settings=".claude/settings.json",
-        instructions="CLAUDE.md",
-        matchers={"SessionStart": None, "UserPromptSubmit": None,
-                  "PostToolUse": "|".join(PLAN_TOOLS["claude"]), "Stop": None},
-    ),
-    "gemini": AgentSettings(
-        name="gemini",
-        title="Gemini CLI",
-        settings=".gemini/settings.json",
-        instructions="GEMINI.md",
-        matchers={"SessionStart": None, "BeforeAgent": None,
-                  "AfterTool": "|".join(PLAN_TOOLS["gemini"]), "AfterAgent": None},
-        # Gemini names hooks: one name each, so `hooksConfig.disabled` can turn off one.
-        names={"SessionStart": "aidp-prime", "BeforeAgent": "aidp-prompt",
-               "AfterTool": "aidp-plan", "AfterAgent": "aidp-continue"},
-    ),
-    "codex": AgentSettings(
-        name="codex",
-        title="Codex CLI",
-        settings=".codex/hooks.json",
-        instructions="AGENTS.md",
-        matchers={"SessionStart": None, "UserPromptSubmit": None,
-                  "PostToolUse": "|".join(PLAN_TOOLS["codex"]), "Stop": None},
-    ),
-}
-assert all(set(a.matchers) == set(EVENTS[n]) for n, a in AGENTS.items())
+    spec.name: spec for spec in map(AgentSettings.of, agents.HOOKED) if spec is not None}
 
 
 class SettingsError(AidpError):
@@ -95,7 +91,7 @@ def command(spec: AgentSettings, event: str, limit: int | None = None) -> str:
 
 
 def _is_stop(spec: AgentSettings, event: str) -> bool:
-    return EVENTS[spec.name].get(event) == "stop"
+    return event in spec.stop_events
 
 
 def _accepts(spec: AgentSettings, event: str, text: object, limit: int | None) -> bool:

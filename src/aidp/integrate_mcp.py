@@ -7,11 +7,12 @@ take it out (`--remove`), next to the hooks aidp.integrate installs.
 | gemini | `.gemini/settings.json` | `mcpServers.aidp`, the same plus `"trust": true` |
 | codex  | `.codex/config.toml` | `[mcp_servers.aidp]` with `command` and `args` |
 
-The entry is recognised by its command, `aidp mcp` (nothing else is written: `aidp
-trust` relies on that); every other server and key stays as it was. A server of your
-own named `aidp` is never replaced. The TOML file is edited as text and checked by
-parsing it again: an edit that would change anything but aidp's table is refused, and
-the file is left as it was.
+The file and any extra keys of the entry come from the agent's adapter
+(aidp.agent.agents.base.Setup). The entry is recognised by its command, `aidp mcp`
+(nothing else is written: `aidp trust` relies on that); every other server and key
+stays as it was. A server of your own named `aidp` is never replaced. The TOML file is
+edited as text and checked by parsing it again: an edit that would change anything but
+aidp's table is refused, and the file is left as it was.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from aidp.integrate import (
+    AgentSettings,
     SettingsError,
+    agent,
     dump_settings,
     inside_project,
     load_settings,
@@ -35,7 +38,6 @@ from aidp.toml_text import Unparsable, parse
 NAME = "aidp"
 COMMAND = "aidp"
 ARGS = ["mcp"]
-FILES = {"claude": ".mcp.json", "gemini": ".gemini/settings.json", "codex": ".codex/config.toml"}
 TOML_TABLE = f'[mcp_servers.{NAME}]\ncommand = "{COMMAND}"\nargs = ["{ARGS[0]}"]\n'
 _TOML_HEADER = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(?:aidp|"aidp")\s*\]\s*(?:#.*)?$')
 _ANY_HEADER = re.compile(r"^\s*\[")
@@ -48,11 +50,10 @@ class Registered:
     present: bool = False  # aidp's server is registered (after the change)
 
 
-def entry(agent: str) -> dict[str, Any]:
-    server: dict[str, Any] = {"command": COMMAND, "args": list(ARGS)}
-    if agent == "gemini":
-        server["trust"] = True  # headless Gemini offers only tools that need no confirmation
-    return server
+def entry(spec: AgentSettings) -> dict[str, Any]:
+    """aidp's server as setup writes it, with the keys the agent's adapter adds (Gemini:
+    `"trust": true`)."""
+    return {"command": COMMAND, "args": list(ARGS), **spec.mcp_entry}
 
 
 def is_ours(server: object) -> bool:
@@ -67,12 +68,15 @@ def _refuse_theirs(path: Path, server: object) -> None:
                             "and run setup again")
 
 
-def register(root: Path, agent: str, *, remove: bool = False,
+def register(root: Path, name: str, *, remove: bool = False,
              check: bool = False) -> Registered:
-    path = root / FILES[agent]
+    """Add (take out, or only look at) aidp's server in the MCP settings file the
+    agent's adapter names (`Setup.mcp_settings`)."""
+    spec = agent(name)
+    path = root / spec.mcp_settings
     inside_project(root, path)
     if path.suffix == ".toml":
-        return _toml(root, path, remove=remove, check=check)
+        return _toml(root, path, spec, remove=remove, check=check)
     data = load_settings(root, path)
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
@@ -100,13 +104,14 @@ def register(root: Path, agent: str, *, remove: bool = False,
     if current is not None:
         return result  # already there: the user's own extra keys (env, …) are kept
     new = dict(data)
-    new["mcpServers"] = {**servers, NAME: entry(agent)}
+    new["mcpServers"] = {**servers, NAME: entry(spec)}
     write_settings(root, path, dump_settings(new))
     result.changed = result.present = True
     return result
 
 
-def _toml(root: Path, path: Path, *, remove: bool, check: bool) -> Registered:
+def _toml(root: Path, path: Path, spec: AgentSettings, *, remove: bool,
+          check: bool) -> Registered:
     try:
         text = (read_settings(root, path) or b"").decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -131,7 +136,7 @@ def _toml(root: Path, path: Path, *, remove: bool, check: bool) -> Registered:
             return result
         expected = dict(parsed)
         expected["mcp_servers"] = {**(servers if isinstance(servers, dict) else {}),
-                                   NAME: entry("codex")}
+                                   NAME: entry(spec)}
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
         new_text = text + sep + TOML_TABLE
     if new_text is None or _parse(path, new_text, quiet=True) != expected:

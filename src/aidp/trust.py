@@ -23,7 +23,7 @@ import hashlib
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,27 +45,23 @@ class Untrusted(InvalidInput):
     """A value from an untrusted repository config would start a process (exit 2)."""
 
 
-def _preset_names() -> frozenset[str]:
-    from aidp.agent import presets
-
-    return frozenset(name.lower() for name in presets.PRESETS)
-
-
-def _is_preset_name(value: object) -> bool:
-    return isinstance(value, str) and value.strip().lower() in _preset_names()
+def _is_preset_name(value: object, presets: Collection[str]) -> bool:
+    return isinstance(value, str) and value.strip().lower() in {p.lower() for p in presets}
 
 
 # Settings a repository may set without trust: key path → "this value starts nothing
 # the user did not choose". Everything else read from an untrusted file is refused.
-# Add a line here for a setting that can never start or change a process.
-INERT: dict[tuple[str, ...], Callable[[object], bool]] = {
+# Add a line here for a setting that can never start or change a process. The checks
+# get the preset names of the agent layer, which the callers of `load`, `trust` and
+# `status` pass in (`aidp.agent.presets.PRESETS`): this module knows no agent.
+INERT: dict[tuple[str, ...], Callable[[object, Collection[str]], bool]] = {
     ("agent",): _is_preset_name,
 }
 
 
-def is_inert(keys: tuple[str, ...], value: object) -> bool:
+def is_inert(keys: tuple[str, ...], value: object, presets: Collection[str]) -> bool:
     check = INERT.get(keys)
-    return check is not None and check(value)
+    return check is not None and check(value, presets)
 
 
 # --- where things live ------------------------------------------------------------------
@@ -100,6 +96,7 @@ class Layer:
     sha256: str
     data: dict[str, Any]
     own: bool  # the user's own file: a git-ignored config.local.toml
+    presets: frozenset[str]  # the agent preset names (an `agent` naming one is inert)
 
 
 @dataclass(frozen=True)
@@ -129,7 +126,7 @@ class Config:
             value = _lookup(layer.data, keys)
             if value is None:
                 continue
-            if not layer.own and not is_inert(keys, value):
+            if not layer.own and not is_inert(keys, value, layer.presets):
                 self._require_trust(layer, keys, value)
             return value
         return None
@@ -149,7 +146,8 @@ class Config:
             value = _lookup(layer.data, keys)
             if value is None:
                 continue
-            allowed = layer.own or is_inert(keys, value) or self.is_trusted(layer)
+            allowed = (layer.own or is_inert(keys, value, layer.presets)
+                       or self.is_trusted(layer))
             return Described(text=describe(keys, value), source=layer.shown, allowed=allowed)
         return None
 
@@ -229,9 +227,10 @@ def describe(keys: tuple[str, ...], value: object) -> str:
     return f"{'.'.join(keys)} = {json.dumps(value, ensure_ascii=False, default=str)}"
 
 
-def load(root: Path) -> Config:
+def load(root: Path, *, presets: Collection[str]) -> Config:
     """Read the project's config files (none is fine). A file that cannot be read or
-    parsed is a ConfigError; the trust store is read only when a value needs it."""
+    parsed is a ConfigError; the trust store is read only when a value needs it.
+    `presets`: the agent preset names, which `agent` may name without trust."""
     local, shared = config_files(root)
     layers = []
     for path in (local, shared):
@@ -241,7 +240,7 @@ def load(root: Path) -> Config:
         raw, data = read
         own = path == local and git.ignores(root, path)
         layers.append(Layer(path=path, shown=f"{DATA_DIR}/{path.name}", sha256=digest(raw),
-                            data=data, own=own))
+                            data=data, own=own, presets=frozenset(presets)))
     return Config(root=root, layers=layers)
 
 
@@ -286,7 +285,7 @@ def _gated(layer: Layer) -> Iterator[tuple[tuple[str, ...], object]]:
         if isinstance(value, dict) and value and keys not in INERT:
             for key, sub in value.items():
                 yield from walk((*keys, key), sub)
-        elif not is_inert(keys, value):
+        elif not is_inert(keys, value, layer.presets):
             yield keys, value
 
     for key, value in layer.data.items():
@@ -323,12 +322,12 @@ class Trusted:
     folders: dict[str, int]  # the folders of the scripts they run (files in each)
 
 
-def trust(root: Path) -> list[Trusted]:
+def trust(root: Path, *, presets: Collection[str]) -> list[Trusted]:
     """Trust the exact content of the project's config files that need trust (the ones
     read now: what was shown is what is trusted). [] when there are none."""
     from datetime import UTC, datetime
 
-    config = load(root)
+    config = load(root, presets=presets)
     layers = [layer for layer in config.layers if not layer.own]
     if not layers:
         return []
@@ -369,8 +368,8 @@ def revoke(root: Path) -> list[str]:
     return forgotten
 
 
-def status(root: Path) -> list[tuple[Layer, bool, list[str]]]:
+def status(root: Path, *, presets: Collection[str]) -> list[tuple[Layer, bool, list[str]]]:
     """(file, trusted?, settings that need trust) for each config file of the project."""
-    config = load(root)
+    config = load(root, presets=presets)
     return [(layer, config.is_trusted(layer), list(gated_settings(layer)))
             for layer in config.layers]

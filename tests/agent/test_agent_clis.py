@@ -12,11 +12,12 @@ from pathlib import Path
 import orjson
 import pytest
 
+from aidp.agent import agents
 from aidp.agent.events import Notice, OutputReader, Plan, Text, Tool
 
 
 def read_all(lines: list[str], program: str = "") -> tuple[list, OutputReader]:
-    reader = OutputReader(program=program)
+    reader = agents.output_reader(agents.get(program) if program else None)
     items = []
     for line in lines:
         items.extend(reader.feed(line))

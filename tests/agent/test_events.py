@@ -6,13 +6,14 @@ from pathlib import Path
 
 import orjson
 
-from aidp.agent.events import Notice, OutputReader, Plan, Text, Tool, plan_entries, summarize
+from aidp.agent.agents import output_reader
+from aidp.agent.events import Notice, Plan, Text, Tool, plan_entries, summarize
 
 DATA = Path(__file__).parent / "data"
 
 
 def read_all(lines: list[str]) -> list:
-    reader = OutputReader()
+    reader = output_reader()
     items = []
     for line in lines:
         items.extend(reader.feed(line))
@@ -214,7 +215,7 @@ _types = st.sampled_from(["assistant", "user", "system", "result", "item.started
 @given(st.lists(st.tuples(_types, st.dictionaries(st.text(max_size=8), _values, max_size=4)
                           | _values), max_size=6))
 def test_any_event_shape_is_read_without_failing(events: list) -> None:
-    reader = OutputReader()
+    reader = output_reader()
     for kind, body in events:
         event = dict(body) if isinstance(body, dict) else {"payload": body}
         event["type"] = kind
@@ -287,7 +288,7 @@ def test_claude_todowrite_counts_once_its_result_came_without_an_error() -> None
     assert not [i for i in items if isinstance(i, Plan)]
     taken = [_assistant_tool("t1", "TodoWrite", todos),
              _tool_result("t1", "Todos have been modified successfully.", None)]
-    reader = OutputReader()
+    reader = output_reader()
     assert not [i for i in reader.feed(taken[0]) if isinstance(i, Plan)]  # not yet
     assert [i.entries for i in reader.feed(taken[1]) if isinstance(i, Plan)] == [
         [{"content": "Write code", "status": "in_progress"}]]

@@ -69,7 +69,7 @@ def test_config_may_give_the_command_as_a_list(project: Path) -> None:
     (project / ".aidp").mkdir()
     (project / ".aidp" / "config.toml").write_text(
         'agent = ["python3", "agent with space.py", "{prompt}"]\n', encoding="utf-8")
-    trust.trust(project)  # a command line in config.toml runs only once trusted
+    trust.trust(project, presets=presets.PRESETS)  # a command line in config.toml runs only once trusted
     spec = choose(None, project)
     assert spec.argv == ("python3", "agent with space.py", "{prompt}")
 

@@ -1,9 +1,9 @@
 """Reading an agent's stdout: plain text, or JSON events, told apart line by line.
 
 A line that is a JSON object of a known event dialect is read as an event; anything
-else is text. The dialects live with their agents (aidp.agent.agents: claude, codex,
-gemini, cursor …); this module holds what they share: the items, the reader's state
-and the plan/tool helpers.
+else is text. The dialects live with their agents' adapters (aidp.agent.agents, which
+builds readers: `output_reader`); this module holds what they share: the items, the
+reader's state and the plan/tool helpers. It imports no adapter.
 
 Events only ever become values here (text, notes, plans); nothing in them is run.
 """
@@ -11,12 +11,12 @@ Events only ever become values here (text, notes, plans); nothing in them is run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Collection, Sequence
 
 NOTE_WIDTH = 100
 # Keys whose value says best what a tool call is about, in order of preference.
@@ -24,7 +24,6 @@ _SUMMARY_KEYS = (
     "command", "cmd", "file_path", "path", "notebook_path", "pattern", "url", "query",
     "subject", "description", "prompt",
 )
-_PLAN_TOOLS = {"todowrite", "write_todos", "update_plan", "updatetodos", "todo_write"}
 
 
 @dataclass
@@ -158,17 +157,36 @@ def plan_entries(raw: object, *,
     return plan.entries if plan is not None else None
 
 
+class Dialect(Protocol):
+    """What the reader asks an agent's adapter (aidp.agent.agents.base.Adapter)."""
+
+    def read_event(self, reader: OutputReader, event: dict[str, Any]) -> list[Item] | None:
+        """Items for one event of this dialect; None: not of this dialect."""
+
+    def read_text(self, reader: OutputReader, line: str) -> list[Item] | None:
+        """Items for a text line of this agent's program; None: the line is text."""
+
+
+def _tool_key(name: str) -> str:
+    return name.lower().replace("_", "")
+
+
 @dataclass
 class OutputReader:
-    """Turns stdout lines into items; one reader per agent invocation."""
+    """Turns stdout lines into items; one reader per agent invocation.
 
+    `dialects` are asked in turn for each JSON event (the first that knows it answers);
+    `own` (the adapter of the program run, if known) reads its plain text lines;
+    `plan_tools` name the tools whose call is a plan, whichever agent makes it."""
+
+    dialects: Sequence[Dialect] = ()
+    own: Dialect | None = None
+    plan_tools: Collection[str] = ()
     structured: bool = False  # a known JSON event was seen
     saw_text: bool = False
     partial: str = ""  # Gemini's assistant deltas, until a line is complete
     noted: set[str] = field(default_factory=set)  # Codex items already announced
     scratch: dict[str, Any] = field(default_factory=dict)  # per-agent reader state
-    # The agent module of the program run (its `read_text` reads its plain text lines).
-    program: str = ""
     # Why the invocation failed although the agent may exit 0 (aider after an API
     # error); a reader sets it, and clears it when the agent recovered.
     failure: str | None = None
@@ -184,9 +202,8 @@ class OutputReader:
                 return []  # an event of a kind this version does not know
         if self.structured and not line.strip():
             return []
-        read_text = _text_reader(self.program)
-        if read_text is not None:
-            items = read_text(self, line)
+        if self.own is not None:
+            items = self.own.read_text(self, line)
             if items is not None:
                 return items
         return self.text(line)
@@ -216,7 +233,7 @@ class OutputReader:
     def tool(self, name: object, arguments: object) -> list[Item]:
         label = name if isinstance(name, str) and name else "tool"
         items: list[Item] = [Tool(one_line(label, 40), summarize(arguments))]
-        if label.lower().replace("_", "") in {t.replace("_", "") for t in _PLAN_TOOLS}:
+        if _tool_key(label) in {_tool_key(t) for t in self.plan_tools}:
             todos = None
             if isinstance(arguments, dict):
                 todos = arguments.get("todos", arguments.get("plan"))
@@ -228,27 +245,12 @@ class OutputReader:
     # --- dialects -------------------------------------------------------------------
 
     def _event(self, event: dict[str, Any]) -> list[Item] | None:
-        """Items for a known event; None when the object is no event this knows. Each
-        agent module's reader is asked in turn (aidp.agent.agents.READERS); the first
-        that knows the event answers."""
-        from aidp.agent.agents import READERS
-
-        for read in READERS:
-            items = read(self, event)
+        """Items for a known event; None when the object is no event this knows."""
+        for dialect in self.dialects:
+            items = dialect.read_event(self, event)
             if items is not None:
                 return items
         return None
-
-
-def _text_reader(program: str) -> Callable[[OutputReader, str], list[Item] | None] | None:
-    """The `read_text` of the agent module for `program` (a preset name or the program's
-    file name), if it has one."""
-    if not program:
-        return None
-    from aidp.agent.agents import BY_NAME
-
-    module = BY_NAME.get(program)
-    return getattr(module, "read_text", None)
 
 
 def _json_object(line: str) -> dict[str, Any] | None:

@@ -21,12 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from aidp.agent import agents
+from aidp.agent.agents.base import Adapter
 from aidp.agent.agents.verified import VERIFIED
 
 VERSION_TIMEOUT = 5.0
-# CLIs whose `--version` is answered by the program alone (checked against the
-# verified versions): the others are only read from their package files.
-_ASKABLE = {"claude", "gemini", "opencode", "aider"}
 _QUIET_ENV = {
     "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
@@ -56,25 +54,26 @@ def survey(*, env: dict[str, str] | None = None, ask: bool = True) -> list[Agent
     """Every preset, in `aidp run --agent` order. `ask=False` never starts a program."""
     environment = dict(os.environ if env is None else env)
     found = []
-    for module in agents.MODULES:
-        program = module.PRESET.split()[0]
+    for adapter in agents.ADAPTERS:
+        program = adapter.program
         path = shutil.which(program, path=environment.get("PATH"))
-        pin = VERIFIED.get(module.NAME)
+        pin = VERIFIED.get(adapter.name)
         version, source = (None, None)
         if path is not None:
-            version, source = installed_version(module.NAME, path, pin, environment, ask=ask)
+            version, source = installed_version(adapter, path, pin, environment, ask=ask)
         verified_version = pin[2] if pin else None
         found.append(AgentInfo(
-            name=module.NAME, command=module.PRESET, program=program, path=path,
+            name=adapter.name, command=adapter.preset, program=program, path=path,
             version=version, version_from=source, verified_version=verified_version,
             verified=version is not None and version == verified_version,
         ))
     return found
 
 
-def installed_version(name: str, path: str, pin: tuple[str, str, str] | None,
+def installed_version(adapter: Adapter, path: str, pin: tuple[str, str, str] | None,
                       env: dict[str, str], *, ask: bool) -> tuple[str | None, str | None]:
-    """(version, where it was read) for the program at `path`."""
+    """(version, where it was read) for the program at `path`. Its `--version` is asked
+    only where the adapter says the program answers it alone (`version_from_cli`)."""
     if pin is not None and pin[0] == "npm":
         version = npm_version(Path(path), pin[1])
         if version is not None:
@@ -83,7 +82,7 @@ def installed_version(name: str, path: str, pin: tuple[str, str, str] | None,
         version = pip_version(Path(path), pin[1])
         if version is not None:
             return version, "package metadata"
-    if ask and name in _ASKABLE:
+    if ask and adapter.version_from_cli:
         version = ask_version(path, env)
         if version is not None:
             return version, "--version"

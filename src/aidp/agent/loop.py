@@ -24,7 +24,7 @@ from typing import Any
 
 from aidp import signals, store, todos
 from aidp import tasks as backlog
-from aidp.agent import agents as agent_modules
+from aidp.agent import agents as agent_adapters
 from aidp.agent import continuation, events, mcp_handover, process, progress
 from aidp.agent import prompt as prompts
 from aidp.agent.pending import ready_first
@@ -226,11 +226,11 @@ class Loop:
         transcript = self.transcript
         agent, env = self._with_server()
         argv, stdin_text = agent.command(text)
-        module = agent_modules.module_for(self.agent.preset, self.agent.argv[0])
-        own_files = tuple(getattr(module, "OWN_FILES", ()))
+        adapter = agent_adapters.for_command(self.agent.preset, self.agent.argv[0])
+        own_files = adapter.own_files if adapter is not None else ()
         before = progress.take(self.log, self.session, self.root, ignore=own_files)
         transcript.write("prompt", iteration=iteration, argv=argv, text=text)
-        reader = events.OutputReader(program=module.NAME if module is not None else "")
+        reader = agent_adapters.output_reader(adapter)
         echoed = signals.signal_lines(text)
         tool_calls: list[str] = []
 

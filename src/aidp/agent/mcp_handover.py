@@ -1,9 +1,9 @@
 """`aidp run` hands `aidp mcp` to each preset whose CLI takes MCP servers for one run
 (DESIGN §13), so the agent has `todo_write` even where it has no plan tool of its own.
 
-How each CLI takes it lives with the CLI (`mcp(argv, server, env)` in its module of
+How each CLI takes it lives with the CLI (`Adapter.hand_mcp` in its module of
 aidp.agent.agents); this module builds the server's command line and environment and
-asks the preset's module. A command line of your own is run as you gave it.
+asks the preset's adapter. A command line of your own is run as you gave it.
 
 The server is this aidp (`sys.executable -m aidp mcp`), never an `aidp` looked up on a
 PATH that a repository could put something on, and its environment names the run's
@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, replace
-from typing import Any
+from pathlib import Path
 
 from aidp.agent import agents
+from aidp.agent.agents.base import McpServer
 from aidp.agent.presets import AgentSpec
 from aidp.toolserver.tools import TOOLS
 
@@ -27,24 +28,10 @@ SERVER_NAME = "aidp"
 PASSED_ON = ("AIDP_DIR", "AIDP_SESSION", "AIDP_ACTOR", "AIDP_TASK", "AIDP_LOCK_TIMEOUT")
 
 
-@dataclass(frozen=True)
-class McpServer:
-    """The `aidp mcp` server of one run, as an agent's MCP configuration names it."""
-
-    command: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-    name: str = SERVER_NAME
-    tools: tuple[str, ...] = tuple(TOOLS)
-
-    def stdio(self) -> dict[str, Any]:
-        """{"command", "args", "env"}: the shape every CLI's JSON config shares."""
-        return {"command": self.command, "args": list(self.args), "env": dict(self.env)}
-
-
 def server_for(env: dict[str, str]) -> McpServer:
     passed = tuple((name, env[name]) for name in PASSED_ON if env.get(name))
-    return McpServer(command=sys.executable, args=("-m", "aidp", "mcp"), env=passed)
+    return McpServer(command=sys.executable, args=("-m", "aidp", "mcp"), env=passed,
+                     tools=tuple(TOOLS), name=SERVER_NAME)
 
 
 @dataclass(frozen=True)
@@ -54,13 +41,31 @@ class Handover:
     server: McpServer
 
 
+def registered_in_project(name: str, env: dict[str, str]) -> bool:
+    """Whether the run's project registers aidp's server in the agent's own MCP settings
+    (`aidp setup NAME --mcp`); False where aidp sets up no such file, or cannot read it."""
+    from aidp.errors import AidpError
+    from aidp.integrate import AGENTS
+    from aidp.integrate_mcp import register
+
+    if not env.get("AIDP_DIR") or name not in AGENTS:
+        return False
+    try:
+        return register(Path(env["AIDP_DIR"]), name, check=True).present
+    except AidpError:
+        return False
+
+
 def hand_over(spec: AgentSpec, env: dict[str, str]) -> Handover | None:
-    """The preset with `aidp mcp` given to it; None for a command line of your own and
-    for a CLI that takes no MCP server for one run (aider, cursor-agent)."""
+    """The preset with `aidp mcp` given to it, as its adapter says (`Adapter.hand_mcp`);
+    None for a command line of your own and for a CLI that takes no MCP server for one
+    run (aider, cursor-agent)."""
     if spec.preset is None:
         return None
+    adapter = agents.BY_NAME[spec.preset]
     server = server_for(env)
-    given = agents.BY_NAME[spec.preset].mcp(list(spec.argv), server, env)
+    given = adapter.hand_mcp(list(spec.argv), server, env,
+                             registered=lambda: registered_in_project(adapter.name, env))
     if given is None:
         return None
     argv, more_env = given

@@ -22,10 +22,10 @@ from aidp.paths import DATA_DIR
 PLACEHOLDER = "{prompt}"
 CONFIG_NAME = "config.toml"
 
-# The non-interactive ("headless") mode each CLI documents today, from its module in
+# The non-interactive ("headless") mode each CLI documents today, from its adapter in
 # aidp.agent.agents. Where a CLI can report its work as JSON events, that mode is used:
 # aidp reads tool calls and the agent's own plan from them.
-PRESETS: dict[str, str] = {name: module.PRESET for name, module in agents.BY_NAME.items()}
+PRESETS: dict[str, str] = {adapter.name: adapter.preset for adapter in agents.ADAPTERS}
 
 SOURCES_HELP = (
     "--agent NAME|COMMAND, the AIDP_AGENT variable, or agent = \"…\" in .aidp/config.toml"
@@ -69,7 +69,7 @@ def choose(option: str | None, root: Path) -> AgentSpec:
         return parse(from_env, source="AIDP_AGENT")
     from aidp import trust  # config is read only through the trust gate (docs/security.md)
 
-    config = trust.load(root)
+    config = trust.load(root, presets=PRESETS)
     configured = config.get("agent")  # a command line there needs `aidp trust`
     if configured is not None:
         return parse(configured, source=config.source("agent") or f"{DATA_DIR}/{CONFIG_NAME}")
@@ -97,9 +97,9 @@ def parse(value: object, *, source: str) -> AgentSpec:
         )
     preset = text.lower()
     if preset in PRESETS:
-        module = agents.BY_NAME[preset]
-        return AgentSpec(label=preset, argv=tuple(shlex.split(PRESETS[preset])), source=source,
-                         preset=preset, env=tuple(getattr(module, "ENV", {}).items()))
+        adapter = agents.BY_NAME[preset]
+        return AgentSpec(label=preset, argv=tuple(shlex.split(adapter.preset)), source=source,
+                         preset=preset, env=tuple(adapter.env.items()))
     try:
         argv = shlex.split(text)
     except ValueError as exc:

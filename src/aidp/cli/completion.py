@@ -118,9 +118,9 @@ def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
 
         return _fixed(*PRESETS)
     if name == "agent" and command in ("setup", "hook"):
-        from aidp.hooks import EVENTS
+        from aidp.agent.agents import HOOKED
 
-        return _fixed(*EVENTS)
+        return _fixed(*(adapter.name for adapter in HOOKED))
     if name == "event" and command == "hook":
         return _hook_events
     if name in ("tag", "add_tag", "remove_tag"):
@@ -244,12 +244,13 @@ def _positions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
 
 
 def _hook_events(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
-    from aidp.hooks import EVENTS
+    from aidp.agent.agents import HOOKED
 
+    events = {a.name: list(a.hooks.events) for a in HOOKED if a.hooks is not None}
     agent = ctx.params.get("agent")
-    if agent in EVENTS:
-        return list(EVENTS[agent])
-    return sorted({event for events in EVENTS.values() for event in events})
+    if agent in events:
+        return events[agent]
+    return sorted({event for names in events.values() for event in names})
 
 
 # --- --show-completion / --install-completion -------------------------------------------

@@ -99,11 +99,8 @@ def setup(
         shown = inert(_shown(server.path, root))
         typer.echo(f"Registered aidp's MCP server ('aidp mcp') in {shown}" if server.changed
                    else f"aidp's MCP server is already registered in {shown}")
-    if spec.name == "codex" and result.changed:
-        info("Note: Codex runs project hooks only in a trusted project and once you trust "
-             "them in its /hooks panel (or, for a one-off run you checked, with "
-             "'codex exec --dangerously-bypass-hook-trust'); its plan tool needs "
-             "'-c tools.update_plan.enabled=true'")
+    if spec.note and result.changed:
+        info(spec.note)
     if shutil.which("aidp") is None:
         info("Warning: 'aidp' is not on PATH; the agent runs the hooks as 'aidp hook …', "
              "so put aidp on the PATH the agent sees (e.g. pipx install aidp-tasklist)")

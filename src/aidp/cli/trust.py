@@ -34,6 +34,7 @@ def trust(
     """
     from aidp import render
     from aidp import trust as core
+    from aidp.agent.presets import PRESETS
 
     if revoke and show:
         raise InvalidInput("Invalid options: give --revoke or --show, not both")
@@ -53,7 +54,7 @@ def trust(
         return
     if show:
         lines = []
-        for layer, trusted, settings in core.status(root):
+        for layer, trusted, settings in core.status(root, presets=PRESETS):
             if layer.own:
                 state = "your own (git-ignored): needs no trust"
             else:
@@ -64,7 +65,7 @@ def trust(
                 lines.extend(_covers(root, layer, out))
         render.write_text("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
         return
-    done = core.trust(root)
+    done = core.trust(root, presets=PRESETS)
     if any(not item.already for item in done):
         wrote()
     if not done:

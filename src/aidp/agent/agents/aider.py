@@ -9,7 +9,7 @@ The preset, checked against aider 0.86:
 - `--no-gitignore`: aider otherwise adds `.aider*` to your `.gitignore` on its first
   run in a repository (add the line yourself if you want it). Whatever aider writes
   for itself — `.aider.chat.history.md`, `.aider.input.history`,
-  `.aider.tags.cache.v4/` (OWN_FILES) — never counts as progress, so a turn where
+  `.aider.tags.cache.v4/` (`own_files`) — never counts as progress, so a turn where
   aider only talked is continued like any lazy turn.
 - `--message=PROMPT` in one argument, so a prompt starting with `-` is the prompt.
 - aider exits 0 after an API error it does not retry (a rejected key, say): its
@@ -23,14 +23,11 @@ import re
 from typing import TYPE_CHECKING
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, McpServer
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
+    from collections.abc import Callable
 
-NAME = "aider"
-PRESET = "aider --no-pretty --no-gitignore --message={prompt}"
-# Files aider writes for itself (git pathspec globs, from the project root).
-OWN_FILES = (".aider*", ".aider*/**")
 
 _ERROR = re.compile(r"^litellm\.(?P<name>[A-Z]\w*(?:Error|Exception)):\s*(?P<what>.*)$")
 _RETRY = re.compile(r"^Retrying in [\d.]+ seconds")
@@ -42,7 +39,7 @@ _STATUS = {
 }
 
 
-def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | None:
+def _read_text(reader: events.OutputReader, line: str) -> list[events.Item] | None:
     """aider's API errors and retries become notices (and mark the invocation failed
     until a retry follows); None for every other line, which is its text."""
     text = line.strip()
@@ -58,6 +55,18 @@ def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | Non
     return None
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]) -> None:
-    """aider takes no MCP servers: its TODO list is kept through signals."""
-    return None
+class Aider(Adapter):
+    name = "aider"
+    title = "aider"
+    preset = "aider --no-pretty --no-gitignore --message={prompt}"
+    # Files aider writes for itself (git pathspec globs, from the project root).
+    own_files = (".aider*", ".aider*/**")
+    version_from_cli = True
+
+    def read_text(self, reader: events.OutputReader, line: str) -> list[events.Item] | None:
+        return _read_text(reader, line)
+
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """aider takes no MCP servers: its TODO list is kept through signals."""
+        return None

@@ -21,17 +21,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
 from aidp.agent.claude_tasks import ClaudeTasks
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
+    from collections.abc import Callable, Mapping
 
 NAME = "claude"
-PRESET = "claude -p --output-format stream-json --verbose --allowedTools 'Bash(aidp:*)'"
-ENV = {"CLAUDE_CODE_MAX_RETRIES": "3"}
 
 _KINDS = ("assistant", "user", "system", "result", "stream_event")
 _CREATED = re.compile(r"Task #(\w+) created")
@@ -59,7 +58,7 @@ def _state(reader: events.OutputReader) -> _State:
     return state
 
 
-def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
+def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if kind not in _KINDS:
         return None
@@ -219,18 +218,64 @@ def _created_id(result: object, content: object) -> str | None:
     return match.group(1) if match else None
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]
-        ) -> tuple[list[str], dict[str, str]]:
-    """`--mcp-config JSON` (servers for this run, on top of the user's and the project's)
-    and the server's tools allowed by name (`mcp__aidp__todo_write`, …), added to the
-    preset's `--allowedTools` (a variadic option: the names follow its value)."""
-    import json
+class Claude(Adapter):
+    name = NAME
+    title = "Claude Code"
+    preset = "claude -p --output-format stream-json --verbose --allowedTools 'Bash(aidp:*)'"
+    env: ClassVar[Mapping[str, str]] = {"CLAUDE_CODE_MAX_RETRIES": "3"}
+    plan_tools = ("TodoWrite", "TaskCreate", "TaskUpdate")
+    version_from_cli = True
+    hooks = Hooks(events={"SessionStart": "start", "UserPromptSubmit": "prompt",
+                          "PostToolUse": "plan", "Stop": "stop"},
+                  trusts_stop_hook_active=True)
+    setup = Setup(settings=".claude/settings.json", instructions="CLAUDE.md",
+                  mcp_settings=".mcp.json")
 
-    config = json.dumps({"mcpServers": {server.name: {"type": "stdio", **server.stdio()}}})
-    allowed = [f"mcp__{server.name}__{tool}" for tool in server.tools]
-    if "--allowedTools" in argv:
-        at = argv.index("--allowedTools") + 2
-        rest = [*argv[1:at], *allowed, *argv[at:]]
-    else:
-        rest = [*argv[1:], "--allowedTools", *allowed]
-    return [argv[0], "--mcp-config", config, *rest], {}
+    def read_event(self, reader: events.OutputReader, event: dict[str, Any]
+                   ) -> list[events.Item] | None:
+        return _read(reader, event)
+
+    def hook_plan(self, tool: object, tool_input: dict[str, Any], tool_response: object,
+                  state: dict[str, Any]) -> tuple[bool, object]:
+        """TaskCreate/TaskUpdate carry no list: the task-id → entry map is kept in the
+        hook's state, and the whole plan is what it holds after the change (no change:
+        not a plan call)."""
+        if tool not in ("TaskCreate", "TaskUpdate"):
+            return super().hook_plan(tool, tool_input, tool_response, state)
+        tasks = ClaudeTasks.from_json(state.get("claude_tasks"))
+        changed = tasks.apply(tool, tool_input, tool_response)
+        state["claude_tasks"] = tasks.to_json()
+        return (True, tasks.entries()) if changed else (False, None)
+
+    def export_session(self, session: str) -> None:
+        """Claude Code runs the lines a SessionStart hook writes to $CLAUDE_ENV_FILE
+        before each Bash command: the agent's own `aidp` commands then work on this
+        session."""
+        import os
+        import shlex
+
+        target = os.environ.get("CLAUDE_ENV_FILE")
+        if not target:
+            return
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(f"export AIDP_SESSION={shlex.quote(session)}\n")
+        except OSError:
+            pass  # the commands in the prime text name the session anyway
+
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """`--mcp-config JSON` (servers for this run, on top of the user's and the
+        project's) and the server's tools allowed by name (`mcp__aidp__todo_write`, …),
+        added to the preset's `--allowedTools` (a variadic option: the names follow its
+        value)."""
+        import json
+
+        config = json.dumps({"mcpServers": {server.name: {"type": "stdio", **server.stdio()}}})
+        allowed = [f"mcp__{server.name}__{tool}" for tool in server.tools]
+        if "--allowedTools" in argv:
+            at = argv.index("--allowedTools") + 2
+            rest = [*argv[1:at], *allowed, *argv[at:]]
+        else:
+            rest = [*argv[1:], "--allowedTools", *allowed]
+        return [argv[0], "--mcp-config", config, *rest], {}

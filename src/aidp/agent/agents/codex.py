@@ -11,16 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
+    from collections.abc import Callable
 
 NAME = "codex"
-PRESET = ("codex exec --json --sandbox workspace-write -c tools.update_plan.enabled=true "
-          "-c allow_login_shell=false -")
 
 
-def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
+def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if isinstance(kind, str):
         codex_error = kind == "error" and "message" in event and "timestamp" not in event
@@ -111,26 +110,54 @@ def _legacy(reader: events.OutputReader, msg: dict[str, Any]) -> list[events.Ite
     return []
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]
-        ) -> tuple[list[str], dict[str, str]]:
-    """`-c mcp_servers.aidp.…` overrides after `codex exec` (values are TOML; a JSON
-    string is a TOML string). Codex starts MCP servers with a scrubbed environment, so
-    the run's project and session go in the server's own `env`; its tools are approved
-    for this run (`codex exec` has nobody to ask). `required`: Codex 0.169 otherwise
-    sends its first request without waiting for the server, whose tools then miss the
-    model's first turn (`aidp mcp` takes a second or two to start)."""
-    import json
+class Codex(Adapter):
+    name = NAME
+    title = "Codex CLI"
+    preset = ("codex exec --json --sandbox workspace-write -c tools.update_plan.enabled=true "
+              "-c allow_login_shell=false -")
+    plan_tools = ("update_plan",)
+    # `codex --version` is never asked: without a configuration of yours it calls its vendor.
+    hooks = Hooks(events={"SessionStart": "start", "UserPromptSubmit": "prompt",
+                          "PostToolUse": "plan", "Stop": "stop"})
+    setup = Setup(
+        settings=".codex/hooks.json", instructions="AGENTS.md",
+        mcp_settings=".codex/config.toml",
+        note=("Note: Codex runs project hooks only in a trusted project and once you trust "
+              "them in its /hooks panel (or, for a one-off run you checked, with "
+              "'codex exec --dangerously-bypass-hook-trust'); its plan tool needs "
+              "'-c tools.update_plan.enabled=true'"))
 
-    def toml(value: object) -> str:
-        if isinstance(value, dict):
-            return "{" + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + "}"
-        return json.dumps(value, ensure_ascii=False)
+    def read_event(self, reader: events.OutputReader, event: dict[str, Any]
+                   ) -> list[events.Item] | None:
+        return _read(reader, event)
 
-    key = f"mcp_servers.{server.name}"
-    stdio = server.stdio()
-    options = ["-c", f"{key}.command={toml(stdio['command'])}",
-               "-c", f"{key}.args={toml(stdio['args'])}",
-               "-c", f"{key}.env={toml(stdio['env'])}",
-               "-c", f'{key}.default_tools_approval_mode="approve"',
-               "-c", f"{key}.required=true"]
-    return [*argv[:2], *options, *argv[2:]], {}
+    def hook_plan(self, tool: object, tool_input: dict[str, Any], tool_response: object,
+                  state: dict[str, Any]) -> tuple[bool, object]:
+        """update_plan's list is its `plan`."""
+        if tool in self.plan_tools:
+            return True, tool_input.get("plan")
+        return False, None
+
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """`-c mcp_servers.aidp.…` overrides after `codex exec` (values are TOML; a JSON
+        string is a TOML string). Codex starts MCP servers with a scrubbed environment, so
+        the run's project and session go in the server's own `env`; its tools are approved
+        for this run (`codex exec` has nobody to ask). `required`: Codex 0.169 otherwise
+        sends its first request without waiting for the server, whose tools then miss the
+        model's first turn (`aidp mcp` takes a second or two to start)."""
+        import json
+
+        def toml(value: object) -> str:
+            if isinstance(value, dict):
+                return "{" + ", ".join(f"{k} = {toml(v)}" for k, v in value.items()) + "}"
+            return json.dumps(value, ensure_ascii=False)
+
+        key = f"mcp_servers.{server.name}"
+        stdio = server.stdio()
+        options = ["-c", f"{key}.command={toml(stdio['command'])}",
+                   "-c", f"{key}.args={toml(stdio['args'])}",
+                   "-c", f"{key}.env={toml(stdio['env'])}",
+                   "-c", f'{key}.default_tools_approval_mode="approve"',
+                   "-c", f"{key}.required=true"]
+        return [*argv[:2], *options, *argv[2:]], {}

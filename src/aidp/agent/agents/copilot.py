@@ -35,12 +35,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, McpServer
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
+    from collections.abc import Callable
 
 NAME = "copilot"
-PRESET = "copilot --output-format json -s --allow-tool=shell(aidp) --prompt={prompt}"
 
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 # Text mode: a tool call is `● Title (tool)`, its details `│ …` / `└ …` below it.
@@ -50,7 +50,7 @@ _STATUS = {"done": "completed", "in_progress": "in_progress", "pending": "pendin
            "blocked": "pending"}
 
 
-def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
+def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if not isinstance(kind, str):
         return None
@@ -82,7 +82,7 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
     return []
 
 
-def read_text(reader: events.OutputReader, line: str) -> list[events.Item] | None:
+def _read_text(reader: events.OutputReader, line: str) -> list[events.Item] | None:
     """Copilot's text mode: its tool-call lines become tool notes, never text (so a
     signal inside a command it ran is not read); None for the reply's own lines."""
     if _TOOL_LINE.match(line):
@@ -131,12 +131,24 @@ def read_todos(path: Path) -> list[tuple[str, str]] | None:
     return [(str(title), str(status)) for title, status in rows if isinstance(title, str)]
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]
-        ) -> tuple[list[str], dict[str, str]]:
-    """`--additional-mcp-config=JSON` (added to the user's servers for this session) and
-    `--allow-tool=aidp` (every tool of that server, without a person to ask)."""
-    import json
+class Copilot(Adapter):
+    name = NAME
+    title = "GitHub Copilot CLI"
+    preset = "copilot --output-format json -s --allow-tool=shell(aidp) --prompt={prompt}"
 
-    config = {"mcpServers": {server.name: {"type": "local", **server.stdio(), "tools": ["*"]}}}
-    return [argv[0], f"--additional-mcp-config={json.dumps(config)}",
-            f"--allow-tool={server.name}", *argv[1:]], {}
+    def read_event(self, reader: events.OutputReader, event: dict[str, Any]
+                   ) -> list[events.Item] | None:
+        return _read(reader, event)
+
+    def read_text(self, reader: events.OutputReader, line: str) -> list[events.Item] | None:
+        return _read_text(reader, line)
+
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """`--additional-mcp-config=JSON` (added to the user's servers for this session) and
+        `--allow-tool=aidp` (every tool of that server, without a person to ask)."""
+        import json
+
+        config = {"mcpServers": {server.name: {"type": "local", **server.stdio(), "tools": ["*"]}}}
+        return [argv[0], f"--additional-mcp-config={json.dumps(config)}",
+                f"--allow-tool={server.name}", *argv[1:]], {}

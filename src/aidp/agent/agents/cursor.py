@@ -9,15 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, McpServer
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
-
-NAME = "cursor"
-PRESET = "cursor-agent -p --output-format stream-json {prompt}"
+    from collections.abc import Callable
 
 
-def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
+
+def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     if event.get("type") != "tool_call":
         return None
     if event.get("subtype") != "started":
@@ -31,7 +30,18 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
     return reader.tool(name, arguments)
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]) -> None:
-    """cursor-agent reads MCP servers only from its settings files (.cursor/mcp.json),
-    not for one run."""
-    return None
+class Cursor(Adapter):
+    name = "cursor"
+    title = "Cursor CLI"
+    preset = "cursor-agent -p --output-format stream-json {prompt}"
+    plan_tools = ("updateTodos",)
+
+    def read_event(self, reader: events.OutputReader, event: dict[str, Any]
+                   ) -> list[events.Item] | None:
+        return _read(reader, event)
+
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """cursor-agent reads MCP servers only from its settings files (.cursor/mcp.json),
+        not for one run."""
+        return None

@@ -23,23 +23,21 @@ The preset, checked against Gemini CLI 0.61:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
+    from collections.abc import Callable, Mapping
 
 NAME = "gemini"
-PRESET = ("gemini --output-format stream-json "
-          "--allowed-tools=run_shell_command(aidp),write_todos --prompt={prompt}")
-ENV = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
 
 _KINDS = ("init", "message", "tool_use", "tool_result", "error", "result")
 _PLAN_TOOL = "write_todos"
 
 
-def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
+def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     # opencode's events share some kinds; they carry a `part` or a `sessionID`.
     if kind not in _KINDS or "part" in event or "sessionID" in event:
@@ -90,24 +88,36 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
     return []
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]
-        ) -> tuple[list[str], dict[str, str]] | None:
-    """Gemini CLI (0.61) takes MCP servers only from its settings files and extensions,
-    not for one run: its system settings and defaults files (GEMINI_CLI_SYSTEM_*_PATH)
-    are skipped unless they and every folder above them are root's and writable by
-    nobody else. So the run gives no server of its own; when the project's
-    `.gemini/settings.json` registers aidp's (`aidp setup gemini --mcp`), Gemini starts
-    that one with its own environment, which holds the run's AIDP_DIR and AIDP_SESSION,
-    and the agent is told about its tools."""
-    from pathlib import Path
+class Gemini(Adapter):
+    name = NAME
+    title = "Gemini CLI"
+    preset = ("gemini --output-format stream-json "
+              "--allowed-tools=run_shell_command(aidp),write_todos --prompt={prompt}")
+    env: ClassVar[Mapping[str, str]] = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
+    plan_tools = (_PLAN_TOOL,)
+    version_from_cli = True
+    hooks = Hooks(events={"SessionStart": "start", "BeforeAgent": "prompt",
+                          "AfterTool": "plan", "AfterAgent": "stop"},
+                  block_decision="deny", final_reply="prompt_response")
+    setup = Setup(
+        settings=".gemini/settings.json", instructions="GEMINI.md",
+        mcp_settings=".gemini/settings.json",
+        hook_names={"SessionStart": "aidp-prime", "BeforeAgent": "aidp-prompt",
+                    "AfterTool": "aidp-plan", "AfterAgent": "aidp-continue"},
+        # headless Gemini offers only tools that need no confirmation
+        mcp_entry={"trust": True})
 
-    from aidp.errors import AidpError
-    from aidp.integrate_mcp import register
+    def read_event(self, reader: events.OutputReader, event: dict[str, Any]
+                   ) -> list[events.Item] | None:
+        return _read(reader, event)
 
-    if not env.get("AIDP_DIR"):
-        return None
-    try:
-        registered = register(Path(env["AIDP_DIR"]), NAME, check=True).present
-    except AidpError:
-        return None
-    return (argv, {}) if registered else None
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """Gemini CLI (0.61) takes MCP servers only from its settings files and extensions,
+        not for one run: its system settings and defaults files (GEMINI_CLI_SYSTEM_*_PATH)
+        are skipped unless they and every folder above them are root's and writable by
+        nobody else. So the run gives no server of its own; when the project's
+        `.gemini/settings.json` registers aidp's (`aidp setup gemini --mcp`), Gemini starts
+        that one with its own environment, which holds the run's AIDP_DIR and AIDP_SESSION,
+        and the agent is told about its tools."""
+        return (argv, {}) if registered() else None

@@ -24,18 +24,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+from aidp.agent.agents.base import Adapter, Given, McpServer
 
 if TYPE_CHECKING:
-    from aidp.agent.mcp_handover import McpServer
+    from collections.abc import Callable
 
-NAME = "opencode"
-PRESET = "opencode run --format json --print-logs --log-level ERROR"
 
 _KINDS = ("text", "tool_use", "step_start", "step_finish", "error", "reasoning")
 _PLAN_TOOL = "todowrite"
 
 
-def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
+def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item] | None:
     kind = event.get("type")
     if kind not in _KINDS or "sessionID" not in event:
         return None
@@ -68,22 +67,33 @@ def read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Item
     return []  # steps and reasoning
 
 
-def mcp(argv: list[str], server: McpServer, env: dict[str, str]
-        ) -> tuple[list[str], dict[str, str]] | None:
-    """OPENCODE_CONFIG_CONTENT, the inline config opencode merges over its config files:
-    a local server `aidp` (added to a JSON object already there; a value that is not one
-    is left alone, and the run goes without the server)."""
-    import json
+class Opencode(Adapter):
+    name = "opencode"
+    title = "opencode"
+    preset = "opencode run --format json --print-logs --log-level ERROR"
+    plan_tools = (_PLAN_TOOL,)
+    version_from_cli = True
 
-    given = env.get("OPENCODE_CONFIG_CONTENT", "").strip()
-    try:
-        config = json.loads(given) if given else {}
-    except ValueError:
-        return None
-    if not isinstance(config, dict) or not isinstance(config.get("mcp", {}), dict):
-        return None
-    stdio = server.stdio()
-    config.setdefault("mcp", {})[server.name] = {
-        "type": "local", "command": [stdio["command"], *stdio["args"]],
-        "environment": stdio["env"], "enabled": True}
-    return argv, {"OPENCODE_CONFIG_CONTENT": json.dumps(config)}
+    def read_event(self, reader: events.OutputReader, event: dict[str, Any]
+                   ) -> list[events.Item] | None:
+        return _read(reader, event)
+
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """OPENCODE_CONFIG_CONTENT, the inline config opencode merges over its config files:
+        a local server `aidp` (added to a JSON object already there; a value that is not one
+        is left alone, and the run goes without the server)."""
+        import json
+
+        given = env.get("OPENCODE_CONFIG_CONTENT", "").strip()
+        try:
+            config = json.loads(given) if given else {}
+        except ValueError:
+            return None
+        if not isinstance(config, dict) or not isinstance(config.get("mcp", {}), dict):
+            return None
+        stdio = server.stdio()
+        config.setdefault("mcp", {})[server.name] = {
+            "type": "local", "command": [stdio["command"], *stdio["args"]],
+            "environment": stdio["env"], "enabled": True}
+        return argv, {"OPENCODE_CONFIG_CONTENT": json.dumps(config)}

@@ -1,0 +1,152 @@
+"""The interface every agent adapter implements: what aidp knows about one agent CLI.
+
+One subclass of `Adapter` per CLI, one instance of it in the registry
+(aidp.agent.agents.ADAPTERS). The run loop, `aidp hook`, `aidp setup`, `aidp agents` and
+the MCP handover ask the adapter; none of them names an agent:
+
+- its preset and environment (`name`, `preset`, `env`), and the files it writes for
+  itself (`own_files`, never counted as progress);
+- its readers: `read_event` for one JSON event of its dialect, `read_text` for a plain
+  text line of its own program (both None: not mine);
+- its plan tools (`plan_tools`), read by the output reader and matched by its hooks;
+- its hooks (`hooks`: the events aidp answers, how a stop is refused) and what it does
+  with a hook's plan call (`hook_plan`) or a session start (`export_session`);
+- the files `aidp setup` writes for it (`setup`: hook settings, instructions, MCP);
+- how `aidp run` hands it an MCP server for one run (`hand_mcp`);
+- whether `aidp agents` may ask its program for `--version` (`version_from_cli`).
+
+This module imports nothing of the agents or of the layers that use them.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from aidp.agent.events import Item, OutputReader
+
+# What aidp does for each of an agent's hook events (its own event names map to these).
+HOOK_KINDS = ("start", "prompt", "plan", "stop")
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """The `aidp mcp` server of one run, as an agent's MCP configuration names it."""
+
+    command: str
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    tools: tuple[str, ...]
+    name: str = "aidp"
+
+    def stdio(self) -> dict[str, Any]:
+        """{"command", "args", "env"}: the shape every CLI's JSON config shares."""
+        return {"command": self.command, "args": list(self.args), "env": dict(self.env)}
+
+
+# (argv, environment additions) of a run given aidp's MCP server; None: not given.
+Given = tuple[list[str], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """The agent's hooks that run `aidp hook NAME EVENT`.
+
+    `events`: its event name → what aidp does (start, prompt, plan, stop).
+    `block_decision`: the `decision` that refuses a stop. `trusts_stop_hook_active`:
+    its `stop_hook_active: false` reliably says a stop does not follow one of aidp's
+    refusals. `final_reply`: the payload key holding the turn's last reply."""
+
+    events: Mapping[str, str]
+    block_decision: str = "block"
+    trusts_stop_hook_active: bool = False
+    final_reply: str = "last_assistant_message"
+
+    def __post_init__(self) -> None:
+        if sorted(self.events.values()) != sorted(HOOK_KINDS):
+            raise ValueError(f"hook events must map once to each of {HOOK_KINDS}")
+
+    def kind(self, event: str) -> str:
+        return self.events[event]
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The project files `aidp setup NAME` writes (paths relative to the project root).
+
+    `hook_names`: event → the handler's `name` (Gemini names hooks, so that
+    `hooksConfig.disabled` can turn off one). `mcp_entry`: keys added to aidp's MCP
+    server entry. `note`: said once after the hooks were added."""
+
+    settings: str
+    instructions: str
+    mcp_settings: str
+    hook_names: Mapping[str, str] = field(default_factory=dict)
+    mcp_entry: Mapping[str, object] = field(default_factory=dict)
+    note: str | None = None
+
+
+class Adapter(ABC):
+    """One agent CLI. Subclasses set the class attributes and implement `hand_mcp`."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    preset: ClassVar[str]  # the preset's command line (`aidp run --agent NAME`)
+    env: ClassVar[Mapping[str, str]] = {}  # environment defaults of the preset
+    own_files: ClassVar[tuple[str, ...]] = ()  # git pathspec globs it writes for itself
+    plan_tools: ClassVar[tuple[str, ...]] = ()  # its tools that report its plan
+    version_from_cli: ClassVar[bool] = False  # `PROGRAM --version` asks nobody else
+    hooks: ClassVar[Hooks | None] = None
+    setup: ClassVar[Setup | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        missing = [n for n in ("name", "title", "preset") if not isinstance(
+            getattr(cls, n, None), str)]
+        if missing:
+            raise TypeError(f"{cls.__name__} sets no {', '.join(missing)}")
+        if (cls.hooks is None) != (cls.setup is None):
+            raise TypeError(f"{cls.__name__}: hooks and setup go together")
+
+    @property
+    def program(self) -> str:
+        """The program the preset runs (`cursor-agent` for cursor)."""
+        return self.preset.split()[0]
+
+    # --- reading its output ---------------------------------------------------------
+
+    def read_event(self, reader: OutputReader, event: dict[str, Any]) -> list[Item] | None:
+        """The items one JSON event of its dialect means; None when the event is not of
+        its dialect (told apart by shape: a custom command line reads the same)."""
+        return None
+
+    def read_text(self, reader: OutputReader, line: str) -> list[Item] | None:
+        """Items for a plain text line of its own program; None: the line is its text."""
+        return None
+
+    # --- its hooks ------------------------------------------------------------------
+
+    def hook_plan(self, tool: object, tool_input: dict[str, Any], tool_response: object,
+                  state: dict[str, Any]) -> tuple[bool, object]:
+        """(is a plan call, its raw plan list) for the plan hook's tool call. `state` is
+        the hook's state for this agent and session (kept between hook processes)."""
+        if tool in self.plan_tools:
+            return True, tool_input.get("todos")
+        return False, None
+
+    def export_session(self, session: str) -> None:
+        """At a session start whose session differs from the default: make the agent's
+        own `aidp` commands use it, where the agent offers a way."""
+        return None
+
+    # --- aidp mcp for one run -------------------------------------------------------
+
+    @abstractmethod
+    def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
+                 registered: Callable[[], bool]) -> Given | None:
+        """The preset's command line and environment with `server` given to it; None
+        when this CLI takes no server for one run. `registered()` says whether the
+        project's own MCP settings for this agent hold aidp's server (`setup --mcp`)."""
