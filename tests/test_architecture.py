@@ -36,6 +36,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aidp.hooks",
             "aidp.hook_state",
             "aidp.integrate",
+            "aidp.integrate_files",
             "aidp.integrate_mcp",
             "aidp.integrate_snippet",
             "aidp.toolserver",
@@ -84,25 +85,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 # Remove an entry when you fix it (the test fails while a fixed entry stays listed).
 # Circles: the sorted modules of each strongly connected component.
 KNOWN_CIRCLES: set[tuple[str, ...]] = {
-    (
-        "aidp.agent.agents",
-        "aidp.agent.agents.aider",
-        "aidp.agent.agents.claude",
-        "aidp.agent.agents.codex",
-        "aidp.agent.agents.copilot",
-        "aidp.agent.agents.cursor",
-        "aidp.agent.agents.gemini",
-        "aidp.agent.agents.opencode",
-        "aidp.agent.events",
-        "aidp.hooks",
-        "aidp.integrate",
-        "aidp.integrate_mcp",
-        "aidp.integrate_snippet",
-    ),
-    (
-        "aidp.agent.presets",
-        "aidp.trust",
-    ),
     (
         "aidp.attributes",
         "aidp.git",
@@ -175,7 +157,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("aidp.paths", "aidp.log"),
     ("aidp.paths", "aidp.todos"),
     ("aidp.todos.state", "aidp.render"),
-    ("aidp.trust", "aidp.agent.presets"),
     ("aidp.worktrees", "aidp.log"),
 }
 # Files over MAX_LINES: path under src/.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aidp.integrate import (
+from aidp.integrate_files import (
     AgentSettings,
     SettingsError,
     agent,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aidp.integrate import SettingsError, read_settings, remove_settings, write_settings
+from aidp.integrate_files import SettingsError, read_settings, remove_settings, write_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from aidp.integrate import AgentSettings
+    from aidp.integrate_files import AgentSettings
 
 BEGIN = "<!-- aidp:begin (written by `aidp setup`; `aidp setup --remove` takes it out) -->"
 END = "<!-- aidp:end -->"
