@@ -353,3 +353,41 @@ def test_merge_refuses_uncommitted_changes(cli, agent, repo: Path) -> None:
     assert (repo / TASKLIST).read_bytes() == before
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "branch", "--list", "aidp/*") == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal is POSIX")
+def test_on_a_terminal_each_running_agent_has_a_live_line(cli, agent, repo: Path) -> None:
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    ids = [add(cli, name) for name in ("Live one", "Live two")]
+    commit_all(repo)
+    worker = agent("wait_for(2)\nprint('step ' + HEX, flush=True)\n" + DILIGENT)
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "aidp", "run", "--backlog", "--parallel", "2", "--agent",
+         worker.command], cwd=repo, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave,
+        env={**os.environ, "AIDP_DIR": str(repo), "COLUMNS": "100", "NO_COLOR": "1"})
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the run closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == 0, seen
+    shown = seen.decode()
+    for tid, name in zip(ids, ("Live one", "Live two"), strict=True):
+        assert f"[{hex_of(tid)}] working: {name}" in shown  # its live line
+        assert f"[{hex_of(tid)}] step {hex_of(tid)}" in shown  # its events, prefixed
+        assert f"[{hex_of(tid)}] ✓ Task done: {name}" in shown
+    assert "📋 Parallel run: 2 claimed, 2 done" in shown
+    assert "\\u001b" not in shown and "\\u000d" not in shown  # its moves work, not shown
+    assert all(t["status"] == "done" for t in state(cli).values())

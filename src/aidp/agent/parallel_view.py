@@ -10,6 +10,7 @@ markup read, control characters escaped.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
@@ -54,8 +55,8 @@ class PlainView:
         self._out(prefix + (self.paint(shown, style) if style else shown))
 
     def state(self, key: str, description: str, state: str) -> None:
-        """An agent's live line changed: on plain output, a line when its state does."""
-        self._out(f"[{key}] {render.inert(state)}: {render.inert(_cut(description))}")
+        """An agent's live line: none on plain output (its start and end are lines of
+        their own there, shown by `info`)."""
 
     def info(self, text: str) -> None:
         self._out(render.inert(text))
@@ -80,26 +81,36 @@ class LiveView(PlainView):
         from rich.console import Console
         from rich.live import Live
 
-        self.console = Console(file=out, highlight=False, markup=False, emoji=False)
+        # The live block moves the cursor, which aidp's guarded terminal stream shows
+        # escaped (aidp.cli.streams): the console writes to the terminal's descriptor
+        # itself. Everything it is given is inert already (render.inert), so its own
+        # cursor moves and colours are the only controls that reach the terminal.
+        out.flush()
+        self.raw: TextIO = open(  # noqa: SIM115 - closed in close()
+            os.dup(out.fileno()), "w", encoding=getattr(out, "encoding", None) or "utf-8",
+            errors="replace", closefd=True)
+        self.console = Console(file=self.raw, highlight=False, markup=False, emoji=False)
         self.lines: dict[str, str] = {}
         self.live = Live(self._render(), console=self.console, refresh_per_second=4,
                          transient=True, redirect_stdout=False, redirect_stderr=False)
         self.live.start()
 
     def close(self) -> None:
-        self.live.stop()
+        if self.live.is_started:
+            self.live.stop()
+        self.raw.close()
 
     def _render(self) -> Text:
         from rich.text import Text
 
         if not self.lines:
             return Text("")
-        return Text("\n".join(f"[{k}] {v}" for k, v in self.lines.items()), style="bold")
+        return Text("\n".join(f"[{k}] {v}" for k, v in self.lines.items()), style="bold",
+                    no_wrap=True, overflow="ellipsis")
 
     def state(self, key: str, description: str, state: str) -> None:
         if state in ("ended", "kept"):
             self.lines.pop(key, None)
-            super().state(key, description, state)
         else:
             self.lines[key] = f"{render.inert(state)}: {render.inert(_cut(description))}"
         self.live.update(self._render(), refresh=True)
