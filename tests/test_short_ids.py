@@ -5,34 +5,40 @@ from __future__ import annotations
 
 import json
 import re
+from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from aidp import ids as ids_module
 from aidp import tasks
 from aidp.errors import AidpError
+from aidp.fold import Fold
 
 
-class Searchable(dict):
-    """A fold's tasks with the index's single prefix search."""
-
-    def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
-        return sorted(t for t in self if (t.rpartition("_")[2] if last_part else t)
-                      .startswith(prefix))
-
-
-class Batched(Searchable):
-    """… and the batch search, all prefixes at once."""
+class OneSearchEach(Fold):
+    """A fold that answers each prefix with a search of its own, as the store's index
+    does (the plain fold answers them all in one pass over its ids)."""
 
     def ids_with_prefixes(self, prefixes, *, last_part: bool) -> dict[str, list[str]]:
         return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
+
+
+def every_way(found: dict, shown_for: list[str]) -> list[dict[str, str]]:
+    """short_ids as the plain fold answers, as an index answers, and by the sorted pass
+    it takes for more prefixes than a search is worth."""
+    answers = [tasks.short_ids(Fold(tasks=dict(found)), shown_for),
+               tasks.short_ids(OneSearchEach(tasks=dict(found)), shown_for)]
+    with patch.object(ids_module, "_PREFIXES_AT_MOST", 0):
+        answers.append(tasks.short_ids(Fold(tasks=dict(found)), shown_for))
+    return answers
 
 
 def by_definition(found: dict, tid: str) -> str:
     hex_part = tid.rpartition("_")[2]
     for length in range(tasks.MIN_ID_PREFIX, len(hex_part) + 1):
         try:
-            if tasks.resolve_id(found, hex_part[:length]) == tid:
+            if tasks.resolve_id(Fold(tasks=dict(found)), hex_part[:length]) == tid:
                 return hex_part[:length]
         except AidpError:
             continue
@@ -51,8 +57,7 @@ def test_every_lookup_gives_the_shortest_unique_prefix(all_ids, data) -> None:
     shown_for = data.draw(st.lists(st.sampled_from(all_ids), min_size=1, max_size=70))
     plain = {tid: {"id": tid} for tid in all_ids}
     expected = {tid: by_definition(plain, tid) for tid in shown_for}
-    for kind in (dict, Searchable, Batched):
-        assert tasks.short_ids(kind(plain), shown_for) == expected, kind
+    assert every_way(plain, shown_for) == [expected] * 3
 
 
 @settings(max_examples=100, deadline=None)
@@ -62,18 +67,15 @@ def test_a_new_id_gets_the_prefix_it_will_need_once_written(all_ids, new_hex) ->
     before = {tid: {"id": tid} for tid in all_ids if tid != new}
     after = {**before, new: {"id": new}}
     expected = by_definition(after, new)
-    for kind in (dict, Searchable, Batched):
-        assert tasks.short_ids(kind(before), [new]) == {new: expected}, kind
+    assert every_way(before, [new]) == [{new: expected}] * 3
 
 
 def test_another_writers_id_that_looks_like_a_prefix_is_never_shown_for_a_task() -> None:
     # resolve_id reads "abcd" as the foreign task: ours needs one more character.
     found = {"task_1_abcd1234": {}, "abcd": {}, "task_2_ffff0000": {}}
-    for kind in (dict, Searchable, Batched):
-        shown = tasks.short_ids(kind(found), list(found))
-        assert shown == {"task_1_abcd1234": "abcd1", "abcd": "abcd",
-                         "task_2_ffff0000": "ffff"}, kind
-        assert all(tasks.resolve_id(found, s) == t for t, s in shown.items())
+    expected = {"task_1_abcd1234": "abcd1", "abcd": "abcd", "task_2_ffff0000": "ffff"}
+    assert every_way(found, list(found)) == [expected] * 3
+    assert all(tasks.resolve_id(Fold(tasks=found), s) == t for t, s in expected.items())
 
 
 # --- every human view shows them; --json keeps full ids ---------------------------------

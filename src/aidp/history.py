@@ -28,7 +28,7 @@ class NothingToUndo(AidpError):
 def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
     """Every recorded state of one task, in fold order (oldest first), equal states once."""
     fold = log.read()
-    return _states(log, resolve_id(fold.tasks, ref))
+    return _states(log, resolve_id(fold, ref))
 
 
 def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
@@ -80,7 +80,7 @@ def undo(log: TaskLog, ref: str) -> Undone:
     result: list[Undone] = []
 
     def change(fold: Fold) -> list[Record]:
-        tid = resolve_id(fold.tasks, ref)
+        tid = resolve_id(fold, ref)
         current = fold.tasks[tid]
         # The current state is the last of them (the fold's winner); undo skips the
         # ones that differ from it only in time.

@@ -1,15 +1,20 @@
 """Task ids as people write and read them: which task a reference names (the full id,
 or a leading part of its hex part) and the shortest part that names it alone.
 
-The lowest of the backlog's modules: `tasks` and `queue` both resolve ids through it."""
+The lowest of the backlog's modules: `tasks` and `queue` both resolve ids through it.
+Each function takes the fold and asks it (`aidp.questions.Questions.ids_with_prefix`):
+the store's fold searches its id index, a plain fold loops over its ids."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from aidp.errors import AmbiguousId, TaskNotFound
-from aidp.model import Record
+
+if TYPE_CHECKING:
+    from aidp.questions import Questions
 
 MIN_ID_PREFIX = 4
 # A prefix of a full id names a task only once it reaches MIN_ID_PREFIX characters of
@@ -19,27 +24,19 @@ ID_RULE = (f"an id is the full id, or at least {MIN_ID_PREFIX} leading character
            "hex part after its last '_': ca35, task_1795314333_ca35")
 
 
-def resolve_id(tasks: dict[str, Record], ref: str) -> str:
-    """The id `ref` names: a full id, or ≥4 leading characters of its hex part."""
+def resolve_id(fold: Questions, ref: str) -> str:
+    """The id `ref` names in `fold`: a full id, or ≥4 leading characters of its hex part."""
     ref = ref.strip()
-    if ref in tasks:
+    if ref in fold.tasks:
         return ref
     needle = ref.lower()
-    # The store's fold (aidp.store) searches its id indexes instead of a loop over them.
-    search = getattr(tasks, "ids_with_prefix", None)
     matches: list[str]
     if needle.startswith("task_") and not _ENOUGH_OF_AN_ID.match(needle):
         matches = []  # task_1 is not 4 characters of a hex part: it names nothing
     elif needle.startswith("task_"):
-        matches = (
-            search(needle, last_part=False) if search
-            else [tid for tid in tasks if tid.startswith(needle)]
-        )
+        matches = fold.ids_with_prefix(needle, last_part=False)
     elif len(needle) >= MIN_ID_PREFIX:
-        matches = (
-            search(needle, last_part=True) if search
-            else [tid for tid in tasks if tid.rpartition("_")[2].startswith(needle)]
-        )
+        matches = fold.ids_with_prefix(needle, last_part=True)
     else:
         matches = []
     if not matches:
@@ -51,38 +48,38 @@ def resolve_id(tasks: dict[str, Record], ref: str) -> str:
     return matches[0]
 
 
-
-def resolve_all(tasks: dict[str, Record], refs: Iterable[str]) -> list[str]:
+def resolve_all(fold: Questions, refs: Iterable[str]) -> list[str]:
     """The ids `refs` name (resolve_id), each once, in the order first named."""
-    return list(dict.fromkeys(resolve_id(tasks, ref) for ref in refs))
+    return list(dict.fromkeys(resolve_id(fold, ref) for ref in refs))
 
-def short_ids(tasks: dict[str, Record], ids: Sequence[str]) -> dict[str, str]:
+
+# Up to this many prefixes, the fold's search for them costs less than a sorted pass.
+_PREFIXES_AT_MOST = 2000
+
+
+def short_ids(fold: Questions, ids: Sequence[str]) -> dict[str, str]:
     """For each of `ids`, the shortest leading part of its hex part (at least
-    MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other: what
-    human output shows. An id without such a part (another writer's shape) stays whole."""
+    MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other among
+    the fold's tasks: what human output shows. An id without such a part (another
+    writer's shape) stays whole; an id not in the fold (a task about to be written) is
+    told apart from the fold's."""
     wanted = {tid: tid.rpartition("_")[2] for tid in dict.fromkeys(ids)}
     shown = {tid: tid for tid, hex_part in wanted.items()
              if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part}
     todo = {tid: hex_part.lower() for tid, hex_part in wanted.items() if tid not in shown}
-    # The ids sharing an id's first MIN_ID_PREFIX characters tell how much more it needs.
-    # The index answers that: all prefixes in one pass when it can
-    # (ids_with_prefixes), else one search per distinct prefix (the snapshot keeps ids
-    # bucketed by prefix: ~0.3-0.6 ms each at 100k-1M events); for more ids, or a plain
-    # fold, one sorted pass over every id costs less (~1 s at 1M, ~60 ms at 100k).
-    batch = getattr(tasks, "ids_with_prefixes", None) if len(todo) <= 2000 else None
-    search = getattr(tasks, "ids_with_prefix", None) if len(todo) <= 256 else None
-    neighbours: dict[str, list[str]]
-    if batch is not None:
-        neighbours = batch({mine[:MIN_ID_PREFIX] for mine in todo.values()}, last_part=True)
-    elif search is not None:
-        neighbours = {prefix: search(prefix, last_part=True)
-                      for prefix in {mine[:MIN_ID_PREFIX] for mine in todo.values()}}
-    else:
-        hexes = sorted(t.rpartition("_")[2].lower() for t in tasks) if todo else []
+    # The ids sharing an id's first MIN_ID_PREFIX characters tell how much more it needs:
+    # the fold answers for all the prefixes at once (the store: one index search each,
+    # ~0.3-0.6 ms at 100k-1M events; a plain fold: one pass over its ids). For more
+    # prefixes than that, one sorted pass over every id costs less (~1 s at 1M).
+    prefixes = {mine[:MIN_ID_PREFIX] for mine in todo.values()}
+    if len(prefixes) > _PREFIXES_AT_MOST:
+        tasks = fold.tasks
+        hexes = sorted(t.rpartition("_")[2].lower() for t in tasks)
         for tid, mine in todo.items():
             own = 1 if tid in tasks else 0  # a new id not in the fold yet counts none
             shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid], own)
         return shown
+    neighbours = fold.ids_with_prefixes(prefixes, last_part=True) if prefixes else {}
     for tid, mine in todo.items():
         shared = max((_common_length(mine, other.rpartition("_")[2].lower())
                       for other in neighbours.get(mine[:MIN_ID_PREFIX], ()) if other != tid),
@@ -113,13 +110,12 @@ def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,
     return tid
 
 
-def ids_then_reason(tasks: dict[str, Record], words: Sequence[str]) -> tuple[list[str],
-                                                                            str | None]:
+def ids_then_reason(fold: Questions, words: Sequence[str]) -> tuple[list[str], str | None]:
     """`abandon ID… REASON…`: the first word and each next one that names a task are
     ids; the rest, from the first word that names none, is the reason."""
     for n, word in enumerate(words[1:], start=1):
         try:
-            resolve_id(tasks, word)
+            resolve_id(fold, word)
         except TaskNotFound:
             return list(words[:n]), " ".join(words[n:])
     return list(words), None

@@ -200,44 +200,42 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
               weeks: int = WEEKS) -> dict[str, Any]:
     """The same as `from_tasks(fold.tasks.values(), …)`; without filters, an indexed
     fold answers from the counts and columns of its snapshot and decodes no task."""
-    from aidp import store
-
     filters = filters or Filters()
-    counts = store.status_counts(fold)
+    counts = fold.status_counts()
     if filters or None in counts:  # every task is needed: decoded in one go
         # (a task without a readable status is not in the columns' selection)
         tasks = (fold.tasks.values() if None in counts
-                 else store.select(fold, [s for s in counts if s is not None]))
+                 else fold.select([s for s in counts if s is not None]))
         return from_tasks(tasks, now=now, filters=filters, weeks=weeks)
     tally = _Tally(now, weeks)
     tally.status = dict(counts)
     # Weekly counts kept in the snapshot: no task is decoded for the series.
     first = tally.first_week
-    for week, n in store.week_counts(fold, "created", since=first).items():
+    for week, n in fold.week_counts("created", since=first).items():
         slot = tally._week(week)  # a week's Monday falls in the same slot as its days
         if slot is not None:
             tally.filed[slot] += n
     for status in CLOSED_STATUSES:
         series = tally.done if status == "done" else tally.abandoned
-        for week, n in store.week_counts(fold, "finished", (status,), since=first).items():
+        for week, n in fold.week_counts("finished", (status,), since=first).items():
             slot = tally._week(week)
             if slot is not None:
                 series[slot] += n
     # Ages from how many open tasks were created by each bound: a bucket is a
     # difference of two counts (days >= L exactly when created <= now - L days); an
     # indexed fold bisects the created stamps its listing heads keep in order.
-    total, at_most = store.created_at_most(
-        fold, OPEN_STATUSES, [UNKNOWN_TS, *(now - limit * DAY for limit in _AGE_LIMITS)])
+    total, at_most = fold.created_at_most(
+        OPEN_STATUSES, [UNKNOWN_TS, *(now - limit * DAY for limit in _AGE_LIMITS)])
     unknown = at_most[0]
     edges = [total - unknown, *(n - unknown for n in at_most[1:]), 0]
     tally.ages = [edges[n] - edges[n + 1] for n in range(len(AGE_BUCKETS))] + [unknown]
-    tally.tags = store.tag_counts(fold, OPEN_STATUSES)  # from the tags column
+    tally.tags = fold.tag_counts(OPEN_STATUSES)  # from the tags column
     out = tally.result(filters)
     by_priority = dict.fromkeys(out["open_by_priority"], 0)
-    for priority, n in store.priority_counts(fold, OPEN_STATUSES).items():
+    for priority, n in fold.priority_counts(OPEN_STATUSES).items():
         by_priority[priority_key(priority)] += n
     out["open_by_priority"] = by_priority
-    out["oldest_open"] = store.oldest(fold, OPEN_STATUSES)
+    out["oldest_open"] = fold.oldest(OPEN_STATUSES)
     return out
 
 
@@ -284,13 +282,13 @@ def report_data(fold: Fold, *, now: int, project: str = "",
     every task (with its queue keys), the work queue and every session's TODO list."""
     import copy
 
-    from aidp import queue, store, todos
+    from aidp import queue, todos
 
-    counts = store.status_counts(fold)
+    counts = fold.status_counts()
     if None in counts:
         everything = list(fold.tasks.values())
     else:
-        everything = store.select(fold, [s for s in counts if s is not None])
+        everything = fold.select([s for s in counts if s is not None])
     qs = queue.state(fold)
     by_id = {task["id"]: task for task in everything if isinstance(task.get("id"), str)}
     ready = [e.id for e in queue.ready(fold, qs)]

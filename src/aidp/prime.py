@@ -13,7 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from aidp import store, todos
+from aidp import todos
 from aidp.log import Fold
 from aidp.model import Record, priority_key
 from aidp.render import todo_text
@@ -67,7 +67,7 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
 
     todo = todos.current(fold, session)
     qs = queue.state(fold)
-    in_progress_ids = store.summaries(fold, ("in_progress",))
+    in_progress_ids = fold.summaries(("in_progress",))
     # Most recently filed work first for what is under way; what to pick up next is the
     # work queue's order (unclaimed, nothing open to wait on, high priority, oldest).
     in_progress_ids.sort(key=lambda s: -s[2])
@@ -81,7 +81,7 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
         in_progress_count=len(in_progress_ids),
         ready=[queue.with_extras(qs, tasks[e.id]) for e in ready[:READY_SHOWN]],
         ready_count=len(ready),
-        pending_count=store.status_counts(fold).get("pending", 0),
+        pending_count=fold.status_counts().get("pending", 0),
         session_flag=session_flag,
         hooked=hooked,
         other_open=[] if todo.visible else _other_open(fold, session),

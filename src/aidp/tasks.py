@@ -77,10 +77,8 @@ def same_text(description: str) -> str:
 def open_duplicate(fold: Fold, description: str) -> Record | None:
     """An open task (pending or in progress) whose description is the same as this one
     (same_text), the oldest such; decodes only the open tasks."""
-    from aidp import store
-
     key = same_text(description)
-    found = [t for t in store.select(fold, OPEN_STATUSES)
+    found = [t for t in fold.select(OPEN_STATUSES)
              if type(t.get("description")) is str and same_text(t["description"]) == key]
     return min(found, key=lambda t: (t.get("created_at") or "", t["id"])) if found else None
 
@@ -115,9 +113,9 @@ def add_unless_open(
         existing = open_duplicate(fold, task["description"])
         if existing is None:
             # Its shortest prefix among the ids already there (one index look-up).
-            result[:] = [Filed(task, True, short_ids(fold.tasks, [task["id"]])[task["id"]])]
+            result[:] = [Filed(task, True, short_ids(fold, [task["id"]])[task["id"]])]
             return [task]
-        shown = short_ids(fold.tasks, [existing["id"]])[existing["id"]]
+        shown = short_ids(fold, [existing["id"]])[existing["id"]]
         result[:] = [Filed(existing, False, shown)]
         return []
 
@@ -140,7 +138,7 @@ def set_status(
 
     def change(fold: Fold) -> list[Record]:
         results.clear()  # log.update may call this twice
-        ids = [resolve_id(fold.tasks, ref) for ref in wanted]
+        ids = [resolve_id(fold, ref) for ref in wanted]
         written: list[Record] = []
         latest: dict[str, Record] = {}
         for tid in ids:
@@ -268,12 +266,10 @@ def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> 
 def find_in(fold: Fold, q: Query, links: QueueState | None = None) -> Found:
     """find() over a fold's tasks. The store's fold answers the filters that are columns,
     the order and the limit with one query, decoding only the tasks it returns."""
-    from aidp import store
-
-    answered = store.find(fold, q)
+    answered = fold.find(q)
     if answered is not None:
         return Found(*answered)
-    return find(store.narrowed(fold, q), q, links)
+    return find(fold.narrowed(q), q, links)
 
 
 def _mentions(task: Record, links: QueueState, needle: str) -> bool:
@@ -304,9 +300,7 @@ def stats(tasks: Iterable[Record]) -> dict[str, object]:
 def fold_stats(fold: Fold) -> dict[str, object]:
     """`stats` of every task in the fold; the store's fold (aidp.store) answers from its
     columns without decoding a single task."""
-    from aidp import store
-
-    return stats_of_counts(store.status_counts(fold), store.summaries(fold, OPEN_STATUSES))
+    return stats_of_counts(fold.status_counts(), fold.summaries(OPEN_STATUSES))
 
 
 def stats_of_counts(

@@ -35,7 +35,7 @@ def sid(tid: str) -> str:
     from aidp.log import TaskLog
     from aidp.tasks import short_ids
 
-    return short_ids(TaskLog(Path(os.environ["AIDP_DIR"])).read().tasks, [tid])[tid]
+    return short_ids(TaskLog(Path(os.environ["AIDP_DIR"])).read(), [tid])[tid]
 
 
 def listed(tid: str) -> str:

@@ -70,7 +70,7 @@ def sid(tid: str, project: Path | None = None) -> str:
     from aidp.tasks import short_ids
 
     root = project or Path(os.environ["AIDP_DIR"])
-    return short_ids(TaskLog(root).read().tasks, [tid])[tid]
+    return short_ids(TaskLog(root).read(), [tid])[tid]
 
 
 def add(cli, text: str, *args: str) -> str:

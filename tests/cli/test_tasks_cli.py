@@ -547,18 +547,24 @@ def test_list_shows_the_shortest_unique_id_prefix_and_json_keeps_full_ids(cli, p
     assert full == {first, twin, lone}
 
 
-def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project) -> None:
+def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
+                                                                      monkeypatch) -> None:
+    from aidp import ids as ids_module
+    from aidp import store
     from aidp import tasks as core
+    from aidp.fold import Fold
     from aidp.log import TaskLog
+    from aidp.store import loader
 
     log = TaskLog(project)
     ids = [core.add(log, f"Task {n}")["id"] for n in range(80)]
-    import aidp.store  # noqa: F401 - the store's fold answers by prefix search
-
+    monkeypatch.setattr(loader, "MIN_BYTES", 0)  # the store even for a file this small
     fold = log.read()
-    few = core.short_ids(fold.tasks, ids[:10])  # the store's search
-    many = core.short_ids(fold.tasks, ids)  # one sorted pass
-    plain = core.short_ids(dict(fold.tasks.items()), ids[:10])
+    assert isinstance(fold, store.StoreFold)
+    few = core.short_ids(fold, ids[:10])  # the store's search
+    plain = core.short_ids(Fold(tasks=dict(fold.tasks.items())), ids[:10])
+    monkeypatch.setattr(ids_module, "_PREFIXES_AT_MOST", 0)
+    many = core.short_ids(fold, ids)  # one sorted pass
     assert few == plain == {tid: many[tid] for tid in ids[:10]}
     for tid, shown in many.items():
-        assert len(shown) >= 4 and core.resolve_id(fold.tasks, shown) == tid
+        assert len(shown) >= 4 and core.resolve_id(fold, shown) == tid

@@ -336,7 +336,7 @@ class Loop:
 
     def _short(self, tid: str) -> str:
         """The id as people see it: its shortest unique prefix."""
-        return backlog.short_ids(self.log.read().tasks, [tid])[tid]
+        return backlog.short_ids(self.log.read(), [tid])[tid]
 
     def _update(self, signal: signals.UpdateTask) -> None:
         if signal.ref == PLACEHOLDER_ID:

@@ -32,7 +32,7 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
         return ["📋 No pending tasks"]
     lines = [f"📋 Pending tasks ({len(pending)}):"]
     shown = pending[:limit]
-    ids = backlog.short_ids(fold.tasks, [t["id"] for t in shown])
+    ids = backlog.short_ids(fold, [t["id"] for t in shown])
     for task in shown:
         marker = priority_marker(task.get("priority"))
         tid = ids.get(task["id"], task["id"])

@@ -173,7 +173,7 @@ def _task_ids(command: str) -> Values:
                 if row[0] not in given and _matches(row[0], needle)]
         rows.sort(key=lambda row: (priority_rank(row[1]), -row[2]))
         chosen = [row[0] for row in rows[:MAX_IDS]]
-        short = tasks.short_ids(fold.tasks, chosen)
+        short = tasks.short_ids(fold, chosen)
         for full in chosen:
             hex_part = full.rpartition("_")[2]
             shown = short.get(full, full)
@@ -203,7 +203,7 @@ def _already_given(ctx) -> set[str]:  # type: ignore[no-untyped-def]
     found = set()
     for ref in named:
         try:
-            found.add(tasks.resolve_id(fold.tasks, ref))
+            found.add(tasks.resolve_id(fold, ref))
         except Exception:  # half-typed or unknown: nothing to leave out
             pass
     return found

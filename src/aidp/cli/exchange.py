@@ -116,7 +116,7 @@ def import_(
                                  if result.skipped else "")]
     paint = render.Painter(render.color_enabled())
     shown = result.filed[:20]
-    short = {} if dry_run else core.short_ids(e.log.read().tasks, [t["id"] for t in shown])
+    short = {} if dry_run else core.short_ids(e.log.read(), [t["id"] for t in shown])
     for task in shown:
         marker = render.priority_marker(task.get("priority"), paint)
         tid = short.get(task["id"]) or render.hex_part(task["id"])

@@ -46,9 +46,9 @@ def sync(
         if report.overwritten:
             from aidp import tasks
 
-            known = e.log.read().tasks
+            fold = e.log.read()
             ids = [entry["id"] for entry in report.overwritten]
-            names = tasks.short_ids(known, [i for i in ids if i in known])
+            names = tasks.short_ids(fold, [i for i in ids if i in fold.tasks])
             lines += git.overwritten_lines(report.overwritten,
                                            lambda tid: names.get(tid, tid), yours=True)
         if report.pushed:
@@ -83,7 +83,7 @@ def changes(
         from aidp import tasks
 
         ids = [t["id"] for key in ("filed", "status", "edited", "removed") for t in result[key]]
-        render.write_text(git.render_changes(result, tasks.short_ids(e.read().tasks, ids)))
+        render.write_text(git.render_changes(result, tasks.short_ids(e.read(), ids)))
 
 
 def textconv(

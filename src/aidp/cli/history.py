@@ -92,7 +92,7 @@ def undo(
         render.write_bytes(render.json_bytes(queue.with_extras(queue.state(e.read()), done.task)))
         return
     paint = render.Painter(render.color_enabled())
-    label = render.task_label(done.task, tasks.short_ids(before.tasks, [done.task["id"]]))
+    label = render.task_label(done.task, tasks.short_ids(before, [done.task["id"]]))
     lines = [f"{paint('✓', 'green')} Undone: {label}"]
     lines += [f"  {render.inert(key)}: {_shown(now)} → {_shown(then)}"
               for key, (now, then) in done.changes.items()]

@@ -133,7 +133,7 @@ def ready(
     paint, now = _paint(), now_micros()
     shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"
     lines = [paint(f"READY ({shown})", "bold")]
-    ids = short_ids(fold.tasks, [t["id"] for t in found])
+    ids = short_ids(fold, [t["id"] for t in found])
     lines += [f"  {n}. {_line(t, now, paint, ids)}" for n, t in enumerate(found, start=1)]
     render.write_text("\n".join(lines))
 
@@ -169,7 +169,7 @@ def blocked(
         return
     paint, now = _paint(), now_micros()
     lines = [paint(f"BLOCKED ({len(found)})", "bold")]
-    ids = short_ids(fold.tasks, [tid for t in found for tid in (t["id"], *waiting[t["id"]])])
+    ids = short_ids(fold, [tid for t in found for tid in (t["id"], *waiting[t["id"]])])
     for task in found:
         lines.append(f"  {_line(task, now, paint, ids, status=task.get('status') != 'pending')}")
         children = set(qs.children.get(task["id"], ()))
@@ -214,7 +214,7 @@ def claim(
     if as_json:
         render.write_bytes(render.json_bytes(result.shown))
         return
-    label = _label(result.task, short_ids(before.tasks, [result.task["id"]]))
+    label = _label(result.task, short_ids(before, [result.task["id"]]))
     if result.changed:
         render.write_text(f"{_paint()('✓', 'green')} Claimed: {label} (as {render.inert(who)})")
     else:
@@ -256,7 +256,7 @@ def release(
         render.write_text(f"No claim older than {render.inert(stale)}, nothing changed")
         return
     paint = _paint()
-    short = short_ids(before.tasks, [c.task["id"] for c in changes])
+    short = short_ids(before, [c.task["id"] for c in changes])
     render.write_text("\n".join(
         f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
         else f"Not claimed, nothing changed: {_label(c.task, short)}"
@@ -276,7 +276,7 @@ def _linked(e: Env, before: Fold, result: core.Linked, *, as_json: bool, verb: s
         return
     paint = _paint()
     lines = []
-    ids = short_ids(before.tasks, [result.task["id"], *result.changed, *result.unchanged])
+    ids = short_ids(before, [result.task["id"], *result.changed, *result.unchanged])
     if result.changed:
         shown = ", ".join(render.inert(ids.get(t, t)) for t in result.changed)
         lines.append(f"{paint('✓', 'green')} {verb} {shown}: {_label(result.task, ids)}")
@@ -372,7 +372,7 @@ def edit(
         render.write_bytes(render.json_bytes(core.with_extras(core.state(fold),
                                                               fold.tasks[change.task["id"]])))
     else:
-        label = _label(change.task, short_ids(before.tasks, [change.task["id"]]))
+        label = _label(change.task, short_ids(before, [change.task["id"]]))
         render.write_text(f"{_paint()('✓', 'green')} Edited: {label}" if change.changed
                           else f"Nothing changed: {label}")
 
@@ -399,5 +399,5 @@ def note(
         render.write_bytes(render.json_bytes({"task": record["task"], **core.note_out(record)}))
     else:
         tid = record["task"]
-        shown = short_ids(before.tasks, [tid]).get(tid, tid)
+        shown = short_ids(before, [tid]).get(tid, tid)
         render.write_text(f"{_paint()('✓', 'green')} Noted on [{render.inert(shown)}]")

@@ -246,7 +246,7 @@ def list_(
         if fmt == "table" and not tree:
             notes = queue.list_notes(fold, qs, found)
         if tree:
-            ids = core.short_ids(fold.tasks, [t["id"] for t in found])
+            ids = core.short_ids(fold, [t["id"] for t in found])
             render.write_text(_tree(found, qs, now, empty=empty, ids=ids))
             if exit_code and found:
                 raise typer.Exit(ExitCode.FAILURE)
@@ -267,7 +267,7 @@ def list_(
     shown = found[: len(found) - more]
     ids = None
     if fmt == "table":  # people read the shortest id prefix that names the task
-        ids = core.short_ids(fold.tasks, [t["id"] for t in shown])
+        ids = core.short_ids(fold, [t["id"] for t in shown])
     _print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,
                 matched=result.matched, raw=raw)
     if more:
@@ -401,7 +401,7 @@ def show(
 
     fold = env(ctx).read()
     tasks = fold.tasks
-    task = tasks[core.resolve_id(tasks, task_id)]
+    task = tasks[core.resolve_id(fold, task_id)]
     qs = queue.state(fold, about=task["id"])
     if as_json:
         shown = dict(queue.with_extras(qs, task))  # never the fold's own (memoised) record
@@ -417,7 +417,7 @@ def show(
                     ("Blocks", qs.dependents.get(tid, [])),
                     ("Parent", [parent] if parent else []),
                     ("Children", qs.children.get(tid, []))]
-        ids = core.short_ids(tasks, [tid, *(other for _, found in sections for other in found)])
+        ids = core.short_ids(fold, [tid, *(other for _, found in sections for other in found)])
         text = render.task_detail(task, now, paint=paint, ids=ids)
         render.write_text(text + _queue_detail(fold, qs, task, now, paint, sections, ids))
 
@@ -478,7 +478,7 @@ def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, a
         changes = [queue.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
         _emit_tasks(changes, as_json=True, verb=verb)
         return
-    short = core.short_ids(before.tasks, [c.task["id"] for c in changes])
+    short = core.short_ids(before, [c.task["id"] for c in changes])
     _emit_tasks(changes, as_json=False, verb=verb, ids=short)
 
 
@@ -531,7 +531,7 @@ def abandon(
     """
     ids = words
     if reason is None:  # `abandon ID REASON…`: the reason starts at the first non-id
-        ids, reason = core.ids_then_reason(env(ctx).read().tasks, words)
+        ids, reason = core.ids_then_reason(env(ctx).read(), words)
     _transition(ctx, ids, "abandoned", "Abandoned", as_json=as_json, reason=reason)
 
 

@@ -5,7 +5,6 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from aidp import store
 from aidp.errors import InvalidInput
 from aidp.ids import resolve_all, resolve_id
 from aidp.log import Fold, TaskLog
@@ -115,7 +114,7 @@ def why_nothing_ready(fold: Fold, qs: QueueState, skipped: int = 0) -> str:
     parts = []
     if waiting:
         parts.append(f"{len(waiting)} blocked")
-    started = store.summaries(fold, ("in_progress",))
+    started = fold.summaries(("in_progress",))
     if started:
         parts.append(f"{len(started)} in progress")
     if skipped:
@@ -162,7 +161,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
                 raise _nothing_ready(fold, qs, sum(e.id in tried for e in ready(fold, qs)))
             tid = found
         else:
-            tid = resolve_id(fold.tasks, ref)
+            tid = resolve_id(fold, ref)
         task = fold.tasks[tid]
         status = task.get("status")
         label = short(tid, fold)
@@ -234,7 +233,7 @@ def release(log: TaskLog, refs: Sequence[str], *,
     def change(fold: Fold) -> list[Record]:
         results.clear()
         qs = state(fold)
-        ids = resolve_all(fold.tasks, refs)
+        ids = resolve_all(fold, refs)
         if claimed_before is not None:
             ids += [tid for tid in stale(fold, qs, claimed_before) if tid not in ids]
         for tid in ids:

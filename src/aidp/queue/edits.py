@@ -87,8 +87,8 @@ def add(
     done: list[Record] = []
 
     def change(fold: Fold) -> list[Record]:
-        blockers = resolve_all(fold.tasks, blocked_by)
-        epic = resolve_id(fold.tasks, parent) if parent is not None else None
+        blockers = resolve_all(fold, blocked_by)
+        epic = resolve_id(fold, parent) if parent is not None else None
         task = new_task(description, priority=priority, tags=list(tags), session=session,
                         discovered_during=discovered_during)
         records = [task, *(_dep_record(fold, task["id"], b) for b in blockers)]
@@ -129,8 +129,8 @@ def block(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
     result: list[Linked] = []
 
     def change(fold: Fold) -> list[Record]:
-        tid = resolve_id(fold.tasks, ref)
-        blockers = resolve_all(fold.tasks, on)
+        tid = resolve_id(fold, ref)
+        blockers = resolve_all(fold, on)
         if tid in blockers:
             raise _self_dependency(tid, fold)
         qs = state(fold)
@@ -159,8 +159,8 @@ def unblock(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
     result: list[Linked] = []
 
     def change(fold: Fold) -> list[Record]:
-        tid = resolve_id(fold.tasks, ref)
-        blockers = resolve_all(fold.tasks, on)
+        tid = resolve_id(fold, ref)
+        blockers = resolve_all(fold, on)
         have = set(state(fold).blockers.get(tid, ()))
         records, removed, absent = [], [], []
         for blocker in blockers:
@@ -206,11 +206,11 @@ def edit(
     result: list[Change] = []
 
     def change(fold: Fold) -> list[Record]:
-        tid = resolve_id(fold.tasks, ref)
+        tid = resolve_id(fold, ref)
         task = fold.tasks[tid]
         records: list[Record] = []
         if parent is not None or detach:
-            epic = resolve_id(fold.tasks, parent) if parent is not None else None
+            epic = resolve_id(fold, parent) if parent is not None else None
             qs = state(fold)
             current = qs.parent.get(tid)
             if epic != current:
@@ -245,7 +245,7 @@ def note(log: TaskLog, ref: str, text: str, *, author: str | None = None) -> Rec
     result: list[Record] = []
 
     def change(fold: Fold) -> list[Record]:
-        tid = resolve_id(fold.tasks, ref)
+        tid = resolve_id(fold, ref)
         stamp = next_stamp(None)
         record: Record = {"type": NOTE, "id": f"{NOTE}:{tid}:{os.urandom(4).hex()}",
                           "task": tid, "text": body}

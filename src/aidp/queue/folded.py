@@ -6,7 +6,6 @@ the result of a write (Change) that claims, edits and `aidp.tasks` share."""
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aidp import store
 from aidp.errors import AidpError, ExitCode, InvalidInput
 from aidp.ids import short_ids
 from aidp.log import Fold, TaskLog
@@ -224,12 +223,12 @@ def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
     task is decoded. Most tasks wait on nothing, so only the waiting ones pay for the
     check, and the in-progress tasks are looked up only when something waited on is
     not pending."""
-    pending = store.summaries(fold, ("pending",))
+    pending = fold.summaries(("pending",))
     waiters = qs.blockers.keys() | qs.children.keys()
     started: list[tuple[str, str | None, int]] = []
     open_ids: set[str] = set()
     if not pending_only:
-        started = store.summaries(fold, ("in_progress",))
+        started = fold.summaries(("in_progress",))
     if waiters:
         open_ids = {s[0] for s in pending}
         if not pending_only:
@@ -241,7 +240,7 @@ def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
                 open_ids.update(w for w in unknown
                                 if (tasks.get(w) or {}).get("status") == "in_progress")
             else:
-                open_ids.update(s[0] for s in store.summaries(fold, ("in_progress",)))
+                open_ids.update(s[0] for s in fold.summaries(("in_progress",)))
     none: list[str] = []
     rows = [(tid, priority, created, "pending",
              [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
@@ -366,7 +365,7 @@ def short(tid: str, fold: Fold | None = None) -> str:
     """The id as people see it: its shortest unique prefix among the tasks of `fold`, as
     every view shows it; without a fold, its hex part."""
     if fold is not None:
-        return short_ids(fold.tasks, [tid])[tid]
+        return short_ids(fold, [tid])[tid]
     return tid.rpartition("_")[2] or tid
 
 

@@ -269,6 +269,10 @@ class StoreFold(Fold):
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         return self.rows.ids_with_prefix(prefix, last_part=last_part)
 
+    def ids_with_prefixes(self, prefixes: Collection[str], *, last_part: bool
+                          ) -> dict[str, list[str]]:  # one index search each
+        return self.rows.ids_with_prefixes(set(prefixes), last_part=last_part)
+
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         return self.rows.newest_first(batch)
 
