@@ -347,3 +347,31 @@ def test_a_repository_inside_another_work_tree_never_takes_its_tasklist(
     assert done.returncode == 0, done.stderr
     assert (outer / TASKLIST).read_bytes() == before
     assert "inner's" in (inner / TASKLIST).read_text()
+
+
+def test_history_and_undo_see_every_worktrees_records(repo) -> None:
+    _main, trees = repo
+    task = run(trees["w0"], "tasks", "add", "filed in w0", "-q").strip()
+    short = task[-8:]
+    run(trees["w1"], "tasks", "edit", short, "-d", "edited in w1")
+    run(trees["w2"], "tasks", "note", short, "noted in w2")
+    run(trees["w2"], "tasks", "claim", short, "--as", "agent-2")
+    states = json.loads(run(trees["w3"], "tasks", "history", short, "--json"))
+    assert [s["description"] for s in states] == ["filed in w0", "edited in w1", "edited in w1"]
+    assert [s["status"] for s in states] == ["pending", "pending", "in_progress"]
+    text = run(trees["w3"], "tasks", "history", short)
+    assert "filed in w0" in text and "edited in w1" in text
+    assert "noted in w2" in text and "claimed by agent-2" in text
+    for name in ("w0", "w2"):  # where each record is
+        assert os.path.realpath(trees[name] / TASKLIST) in text
+    for tree in trees.values():  # the same history in every worktree
+        assert json.loads(run(tree, "tasks", "history", short, "--json")) == states
+    before = {name: (tree / TASKLIST).read_bytes() for name, tree in trees.items()}
+    undone = json.loads(run(trees["w3"], "tasks", "undo", short, "--json"))
+    assert (undone["description"], undone["status"]) == ("edited in w1", "pending")
+    for tree in trees.values():  # undone in w3, seen everywhere
+        shown = json.loads(run(tree, "tasks", "show", short, "--json"))
+        assert (shown["status"], shown.get("assignee")) == ("pending", None)
+    written = [name for name, tree in trees.items()
+               if (tree / TASKLIST).read_bytes() != before[name]]
+    assert written == ["w3"]  # the undo is in the tasklist of the worktree that made it

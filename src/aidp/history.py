@@ -4,7 +4,9 @@ appends the state before the current one again (the log stays append-only)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from aidp import worktrees
 from aidp.errors import AidpError
 from aidp.ids import resolve_id
 from aidp.log import Fold, TaskLog, dumps
@@ -19,6 +21,10 @@ class HistoryEntry:
     # The task as folded after this record (field-level merge: a record with a
     # task_fields record changes only the fields that names); None: the record itself.
     state: Record | None = None
+    # Another worktree's tasklist, when the record is only there (DESIGN §12); None:
+    # this worktree's, at `line`.
+    source: Path | None = None
+    key: tuple[int, int] = (0, 0)  # (updated_at µs, place in the fold's order): oldest first
 
 
 class NothingToUndo(AidpError):
@@ -35,10 +41,10 @@ def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
     from aidp.fields import merge_task
     from aidp.fold import FIELDS
 
-    states: list[tuple[tuple[int, int], Record, Record | None]] = []
+    states: list[tuple[tuple[int, int], Record, Record | None, tuple[Path | None, int]]] = []
     seen: set[bytes] = set()
     waiting: dict[object, Record] = {}  # the task's task_fields records by updated_at
-    for number, _raw, record in log.scan():
+    for order, source, number, record in worktrees.records(log.shared(), log.read_bytes()):
         if record is None:
             continue
         if record.get("type") == FIELDS and record.get("task") == tid:
@@ -50,13 +56,13 @@ def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
-        states.append(((ts_of(record), number), record, spec))
+        states.append(((ts_of(record), order), record, spec, (source, number)))
     states.sort(key=lambda entry: entry[0])
     entries: list[HistoryEntry] = []
     previous: Record = {}
-    for at, (key, record, _spec) in enumerate(states):
-        now = merge_task([(r, k, c) for k, r, c in states[: at + 1]])
-        entries.append(HistoryEntry(record, key[1], _changes(previous, now), now))
+    for at, (key, record, _spec, (source, number)) in enumerate(states):
+        now = merge_task([(r, k, c) for k, r, c, _where in states[: at + 1]])
+        entries.append(HistoryEntry(record, number, _changes(previous, now), now, source, key))
         previous = now
     return entries
 

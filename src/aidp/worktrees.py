@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ from aidp.paths import DATA_DIR
 
 if TYPE_CHECKING:
     from aidp.fold import Fold
+    from aidp.model import Record
 
 LOCK_NAME = "aidp-tasklist.lock"  # in the common directory: one writer at a time
 _LIMIT = 4096  # git's small files (.git, commondir, gitdir) are one line
@@ -176,6 +178,43 @@ def stat_keys(paths: list[Path]) -> tuple[object, ...]:
             continue
         keys.append((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
     return tuple(keys)
+
+
+def records(shared: Shared | None, own: bytes
+            ) -> Iterator[tuple[int, Path | None, int, Record | None]]:
+    """Every line a read folds, this worktree's (`own`: its bytes) and every other live
+    worktree's, each once, in the fold's order: (position in that order, the other
+    worktree's tasklist when only it holds the line else None, line number in that
+    file, the record or None). `shared`: the repository (None: this file alone)."""
+    from aidp.fold import parse_line
+
+    def split(data: bytes) -> list[bytes]:
+        parts = data.split(b"\n")
+        if parts[-1] == b"":
+            parts.pop()
+        return parts
+
+    tasklists = shared.tasklists() if shared is not None else []
+    if len(tasklists) <= 1:  # no other worktree: every line as it is, repeats too
+        for number, raw in enumerate(split(own), start=1):
+            yield number, None, number, parse_line(raw)
+        return
+    mine: dict[bytes, int] = {}
+    for number, raw in enumerate(split(own), start=1):
+        mine.setdefault(raw, number)
+    seen: set[bytes] = set()
+    order = 0
+    for path, is_own in tasklists:
+        data = own if is_own else read_tasklist(path) or b""
+        for number, raw in enumerate(split(data), start=1):
+            if raw in seen:
+                continue
+            seen.add(raw)
+            order += 1
+            if raw in mine:
+                yield order, None, mine[raw], parse_line(raw)
+            else:
+                yield order, path, number, parse_line(raw)
 
 
 def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -> Fold:

@@ -5,6 +5,8 @@ Thin: the work is in aidp.history (imported when a command runs)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from aidp import render
@@ -32,21 +34,20 @@ def history(
         render.write_bytes(render.json_bytes([entry.record for entry in entries]))
         return
     from aidp import queue
-    from aidp.model import ts_of
-
     paint = render.Painter(render.color_enabled())
     blocks = []
     # The queue's records about the task (waits, epic, claims, notes), between the states.
     events = queue.events(e.log, entries[0].record["id"], e.read()) if entries else []
     def queue_events_until(key: tuple[int, int] | None) -> None:
         while events and (key is None or events[0][0] < key):
-            (_stamp, line), what = events.pop(0)
+            _key, what, (source, line) = events.pop(0)
             blocks.append(paint(f"  {render.inert(what)}", "cyan")
-                          + paint(f"  (line {line})", "dim"))
+                          + paint(f"  ({_place(source, line)})", "dim"))
     for number, entry in enumerate(entries, start=1):
-        queue_events_until((ts_of(entry.record), entry.line))
+        queue_events_until(entry.key)
         stamp = render.inert(entry.record.get("updated_at", "?"))
-        head = paint(f"#{number} {stamp}", "bold") + paint(f"  (line {entry.line})", "dim")
+        head = (paint(f"#{number} {stamp}", "bold")
+                + paint(f"  ({_place(entry.source, entry.line)})", "dim"))
         if number == 1:
             body = [f"  created: {render.inert(entry.record.get('description', ''))}",
                     f"  status: {render.inert(entry.record.get('status'))}, "
@@ -59,6 +60,11 @@ def history(
         blocks.append("\n".join([head, *body]))
     queue_events_until(None)
     render.write_text("\n".join(blocks))
+
+
+def _place(source: Path | None, line: int) -> str:
+    """Where a record is: a line of this worktree's tasklist, or of another worktree's."""
+    return f"line {line}" if source is None else f"line {line} of {render.inert(str(source))}"
 
 
 def _shown(value: object) -> str:

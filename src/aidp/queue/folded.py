@@ -4,6 +4,7 @@ the result of a write (Change) that claims, edits and `aidp.tasks` share."""
 
 
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from aidp.errors import AidpError, ExitCode, InvalidInput
@@ -398,14 +399,18 @@ def claim_id(task: str, assignee: str) -> str:
 # --- the queue's events, for history ------------------------------------------------------
 
 
-def events(log: TaskLog, tid: str, fold: Fold | None = None) -> list[tuple[tuple[int, int], str]]:
-    """Every queue record about `tid` as ((updated_at µs, line), what it says), oldest
-    first, equal records once: dependencies, parents, claims, releases and notes."""
+def events(log: TaskLog, tid: str, fold: Fold | None = None
+           ) -> list[tuple[tuple[int, int], str, tuple[Path | None, int]]]:
+    """Every queue record about `tid` as ((updated_at µs, place in the fold's order),
+    what it says, (the other worktree's tasklist it is in or None, line number)), oldest
+    first, equal records once: dependencies, parents, claims, releases and notes, of
+    every worktree (DESIGN §12)."""
     seen: set[bytes] = set()
-    out: list[tuple[tuple[int, int], str]] = []
+    out: list[tuple[tuple[int, int], str, tuple[Path | None, int]]] = []
+    from aidp import worktrees
     from aidp.log import dumps
 
-    for number, _raw, record in log.scan():
+    for order, source, number, record in worktrees.records(log.shared(), log.read_bytes()):
         if record is None or record.get("task") != tid:
             continue
         kind = record.get("type")
@@ -415,7 +420,7 @@ def events(log: TaskLog, tid: str, fold: Fold | None = None) -> list[tuple[tuple
         if fingerprint in seen:
             continue
         seen.add(fingerprint)
-        out.append(((ts_of(record), number), describe(record, fold)))
+        out.append(((ts_of(record), order), describe(record, fold), (source, number)))
     out.sort(key=lambda pair: pair[0])
     return out
 
