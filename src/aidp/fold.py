@@ -17,6 +17,7 @@ store keeps the winner, `partial` (it came with a companion) and `pending` compa
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -25,9 +26,10 @@ from aidp.model import (
     CONTROL_RE,
     OPEN_STATUSES,
     TASK_KEY_ORDER,
+    UNKNOWN_TS,
     Record,
+    parse_ts_once,
     stamp_out_of_reach,
-    ts_of,
 )
 from aidp.model import (
     task_tags as task_tags,  # its home is model; fold.task_tags stays for callers
@@ -56,7 +58,25 @@ def place(record: dict[str, Any]) -> tuple[str, str]:
 
 
 def key_of(record: dict[str, Any], line: int) -> FoldKey:
-    return (ts_of(record), line)
+    """The record's fold key: (updated_at in µs, UNKNOWN_TS when unreadable, line). Not
+    through model.parse_ts's cache: each line has an updated_at of its own (a cache
+    miss and insert on every line cost as much as the parse)."""
+    return (parse_ts_once(record.get("updated_at")), line)
+
+
+def packed(key: FoldKey, seq: int = 0) -> int:
+    """A fold key, and the line its id first came on (`seq`), as one int ordered as the
+    key: `beats(k, p)` is `packed(k) > packed(p)` (lines differ). The store's build keeps
+    one per id of the log: 44 bytes where a tuple of tuples took 200."""
+    return ((key[0] - UNKNOWN_TS) << 80) | (key[1] << 40) | seq
+
+
+def unpacked(value: int) -> tuple[FoldKey, int]:
+    """(fold key, seq) of a `packed` value."""
+    return ((value >> 80) + UNKNOWN_TS, (value >> 40) & _MASK), value & _MASK
+
+
+_MASK = (1 << 40) - 1  # lines and seqs below 2**40
 
 
 def read_line(raw: bytes) -> tuple[str, str, Record | None]:
@@ -69,6 +89,28 @@ def read_line(raw: bytes) -> tuple[str, str, Record | None]:
         return (DAMAGED if raw.strip() else IGNORED), "", None
     kind, rid = place(record)
     return kind, rid, (record if kind in (TASK, TYPED) else None)
+
+
+def read_lines(lines: list[bytes]) -> Iterator[tuple[str, str, Record | None]]:
+    """read_line of each of `lines`, in bulk (the plain fold and the store's build read
+    every line through here): the same answers, without three calls per line."""
+    loads, error = orjson.loads, orjson.JSONDecodeError
+    for raw in lines:
+        try:
+            value = loads(raw)
+        except error:
+            record = parse_line(raw)  # blank, behind a byte order mark, or damage
+        else:
+            record = admit(value, raw)
+        if record is None:
+            yield (DAMAGED if raw.strip() else IGNORED), "", None
+            continue
+        if "type" not in record:
+            yield TASK, record["id"], record  # admit checked it is a non-empty string
+        elif type(rid := record.get("id")) is str:
+            yield TYPED, rid, record
+        else:
+            yield IGNORED, "", None
 
 
 def beats(key: FoldKey, previous: FoldKey | None) -> bool:
@@ -172,8 +214,13 @@ class Fold(Plain, Questions):
             return
         parts = data.split(b"\n")
         tail = parts.pop()  # after the last newline: b"" or a torn last line
-        for raw in parts:
-            self.add_line(raw)
+        take = self._take
+        for kind, rid, record in read_lines(parts):
+            self.lines += 1
+            if record is None:
+                self.damaged += kind == DAMAGED
+            else:
+                take(kind, rid, record, self.lines)
         if tail:
             self.add_line(tail)
             self.ends_with_newline = False
