@@ -61,6 +61,9 @@ def assert_same(log: TaskLog) -> Fold:
         assert sorted(got.created_stamps(statuses)) == sorted(full.created_stamps(statuses))
         bounds = [model.UNKNOWN_TS, *(n * 86_400_000_000 for n in range(-1, 16))]
         assert got.created_at_most(statuses, bounds) == full.created_at_most(statuses, bounds)
+        shuffled = [bounds[5], bounds[0], bounds[5], bounds[2]]  # any order, repeats
+        assert got.created_at_most(statuses, shuffled) == full.created_at_most(statuses,
+                                                                                shuffled)
         for since in (0, 7 * 86_400_000_000):
             assert got.select_updated(statuses, since) == [
                 t for t in full.select(statuses) if model.ts_of(t) >= since]

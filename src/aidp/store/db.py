@@ -24,9 +24,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 6  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 7  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
-# 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines)
+# 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines;
+# 7: the tallies)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -71,6 +72,36 @@ CREATE INDEX task_hex ON task(hex);
 CREATE INDEX tag_status ON tag(status, tag);
 CREATE INDEX tag_tag ON tag(tag);
 CREATE UNIQUE INDEX typed_id ON typed(id);
+"""
+# The tallies: how many tasks have each (status, priority), and how many tasks of each
+# status carry each tag, kept by triggers in every transaction after the cold build
+# (which counts them once, below), so `stats` reads a few rows instead of scanning
+# every task. The fill replaces a row (INSERT OR REPLACE: a delete, then an insert):
+# the delete's trigger fires only with recursive_triggers on, which connect() sets.
+# A count down to 0 stays as a row; the questions leave such rows out.
+TALLIES = """
+CREATE TABLE tally(status TEXT, priority TEXT, n INTEGER NOT NULL);
+CREATE INDEX tally_key ON tally(status, priority);
+INSERT INTO tally SELECT status, priority, count(*) FROM task GROUP BY 1, 2;
+CREATE TABLE tag_tally(status TEXT, tag TEXT NOT NULL, n INTEGER NOT NULL);
+CREATE INDEX tag_tally_key ON tag_tally(status, tag);
+INSERT INTO tag_tally SELECT status, tag, count(*) FROM tag GROUP BY 1, 2;
+CREATE TRIGGER task_in AFTER INSERT ON task BEGIN
+  INSERT INTO tally SELECT NEW.status, NEW.priority, 0 WHERE NOT EXISTS (
+    SELECT 1 FROM tally WHERE status IS NEW.status AND priority IS NEW.priority);
+  UPDATE tally SET n = n + 1 WHERE status IS NEW.status AND priority IS NEW.priority;
+END;
+CREATE TRIGGER task_out AFTER DELETE ON task BEGIN
+  UPDATE tally SET n = n - 1 WHERE status IS OLD.status AND priority IS OLD.priority;
+END;
+CREATE TRIGGER tag_in AFTER INSERT ON tag BEGIN
+  INSERT INTO tag_tally SELECT NEW.status, NEW.tag, 0 WHERE NOT EXISTS (
+    SELECT 1 FROM tag_tally WHERE status IS NEW.status AND tag = NEW.tag);
+  UPDATE tag_tally SET n = n + 1 WHERE status IS NEW.status AND tag = NEW.tag;
+END;
+CREATE TRIGGER tag_out AFTER DELETE ON tag BEGIN
+  UPDATE tag_tally SET n = n - 1 WHERE status IS OLD.status AND tag = OLD.tag;
+END;
 """
 META_KEYS = ("format", "dev", "ino", "nonce", "offset", "crc", "lines", "damaged")
 
@@ -170,6 +201,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=BUSY_SECONDS,
                            isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA trusted_schema=OFF")
+    conn.execute("PRAGMA recursive_triggers=ON")  # a REPLACE's delete keeps the tallies
     return conn
 
 
@@ -225,6 +257,7 @@ def finish_create(conn: sqlite3.Connection) -> None:
     journal every later transaction uses (readers then never change the file: its
     stat data tells any other change apart, see aidp.stamp)."""
     conn.executescript(INDEXES)
+    conn.executescript(TALLIES)
     write_meta(conn, {"format": FORMAT})  # last: a file cut short before is Unusable
     conn.execute("PRAGMA journal_mode=DELETE")
 

@@ -214,7 +214,8 @@ class StoreFold(Fold):
         return self.rows.where(f"{_and(where)} updated >= ?", [*params, since])
 
     def status_counts(self) -> dict[str | None, int]:
-        return dict(self._rows("SELECT status, count(*) FROM task GROUP BY status"))
+        return dict(self._rows("SELECT status, sum(n) FROM tally GROUP BY status "
+                               "HAVING sum(n) > 0"))
 
     def summaries(self, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
         where, params = _in(statuses)
@@ -223,18 +224,21 @@ class StoreFold(Fold):
 
     def tag_counts(self, statuses: Collection[str] | None = None) -> dict[str, int]:
         where, params = _in(statuses)
-        return dict(self._rows(f"SELECT tag, count(*) FROM tag {where} GROUP BY tag", params))
+        return dict(self._rows(f"SELECT tag, sum(n) FROM tag_tally {where} GROUP BY tag "
+                               "HAVING sum(n) > 0", params))
 
     def priority_counts(self, statuses: Collection[str]) -> dict[str | None, int]:
         where, params = _in(statuses)
-        return dict(self._rows(f"SELECT priority, count(*) FROM task {where} "
-                               "GROUP BY priority", params))
+        return dict(self._rows(f"SELECT priority, sum(n) FROM tally {where} "
+                               "GROUP BY priority HAVING sum(n) > 0", params))
 
     def oldest(self, statuses: Collection[str]) -> str | None:
-        where, params = _in(statuses)
-        found = self._rows(f"SELECT id FROM task {where} ORDER BY created, seq LIMIT 1",
-                           params)
-        return found[0][0] if found else None
+        # One index seek per status (task_created holds seq as its rowid): an IN over
+        # several statuses would sort them all.
+        firsts = [row for status in dict.fromkeys(statuses) for row in self._rows(
+            "SELECT created, seq, id FROM task WHERE status = ? ORDER BY created, seq "
+            "LIMIT 1", (status,))]
+        return min(firsts)[2] if firsts else None
 
     def week_counts(self, kind: str, statuses: Collection[str] | None = None,
                     since: int = UNKNOWN_TS) -> dict[int, int]:
@@ -259,12 +263,21 @@ class StoreFold(Fold):
 
     def created_at_most(self, statuses: Collection[str], bounds: list[int]
                         ) -> tuple[int, list[int]]:
-        if not bounds:
-            return super().created_at_most(statuses, bounds)
+        # Per status, the task_created index counted between consecutive bounds (each
+        # entry walked once, none above the last bound); the total from the tally.
         where, params = _in(statuses)
-        sums = ", ".join("total(created <= ?)" for _ in bounds)
-        row = self._rows(f"SELECT count(*), {sums} FROM task {where}", [*bounds, *params])[0]
-        return row[0], [int(n) for n in row[1:]]
+        total = self._rows(f"SELECT ifnull(sum(n), 0) FROM tally {where}", params)[0][0]
+        at = dict.fromkeys(bounds, 0)
+        for status in dict.fromkeys(statuses):
+            running, low = 0, None
+            for bound in sorted(at):
+                running += self._rows(
+                    "SELECT count(*) FROM task WHERE status = ? AND created <= ?"
+                    + ("" if low is None else " AND created > ?"),
+                    (status, bound) if low is None else (status, bound, low))[0][0]
+                at[bound] += running
+                low = bound
+        return total, [at[bound] for bound in bounds]
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         return self.rows.ids_with_prefix(prefix, last_part=last_part)
