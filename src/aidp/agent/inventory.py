@@ -25,11 +25,10 @@ from aidp.agent.agents.base import Adapter
 from aidp.agent.agents.verified import VERIFIED
 
 VERSION_TIMEOUT = 5.0
-_QUIET_ENV = {
-    "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
-    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-    "AIDER_CHECK_UPDATE": "false", "AIDER_ANALYTICS_DISABLE": "true",
-}
+# Every adapter's quiet variables, for any CLI asked (one CLI's variable is nothing to
+# another): no update check, no telemetry while it answers `--version`.
+_QUIET_ENV = {name: value for adapter in agents.ADAPTERS
+              for name, value in adapter.quiet_env.items()}
 _VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[-.+][0-9A-Za-z.]+)?)\b")
 
 

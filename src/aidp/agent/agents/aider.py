@@ -20,13 +20,13 @@ The preset, checked against aider 0.86:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from aidp.agent import events
 from aidp.agent.agents.base import Adapter, Given, McpServer
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 
 _ERROR = re.compile(r"^litellm\.(?P<name>[A-Z]\w*(?:Error|Exception)):\s*(?P<what>.*)$")
@@ -62,6 +62,8 @@ class Aider(Adapter):
     # Files aider writes for itself (git pathspec globs, from the project root).
     own_files = (".aider*", ".aider*/**")
     version_from_cli = True
+    quiet_env: ClassVar[Mapping[str, str]] = {
+        "AIDER_CHECK_UPDATE": "false", "AIDER_ANALYTICS_DISABLE": "true"}
 
     def read_text(self, reader: events.OutputReader, line: str) -> list[events.Item] | None:
         return _read_text(reader, line)

@@ -13,7 +13,8 @@ the MCP handover ask the adapter; none of them names an agent:
   with a hook's plan call (`hook_plan`) or a session start (`export_session`);
 - the files `aidp setup` writes for it (`setup`: hook settings, instructions, MCP);
 - how `aidp run` hands it an MCP server for one run (`hand_mcp`);
-- whether `aidp agents` may ask its program for `--version` (`version_from_cli`).
+- whether `aidp agents` may ask its program for `--version` (`version_from_cli`), and
+  the variables that keep that quiet (`quiet_env`).
 
 This module imports nothing of the agents or of the layers that use them.
 """
@@ -99,6 +100,8 @@ class Adapter(ABC):
     own_files: ClassVar[tuple[str, ...]] = ()  # git pathspec globs it writes for itself
     plan_tools: ClassVar[tuple[str, ...]] = ()  # its tools that report its plan
     version_from_cli: ClassVar[bool] = False  # `PROGRAM --version` asks nobody else
+    # Variables that keep its `--version` from checking for updates or reporting home.
+    quiet_env: ClassVar[Mapping[str, str]] = {}
     hooks: ClassVar[Hooks | None] = None
     setup: ClassVar[Setup | None] = None
 

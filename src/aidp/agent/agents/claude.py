@@ -225,6 +225,9 @@ class Claude(Adapter):
     env: ClassVar[Mapping[str, str]] = {"CLAUDE_CODE_MAX_RETRIES": "3"}
     plan_tools = ("TodoWrite", "TaskCreate", "TaskUpdate")
     version_from_cli = True
+    quiet_env: ClassVar[Mapping[str, str]] = {
+        "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
     hooks = Hooks(events={"SessionStart": "start", "UserPromptSubmit": "prompt",
                           "PostToolUse": "plan", "Stop": "stop"},
                   trusts_stop_hook_active=True)

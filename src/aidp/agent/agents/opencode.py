@@ -21,13 +21,13 @@ The preset, checked against opencode 1.18:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
 from aidp.agent.agents.base import Adapter, Given, McpServer
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
 
 _KINDS = ("text", "tool_use", "step_start", "step_finish", "error", "reasoning")
@@ -73,6 +73,7 @@ class Opencode(Adapter):
     preset = "opencode run --format json --print-logs --log-level ERROR"
     plan_tools = (_PLAN_TOOL,)
     version_from_cli = True
+    quiet_env: ClassVar[Mapping[str, str]] = {"OPENCODE_DISABLE_AUTOUPDATE": "1"}
 
     def read_event(self, reader: events.OutputReader, event: dict[str, Any]
                    ) -> list[events.Item] | None:
