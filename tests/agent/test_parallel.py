@@ -171,6 +171,11 @@ def test_agents_work_at_once_each_in_a_worktree_of_its_own(cli, agent, repo: Pat
     mine = own_tasklist(repo)
     assert all(mine[t]["status"] == "done" for t in ids)
     assert "📋 Parallel run: 3 claimed, 3 done" in result.stdout
+    # Each task's transcript outlives its worktree: it is in the starting project's runs/.
+    for tid in ids:
+        (transcript,) = (repo / ".aidp" / "runs").glob(f"backlog_{tid}-*.jsonl")
+        kinds = [json.loads(line)["kind"] for line in transcript.read_text().splitlines()]
+        assert kinds[0] == "prompt" and "exit" in kinds
     # Nothing of the run is in the starting branch's files: main is as it was.
     assert git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() == [
         f" M {TASKLIST}"]
@@ -296,10 +301,21 @@ def test_ctrl_c_stops_every_agent_releases_and_keeps_the_worktrees(
     # The kept worktrees are git-ignored in the starting one.
     assert git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() == [
         f" M {TASKLIST}"]
-    # Their releases are in the starting worktree's file too: removing them reopens nothing.
+    # A later run takes the kept worktrees up as they are; one left with work the agent
+    # did not commit (scratch.txt) is kept again, and named.
+    again = agent("if Path('scratch.txt').exists():\n    print('found my scratch')\n"
+                  + DILIGENT)
+    result = run(repo, "--parallel", "2", "--agent", again.command)
+    assert result.returncode == 0, result
     for tid in ids:
-        git(repo, "worktree", "remove", "--force", str(repo / ".aidp/worktrees" / hex_of(tid)))
-    assert all(state(cli)[t]["status"] == "pending" for t in ids)
+        where = repo / ".aidp" / "worktrees" / hex_of(tid)
+        assert f"[{hex_of(tid)}] found my scratch" in result.stdout
+        assert (f"[{hex_of(tid)}] Kept the worktree {where} (uncommitted changes "
+                "(scratch.txt))") in result.stdout
+        git(repo, "worktree", "remove", "--force", str(where))
+    # Their states are in the starting worktree's file too: removing them reopens nothing.
+    assert all(state(cli)[t]["status"] == "done" for t in ids)
+    assert all(own_tasklist(repo)[t]["status"] == "done" for t in ids)
 
 
 @pytest.mark.parametrize(("args", "message"), [

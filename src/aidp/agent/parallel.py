@@ -200,9 +200,10 @@ class Parallel:
         )
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         try:
-            proc.stdin.write(job_for(root=project, tid=tid, actor=self.actor, agent=self.agent,
-                                     max_continuations=self.limits.max_continuations,
-                                     timeout=self.limits.timeout, guidance=self.guidance))
+            proc.stdin.write(job_for(
+                root=project, home=self.log.root, tid=tid, actor=self.actor,
+                agent=self.agent, max_continuations=self.limits.max_continuations,
+                timeout=self.limits.timeout, guidance=self.guidance))
             proc.stdin.close()
         except OSError:
             pass  # it died at once: its exit code says so

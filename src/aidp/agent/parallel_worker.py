@@ -23,11 +23,13 @@ import orjson
 from aidp.errors import AidpError, ExitCode
 
 
-def job_for(*, root: Path, tid: str, actor: str, agent: Any, max_continuations: int,
-            timeout: float | None, guidance: str | None) -> bytes:
-    """The job line the run writes to a worker's stdin (`agent`: an AgentSpec)."""
+def job_for(*, root: Path, home: Path, tid: str, actor: str, agent: Any,
+            max_continuations: int, timeout: float | None, guidance: str | None) -> bytes:
+    """The job line the run writes to a worker's stdin (`agent`: an AgentSpec; `home`:
+    the starting worktree's project, where the transcript goes, as it outlives the
+    task's worktree)."""
     return orjson.dumps({
-        "root": str(root), "task": tid, "actor": actor, "guidance": guidance,
+        "root": str(root), "home": str(home), "task": tid, "actor": actor, "guidance": guidance,
         "max_continuations": max_continuations, "timeout": timeout,
         "agent": {"label": agent.label, "argv": list(agent.argv), "source": agent.source,
                   "preset": agent.preset, "env": [list(pair) for pair in agent.env]},
@@ -60,6 +62,7 @@ def _work(job: dict[str, Any]) -> int:
     from aidp.agent.continuation import Limits
     from aidp.agent.loop import Loop, Message
     from aidp.agent.presets import AgentSpec
+    from aidp.agent.transcript import Transcript
     from aidp.log import TaskLog
 
     root, tid = Path(job["root"]), str(job["task"])
@@ -75,6 +78,9 @@ def _work(job: dict[str, Any]) -> int:
                 limits=Limits(max_continuations=job["max_continuations"],
                               timeout=job["timeout"]))
     loop.env["AIDP_TASK"] = tid
+    loop.transcript = Transcript(TaskLog(Path(job["home"])), session_for(tid))
+    if loop.transcript.error:
+        _say("warning", loop.transcript.error)
     try:
         drain = Drain(loop, actor=job["actor"], guidance=job["guidance"])
         task = log.read().tasks.get(tid)
