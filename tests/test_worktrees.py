@@ -375,3 +375,22 @@ def test_history_and_undo_see_every_worktrees_records(repo) -> None:
     written = [name for name, tree in trees.items()
                if (tree / TASKLIST).read_bytes() != before[name]]
     assert written == ["w3"]  # the undo is in the tasklist of the worktree that made it
+
+
+def test_earlier_todo_lists_of_every_worktree_are_listed_and_loadable(repo) -> None:
+    _main, trees = repo
+    run(trees["w0"], "todo", "add", "step one", "--session", "s0")
+    run(trees["w0"], "todo", "add", "step two", "--session", "s0")
+    run(trees["w0"], "todo", "clear", "--session", "s0")
+    run(trees["w0"], "todo", "add", "next plan", "--session", "s0")
+    for tree in trees.values():  # s0's earlier list, from w0's file, in every worktree
+        lists = json.loads(run(tree, "todo", "list", "--all", "--json"))
+        assert sorted(entry["items"] for entry in lists if entry["session"] == "s0") == [1, 2]
+    earlier = [entry for entry in json.loads(run(trees["w2"], "todo", "list", "--all",
+                                                 "--json"))
+               if entry["session"] == "s0" and entry["items"] == 2]
+    assert earlier and earlier[0].get("list")
+    loaded = json.loads(run(trees["w2"], "todo", "load", earlier[0]["list"],
+                            "--session", "s2", "--json"))
+    assert [item["content"] for item in loaded["items"]] == ["step one", "step two"]
+    assert "step one" in run(trees["w3"], "todo", "show", "--session", "s2")

@@ -138,10 +138,17 @@ def load(
 
 
 def _past(e: Env, fold: Any) -> list[core.TodoList]:
-    """The lists no session shows any more (todos.past_lists: a scan of the file)."""
+    """The lists no session shows any more (todos.past_lists: a scan of the tasklist of
+    this worktree and of every other live one, as the fold reads them: DESIGN §12)."""
     from aidp import todos as core
+    from aidp import worktrees
 
-    return core.past_lists(fold, e.log.read_bytes())
+    data = [e.log.read_bytes()]
+    repo = e.log.shared()
+    if repo is not None:
+        data += [worktrees.read_tasklist(path) or b"" for path, own in repo.tasklists()
+                 if not own]
+    return core.past_lists(fold, b"\n".join(data))
 
 
 def register(todo_app: typer.Typer) -> None:
