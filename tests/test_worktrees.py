@@ -394,3 +394,78 @@ def test_earlier_todo_lists_of_every_worktree_are_listed_and_loadable(repo) -> N
                             "--session", "s2", "--json"))
     assert [item["content"] for item in loaded["items"]] == ["step one", "step two"]
     assert "step one" in run(trees["w3"], "todo", "show", "--session", "s2")
+
+
+def test_one_task_claimed_from_four_worktrees_at_once_goes_to_one_holder(repo) -> None:
+    """4 worktrees × 4 processes claim the same task: one gets it, the 15 others exit 1
+    naming the holder, and every worktree shows that holder."""
+    main, trees = repo
+    task = next(t["id"] for t in json.loads(run(main, "tasks", "list", "--json"))
+                if t["description"] == "task 3")
+    procs = {f"agent-{name}-{n}": aidp(tree, "tasks", "claim", task[-8:], "--as",
+                                       f"agent-{name}-{n}", "--json")
+             for name, tree in trees.items() for n in range(4)}
+    results = {who: (*p.communicate(timeout=120), p.returncode) for who, p in procs.items()}
+    winners = [who for who, (_out, _err, code) in results.items() if code == 0]
+    assert len(winners) == 1
+    holder = winners[0]
+    assert json.loads(results[holder][0])["assignee"] == holder
+    for who, (_out, err, code) in results.items():
+        if who != holder:
+            assert code == 1 and err.count("\n") == 1, err
+            assert f"claimed by {holder}" in err
+    for tree in (main, *trees.values()):
+        shown = json.loads(run(tree, "tasks", "show", task[-8:], "--json"))
+        assert (shown["status"], shown["assignee"]) == ("in_progress", holder)
+
+
+def test_claim_release_block_edit_and_close_show_at_once_in_every_worktree(repo) -> None:
+    main, trees = repo
+    ids = {t["description"]: t["id"] for t in json.loads(run(main, "tasks", "list", "--json"))}
+    first, second = ids["task 0"][-8:], ids["task 1"][-8:]
+
+    def ready(tree: Path) -> list[str]:
+        return [t["id"][-8:] for t in json.loads(run(tree, "tasks", "ready", "--json",
+                                                     "-n", "50"))]
+
+    def blocked(tree: Path) -> list[str]:
+        return [t["id"][-8:] for t in json.loads(run(tree, "tasks", "blocked", "--json"))]
+
+    run(trees["w0"], "tasks", "block", second, "--on", first)  # task 1 waits on task 0
+    assert second in blocked(trees["w1"]) and second not in ready(trees["w2"])
+    assert first[:4] in run(trees["w3"], "tasks", "show", second)  # names what it waits on
+    run(trees["w1"], "tasks", "claim", first, "--as", "agent-1")
+    shown = json.loads(run(trees["w2"], "tasks", "show", first, "--json"))
+    assert (shown["status"], shown["assignee"]) == ("in_progress", "agent-1")
+    assert first not in ready(trees["w3"])
+    assert "task 0 (claimed by agent-1)" in run(trees["w0"], "prime")
+    run(trees["w2"], "tasks", "release", first)
+    shown = json.loads(run(trees["w3"], "tasks", "show", first, "--json"))
+    assert (shown["status"], shown.get("assignee")) == ("pending", None)
+    assert first in ready(trees["w0"])
+    primed = run(trees["w1"], "prime")
+    assert "[medium] task 0\n" in primed and "agent-1" not in primed
+    run(trees["w3"], "tasks", "edit", first, "-d", "task 0 renamed in w3", "-p", "high")
+    assert "task 0 renamed in w3" in run(trees["w0"], "tasks", "list")
+    assert "[high] task 0 renamed in w3" in run(trees["w1"], "prime")
+    page = trees["w2"] / "report.html"
+    run(trees["w2"], "report", "--html", str(page))
+    assert "task 0 renamed in w3" in page.read_text()
+    run(trees["w0"], "tasks", "done", first)
+    assert second not in blocked(main) and second in ready(trees["w1"])
+    for tree in (main, *trees.values()):
+        assert listed(tree)[ids["task 0"]] == "done"
+
+
+def test_a_branch_deleted_unmerged_takes_its_records_with_it(repo) -> None:
+    main, trees = repo
+    run(trees["w0"], "tasks", "add", "on a branch thrown away")
+    run(trees["w1"], "tasks", "add", "on a branch merged")
+    for name in ("w0", "w1"):
+        git(trees[name], "commit", "-qam", f"work in {name}")
+        git(main, "worktree", "remove", str(trees[name]))
+    git(main, "branch", "-q", "-D", "w0")  # never merged
+    git(main, "merge", "-q", "--no-edit", "w1")
+    for tree in (main, trees["w2"], trees["w3"]):
+        shown = run(tree, "tasks", "list")
+        assert "on a branch merged" in shown and "on a branch thrown away" not in shown
