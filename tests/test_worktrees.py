@@ -469,3 +469,45 @@ def test_a_branch_deleted_unmerged_takes_its_records_with_it(repo) -> None:
     for tree in (main, trees["w2"], trees["w3"]):
         shown = run(tree, "tasks", "list")
         assert "on a branch merged" in shown and "on a branch thrown away" not in shown
+
+
+def test_mcp_tools_in_a_worktree_see_and_take_the_one_queue(repo) -> None:
+    """`aidp mcp` servers in two worktrees (long-lived, as an agent keeps them): what
+    one worktree files or claims shows in the other's tools at once."""
+    from tests.test_mcp import Client, data
+
+    main, trees = repo
+    env = {k: v for k, v in os.environ.items() if k != "AIDP_DIR"}
+    servers = {name: Client(trees[name], {**env, "AIDP_ACTOR": f"agent-{name}",
+                                          "AIDP_SESSION": f"s-{name}"})
+               for name in ("w1", "w2")}
+    try:
+        for server in servers.values():
+            server.start()
+        one, two = servers["w1"], servers["w2"]
+        filed = json.loads(run(trees["w0"], "tasks", "add", "from w0", "-p", "high",
+                               "--json"))
+        task = filed["task"]["id"] if "task" in filed else filed["id"]
+        assert task in [t["id"] for t in data(one.call("tasks_list"))]
+        assert data(two.call("tasks_ready", {"limit": 1}))[0]["id"] == task
+        taken = data(one.call("tasks_claim"))
+        assert (taken["id"], taken["assignee"]) == (task, "agent-w1")
+        refused = two.call("tasks_claim", {"id": task[-8:]})
+        assert refused["isError"] is True
+        assert "claimed by agent-w1" in refused["content"][0]["text"]
+        assert task not in [t["id"] for t in data(two.call("tasks_ready", {"limit": 50}))]
+        assert listed(trees["w3"])[task] == "in_progress"
+        data(two.call("tasks_update", {"id": task[-8:], "status": "done"}))
+        assert listed(main)[task] == "done"
+        assert task not in [t["id"] for t in data(one.call("tasks_list"))]  # open ones
+        data(one.call("tasks_file", {"description": "filed over mcp in w1"}))
+        assert "filed over mcp in w1" in run(trees["w3"], "tasks", "list")
+        assert "filed over mcp in w1" in (trees["w1"] / TASKLIST).read_text()
+        assert "filed over mcp in w1" not in (trees["w2"] / TASKLIST).read_text()
+        for server in servers.values():
+            assert server.close() == 0
+    finally:
+        for server in servers.values():
+            if server.proc.poll() is None:
+                server.proc.kill()
+                server.proc.wait()
