@@ -6,6 +6,7 @@ import os
 import sys
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -151,3 +152,22 @@ def fail(code: int) -> typer.Exit:
 
 
 JSON_HELP = "Print JSON instead of text."
+SESSION_HELP = "Work on this session's list (overrides the global --session and AIDP_SESSION)."
+
+
+def session_option() -> Any:
+    """`--session NAME` on a `todo` command: typed as typer.Option is (Any), so it can be
+    the default of a `str | None` parameter."""
+    return typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP)
+
+
+IDS_HELP = "Task ids: full, or ≥4 leading hex characters."
+ID_HELP = "Full id or ≥4 leading hex characters."
+
+
+def split_ids(values: list[str] | None) -> list[str]:
+    """Ids given as repeated options and/or comma-separated: `--on a,b --on c`."""
+    out: list[str] = []
+    for value in values or []:
+        out.extend(part.strip() for part in value.split(",") if part.strip())
+    return out

@@ -1,7 +1,7 @@
 """`aidp tasks ready|blocked|claim|release|block|unblock|edit|note`: the work queue.
 
-Registered on the `tasks` app when imported (aidp.cli.tasks.with_queue_commands); the
-core is aidp.queue.
+Registered on the `tasks` app only when the command line may name one of them
+(aidp.cli.tasks.with_queue_commands calls `register`); the core is aidp.queue.
 """
 
 from __future__ import annotations
@@ -10,23 +10,13 @@ import typer
 
 from aidp import queue as core
 from aidp import render
-from aidp.cli.common import JSON_HELP, Env, env
-from aidp.cli.tasks import IDS_HELP, _paint, _print_list, app
+from aidp.cli import output
+from aidp.cli.common import ID_HELP, IDS_HELP, JSON_HELP, Env, env, split_ids
 from aidp.errors import InvalidInput
 from aidp.log import Fold
 from aidp.model import Record, now_micros, priority_key, ts_of, validate_priority
 from aidp.tasks import short_ids
 from aidp.when import age
-
-ID_HELP = "Full id or ≥4 leading hex characters."
-
-
-def split_ids(values: list[str] | None) -> list[str]:
-    """Ids given as repeated options and/or comma-separated: `--on a,b --on c`."""
-    out = []
-    for value in values or []:
-        out.extend(part.strip() for part in value.split(",") if part.strip())
-    return out
 
 
 def _label(task: Record, ids: dict[str, str] | None = None) -> str:
@@ -76,15 +66,6 @@ def _filtered(fold: Fold, entries: list[core.Entry], *, priorities: list[str], t
     return found
 
 
-def _format(fmt: str | None, as_json: bool) -> str:
-    if as_json and fmt is not None and fmt.lower() != "json":
-        raise InvalidInput(f"Conflicting --json and --format {fmt!r}: give one of them")
-    chosen = "json" if as_json else (fmt or "table").lower()
-    if chosen not in render.FORMATS:
-        raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
-    return chosen
-
-
 PRIORITY_OPTION = typer.Option([], "--priority", "-p", help="high, medium or low; repeatable.")
 TAG_OPTION = typer.Option([], "--tag", "-t", help="Has this tag; repeat for any of several.")
 SESSION_OPTION = typer.Option(None, "--session", help="Filed in this session.")
@@ -93,7 +74,6 @@ FORMAT_OPTION = typer.Option(None, "--format", "-f",
                              help="table, json, jsonl, ids, markdown or csv.")
 
 
-@app.command()
 def ready(
     ctx: typer.Context,
     priority: list[str] = PRIORITY_OPTION,
@@ -109,7 +89,7 @@ def ready(
     $ aidp tasks ready -n 5
     $ aidp tasks ready -p high -f ids
     """
-    chosen = _format(fmt, as_json)
+    chosen = output.list_format(fmt, as_json)
     wanted = {validate_priority(p) for p in priority}
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
@@ -123,14 +103,14 @@ def ready(
     entries = core.ranked(rows, limit if not tag and session is None else None)
     found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)
     if chosen != "table":
-        _print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
+        output.print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
                     empty="No matching tasks")
         return
     if not found:
         render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, qs)})" if not total
                           else "No ready task matches")
         return
-    paint, now = _paint(), now_micros()
+    paint, now = output.painter(), now_micros()
     shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"
     lines = [paint(f"READY ({shown})", "bold")]
     ids = short_ids(fold, [t["id"] for t in found])
@@ -138,7 +118,6 @@ def ready(
     render.write_text("\n".join(lines))
 
 
-@app.command()
 def blocked(
     ctx: typer.Context,
     priority: list[str] = PRIORITY_OPTION,
@@ -160,14 +139,14 @@ def blocked(
                       limit=limit)
     waiting = {e.id: e.waiting_on for e in entries}
     if as_json:
-        render.write_bytes(render.json_bytes([
+        output.json_out([
             {**core.with_extras(qs, t), "waiting_on": waiting[t["id"]]} for t in found
-        ]))
+        ])
         return
     if not found:
         render.write_text("Nothing blocked")
         return
-    paint, now = _paint(), now_micros()
+    paint, now = output.painter(), now_micros()
     lines = [paint(f"BLOCKED ({len(found)})", "bold")]
     ids = short_ids(fold, [tid for t in found for tid in (t["id"], *waiting[t["id"]])])
     for task in found:
@@ -188,7 +167,6 @@ def actor(e: Env, given: str | None) -> str:
     return core.validate_actor(given) if given is not None else core.default_actor(e.root)
 
 
-@app.command()
 def claim(
     ctx: typer.Context,
     task_id: str | None = typer.Argument(
@@ -212,16 +190,16 @@ def claim(
     result = core.claim(e.log, task_id, lookup)
     who = result.claim["assignee"]
     if as_json:
-        render.write_bytes(render.json_bytes(result.shown))
+        output.json_out(result.shown)
         return
     label = _label(result.task, short_ids(before, [result.task["id"]]))
     if result.changed:
-        render.write_text(f"{_paint()('✓', 'green')} Claimed: {label} (as {render.inert(who)})")
+        tick = output.painter()("✓", "green")
+        render.write_text(f"{tick} Claimed: {label} (as {render.inert(who)})")
     else:
         render.write_text(f"Already claimed by you, nothing changed: {label}")
 
 
-@app.command()
 def release(
     ctx: typer.Context,
     ids: list[str] = typer.Argument(None, metavar="[ID...]", help=IDS_HELP),
@@ -250,12 +228,12 @@ def release(
     if as_json:
         records = [c.task for c in changes]
         many = len(records) != 1 or stale is not None  # --stale: always an array
-        render.write_bytes(render.json_bytes(records if many else records[0]))
+        output.json_out(records if many else records[0])
         return
     if not changes:
         render.write_text(f"No claim older than {render.inert(stale)}, nothing changed")
         return
-    paint = _paint()
+    paint = output.painter()
     short = short_ids(before, [c.task["id"] for c in changes])
     render.write_text("\n".join(
         f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
@@ -272,9 +250,9 @@ def _linked(e: Env, before: Fold, result: core.Linked, *, as_json: bool, verb: s
     if as_json:
         fold = e.read()
         task = fold.tasks[result.task["id"]]
-        render.write_bytes(render.json_bytes(core.with_extras(core.state(fold), task)))
+        output.json_out(core.with_extras(core.state(fold), task))
         return
-    paint = _paint()
+    paint = output.painter()
     lines = []
     ids = short_ids(before, [result.task["id"], *result.changed, *result.unchanged])
     if result.changed:
@@ -289,7 +267,6 @@ def _linked(e: Env, before: Fold, result: core.Linked, *, as_json: bool, verb: s
 ON_HELP = "A task it waits on; repeat, separate with commas, or list more ids after it."
 
 
-@app.command()
 def block(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
@@ -311,7 +288,6 @@ def block(
             unchanged="Already waits on")
 
 
-@app.command()
 def unblock(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
@@ -342,7 +318,6 @@ def _on(on: list[str], more: list[str] | None) -> list[str]:
 # --- edit and note -------------------------------------------------------------------------
 
 
-@app.command()
 def edit(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
@@ -369,15 +344,13 @@ def edit(
                        detach=no_parent)
     if as_json:
         fold = e.read()
-        render.write_bytes(render.json_bytes(core.with_extras(core.state(fold),
-                                                              fold.tasks[change.task["id"]])))
+        output.json_out(core.with_extras(core.state(fold), fold.tasks[change.task["id"]]))
     else:
         label = _label(change.task, short_ids(before, [change.task["id"]]))
-        render.write_text(f"{_paint()('✓', 'green')} Edited: {label}" if change.changed
+        render.write_text(f"{output.painter()('✓', 'green')} Edited: {label}" if change.changed
                           else f"Nothing changed: {label}")
 
 
-@app.command()
 def note(
     ctx: typer.Context,
     task_id: str = typer.Argument(..., metavar="ID", help=ID_HELP),
@@ -396,8 +369,20 @@ def note(
     before = e.read()
     record = core.note(e.log, task_id, " ".join(text), author=actor(e, name))
     if as_json:
-        render.write_bytes(render.json_bytes({"task": record["task"], **core.note_out(record)}))
+        output.json_out({"task": record["task"], **core.note_out(record)})
     else:
         tid = record["task"]
         shown = short_ids(before, [tid]).get(tid, tid)
-        render.write_text(f"{_paint()('✓', 'green')} Noted on [{render.inert(shown)}]")
+        render.write_text(f"{output.painter()('✓', 'green')} Noted on [{render.inert(shown)}]")
+
+
+# In the order `aidp tasks --help` lists them, after the group's own commands.
+COMMANDS = (ready, blocked, claim, release, block, unblock, edit, note)
+
+
+def register(tasks_app: typer.Typer) -> None:
+    """Add the queue's commands to the `tasks` group (once, however often asked)."""
+    present = {command.callback for command in tasks_app.registered_commands}
+    for command in COMMANDS:
+        if command not in present:
+            tasks_app.command()(command)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from aidp import render
-from aidp.cli.common import JSON_HELP, Env, env
+from aidp.cli.common import JSON_HELP, SESSION_HELP, Env, env, session_option
+from aidp.cli.output import painter, todo_out
 
 if TYPE_CHECKING:
     from aidp import todos as core
@@ -23,7 +24,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-SESSION_HELP = "Work on this session's list (overrides the global --session and AIDP_SESSION)."
 POS_HELP = "N, last, N.M or N.last (1-based)."
 # Positions like -1 must reach our own error message (which lists the accepted forms)
 # instead of click's "No such option".
@@ -55,14 +55,6 @@ def _group(
         env(ctx).session = session
 
 
-def session_option() -> typer.models.OptionInfo:
-    return typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP)
-
-
-def painter() -> render.Painter:
-    return render.Painter(render.color_enabled())
-
-
 def _label(todo: core.TodoList, target: core.Target) -> str:
     item = todo.visible[target.item]
     if target.subtask is None:
@@ -92,15 +84,6 @@ def _apply_op(
         return after
 
     return _apply(e, session, fn), details[-1]
-
-
-def emit(todo: core.TodoList, message: str, *, as_json: bool) -> None:
-    from aidp import todos as core
-
-    if as_json:
-        render.write_bytes(render.json_bytes(core.show_json(todo)))
-    else:
-        render.write_text(message)
 
 
 def _remaining(todo: core.TodoList) -> str:
@@ -185,7 +168,7 @@ def add(
     restarted = bool(done.before.items) and not done.before.active
     fresh = " (a new list: the previous one was cleared)" if restarted else ""
     message = f"{painter()('✓', 'green')} Added {_label(done.after, target)}{fresh}"
-    emit(done.after, message, as_json=as_json)
+    todo_out(done.after, message, as_json=as_json)
 
 
 @app.command(context_settings=POSITIONAL)
@@ -209,7 +192,7 @@ def delete(
     done, (target, item) = _apply_op(e, name, lambda todo: core.delete(todo, position))
     subs = len(item.get("subtasks") or [])
     extra = f" (and its {subs} subtask{'s' if subs != 1 else ''})" if subs else ""
-    emit(
+    todo_out(
         done.after,
         f"{painter()('✓', 'green')} Deleted {target.label()}: "
         f"{render.inert(item['content'])}{extra}",
@@ -237,7 +220,7 @@ def tick(
     name = e.session_name(session)
     done, (target,) = _apply_op(e, name, lambda todo: core.tick(todo, position))
     if as_json:
-        emit(done.after, "", as_json=True)
+        todo_out(done.after, "", as_json=True)
         return
     render.write_text(_tick_message(done, target))
 
@@ -296,7 +279,7 @@ def start(
         message = f"{painter()('✓', 'green')} Started {label}"
     else:
         message = f"Already in_progress, nothing changed: {label}"  # e.g. "2: Docs"
-    emit(done.after, message, as_json=as_json)
+    todo_out(done.after, message, as_json=as_json)
 
 
 @app.command()
@@ -316,13 +299,13 @@ def clear(
     name = e.session_name(session)
     done = _apply(e, name, core.clear)
     if not done.written:
-        emit(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json)
+        todo_out(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json)
         return
     if not done.before.active:  # nothing active, but paused: the pause goes
-        emit(done.after, f"{core.NO_ACTIVE}; the pause is lifted", as_json=as_json)
+        todo_out(done.after, f"{core.NO_ACTIVE}; the pause is lifted", as_json=as_json)
         return
     count = len(done.before.items)
-    emit(
+    todo_out(
         done.after,
         f"{painter()('✓', 'green')} Cleared {count} item{'s' if count != 1 else ''} of session "
         f"{render.inert(name)} (kept as history: 'aidp todo load' brings them back)",
@@ -347,7 +330,7 @@ def pause(
     e = env(ctx)
     text = " ".join(reason)
     done = _apply(e, e.session_name(session), lambda todo: core.pause(todo, text))
-    emit(done.after, f"⏸ Paused: {render.inert(done.after.pause_reason)}", as_json=as_json)
+    todo_out(done.after, f"⏸ Paused: {render.inert(done.after.pause_reason)}", as_json=as_json)
 
 
 @app.command()
@@ -366,10 +349,10 @@ def resume(
     e = env(ctx)
     done = _apply(e, e.session_name(session), core.resume)
     if not done.written:
-        emit(done.after, "Not paused; nothing changed", as_json=as_json)
+        todo_out(done.after, "Not paused; nothing changed", as_json=as_json)
         return
     reason = render.inert(done.before.pause_reason or "")
-    emit(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json)
+    todo_out(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json)
 
 
 def _register_list_commands() -> None:

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from aidp import render
-from aidp.cli.common import JSON_HELP, Env
+from aidp.cli.common import JSON_HELP, Env, session_option
 from aidp.cli.common import env as env_of
-from aidp.cli.todo import emit, painter, session_option
+from aidp.cli.output import painter, todo_out
 from aidp.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ def load(
             f"{painter()('✓', 'green')} Loaded {what} from session {render.inert(chosen.session)} "
             f"into session {render.inert(name)}"
         )
-    emit(done.after, message, as_json=as_json)
+    todo_out(done.after, message, as_json=as_json)
 
 
 def _past(e: Env, fold: Any) -> list[core.TodoList]:

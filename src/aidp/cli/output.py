@@ -1,0 +1,101 @@
+"""What the commands print, in one place: colour, JSON, and task lists in every --format.
+
+Every command group prints through these (the error line is aidp.cli's, the one error
+boundary). Lists of tasks go out through `print_list`; json, jsonl and ids through
+`write_batches` alone, whether the tasks come as one list or a batch at a time from the
+store (`tasks list --all`), so the two can never print different bytes.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from aidp import render
+from aidp.errors import InvalidInput
+from aidp.model import Record
+
+if TYPE_CHECKING:
+    from aidp import todos
+
+# The formats `write_batches` writes (a batch at a time); the rest need the whole list.
+STREAMED_FORMATS = ("json", "jsonl", "ids")
+
+
+def painter() -> render.Painter:
+    """Colour for stdout: on a terminal, unless NO_COLOR (render.color_enabled)."""
+    return render.Painter(render.color_enabled())
+
+
+def json_out(value: Any) -> None:
+    """`--json`: the value as indented JSON, one document on stdout."""
+    render.write_bytes(render.json_bytes(value))
+
+
+def todo_out(todo: todos.TodoList, message: str, *, as_json: bool) -> None:
+    """A TODO command's answer: the list as JSON (todos.show_json), or the message."""
+    if as_json:
+        from aidp import todos as core
+
+        json_out(core.show_json(todo))
+    else:
+        render.write_text(message)
+
+
+def list_format(fmt: str | None, as_json: bool) -> str:
+    """The --format a listing asked for (`--json` is `--format json`), checked."""
+    if as_json and fmt is not None and fmt.lower() != "json":
+        raise InvalidInput(f"Conflicting --json and --format {fmt!r}: give one of them")
+    chosen = "json" if as_json else (fmt or "table").lower()
+    if chosen not in render.FORMATS:
+        raise InvalidInput(f"Invalid --format {fmt!r}: use one of {', '.join(render.FORMATS)}")
+    return chosen
+
+
+def print_list(found: list[Record], fmt: str, *, now: int, empty: str,
+               notes: dict[str, str] | None = None, ids: dict[str, str] | None = None,
+               matched: dict[str, int] | None = None, raw: bool = False) -> None:
+    """Tasks in one of render.FORMATS: `empty` is the table's line when there are none;
+    `notes`, `ids` (full id → short id), `matched` are the table's; `raw` csv's."""
+    if fmt in STREAMED_FORMATS:
+        write_batches([found], fmt)
+    elif fmt == "markdown":
+        render.write_text(render.task_markdown(found))
+    elif fmt == "csv":
+        from aidp.interchange import csv_format  # the one CSV writer (export's)
+
+        render.write_bytes(csv_format.dump(found, raw=raw))
+    else:
+        render.write_text(render.task_table(found, now, paint=painter(), empty=empty,
+                                            notes=notes, ids=ids, matched=matched))
+
+
+def write_batches(batches: Iterable[list[Record]], fmt: str, *,
+                  limit: int | None = None) -> int:
+    """Tasks as json (one indented array), jsonl or ids, written a batch at a time (in
+    bounded memory when the batches come from the store); at most `limit`. Returns how
+    many were written."""
+    import orjson
+
+    out = sys.stdout.buffer
+    sys.stdout.flush()
+    written = 0
+    for found in batches:
+        batch = found if limit is None else found[:limit - written]
+        if not batch:
+            if limit is not None and written >= limit:
+                break
+            continue
+        if fmt == "ids":
+            out.write("".join(t["id"] + "\n" for t in batch).encode())
+        elif fmt == "jsonl":
+            out.write(render.jsonl_bytes(batch))
+        else:  # the batch as an indented array without its brackets: its elements
+            items = orjson.dumps(batch, option=orjson.OPT_INDENT_2)[2:-2]
+            out.write((b",\n" if written else b"[\n") + items)
+        written += len(batch)
+    if fmt == "json":
+        out.write(b"\n]\n" if written else b"[]\n")
+    out.flush()
+    return written

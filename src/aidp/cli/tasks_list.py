@@ -1,0 +1,259 @@
+"""`aidp tasks list`: the backlog, filtered, sorted and printed in any --format (the
+`tasks` group registers it: aidp.cli.tasks)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
+
+import typer
+
+from aidp import render
+from aidp import tasks as core
+from aidp.cli import output
+from aidp.cli.common import env
+from aidp.errors import ExitCode, InvalidInput
+from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority
+
+if TYPE_CHECKING:
+    from aidp.queue import QueueState
+
+STATUS_WORDS = (*STATUSES, "open", "all")
+
+
+def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...] | None:
+    """The statuses asked for; None for all of them, a newer version's included."""
+    if include_all:
+        return None
+    chosen: list[str] = []
+    for word in words:
+        normal = word.strip().lower().replace("-", "_")
+        if normal == "all":
+            return None
+        if normal == "open":
+            chosen.extend(OPEN_STATUSES)
+        elif normal in STATUSES:
+            chosen.append(normal)
+        else:
+            raise InvalidInput(f"Invalid status {word!r}: use one of {', '.join(STATUS_WORDS)}")
+    return tuple(dict.fromkeys(chosen)) or OPEN_STATUSES
+
+
+def list_(
+    ctx: typer.Context,
+    status_arg: str | None = typer.Argument(
+        None, metavar="[STATUS]", help="pending, in_progress, done, abandoned, open or all."
+    ),
+    status: list[str] = typer.Option([], "--status", "-s", help="A status; repeat for several."),
+    include_all: bool = typer.Option(False, "--all", "-a", help="Every status."),
+    priority: list[str] = typer.Option(
+        [], "--priority", "-p", help="high, medium or low; repeatable."
+    ),
+    tag: list[str] = typer.Option(
+        [], "--tag", "-t", help="Has this tag; repeat for any of several."
+    ),
+    session: str | None = typer.Option(None, "--session", help="Filed in this session."),
+    since: str | None = typer.Option(
+        None, "--since", metavar="WHEN", help="Created at or after WHEN (2026-11-01, 7d, today)."
+    ),
+    older_than: str | None = typer.Option(
+        None, "--older-than", metavar="AGE", help="Created before now − AGE (30m, 12h, 7d, 2w)."
+    ),
+    grep: str | None = typer.Option(
+        None, "--grep", metavar="TEXT",
+        help="TEXT in the description or a note (case-insensitive).",
+    ),
+    assignee: str | None = typer.Option(
+        None, "--assignee", metavar="NAME", help="Claimed by NAME (case-insensitive)."
+    ),
+    mine: bool = typer.Option(
+        False, "--mine", help="Claimed by you: the name `tasks claim` uses (AIDP_ACTOR, "
+        "else git user.email, else the login name).",
+    ),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="At most N tasks."),
+    sort: str = typer.Option(
+        "created", "--sort", help="created (newest first), updated or priority."
+    ),
+    exit_code: bool = typer.Option(
+        False, "--exit-code", help="Exit 1 when any task matches (for CI checks)."
+    ),
+    fmt: str | None = typer.Option(
+        None, "--format", "-f", help="table, json, jsonl, ids, markdown or csv."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    tree: bool = typer.Option(False, "--tree", help="Show epics with their children below."),
+    raw: bool = typer.Option(
+        False, "--raw", help="csv: write cells exactly as stored; by default a cell a "
+        "spreadsheet would run as a formula (=, +, -, @) starts with '.",
+    ),
+) -> None:
+    """List tasks: open ones (pending, in_progress) unless told otherwise.
+
+    Examples:
+    $ aidp tasks list -s done --since 7d
+    $ aidp tasks list --all --sort priority -n 20
+    """
+    from aidp.when import parse_age, parse_when
+
+    fmt = output.list_format(fmt, as_json)
+    if tree and fmt != "table":
+        raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
+    if raw and fmt != "csv":
+        raise InvalidInput(f"Invalid --raw with --format {fmt}: it applies to csv only")
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
+    if grep is not None and not grep.strip():
+        raise InvalidInput("Invalid --grep '': give the text to look for in descriptions "
+                           "and notes")
+    if assignee is not None and not assignee.strip():
+        raise InvalidInput("Invalid --assignee '': give the name a task was claimed by")
+    if mine and assignee is not None:
+        raise InvalidInput("Conflicting --mine and --assignee: give one of them")
+    now = now_micros()
+    words = ([status_arg] if status_arg else []) + status
+    query = core.Query(
+        statuses=_statuses(words, include_all=include_all),
+        priorities=tuple(validate_priority(p) for p in priority),
+        tags=tuple(t.strip() for t in tag),
+        session=session,
+        created_from=parse_when(since, now) if since is not None else None,
+        created_before=now - parse_age(older_than) if older_than is not None else None,
+        sort=sort.strip().lower(),
+        limit=limit,
+        grep=grep.strip() if grep is not None else None,
+        assignee=assignee.strip() if assignee is not None else None,
+    )
+    core.sort_key(query.sort)  # reject a bad --sort before reading anything
+    e = env(ctx)
+    if mine:
+        from aidp.queue import default_actor
+
+        query.assignee = default_actor(e.root)
+    fold = e.read()
+    if (fmt in output.STREAMED_FORMATS and query.statuses is None and query.sort == "created"
+            and query.by_status_only() and hasattr(fold.tasks, "newest_first")):
+        # Every task (--all) from the store: written a batch at a time, in bounded memory.
+        batches: Iterable[list[Record]] = fold.tasks.newest_first()
+        if fmt != "ids":
+            from aidp import queue
+
+            batches = _linked(queue.state(fold), batches)
+        if output.write_batches(batches, fmt, limit=limit) and exit_code:
+            raise typer.Exit(ExitCode.FAILURE)
+        return
+    qs = None
+    if query.grep is not None or query.assignee is not None or fmt in ("json", "jsonl",
+                                                                         "table") or tree:
+        from aidp import queue
+
+        qs = queue.state(fold)
+    result = core.find_in(fold, query, qs)
+    found = result.tasks
+    notes = None
+    plain = not words and not include_all and query.grep is None and query.assignee is None
+    empty = "No open tasks" if plain else "No matching tasks"
+    if not found and query.assignee is not None and qs is not None:
+        empty = _nobody_holds(qs, query.assignee, empty)
+    if qs is not None and tree:
+        ids = core.short_ids(fold, [t["id"] for t in found])
+        render.write_text(_tree(found, qs, now, empty=empty, ids=ids))
+        if exit_code and found:
+            raise typer.Exit(ExitCode.FAILURE)
+        return
+    if qs is not None and fmt == "table":
+        from aidp import queue
+
+        notes = queue.list_notes(fold, qs, found)
+    elif qs is not None and fmt in ("json", "jsonl"):
+        found = next(_linked(qs, [found]))
+    more = 0
+    if (fmt == "table" and limit is None and not include_all and sys.stdout.isatty()
+            and not _pager_on()):
+        # A person at a terminal without a pager gets a screenful; scripts, --all and
+        # --limit get all (and a pager shows all: aidp.pager).
+        import shutil
+
+        room = max(10, shutil.get_terminal_size().lines - 6)
+        if len(found) > room:
+            more = len(found) - room
+    shown = found[: len(found) - more]
+    ids = None
+    if fmt == "table":  # people read the shortest id prefix that names the task
+        ids = core.short_ids(fold, [t["id"] for t in shown])
+    output.print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,
+                      matched=result.matched, raw=raw)
+    if more:
+        render.write_text(f"… and {more} more (--limit N or --all to see them)")
+    if exit_code and found:
+        raise typer.Exit(ExitCode.FAILURE)
+
+
+def _linked(qs: QueueState, batches: Iterable[list[Record]]) -> Iterator[list[Record]]:
+    """Each task with its links, as json and jsonl show it (blocked_by, parent, assignee,
+    notes: queue.with_extras)."""
+    from aidp import queue
+
+    linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+    for batch in batches:
+        if not linked:
+            yield batch
+        else:
+            yield [queue.with_extras(qs, t) if t.get("id") in linked else t for t in batch]
+
+
+def _pager_on() -> bool:
+    """Long output on this terminal goes through a pager (aidp.pager)."""
+    if not render.paging_possible():
+        return False
+    from aidp import pager
+
+    return pager.available()
+
+
+def _nobody_holds(qs: QueueState, name: str, empty: str) -> str:
+    """The empty listing's line when --assignee/--mine found nothing: who does hold tasks."""
+    holders = sorted({c["assignee"] for claims in qs.claims.values() for c in claims[:1]})
+    if any(h.casefold() == name.casefold() for h in holders):
+        return empty
+    known = f"tasks are claimed by {', '.join(map(render.inert, holders[:5]))}" + (
+        ", …" if len(holders) > 5 else "") if holders else "no task is claimed"
+    return f"{empty}: nobody named {render.inert(name)!r} holds a task ({known})"
+
+
+def _tree(found: list[Record], qs: QueueState, now: int, *, empty: str,
+          ids: dict[str, str] | None = None) -> str:
+    """Each task under its epic when the epic is listed too; the rest at the top."""
+    if not found:
+        return empty
+    paint = output.painter()
+    listed = {t["id"] for t in found}
+    children: dict[str, list[Record]] = {}
+    roots = []
+    for task in found:
+        parent = qs.parent.get(task["id"])
+        if parent is not None and parent in listed and parent != task["id"]:
+            children.setdefault(parent, []).append(task)
+        else:
+            roots.append(task)
+    lines: list[str] = []
+    shown: set[str] = set()
+
+    def walk(task: Record, depth: int) -> None:
+        if task["id"] in shown:  # a parent cycle merged in from two clones
+            return
+        shown.add(task["id"])
+        line = render.task_line(task, now, paint, ids).lstrip()
+        status = task.get("status")
+        if status != "pending":
+            line += " " + paint(render.inert(status), "yellow")
+        lines.append("  " + "   " * depth + ("└─ " if depth else "") + line)
+        for child in children.get(task["id"], ()):
+            walk(child, depth + 1)
+
+    for task in roots:
+        walk(task, 0)
+    for task in found:  # only tasks caught in a parent cycle are left
+        walk(task, 0)
+    return "\n".join(lines)
+

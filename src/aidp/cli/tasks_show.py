@@ -1,0 +1,91 @@
+"""`aidp tasks show`: one task with every field, its links, claim and notes (the `tasks`
+group registers it: aidp.cli.tasks)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from aidp import render
+from aidp import tasks as core
+from aidp.cli import output
+from aidp.cli.common import JSON_HELP, env
+from aidp.log import Fold
+from aidp.model import Record, now_micros
+
+if TYPE_CHECKING:
+    from aidp.queue import QueueState
+
+
+def show(
+    ctx: typer.Context,
+    task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Every field of one task, with its blockers, epic, children, assignee and notes.
+
+    Examples:
+    $ aidp tasks show 3f2a
+    $ aidp tasks show 3f2a --json
+    """
+    from aidp import queue
+
+    fold = env(ctx).read()
+    tasks = fold.tasks
+    task = tasks[core.resolve_id(fold, task_id)]
+    qs = queue.state(fold, about=task["id"])
+    if as_json:
+        shown = dict(queue.with_extras(qs, task))  # never the fold's own (memoised) record
+        for key, found in (("blocks", qs.dependents), ("children", qs.children)):
+            if found.get(task["id"]):
+                shown[key] = list(found[task["id"]])
+        output.json_out(shown)
+    else:
+        paint, now = output.painter(), now_micros()
+        tid = task["id"]
+        parent = qs.parent.get(tid)
+        sections = [("Blocked by", qs.blockers.get(tid, [])),
+                    ("Blocks", qs.dependents.get(tid, [])),
+                    ("Parent", [parent] if parent else []),
+                    ("Children", qs.children.get(tid, []))]
+        ids = core.short_ids(fold, [tid, *(other for _, found in sections for other in found)])
+        text = render.task_detail(task, now, paint=paint, ids=ids)
+        render.write_text(text + _queue_detail(fold, qs, task, now, paint, sections, ids))
+
+
+def _queue_detail(fold: Fold, qs: QueueState, task: Record, now: int, paint: render.Painter,
+                  sections: list[tuple[str, list[str]]], short: dict[str, str]) -> str:
+    from aidp.model import ts_of
+    from aidp.when import age
+
+    tid = task["id"]
+
+    def ref(other: str) -> str:
+        found = fold.tasks.get(other)
+        if found is None:
+            return f"[{render.inert(other)}] (unknown task)"
+        return (f"{render.task_label(found, short)} "
+                + paint(f"({render.inert(found.get('status', '?'))})", "dim"))
+
+    lines = []
+    for title, ids in sections:
+        if ids:
+            lines.append(paint(title, "bold"))
+            lines.extend(f"  {ref(other)}" for other in ids)
+    holder = qs.holder(task)
+    if holder is not None:
+        since = age(ts_of(holder, "claimed_at"), now)
+        lines.append(f"{paint('Assignee', 'bold')} {render.inert(holder['assignee'])} "
+                     + paint(f"(claimed {since})", "dim"))
+        for other in qs.claims.get(tid, [])[1:]:
+            lines.append(paint(f"  also claimed later by {render.inert(other['assignee'])} "
+                               "(on another clone); the first claim holds it", "dim"))
+    notes = qs.notes.get(tid, [])
+    if notes:
+        lines.append(paint(f"Notes ({len(notes)})", "bold"))
+        for item in notes:
+            who = f" {render.inert(item['author'])}" if isinstance(item.get("author"), str) else ""
+            when = render.inert(item.get("created_at", "?"))
+            lines.append(f"  {paint(when, 'dim')}{who}: {render.inert(item['text'])}")
+    return "\n" + "\n".join(lines) if lines else ""
