@@ -96,7 +96,7 @@ def _global(
     ),
 ) -> None:
     """A git-tracked, append-only backlog and TODO list for AI coding agents."""
-    ctx.obj = Env(directory=directory, session=session, lock_timeout=lock_timeout)
+    ctx.obj = Env(directory=directory, session=session, lock_timeout=lock_timeout, dispatch=run)
     from aidp import render  # every command group's module imports it anyway
 
     render.PAGER["off"] = no_pager

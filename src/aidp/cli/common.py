@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -51,10 +52,13 @@ COMMAND_LINE: list[str] = []
 class Env:
     # A plain class, not a dataclass: see aidp.plain.Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,
-                 lock_timeout: str | None = None) -> None:
+                 lock_timeout: str | None = None,
+                 dispatch: Callable[[Sequence[str]], int] | None = None) -> None:
         self.directory = directory
         self.session = session
         self.lock_timeout = lock_timeout
+        # aidp.cli.run, handed down by the CLI that made this Env (cli/ is below it)
+        self._dispatch = dispatch
         self.warned = False
         self._last: Fold | None = None  # the fold this command read last
         self._handoff: Fold | None = None  # read to name the session; the next read takes it
@@ -83,6 +87,13 @@ class Env:
             timeout = parse_lock_timeout(self.lock_timeout)
         return TaskLog(self.root, create_root=False, on_wait=_say_waiting, lock_timeout=timeout,
                        on_notice=_say_notice)
+
+    def run_command(self, args: Sequence[str]) -> int:
+        """Run an aidp command line in this process, through the CLI's one error boundary
+        (aidp.cli.run): `aidp run -i`'s /commands. Its exit code."""
+        if self._dispatch is None:  # a group's app invoked on its own, without aidp.cli
+            raise RuntimeError("no aidp command line to run commands through")
+        return self._dispatch(args)
 
     def session_name(self, override: str | None = None) -> str:
         return resolve_session(override or self.session, self.root, self._for_session)

@@ -271,8 +271,6 @@ def _slash(command: str, loop: Loop, e: Env, output: Output) -> None:
     """`/todo show` → `aidp todo show`, in this process, on this run's project and session."""
     import shlex
 
-    from aidp.cli import run as aidp_main
-
     try:
         args = shlex.split(command)
     except ValueError as exc:
@@ -285,7 +283,7 @@ def _slash(command: str, loop: Loop, e: Env, output: Output) -> None:
         output.warning("/run is not available inside 'aidp run -i': type the prompt itself")
         return
     sys.stdout.flush()
-    aidp_main(["--dir", str(loop.root), "--session", loop.session, *args])
+    e.run_command(["--dir", str(loop.root), "--session", loop.session, *args])
     sys.stdout.flush()
 
 
