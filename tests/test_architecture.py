@@ -103,26 +103,12 @@ KNOWN_CIRCLES: set[tuple[str, ...]] = {
         "aidp.worktrees",
     ),
     (
-        "aidp.cli",
-        "aidp.cli.runner",
-    ),
-    (
-        "aidp.cli.queue",
-        "aidp.cli.tasks",
-    ),
-    (
-        "aidp.cli.todo",
-        "aidp.cli.todo_lists",
-    ),
-    (
         "aidp.interchange",
         "aidp.interchange.links",
     ),
 }
 # Private imports: (importer, module the name is taken from, name).
 KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    ("aidp.cli.queue", "aidp.cli.tasks", "_paint"),
-    ("aidp.cli.queue", "aidp.cli.tasks", "_print_list"),
     ("aidp.todos.changes", "aidp.todos.items", "_clean_content"),
     ("aidp.todos.changes", "aidp.todos.items", "_copy"),
     ("aidp.todos.changes", "aidp.todos.items", "_ids"),
@@ -160,9 +146,7 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("aidp.worktrees", "aidp.log"),
 }
 # Files over MAX_LINES: path under src/.
-KNOWN_LONG: set[str] = {
-    "aidp/cli/tasks.py",
-}
+KNOWN_LONG: set[str] = set()
 
 
 @dataclass(frozen=True)
