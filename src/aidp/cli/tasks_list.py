@@ -132,9 +132,10 @@ def list_(
         query.assignee = default_actor(e.root)
     fold = e.read()
     if (fmt in output.STREAMED_FORMATS and query.statuses is None and query.sort == "created"
-            and query.by_status_only() and hasattr(fold.tasks, "newest_first")):
-        # Every task (--all) from the store: written a batch at a time, in bounded memory.
-        batches: Iterable[list[Record]] = fold.tasks.newest_first()
+            and query.by_status_only()):
+        # Every task (--all), in list's order: the fold's question (the store's query
+        # decodes a batch at a time, in bounded memory), written as it comes.
+        batches: Iterable[list[Record]] = fold.newest_first()
         if fmt != "ids":
             from aidp import queue
 
