@@ -452,3 +452,43 @@ def test_a_pid_the_system_reused_is_not_the_same_agent(project: Path) -> None:
     (folder / "claude-mine.json").write_text(json.dumps(
         {"session": "mine", "pids": [me], "agents": [process_key(me)], "updated": 50}))
     assert session_of_agent(project, me) == "mine"
+
+
+def test_tasks_list_through_the_store_lists_what_a_plain_fold_lists(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tasks_list asks the fold (the store's query decodes only the tasks it lists): the
+    same tasks, order and limit as from a plain fold, with their queue keys."""
+    from aidp import queue as work_queue
+    from aidp import store, tasks
+    from aidp.store import loader
+    from aidp.toolserver import tools
+
+    log = TaskLog(project)
+    ids = [tasks.add(log, f"Task {n}", tags=["even"] if n % 2 == 0 else [])["id"]
+           for n in range(30)]
+    work_queue.block(log, ids[2], [ids[3]])
+    tasks.set_status(log, [ids[4]], "done")
+    asks: list[dict[str, Any]] = [{}, {"limit": 5}, {"tag": "even", "limit": 3},
+                                  {"status": "all"}, {"status": "done"}]
+
+    def listed(place: tools.Place) -> list[Any]:
+        answers = []
+        for args in asks:
+            outcome = tools.call(place, "tasks_list", args)
+            assert not outcome.is_error, outcome.texts
+            answers.append(json.loads(outcome.texts[0]))
+        return answers
+
+    monkeypatch.setattr(loader, "MIN_BYTES", 0)  # the store, even for a file this small
+    through_store = tools.Place(project, lambda: "s")
+    from_store = listed(through_store)
+    assert isinstance(through_store.opened[0].read(), store.StoreFold)
+    monkeypatch.setattr(loader, "MIN_BYTES", 1 << 40)  # a plain fold
+    plain = tools.Place(project, lambda: "s")
+    assert not isinstance(TaskLog(project).read(), store.StoreFold)
+    assert from_store == listed(plain)
+    everything, five, even, every, done = from_store
+    assert [t["id"] for t in five] == ids[::-1][:5]
+    assert [t["id"] for t in even] == [ids[28], ids[26], ids[24]]
+    assert len(everything) == 29 and len(every) == 30 and [t["id"] for t in done] == [ids[4]]
+    assert next(t for t in everything if t["id"] == ids[2])["blocked_by"] == [ids[3]]

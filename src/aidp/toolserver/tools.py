@@ -112,10 +112,13 @@ class Outcome:
 @dataclass
 class Place:
     """Where the calls work: the project root and how to name the session. The session
-    is asked for at each call (the agent's hooks may name it after the server started)."""
+    is asked for at each call (the agent's hooks may name it after the server started);
+    the tasklist is opened once and read afresh at each call (`TaskLog.read` reuses
+    its fold while the file is unchanged)."""
 
     root: Path
     session: Callable[[], str]
+    opened: list[Any] = field(default_factory=list, repr=False, compare=False)
 
 
 # --- checking arguments against a schema -------------------------------------------------
@@ -225,7 +228,9 @@ def _log(place: Place) -> Any:
 
     if not place.root.is_dir():
         raise Refused(f"The project folder {place.root} does not exist (check AIDP_DIR)")
-    return TaskLog(place.root, create_root=False)
+    if not place.opened:
+        place.opened.append(TaskLog(place.root, create_root=False))
+    return place.opened[0]
 
 
 def _todo_write(place: Place, args: dict[str, Any]) -> list[str]:
@@ -295,7 +300,7 @@ def _tasks_list(place: Place, args: dict[str, Any]) -> list[str]:
     fold = _log(place).read()
     query = tasks.Query(statuses=statuses, tags=(args["tag"],) if "tag" in args else (),
                         limit=args.get("limit", LIST_DEFAULT_LIMIT))
-    found = tasks.query(fold.tasks.values(), query)
+    found = tasks.find_in(fold, query).tasks  # the store decodes only the tasks listed
     qs = queue.state(fold)
     return [_json([queue.with_extras(qs, task) for task in found])]
 
