@@ -224,6 +224,30 @@ def test_merged_claims_fold_to_the_earliest_whatever_the_line_order(log: TaskLog
         assert [c["assignee"] for c in qs.claims[a]] == ["alice", "bob"]
 
 
+def test_a_claim_made_after_a_close_it_had_not_seen_is_not_in_effect(log: TaskLog) -> None:
+    """One clone closes the task, the other (not seeing it) claims it later: the merge
+    keeps the close, and the late claimer is not shown as its assignee (de52)."""
+    a, b = add(log, "a"), add(log, "b")
+    queue.claim(log, b, "alice")
+    base = log.path.read_bytes()
+    tasks.set_status(log, [a], "done")
+    tasks.set_status(log, [b], "abandoned", reason="not needed")
+    closed = log.path.read_bytes()[len(base):]
+    log.path.write_bytes(base)
+    queue.claim(log, a, "bob")  # later than both closes
+    bob = log.path.read_bytes()[len(base):]
+    for merged in (base + closed + bob, base + bob + closed):
+        fold = fold_bytes(merged)
+        qs = queue.state(fold)
+        assert fold.tasks[a]["status"] == "done"
+        assert queue.extras(qs, fold.tasks[a]) == {}
+        assert qs.holder(fold.tasks[a]) is None
+        # a claim made before the close still names who did it
+        assert queue.extras(qs, fold.tasks[b])["assignee"] == "alice"
+        found = tasks.find(fold.tasks.values(), tasks.Query(statuses=None, assignee="bob"), qs)
+        assert found.tasks == []
+
+
 def test_notes_and_edits(log: TaskLog) -> None:
     a = add(log, "a")
     queue.note(log, a, "first", author="alice")

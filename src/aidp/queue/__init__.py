@@ -18,7 +18,9 @@ Who holds a task: a pending task is held by nobody (a later release or reopen wi
 over an older claim); otherwise the earliest active claim wins (claimed_at, then
 name). Two clones that claimed the same task concurrently therefore agree, after a
 merge, on the one who claimed first — what a single clone would have decided, since
-the second claim would have been refused there.
+the second claim would have been refused there. A closed task is held only by a claim
+made before it closed: one made after it, on a clone that had not seen the close, is
+not in effect once merged (there, too, it would have been refused).
 
 An epic (a task with children) waits on its open children: it is not ready while any
 of them is open, and a dependency that would make a child wait on its epic is a cycle.

@@ -13,6 +13,7 @@ from aidp.log import Fold, TaskLog
 from aidp.model import (
     OPEN_STATUSES,
     Record,
+    finished_at,
     format_ts,
     next_updated_at,
     priority_rank,
@@ -73,14 +74,18 @@ class QueueState(Plain):
         self.notes: dict[str, list[Record]] = {}  # task -> notes, oldest first
 
     def holder(self, task: Record) -> Record | None:
-        """The claim in effect: none while the task is pending, else the earliest."""
-        return self.holder_of(task.get("id", ""), task.get("status"))
-
-    def holder_of(self, tid: str, status: object) -> Record | None:
-        if status == "pending":
+        """The claim in effect: none while the task is pending, else the earliest; on a
+        closed task, only one made before it closed (a claim made on a clone that had
+        not seen the close yet loses to it in the merge and is not in effect)."""
+        if task.get("status") == "pending":
             return None
-        claims = self.claims.get(tid)
-        return claims[0] if claims else None
+        claims = self.claims.get(task.get("id", ""))
+        if not claims:
+            return None
+        closed = finished_at(task)
+        if closed is not None and ts_of(claims[0], "claimed_at") > closed:
+            return None  # the earliest came after the close: so did every other
+        return claims[0]
 
     def fields(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._fields)
@@ -165,10 +170,7 @@ def _about(records: Iterable[tuple[str, Record]], tid: str) -> list[tuple[str, R
 
 def extras(qs: QueueState, task: Record) -> Record:
     """The queue keys a task shows in JSON (DESIGN §6), only those that are set."""
-    return extras_of(qs, task.get("id", ""), task.get("status"))
-
-
-def extras_of(qs: QueueState, tid: str, status: object) -> Record:
+    tid = task.get("id", "")
     out: Record = {}
     blockers = qs.blockers.get(tid)
     if blockers:
@@ -176,7 +178,7 @@ def extras_of(qs: QueueState, tid: str, status: object) -> Record:
     parent = qs.parent.get(tid)
     if parent:
         out["parent"] = parent
-    claim = qs.holder_of(tid, status)
+    claim = qs.holder(task)
     if claim is not None:
         out["assignee"] = claim["assignee"]
         if isinstance(claim.get("claimed_at"), str):
