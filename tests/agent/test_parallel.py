@@ -407,3 +407,22 @@ def test_on_a_terminal_each_running_agent_has_a_live_line(cli, agent, repo: Path
     assert "📋 Parallel run: 2 claimed, 2 done" in shown
     assert "\\u001b" not in shown and "\\u000d" not in shown  # its moves work, not shown
     assert all(t["status"] == "done" for t in state(cli).values())
+
+
+def test_a_project_in_a_folder_of_the_repository(cli, agent, project: Path,
+                                                 tmp_path: Path) -> None:
+    top = tmp_path  # the repository; the project is its folder project/
+    git(top, "init", "-q", "-b", "main")
+    git(top, "config", "commit.gpgsign", "false")
+    assert cli("init").code == 0
+    tid = add(cli, "In a folder")
+    git(top, "add", "project")
+    git(top, "commit", "-q", "-m", "init")
+    worker = agent(DILIGENT)
+    result = run(project, "--parallel", "2", "--merge", "--agent", worker.command)
+    assert result.returncode == 0, result
+    (call,) = worker.calls(tid)
+    assert call["cwd"] == str(project / ".aidp" / "worktrees" / hex_of(tid) / "project")
+    assert (project / f"file-{hex_of(tid)}.txt").read_text() == f"{hex_of(tid)}\n"
+    assert state(cli)[tid]["status"] == "done"
+    assert git(top, "status", "--porcelain", "--", "project").strip() == ""

@@ -171,6 +171,10 @@ class Parallel:
                 self._failed(ExitCode.FAILURE)
                 self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.FAILURE))
                 return
+            except KeyboardInterrupt:  # claimed, not started: put it back
+                queue.release(self.log, [tid])
+                self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.INTERRUPTED))
+                raise
             agent = Agent(tid, description, project, proc)
             self.running[key] = agent
             self.view.info(f"[{key}] ▶ Task {len(self.tried)}: {description} "
