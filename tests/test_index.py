@@ -43,6 +43,10 @@ def assert_same(log: TaskLog) -> Fold:
             and (cache.is_dir() or not cache.exists())
             and log.path.stat().st_size >= loader.MIN_BYTES):
         assert isinstance(got, store.StoreFold)  # the store answered, not a fallback
+    # The typed records about one task (tasks show): the store's query, asked before
+    # anything reads all of them; None (all of them) last.
+    for about in (*IDS, "nope", None):
+        assert list(got.typed_records(about)) == list(full.typed_records(about))
     assert queue.state(got) == queue.state(full)
     assert list(got.tasks) == list(full.tasks)
     assert len(got.tasks) == len(full.tasks)
@@ -190,6 +194,10 @@ lines = st.one_of(
         "claimed_at": format_ts(n), "created_at": format_ts(n), "updated_at": format_ts(n)}),
         st.sampled_from(["dep", "parent", "claim", "note"]), st.sampled_from(IDS),
         st.sampled_from(IDS), st.integers(0, 3)),
+    st.builds(lambda t, p, n: orjson.dumps({  # a parent link alone, as aidp writes it
+        "type": "parent", "id": f"parent:{t}", "task": t, "parent": p,
+        "updated_at": format_ts(n)}),
+        st.sampled_from(IDS), st.sampled_from(IDS), st.integers(0, 3)),
     st.sampled_from([b"", b"   ", b"garbage", b"<<<<<<< HEAD", b"=======", b"{\"id\":",
                      b"[1, 2]", b"\"text\"", b"{\"id\": 5}", b"{\"type\": \"x\"}",
                      b"{\"description\": \"no id\"}", b"{\"id\": \"task_1_aa\", \"status\": 3}",

@@ -128,6 +128,8 @@ class Fold(Plain, Questions):
     _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
                "ends_with_newline")
     tasks: dict[str, Record]
+    typed: dict[str, Record]
+    typed_keys: dict[str, FoldKey]
 
     def __init__(
         self,

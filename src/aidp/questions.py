@@ -25,6 +25,8 @@ from aidp.model import (
     week_start,
 )
 
+FoldKey = tuple[int, int]  # (updated_at µs, line): the fold's order (aidp.fold.FoldKey)
+
 KINDS = ("created", "finished")  # week_counts' series
 
 
@@ -68,6 +70,8 @@ class Questions:
     """The questions, answered by a loop over `tasks` (see the module's docstring)."""
 
     tasks: Mapping[str, Record]
+    typed: Mapping[str, Record]
+    typed_keys: Mapping[str, FoldKey]
 
     def _of(self, statuses: Collection[str] | None) -> Iterator[Record]:
         wanted = None if statuses is None else set(statuses)
@@ -163,6 +167,24 @@ class Questions:
         ordered.sort(key=lambda t: -ts_of(t, "created_at"))
         for at in range(0, len(ordered), batch):
             yield ordered[at:at + batch]
+
+    def typed_records(self, about: str | None = None
+                      ) -> Iterable[tuple[str, FoldKey, Record]]:
+        """(id, fold key, record) of the typed records, in the fold's order; with
+        `about` (a task id), only those whose task is `about` or a task that may link
+        to it: one naming it as `blocked_by` or `parent` in any of its records (all of
+        such a task's records, since its last parent record decides whether it is a
+        child). What the work queue's state of one task reads (`tasks show`)."""
+        keys = self.typed_keys
+        records = list(self.typed.items())
+        if about is not None:
+            linked = {task for _rid, record in records
+                      if (record.get("blocked_by") == about or record.get("parent") == about)
+                      and isinstance(task := record.get("task"), str)}
+            linked.add(about)
+            records = [(rid, record) for rid, record in records
+                       if isinstance(task := record.get("task"), str) and task in linked]
+        return [(rid, keys[rid], record) for rid, record in records]
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         """The tasks that may match `q`, in the fold's order: at least those its filters

@@ -118,11 +118,7 @@ def state(fold: Fold, about: str | None = None) -> QueueState:
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
     kinds = (DEP, PARENT, CLAIM, NOTE)
-    keys = fold.typed_keys
-    records: Iterable[tuple[str, Record]] = fold.typed.items()
-    if about is not None:
-        records = _about(records, about)
-    for rid, record in records:
+    for _rid, key, record in fold.typed_records(about):
         kind = record.get("type")
         if kind not in kinds:
             continue
@@ -132,7 +128,7 @@ def state(fold: Fold, about: str | None = None) -> QueueState:
         if kind == DEP:
             blocker = _text(record, "blocked_by")
             if blocker is not None and record.get("removed") is not True and blocker != task:
-                edges.append((keys.get(rid, (0, 0)), task, blocker))
+                edges.append((key, task, blocker))
         elif kind == PARENT:
             parent = _text(record, "parent")
             if parent is not None and parent != task:
@@ -153,19 +149,6 @@ def state(fold: Fold, about: str | None = None) -> QueueState:
     for notes in qs.notes.values():
         notes.sort(key=lambda n: (ts_of(n, "created_at"), n.get("id", "")))
     return qs
-
-
-def _about(records: Iterable[tuple[str, Record]], tid: str) -> list[tuple[str, Record]]:
-    """The records (in the fold's order) whose task is `tid` or a task that may link to
-    it: one waiting on it, or one that names it as parent at least once (all of such a
-    task's records, since its last parent record decides whether it is a child)."""
-    records = list(records)
-    linked = {task for _rid, record in records
-              if (record.get("blocked_by") == tid or record.get("parent") == tid)
-              and isinstance(task := record.get("task"), str)}
-    linked.add(tid)
-    return [(rid, record) for rid, record in records
-            if isinstance(task := record.get("task"), str) and task in linked]
 
 
 def extras(qs: QueueState, task: Record) -> Record:

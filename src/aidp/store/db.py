@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 7  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 8  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
 # 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines;
-# 7: the tallies)
+# 7: the tallies; 8: typed records' task, blocked_by and parent)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -38,7 +38,9 @@ BUSY_SECONDS = 0.2
 # part (short ids); `finished` is model.finished_at; `session` the task's session (a
 # string, else NULL). Tags: task_tags, one row each, with the task's status (counted
 # per status without a look-up of the task). Typed records keep their line (`body`):
-# the work queue reads them all, one query instead of a read per record.
+# the work queue reads them all, one query instead of a read per record; and their
+# `task`, `blocked_by` and `parent` (each a string, else NULL), so the records about
+# one task (queue.state(about=…), `tasks show`) are found by index, none decoded else.
 # `partial`: the tasks whose winning line came with a task_fields record (fill.py);
 # meta `fielded` (the log holds task_fields records) and `pending` (those still
 # waiting for their task line, JSON) are written with each fill. `merged`: a task two
@@ -53,7 +55,8 @@ CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
-  line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL);
+  line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
+  task TEXT, blocked_by TEXT, parent TEXT);
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
@@ -72,6 +75,9 @@ CREATE INDEX task_hex ON task(hex);
 CREATE INDEX tag_status ON tag(status, tag);
 CREATE INDEX tag_tag ON tag(tag);
 CREATE UNIQUE INDEX typed_id ON typed(id);
+CREATE INDEX typed_task ON typed(task);
+CREATE INDEX typed_links ON typed(blocked_by, task);
+CREATE INDEX typed_parent ON typed(parent, task);
 """
 # The tallies: how many tasks have each (status, priority), and how many tasks of each
 # status carry each tag, kept by triggers in every transaction after the cold build

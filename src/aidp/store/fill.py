@@ -48,7 +48,7 @@ FLUSH_ROWS = 8_000
 SEQ_MASK = (1 << 40) - 1  # the seq in a fold.packed key
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?)"
+_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def changed() -> StorageError:
@@ -177,7 +177,9 @@ class Filler:
         if is_task:  # its row is made when written: most records lose before that
             self.tasks[rid] = (seq, rid, key, off, size, record)
         else:
-            self.typed[rid] = (seq, rid, key[0], key[1], off, size, raw)
+            self.typed[rid] = (seq, rid, key[0], key[1], off, size, raw,
+                               _text(record.get("task")), _text(record.get("blocked_by")),
+                               _text(record.get("parent")))
 
     def _settled(self, rid: str, record: Record, key: FoldKey,
                  known: tuple[FoldKey, int] | None) -> int:

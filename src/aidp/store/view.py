@@ -289,6 +289,16 @@ class StoreFold(Fold):
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         return self.rows.newest_first(batch)
 
+    def typed_records(self, about: str | None = None
+                      ) -> Iterable[tuple[str, FoldKey, Record]]:
+        if about is None or "typed" in self.__dict__:
+            return super().typed_records(about)
+        decode = self._log.decode
+        return [(rid, (ts, line), decode(rid, body)) for rid, ts, line, body in self._rows(
+            "SELECT id, ts, line, body FROM typed WHERE task = ?1 OR task IN (SELECT task "
+            "FROM typed WHERE blocked_by = ?1 UNION SELECT task FROM typed WHERE parent = ?1)"
+            " ORDER BY seq", (about,))]
+
     def narrowed(self, q: Query) -> Iterable[Record]:
         return self.rows.where(*_narrowing(q))
 
