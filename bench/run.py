@@ -427,10 +427,9 @@ def setup_todo(work: Path) -> None:
     import aidp.store  # noqa: F401
     from aidp import todos
     from aidp.log import TaskLog
-    from aidp.paths import resolve_session
 
     log = TaskLog(work)
-    session = resolve_session(None, work, log.read)
+    session = todos.resolve_session(None, work, log.read)
     for n in range(50):
         todos.change(log, session,
                      lambda t, n=n: todos.add(t, "last", f"Step {n + 1} of the plan")[0])

@@ -89,7 +89,7 @@ def test_union_merge_has_no_conflict_and_every_clone_agrees(repo: Path, cli, tmp
 def test_overwritten_names_the_same_field_changed_on_both_sides(tmp_path: Path) -> None:
     """git.changes.overwritten, without git: the quick path (both sides appended) and
     the full folds (one side rewrote its file) name the same replaced values."""
-    from aidp import queue
+    from aidp import maintenance, queue
     from aidp import tasks as backlog
     from aidp.git.changes import overwritten
     from aidp.log import TaskLog
@@ -108,6 +108,6 @@ def test_overwritten_names_the_same_field_changed_on_both_sides(tmp_path: Path) 
     found = overwritten(base, ours, theirs, merged)
     assert [(e["id"], e["field"], e["side"], e["lost"], e["kept"]) for e in found] == [
         (tid, "priority", "ours", "high", "low")]
-    logs[0].compact()  # ours no longer starts with the base: every side folded whole
+    maintenance.compact(logs[0])  # ours no longer starts with the base: every side folded whole
     assert overwritten(base, logs[0].path.read_bytes(), theirs, merged) == found
     assert overwritten(base, ours, ours, ours) == []

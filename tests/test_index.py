@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import fold, model, queue, render, store, tasks
+from aidp import fold, maintenance, model, queue, render, store, tasks
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 from aidp.stamp import NO_KEY
@@ -293,9 +293,9 @@ def apply(op: tuple, log: TaskLog, project: Path) -> None:
             patch.setattr(loader, "RACY_NS", 0)
             store.load(log)
     elif kind == "repair" and path.exists():
-        log.repair()
+        maintenance.repair(log)
     elif kind == "compact" and path.exists():
-        log.compact()
+        maintenance.compact(log)
     elif kind == "cache":
         corrupt_cache(project, op[1])
 

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from aidp import maintenance
 from aidp.log import Fold, TaskLog, encode, fold_bytes
 from aidp.model import TASK_KEY_ORDER, format_ts, new_task, transition
 
@@ -167,10 +168,10 @@ def test_repair_drops_damage_keeps_backup_and_state(log: TaskLog) -> None:
     original = b"garbage\n" + good + b"\n<<<<<<< HEAD\n"
     log.dir.mkdir()
     log.path.write_bytes(original)
-    dry = log.repair(dry_run=True)
+    dry = maintenance.repair(log, dry_run=True)
     assert dry.damaged_lines == [1, 5] and not dry.rewritten
     assert log.path.read_bytes() == original
-    report = log.repair()
+    report = maintenance.repair(log)
     assert report.rewritten and report.backup is not None
     assert report.backup.read_bytes() == original
     assert log.path.read_bytes() == good
@@ -182,7 +183,7 @@ def test_compact_keeps_winners_only(log: TaskLog) -> None:
     records = [task("a", "pending", 1), task("b", "pending", 2), task("a", "done", 3)]
     log.append(records)
     before = log.read()
-    report = log.compact()
+    report = maintenance.compact(log)
     assert report.lines_before == 3 and report.lines_after == 2
     after = log.read()
     assert after.tasks == before.tasks

@@ -89,7 +89,7 @@ def session_for(payload: dict[str, Any], *, explicit: str | None, root: Path
                 ) -> tuple[str | None, bool]:
     """(session, whether it differs from what a plain `aidp` command would use): the
     --session option or AIDP_SESSION, else the agent's session id; None without any."""
-    from aidp.paths import resolve_session
+    from aidp.todos import resolve_session
 
     if explicit or os.environ.get("AIDP_SESSION"):
         return resolve_session(explicit, root), bool(explicit)

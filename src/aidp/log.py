@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import orjson
 
@@ -32,21 +32,32 @@ from aidp.lock import (
     parse_lock_timeout,
 )
 from aidp.model import Record
-from aidp.paths import DATA_DIR
+from aidp.paths import DATA_DIR, LOG_NAME
 from aidp.stamp import CACHE_DIR, STAMP_NAME, StatKey, read_stamp, stat_key, write_stamp
-
-if TYPE_CHECKING:
-    from aidp.maintenance import MaintenanceReport
 
 # Names other modules import from here, kept where they always were.
 __all__ = [
-    "CACHE_DIR", "DEFAULT_LOCK_TIMEOUT", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_ENV",
-    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "dumps", "encode", "fold_bytes",
-    "parse_line", "parse_lock_timeout", "read_stamp", "stat_key", "use_reader",
-    "well_typed_task", "write_stamp",
+    "CACHE_DIR",
+    "DEFAULT_LOCK_TIMEOUT",
+    "LOCK_NOTICE_SECONDS",
+    "LOCK_TIMEOUT_ENV",
+    "LOG_NAME",
+    "STAMP_NAME",
+    "Fold",
+    "FoldKey",
+    "TaskLog",
+    "dumps",
+    "encode",
+    "fold_bytes",
+    "parse_line",
+    "parse_lock_timeout",
+    "read_stamp",
+    "stat_key",
+    "use_reader",
+    "well_typed_task",
+    "write_stamp",
 ]
 
-LOG_NAME = "tasklist.jsonl"
 LOCK_NAME = "tasklist.jsonl.lock"
 # AIDP_FSYNC=1: every append is fsynced before the command reports success.
 FSYNC_ENV = "AIDP_FSYNC"
@@ -181,7 +192,7 @@ class TaskLog:
 
     # --- reading ------------------------------------------------------------------
 
-    def _require_regular(self) -> None:
+    def require_regular(self) -> None:
         """A fifo, socket or device where the tasklist should be would hang a read or
         swallow a write: refuse it (a missing file is fine, a symlink to a file too)."""
         try:
@@ -192,7 +203,7 @@ class TaskLog:
             raise StorageError(f"Cannot use {self.path}: it is not a regular file")
 
     def read_bytes(self) -> bytes:
-        self._require_regular()
+        self.require_regular()
         try:
             with open(self.path, "rb") as handle:
                 return handle.read()
@@ -208,7 +219,7 @@ class TaskLog:
         ever appended to, so a reader folds what is there. A last line without its
         newline that a writer is writing right now is left for the next read; one that
         nobody is writing is damage, as always."""
-        self._require_regular()
+        self.require_regular()
         fold = self._fold_current()
         if not fold.ends_with_newline and self.writer_active():
             fold = self._fold_current(whole_lines=True)
@@ -307,7 +318,8 @@ class TaskLog:
             "you made the link, run 'aidp init' once; nothing was written"
         )
 
-    def _check_root(self) -> None:
+    def check_root(self) -> None:
+        """Refuse to create the project folder itself unless asked (create_root)."""
         if not self.create_root and not self.root.is_dir():
             # A mistyped --dir or AIDP_DIR must not grow a tree of folders somewhere.
             problem = "is not a folder" if self.root.exists() else "does not exist"
@@ -317,7 +329,7 @@ class TaskLog:
             )
 
     def ensure_dir(self) -> None:
-        self._check_root()
+        self.check_root()
         if self.dir.is_symlink() and not self.dir.exists():
             target = os.readlink(self.dir)
             raise StorageError(
@@ -425,18 +437,6 @@ class TaskLog:
                 records = with_companions(fold.tasks, records)
             self._append_locked(records)
             return records
-
-    def repair(self, *, dry_run: bool = False) -> MaintenanceReport:
-        """Rewrite the file without its damaged lines, keeping a backup of the old one."""
-        from aidp import maintenance  # only repair and compact need it
-
-        return maintenance.repair(self, dry_run=dry_run)
-
-    def compact(self) -> MaintenanceReport:
-        """Keep only the winning record per id (history stays in git and the backup)."""
-        from aidp import maintenance
-
-        return maintenance.compact(self)
 
 
 def _lines(data: bytes) -> list[bytes]:

@@ -58,7 +58,7 @@ def _backup_locked(log: TaskLog) -> Path:
 
 def _stream(log: TaskLog) -> Iterator[bytes]:
     """The file's lines (without newlines), read a few MB at a time."""
-    log._require_regular()
+    log.require_regular()
     try:
         handle = open(log.path, "rb")  # noqa: SIM115 - closed below, generator
     except FileNotFoundError:
@@ -113,7 +113,7 @@ def why_damaged(raw: bytes) -> str:
 def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
     """Rewrite the file without its damaged lines, keeping a backup of the old one."""
     if not log.path.exists():
-        log._check_root()
+        log.check_root()
         return MaintenanceReport()  # nothing to repair, and nothing is created
     log.refuse_foreign_encoding()  # every line would read as damage, and be dropped
     with log.locked() if not dry_run else nullcontext():
@@ -149,7 +149,7 @@ def compact(log: TaskLog) -> MaintenanceReport:
     Typed records without an id (kinds a newer version writes) cannot be folded
     and are all kept, in place."""
     if not log.path.exists():
-        log._check_root()
+        log.check_root()
         return MaintenanceReport()  # nothing to compact, and nothing is created
     log.refuse_foreign_encoding()
     with log.locked():

@@ -78,7 +78,7 @@ def page(text: str) -> bool:
     import signal
     import subprocess
 
-    from aidp.render import terminal_text
+    from aidp.terminal import terminal_text
 
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")

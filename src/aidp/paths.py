@@ -6,14 +6,10 @@ Both are found without starting a subprocess: a command runs many times a minute
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from aidp.log import Fold
 
 DATA_DIR = ".aidp"
+LOG_NAME = "tasklist.jsonl"  # the tasklist, in DATA_DIR
 DEFAULT_SESSION = "default"
 
 
@@ -88,31 +84,3 @@ def git_branch(root: Path) -> str | None:
     if head.startswith(prefix):
         return head[len(prefix) :] or None
     return None
-
-
-def resolve_session(explicit: str | None, root: Path,
-                    read: Callable[[], Fold] | None = None) -> str:
-    """--session, else AIDP_SESSION (empty counts as unset), else the person's own list
-    on the git branch (`<branch>@<git identity>`; see aidp.todos.personal_session), else
-    the branch when git knows no identity, else default. `read` gives the folded
-    tasklist when it is needed (a person's existing list under the bare branch name)."""
-    if explicit:
-        return explicit
-    from_env = os.environ.get("AIDP_SESSION")
-    if from_env:
-        return from_env
-    branch = git_branch(root)
-    if branch is None:
-        return DEFAULT_SESSION
-    from aidp.git import identity
-
-    who = identity(root)
-    if who is None:
-        return branch
-    if read is None:
-        from aidp.log import TaskLog
-
-        read = TaskLog(root).read
-    from aidp.todos import personal_session
-
-    return personal_session(read(), branch, who)

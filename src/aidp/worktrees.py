@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aidp.files import read_regular
-from aidp.paths import DATA_DIR
+from aidp.paths import DATA_DIR, LOG_NAME
 
 if TYPE_CHECKING:
     from aidp.fold import Fold
@@ -46,8 +46,6 @@ class Shared:
         """(tasklist path, is this worktree's) of every live worktree, in the order all
         worktrees fold them."""
         tops = sorted(set(worktree_tops(self.common)) | {self.own}, key=str)
-        from aidp.log import LOG_NAME
-
         return [(top / self.subpath / DATA_DIR / LOG_NAME, top == self.own) for top in tops]
 
     def refuse_other(self, folder: Path) -> None:

@@ -13,7 +13,7 @@ import typer
 
 from aidp.errors import InvalidInput
 from aidp.log import Fold, TaskLog, parse_lock_timeout, use_reader
-from aidp.paths import find_root, resolve_session
+from aidp.paths import find_root
 
 
 class _Store:
@@ -96,6 +96,8 @@ class Env:
         return self._dispatch(args)
 
     def session_name(self, override: str | None = None) -> str:
+        from aidp.todos import resolve_session
+
         return resolve_session(override or self.session, self.root, self._for_session)
 
     def _for_session(self) -> Fold:

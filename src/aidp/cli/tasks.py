@@ -253,7 +253,9 @@ def repair(
     $ aidp tasks repair
     """
     e = env(ctx)
-    report = e.log.repair(dry_run=dry_run)
+    from aidp import maintenance
+
+    report = maintenance.repair(e.log, dry_run=dry_run)
     if as_json:
         output.json_out({
             "dry_run": dry_run,
@@ -296,7 +298,9 @@ def compact(
     $ aidp tasks compact
     """
     e = env(ctx)
-    report = e.log.compact()
+    from aidp import maintenance
+
+    report = maintenance.compact(e.log)
     if as_json:
         output.json_out({
             "lines": report.lines_before,

@@ -32,7 +32,7 @@ def textconv(data: bytes) -> str:
     is shown whole. A file with no record at all (`diff=aidp` given to code) is shown
     line by line as it is. Every character is inert (tabs kept)."""
     from aidp.log import parse_line
-    from aidp.render import inert  # not at start-up: aidp.git is read by hot commands
+    from aidp.terminal import inert  # not at start-up: aidp.git is read by hot commands
 
     raws = data.split(b"\n")
     if raws and raws[-1] == b"":
@@ -191,7 +191,7 @@ def setup_diff_driver(root: Path) -> bool | None:
 def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) -> str:
     """`tasks changes` for people: one line per change, then the TODO lists. `names`:
     how to show an id (its short id); else its hex part."""
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     def _short(tid: str) -> str:
         return (names or {}).get(tid) or _hex(tid)
@@ -235,7 +235,7 @@ def overwritten_lines(entries: list[dict[str, Any]], short: Callable[[str], str]
                       yours: bool = False) -> list[str]:
     """One line per value a merge overwrote (git.changes.overwritten). `yours`: as
     `sync` tells it, from the side of the person who pulled ("ours")."""
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     def who(entry: dict[str, Any], side: str) -> str:
         if yours and side == "ours":

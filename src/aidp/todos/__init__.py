@@ -15,6 +15,7 @@ checklist; an item with subtasks has a status derived from them.
     state.py      records → lists: one session's list, every list (earlier ones too),
                   `todo list` summaries
     writer.py     edit/change: the locked read-modify-append of the changed records
+    session.py    which session a command works on when it names none
 
 The text of a list is `aidp.render.todo_text`; the continuation policy of `aidp run`
 is `aidp.agent.continuation`.
@@ -69,6 +70,7 @@ from aidp.todos.records import (
     to_record,
     writer_id,
 )
+from aidp.todos.session import resolve_session
 from aidp.todos.state import (
     Summary,
     all_lists,
@@ -125,6 +127,7 @@ __all__ = [
     "rank_between",
     "record_id",
     "resolve",
+    "resolve_session",
     "resume",
     "same",
     "set_plan",

@@ -295,7 +295,7 @@ def pick_source(fold: Fold, ref: str, current_session: str,
     """The list `todo load REF` means: a number from `todo list` (or `todo list --all`,
     whose numbers go on after the others), a session name, else an earlier list's id.
     `past` gives past_lists when asked."""
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     if re.fullmatch(r"[0-9]+", ref):
         found = summaries(fold, current_session)

@@ -129,7 +129,7 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
 def _owner_for(log: TaskLog, session: str) -> str | None:
     """Who a list belongs to, recorded when its head is first written: the person's git
     identity (see aidp.git)."""
-    from aidp.git import identity
+    from aidp.git.person import identity
 
     return identity(log.root)
 

@@ -356,7 +356,7 @@ def default_place(*, root: Path, session: str | None = None) -> Place:
 
     def current() -> str:
         from aidp.hook_state import ancestors, session_of_agent
-        from aidp.paths import resolve_session
+        from aidp.todos import resolve_session
 
         if explicit:
             return explicit
