@@ -120,10 +120,11 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = {
     ("aidp.todos.writer", "aidp.todos.state", "_index"),
 }
 # Upward imports: (importer, imported module).
-KNOWN_UPWARD: set[tuple[str, str]] = {
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 # Files over MAX_LINES: path under src/.
-KNOWN_LONG: set[str] = set()
+KNOWN_LONG: set[str] = {
+    "aidp/fold.py",  # 462 lines since 0d4684a (read_lines, packed keys), landed without this test
+}
 
 
 @dataclass(frozen=True)
