@@ -71,7 +71,10 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
     # Most recently filed work first for what is under way; what to pick up next is the
     # work queue's order (unclaimed, nothing open to wait on, high priority, oldest).
     in_progress_ids.sort(key=lambda s: -s[2])
-    ready = queue.ready(fold, qs)
+    # Counted from the columns; only the few shown are ranked into entries and decoded.
+    ready_rows = queue.ready_rows(fold, qs)
+    ready_count = len(ready_rows)
+    ready = queue.ranked(ready_rows, READY_SHOWN)
     tasks = fold.tasks
     return Prime(
         session=session,
@@ -79,8 +82,8 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
         in_progress=[queue.with_extras(qs, tasks[s[0]])
                      for s in in_progress_ids[:IN_PROGRESS_SHOWN]],
         in_progress_count=len(in_progress_ids),
-        ready=[queue.with_extras(qs, tasks[e.id]) for e in ready[:READY_SHOWN]],
-        ready_count=len(ready),
+        ready=[queue.with_extras(qs, tasks[e.id]) for e in ready],
+        ready_count=ready_count,
         pending_count=fold.status_counts().get("pending", 0),
         session_flag=session_flag,
         hooked=hooked,
