@@ -85,6 +85,7 @@ from aidp.queue.folded import (
     ready_rows,
     short,
     state,
+    typed_record,
     wait_graph,
     with_extras,
 )
@@ -133,6 +134,7 @@ __all__ = [
     "short",
     "stale",
     "state",
+    "typed_record",
     "unblock",
     "validate_actor",
     "wait_graph",

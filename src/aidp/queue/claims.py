@@ -32,6 +32,7 @@ from aidp.queue.folded import (
     ready,
     short,
     state,
+    typed_record,
     with_extras,
 )
 
@@ -153,15 +154,16 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
     result: list[Claimed] = []
 
     def change(fold: Fold) -> list[Record]:
-        qs = state(fold)
         if ref is None:
+            qs = state(fold)
             found = first_ready(fold, qs, exclude=skip)
             if found is None:
                 tried = set(skip)
                 raise _nothing_ready(fold, qs, sum(e.id in tried for e in ready(fold, qs)))
             tid = found
-        else:
+        else:  # what this task's links need is all this claim reads
             tid = resolve_id(fold, ref)
+            qs = state(fold, about=tid)
         task = fold.tasks[tid]
         status = task.get("status")
         label = short(tid, fold)
@@ -192,7 +194,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
             task = transition(task, "in_progress")
             records.insert(0, task)
         rid = claim_id(tid, assignee)
-        stamp = next_stamp(fold.typed.get(rid))
+        stamp = next_stamp(typed_record(fold, rid, tid))
         claimed: Record = {"type": CLAIM, "id": rid, "task": tid, "assignee": assignee,
                            "claimed_at": stamp, "updated_at": stamp}
         records = [r for r in records if r.get("id") != rid]
@@ -207,7 +209,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
 
 def release_records(fold: Fold, tid: str) -> list[Record]:
     """Records that release every active claim on `tid` (for any move back to pending)."""
-    return _release_records(state(fold).claims.get(tid, ()))
+    return _release_records(state(fold, about=tid).claims.get(tid, ()))
 
 
 def stale(fold: Fold, qs: QueueState, claimed_before: int) -> list[str]:
@@ -232,8 +234,9 @@ def release(log: TaskLog, refs: Sequence[str], *,
 
     def change(fold: Fold) -> list[Record]:
         results.clear()
-        qs = state(fold)
         ids = resolve_all(fold, refs)
+        qs = state(fold, about=ids[0]) if claimed_before is None and len(ids) == 1 \
+            else state(fold)
         if claimed_before is not None:
             ids += [tid for tid in stale(fold, qs, claimed_before) if tid not in ids]
         for tid in ids:

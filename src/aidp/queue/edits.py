@@ -161,7 +161,7 @@ def unblock(log: TaskLog, ref: str, on: Sequence[str]) -> Linked:
     def change(fold: Fold) -> list[Record]:
         tid = resolve_id(fold, ref)
         blockers = resolve_all(fold, on)
-        have = set(state(fold).blockers.get(tid, ()))
+        have = set(state(fold, about=tid).blockers.get(tid, ()))
         records, removed, absent = [], [], []
         for blocker in blockers:
             if blocker in have:

@@ -151,6 +151,13 @@ def state(fold: Fold, about: str | None = None) -> QueueState:
     return qs
 
 
+def typed_record(fold: Fold, rid: str, about: str) -> Record | None:
+    """The typed record `rid` of task `about` (a claim, a dependency, its parent record),
+    from the records about that task only: the store answers with one query."""
+    return next((record for found, _key, record in fold.typed_records(about) if found == rid),
+                None)
+
+
 def extras(qs: QueueState, task: Record) -> Record:
     """The queue keys a task shows in JSON (DESIGN §6), only those that are set."""
     tid = task.get("id", "")

@@ -330,7 +330,8 @@ def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
     log = _log(place)
     changes = tasks.set_status(log, [args["id"]], args["status"], reason=args.get("reason"))
     change = changes[0]
-    texts = [_json(queue.with_extras(queue.state(log.read()), change.task))]
+    qs = queue.state(log.read(), about=change.task["id"])  # this task's links only
+    texts = [_json(queue.with_extras(qs, change.task))]
     if not change.changed:
         texts.append(f"Nothing changed: the task was already {args['status']}")
     return texts
