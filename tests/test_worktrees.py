@@ -461,6 +461,10 @@ def test_a_branch_deleted_unmerged_takes_its_records_with_it(repo) -> None:
     main, trees = repo
     run(trees["w0"], "tasks", "add", "on a branch thrown away")
     run(trees["w1"], "tasks", "add", "on a branch merged")
+    refused = subprocess.run(["git", "-C", str(main), "worktree", "remove", str(trees["w0"])],
+                             capture_output=True, text=True)
+    assert refused.returncode != 0  # uncommitted records: git keeps the worktree
+    assert "on a branch thrown away" in run(trees["w2"], "tasks", "list")
     for name in ("w0", "w1"):
         git(trees[name], "commit", "-qam", f"work in {name}")
         git(main, "worktree", "remove", str(trees[name]))
