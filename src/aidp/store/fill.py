@@ -45,7 +45,10 @@ CHUNK = 1 << 20  # the log is read this much at a time
 # Winners held in memory before they are written: at 1M events (416k tasks) 20,000 made
 # the cold build peak at 152 MB, 8,000 at 132 MB for the same CPU time (bench/RESULTS.md).
 FLUSH_ROWS = 8_000
-SEQ_MASK = (1 << 40) - 1  # the seq in a fold.packed key
+# A winner in the fill's map: fold.packed(key, seq << 2 | flags), flags telling whether
+# it came with a task_fields record (the `partial` table) or is a merge (`merged`).
+SEQ_MASK = (1 << 40) - 1
+PARTIAL, MERGED = 1, 2
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -98,7 +101,7 @@ class Filler:
         self.partial: dict[str, bool] = {}  # changes to the `partial` table, to write
         self.lines, self.damaged = lines, damaged
         self.empty = empty
-        # id -> fold.packed(winning key, seq) of every id seen in this fill (and looked
+        # id -> the winner (SEQ_MASK's comment) of every id seen in this fill (and looked
         # up; None: not in the store): one int per id of the log.
         self.task_keys: dict[str, int | None] = {}
         self.typed_keys: dict[str, int | None] = {}
@@ -158,22 +161,13 @@ class Filler:
             known = None if self.empty else self._lookup(is_task, rid)
         key = key_of(record, self.lines)
         if is_task and self.fielded:
-            before = None if known is None else unpacked(known)
-            verdict = self._settled(rid, record, key, before)
-            if verdict == CONFLICT and before is not None:
-                # folded from all its lines: a record, not a line of the log
-                key = max(key, before[0])
-                keys[rid] = packed(key, before[1])
-                self.tasks[rid] = (before[1], rid, key, -1, 0, self._merge(rid, off + size))
-                return
-            if verdict == LOSES:
-                keys[rid] = known
-                return
-        elif known is not None and packed(key) <= known:  # not fold.beats, packed
+            self._settle(rid, record, key, known, off, size)
+            return
+        if known is not None and packed(key) <= known:  # not fold.beats, packed
             keys[rid] = known
             return
-        seq = self.lines if known is None else known & SEQ_MASK
-        keys[rid] = packed(key, seq)
+        seq = self.lines if known is None else (known & SEQ_MASK) >> 2
+        keys[rid] = packed(key, seq << 2)
         if is_task:  # its row is made when written: most records lose before that
             self.tasks[rid] = (seq, rid, key, off, size, record)
         else:
@@ -181,32 +175,37 @@ class Filler:
                                _text(record.get("task")), _text(record.get("blocked_by")),
                                _text(record.get("parent")))
 
-    def _settled(self, rid: str, record: Record, key: FoldKey,
-                 known: tuple[FoldKey, int] | None) -> int:
-        """fold.settle's verdict on `record` (CONFLICT too for a task already merged)."""
+    def _settle(self, rid: str, record: Record, key: FoldKey, known: int | None,
+                off: int, size: int) -> None:
+        """A task record, once the log holds task_fields records: fold.settle decides
+        (a task merged already stays merged: CONFLICT)."""
         spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
+        flags = 0
         if known is None:
-            verdict = WINS
-        elif self._is_merged(rid):
-            return CONFLICT
+            seq, verdict = self.lines, WINS
         else:
-            partial = self._is_partial(rid)
-            if spec is None and not partial:
-                verdict = WINS if beats(key, known[0]) else LOSES
+            old, field = unpacked(known)
+            seq, flags = field >> 2, field & 3
+            if flags & MERGED:
+                verdict = CONFLICT
+            elif spec is None and not flags & PARTIAL:
+                verdict = WINS if beats(key, old) else LOSES
             else:
-                verdict = settle(self._winner(rid), known[0], partial, record, key, spec)
-            if verdict != WINS:
-                return verdict
-            if partial == (spec is not None):
-                return verdict
-        self.partial[rid] = spec is not None
-        return verdict
-
-    def _is_merged(self, rid: str) -> bool:
-        if rid in self.tasks:
-            return bool(self.tasks[rid][3] == -1)
-        return self.conn.execute("SELECT 1 FROM merged WHERE id = ?", (rid,)).fetchone() \
-            is not None
+                verdict = settle(self._winner(rid), old, bool(flags & PARTIAL), record, key,
+                                 spec)
+            if verdict == CONFLICT:  # folded from all its lines: a record, not a line
+                key = max(key, old)
+                self.task_keys[rid] = packed(key, seq << 2 | flags | MERGED)
+                self.tasks[rid] = (seq, rid, key, -1, 0, self._merge(rid, off + size))
+                return
+            if verdict == LOSES:
+                self.task_keys[rid] = known
+                return
+        partial = PARTIAL if spec is not None else 0
+        if partial != flags & PARTIAL:
+            self.partial[rid] = bool(partial)
+        self.task_keys[rid] = packed(key, seq << 2 | partial)
+        self.tasks[rid] = (seq, rid, key, off, size, record)
 
     def _merge(self, rid: str, end: int) -> Record:
         """The task folded field by field from all its lines in the log up to `end`."""
@@ -237,12 +236,6 @@ class Filler:
             at += cut
         return merge_task(entries)
 
-    def _is_partial(self, rid: str) -> bool:
-        if rid in self.partial:
-            return self.partial[rid]
-        return self.conn.execute("SELECT 1 FROM partial WHERE id = ?", (rid,)).fetchone() \
-            is not None
-
     def _winner(self, rid: str) -> Record:
         """The task's winning record so far (read back from its line once written)."""
         if rid in self.tasks:
@@ -255,10 +248,14 @@ class Filler:
         return record
 
     def _lookup(self, is_task: bool, rid: str) -> int | None:
-        table = "task" if is_task else "typed"
-        row = self.conn.execute(f"SELECT ts, line, seq FROM {table} WHERE id = ?",
-                                (rid,)).fetchone()
-        return None if row is None else packed((row[0], row[1]), row[2])
+        """The stored winner's packed key, seq and flags (None: the id is new)."""
+        if is_task:
+            sql = ("SELECT ts, line, seq, EXISTS(SELECT 1 FROM partial WHERE id = ?1) "
+                   "+ 2 * EXISTS(SELECT 1 FROM merged WHERE id = ?1) FROM task WHERE id = ?1")
+        else:
+            sql = "SELECT ts, line, seq, 0 FROM typed WHERE id = ?1"
+        row = self.conn.execute(sql, (rid,)).fetchone()
+        return None if row is None else packed((row[0], row[1]), row[2] << 2 | row[3])
 
     def flush(self) -> None:
         conn = self.conn
