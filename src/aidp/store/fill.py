@@ -106,6 +106,7 @@ class Filler:
         self.task_keys: dict[str, int | None] = {}
         self.typed_keys: dict[str, int | None] = {}
         self.tasks: dict[str, tuple[Any, ...]] = {}  # winners to write: (seq, key, off, …)
+        self.flushed: dict[str, Record] = {}  # the winners the last flush wrote (fielded)
         self.typed: dict[str, tuple[Any, ...]] = {}
         self.written_before = lines + 1  # ids first seen before this line may be stored
 
@@ -240,6 +241,8 @@ class Filler:
         """The task's winning record so far (read back from its line once written)."""
         if rid in self.tasks:
             return self.tasks[rid][5]  # type: ignore[no-any-return]
+        if rid in self.flushed:
+            return self.flushed[rid]
         off, size = self.conn.execute("SELECT off, len FROM task WHERE id = ?",
                                       (rid,)).fetchone()
         _kind, _rid, record = read_line(read_span(self.fd, off, off + size))
@@ -265,6 +268,8 @@ class Filler:
                        for winner in sorted(self.tasks.values(), key=lambda item: item[0])]
             merged = [(winner[1], orjson.dumps(winner[5]).decode())
                       for winner in self.tasks.values() if winner[3] == -1]
+            if self.fielded:  # settle asks for winners: the last flush's, without a read
+                self.flushed = {winner[1]: winner[5] for winner in self.tasks.values()}
             self.tasks = {}
             conn.executemany(_TASK_SQL, [row for row, _tags in pending])
             if not self.empty:
