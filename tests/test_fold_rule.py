@@ -6,11 +6,14 @@ catch a fault shared by both: these hold them to `read_line` and `beats` directl
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import orjson
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp.fold import beats, key_of, packed, read_line, read_lines, unpacked
+from aidp.fold import Fold, beats, key_of, packed, read_line, read_lines, unpacked
 from aidp.model import UNKNOWN_TS, format_ts
 from tests.test_index import lines
 
@@ -50,3 +53,61 @@ def test_key_of_reads_updated_at_as_ts_of_does() -> None:
                   "garbage", 5, None, ["x"]):
         record = orjson.loads(orjson.dumps({"updated_at": value}))
         assert key_of(record, 7) == (ts_of(record), 7)
+
+
+def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
+    """worktrees.fold as first written: every line looked up, in file order."""
+    from aidp.fields import resolve
+
+    state, fed, damaged, seen = Fold(), [], 0, {}
+    for n, data in enumerate(datas):
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        for raw in lines:
+            known = seen.get(raw)
+            if known is None:
+                before = state.damaged
+                state.add_line(raw)
+                fed.append(raw)
+                known = seen[raw] = state.damaged != before
+            damaged += n == own_at and known
+    state.damaged = damaged
+    state.ends_with_newline = not datas[own_at] or datas[own_at].endswith(b"\n")
+    if state.conflicted:
+        resolve(state, b"\n".join(fed))
+    return state
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(shared=st.lists(lines, max_size=12), extras=st.lists(
+           st.tuples(st.integers(0, 12), st.lists(lines, max_size=4)), min_size=1, max_size=4),
+       own_at=st.integers(0, 3), torn=st.booleans())
+def test_worktrees_fold_equals_a_line_by_line_fold(shared, extras, own_at, torn,
+                                                   tmp_path: Path) -> None:
+    from aidp import worktrees
+
+    datas = [b"".join(p + b"\n" for p in shared[:cut] + more) for cut, more in extras]
+    own_at %= len(datas)
+    if torn and datas[own_at]:
+        datas[own_at] = datas[own_at][:-1]
+    tasklists = []
+    for n, data in enumerate(datas):
+        path = tmp_path / f"{os.urandom(4).hex()}.jsonl"
+        path.write_bytes(data)
+        tasklists.append((path, n == own_at))
+    assert worktrees.fold(tasklists, datas[own_at], whole_lines=False) == \
+        _fold_line_by_line(datas, own_at)
+
+
+def test_shared_lines_counts_whole_common_lines() -> None:
+    from aidp.worktrees import shared_lines
+
+    big = b"".join(b"%07d\n" % n for n in range(400_000))  # 3.2 MB: past a megabyte step
+    assert shared_lines(big, big) == 400_000
+    assert shared_lines(big, big[:-1]) == 399_999
+    changed = bytearray(big)
+    changed[2_500_003] ^= 1
+    assert shared_lines(big, bytes(changed)) == 2_500_003 // 8
+    assert shared_lines(b"a\nb", b"a\nb\n") == 1
+    assert shared_lines(b"", b"a\n") == 0

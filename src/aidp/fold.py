@@ -210,6 +210,19 @@ class Fold(Plain, Questions):
             else:
                 self.partial.add(rid)
 
+    def add_lines(self, lines: list[bytes]) -> list[bool]:
+        """Fold these lines (without their newlines); whether each was damage."""
+        take, flags = self._take, []
+        for kind, rid, record in read_lines(lines):
+            self.lines += 1
+            if record is None:
+                self.damaged += kind == DAMAGED
+                flags.append(kind == DAMAGED)
+            else:
+                take(kind, rid, record, self.lines)
+                flags.append(False)
+        return flags
+
     def feed(self, data: bytes) -> None:
         """Fold a chunk of the file that starts at a line boundary."""
         if not data:

@@ -222,11 +222,15 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     (union) those lines are in the file once too. Damage is counted in this worktree's
     file only (the one its `aidp tasks repair` mends); a last line without its newline
     in it stays a line of its own (damage, unless it is a record), or is left out
-    (`whole_lines`)."""
+    (`whole_lines`). The lines a file shares with the first file from its start (the
+    common history: nearly all of them) are compared as bytes, not looked up one by
+    one."""
     from aidp.fold import Fold
 
     state, fed, damaged, ends = Fold(), [], 0, True
     seen: dict[bytes, bool] = {}  # line -> whether it was damage
+    first: bytes | None = None
+    first_flags: list[bool] = []  # per line of the first file: damage
     for path, is_own in tasklists:
         if is_own:
             data = own[: own.rfind(b"\n") + 1] if whole_lines else own
@@ -236,17 +240,40 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
         lines = data.split(b"\n")
         if lines[-1] == b"":
             lines.pop()
-        for raw in lines:
-            known = seen.get(raw)
-            if known is None:
-                before = state.damaged
-                state.add_line(raw)
-                fed.append(raw)
-                known = seen[raw] = state.damaged != before
-            damaged += is_own and known
+        skip = 0 if first is None else shared_lines(first, data)
+        new: list[bytes] = []
+        for raw in lines[skip:] if skip else lines:
+            if raw not in seen:
+                seen[raw] = False
+                new.append(raw)
+        for raw, flag in zip(new, state.add_lines(new), strict=True):
+            seen[raw] = flag
+        fed += new
+        if first is None:
+            first, first_flags = data, [seen[raw] for raw in lines]
+        if is_own:
+            damaged += sum(first_flags[:skip]) + sum(seen[raw] for raw in lines[skip:])
     state.damaged, state.ends_with_newline = damaged, ends
     if state.conflicted:
         from aidp.fields import resolve  # a task two worktrees changed concurrently
 
         resolve(state, b"\n".join(fed))
     return state
+
+
+def shared_lines(a: bytes, b: bytes) -> int:
+    """How many lines (each with its newline) `b` starts with that are `a`'s first
+    lines too: compared a megabyte at a time, then halving to the first byte that
+    differs."""
+    end = min(len(a), len(b))
+    lo, step = 0, 1 << 20
+    while lo < end and a[lo: lo + step] == b[lo: lo + step]:
+        lo += step
+    hi = min(end, lo + step)
+    while lo < hi:  # the first difference is in a[lo:hi] (or there is none: lo = end)
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return a.count(b"\n", 0, min(lo, end))
