@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 8  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 9  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
 # 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines;
-# 7: the tallies; 8: typed records' task, blocked_by and parent)
+# 7: the tallies; 8: typed records' task, blocked_by and parent; 9: tags carry the
+# priority)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -36,8 +37,9 @@ BUSY_SECONDS = 0.2
 # in the log. Status and priority are NULL when not a string (as the fold's readers
 # count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
 # part (short ids); `finished` is model.finished_at; `session` the task's session (a
-# string, else NULL). Tags: task_tags, one row each, with the task's status (counted
-# per status without a look-up of the task). Typed records keep their line (`body`):
+# string, else NULL). Tags: task_tags, one row each, with the task's status and
+# priority (counted per status, and a tag filter narrowed by status and priority,
+# without a look-up of the task). Typed records keep their line (`body`):
 # the work queue reads them all, one query instead of a read per record; and their
 # `task`, `blocked_by` and `parent` (each a string, else NULL), so the records about
 # one task (queue.state(about=…), `tasks show`) are found by index, none decoded else.
@@ -52,7 +54,7 @@ CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
   status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
   finished INTEGER NOT NULL, session TEXT);
-CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT,
+CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
@@ -72,7 +74,7 @@ CREATE INDEX task_created ON task(status, created);
 CREATE INDEX task_finished ON task(status, finished);
 CREATE INDEX task_filed ON task(created);
 CREATE INDEX task_hex ON task(hex);
-CREATE INDEX tag_status ON tag(status, tag);
+CREATE INDEX tag_status ON tag(status, tag, priority);
 CREATE INDEX tag_tag ON tag(tag);
 CREATE UNIQUE INDEX typed_id ON typed(id);
 CREATE INDEX typed_task ON typed(task);

@@ -279,8 +279,9 @@ class Filler:
                 conn.executemany("DELETE FROM tag WHERE seq = ?",
                                  [(row[0],) for row, _tags in pending
                                   if row[0] < self.written_before])
-            conn.executemany("INSERT INTO tag VALUES (?, ?, ?)",
-                             [(row[0], tag, row[7]) for row, tags in pending for tag in tags])
+            conn.executemany("INSERT INTO tag VALUES (?, ?, ?, ?)",
+                             [(row[0], tag, row[7], row[8]) for row, tags in pending
+                              for tag in tags])
         if self.typed:
             conn.executemany(_TYPED_SQL, sorted(self.typed.values()))
             self.typed = {}

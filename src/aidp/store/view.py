@@ -108,11 +108,20 @@ class StoreTasks(Mapping[str, Record]):
     __hash__ = None  # type: ignore[assignment]
 
     def where(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
-              limit: int = -1) -> list[Record]:
-        """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`."""
+              limit: int = -1, counts: dict[str, int] | None = None) -> list[Record]:
+        """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`;
+        `counts`: filled with how many of them have each status (str() of it)."""
         record = self.record
-        sql = f"SELECT id, off, len FROM task {condition} ORDER BY {order} LIMIT {int(limit)}"
-        return [record(rid, off, size) for rid, off, size in self.conn.execute(sql, params)]
+        if counts is None:
+            sql = f"SELECT id, off, len FROM task {condition} ORDER BY {order} LIMIT {int(limit)}"
+            return [record(rid, off, size) for rid, off, size in self.conn.execute(sql, params)]
+        sql = (f"SELECT id, off, len, status FROM task {condition} ORDER BY {order} "
+               f"LIMIT {int(limit)}")
+        found = []
+        for rid, off, size, status in self.conn.execute(sql, params):
+            found.append(record(rid, off, size))
+            counts[str(status)] = counts.get(str(status), 0) + 1
+        return found
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         """Every task in `tasks list`'s default order (newest created first; equal stamps:
@@ -164,9 +173,10 @@ def _narrowing(q: Query) -> tuple[str, list[Any]]:
         if "other" in q.priorities:
             ors.append("priority NOT IN ('high', 'medium', 'low')")
         parts.append(f"({' OR '.join(ors) or '0'})")
-    if q.tags:
-        parts.append(f"seq IN (SELECT seq FROM tag WHERE tag IN ({', '.join('?' * len(q.tags))}))")
-        params += list(q.tags)
+    if q.tags:  # tag rows carry status and priority: the index narrows by all three
+        parts.append(f"seq IN (SELECT seq FROM tag WHERE {' AND '.join([*parts, ''])}"
+                     f"tag IN ({', '.join('?' * len(q.tags))}))")
+        params += [*params, *q.tags]
     for value, test in ((q.created_from, "created >= ?"), (q.created_before, "created < ?"),
                         (q.session, "session = ?")):
         if value is not None:
@@ -306,7 +316,10 @@ class StoreFold(Fold):
         if q.grep is not None or q.assignee is not None:
             return None
         where, params = _narrowing(q)
+        if q.limit is None:  # every row is decoded anyway: counted on the way, one query
+            counts: dict[str, int] = {}
+            found = self.rows.where(where, params, _ORDER[q.sort], counts=counts)
+            return found, counts
         matched = {str(s): n for s, n in self._rows(
             f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
-        limit = -1 if q.limit is None else q.limit
-        return self.rows.where(where, params, _ORDER[q.sort], limit), matched
+        return self.rows.where(where, params, _ORDER[q.sort], q.limit), matched
