@@ -45,7 +45,7 @@ def assert_same(log: TaskLog) -> Fold:
         assert isinstance(got, store.StoreFold)  # the store answered, not a fallback
     # The typed records about one task (tasks show): the store's query, asked before
     # anything reads all of them; None (all of them) last.
-    for about in (*IDS, "nope", None):
+    for about in (*IDS, "nope", IDS[:3], [IDS[4], "nope", IDS[0]], (), None):
         assert list(got.typed_records(about)) == list(full.typed_records(about))
     assert queue.state(got) == queue.state(full)
     assert list(got.tasks) == list(full.tasks)

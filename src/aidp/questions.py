@@ -168,20 +168,23 @@ class Questions:
         for at in range(0, len(ordered), batch):
             yield ordered[at:at + batch]
 
-    def typed_records(self, about: str | None = None
+    def typed_records(self, about: str | Collection[str] | None = None
                       ) -> Iterable[tuple[str, FoldKey, Record]]:
         """(id, fold key, record) of the typed records, in the fold's order; with
-        `about` (a task id), only those whose task is `about` or a task that may link
-        to it: one naming it as `blocked_by` or `parent` in any of its records (all of
-        such a task's records, since its last parent record decides whether it is a
-        child). What the work queue's state of one task reads (`tasks show`)."""
+        `about` (a task id, or several), only those whose task is one of them or a task
+        that may link to one: naming it as `blocked_by` or `parent` in any of its
+        records (all of such a task's records, since its last parent record decides
+        whether it is a child). What the work queue's state of some tasks reads
+        (`tasks show`, the links `list --json` adds to the tasks it found)."""
         keys = self.typed_keys
         records = list(self.typed.items())
         if about is not None:
+            wanted = {about} if isinstance(about, str) else set(about)
             linked = {task for _rid, record in records
-                      if (record.get("blocked_by") == about or record.get("parent") == about)
+                      if (_text(record.get("blocked_by")) in wanted
+                          or _text(record.get("parent")) in wanted)
                       and isinstance(task := record.get("task"), str)}
-            linked.add(about)
+            linked |= wanted
             records = [(rid, record) for rid, record in records
                        if isinstance(task := record.get("task"), str) and task in linked]
         return [(rid, keys[rid], record) for rid, record in records]

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from aidp.queue import QueueState
 
 STATUS_WORDS = (*STATUSES, "open", "all")
+# json/jsonl: up to this many tasks found, only their links are read (one query on the
+# store); more, and the whole queue state costs less than a list of ids that long.
+LINKS_OF_AT_MOST = 5000
 
 
 def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...] | None:
@@ -144,13 +147,18 @@ def list_(
             raise typer.Exit(ExitCode.FAILURE)
         return
     qs = None
-    if query.grep is not None or query.assignee is not None or fmt in ("json", "jsonl",
-                                                                         "table") or tree:
+    linked_only = fmt in ("json", "jsonl") and query.grep is None and query.assignee is None
+    if query.grep is not None or query.assignee is not None or fmt == "table" or tree:
         from aidp import queue
 
         qs = queue.state(fold)
     result = core.find_in(fold, query, qs)
     found = result.tasks
+    if linked_only:  # the links of the tasks found (all of them when they are many)
+        from aidp import queue
+
+        few = len(found) <= LINKS_OF_AT_MOST
+        qs = queue.state(fold, about=[t["id"] for t in found] if few else None)
     notes = None
     plain = not words and not include_all and query.grep is None and query.assignee is None
     empty = "No open tasks" if plain else "No matching tasks"

@@ -3,7 +3,7 @@ the history of a task's queue records. Pure reads of a fold; the record builders
 the result of a write (Change) that claims, edits and `aidp.tasks` share."""
 
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -107,14 +107,14 @@ def _text(record: Record, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def state(fold: Fold, about: str | None = None) -> QueueState:
+def state(fold: Fold, about: str | Collection[str] | None = None) -> QueueState:
     """The queue state of a fold. Typed records of other kinds are skipped; malformed
     queue records (a field that is not text) are ignored, like unknown types.
 
-    With `about`, only what that one task's links need is folded (its blockers,
-    dependents, parent, children, claims and notes come out exactly as in the whole
-    state; other tasks' entries may be missing): `show` of one task then does not pay
-    for every queue record's edges, claims and notes."""
+    With `about` (a task id, or several), only what those tasks' links need is folded
+    (their blockers, dependents, parent, children, claims and notes come out exactly as
+    in the whole state; other tasks' entries may be missing): `show` of one task, or
+    `list --json` of the tasks it found, then does not pay for every queue record."""
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
     kinds = (DEP, PARENT, CLAIM, NOTE)

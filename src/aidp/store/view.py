@@ -299,15 +299,17 @@ class StoreFold(Fold):
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         return self.rows.newest_first(batch)
 
-    def typed_records(self, about: str | None = None
+    def typed_records(self, about: str | Collection[str] | None = None
                       ) -> Iterable[tuple[str, FoldKey, Record]]:
         if about is None or "typed" in self.__dict__:
             return super().typed_records(about)
+        ids = orjson.dumps([about] if isinstance(about, str) else list(about)).decode()
         decode = self._log.decode
         return [(rid, (ts, line), decode(rid, body)) for rid, ts, line, body in self._rows(
-            "SELECT id, ts, line, body FROM typed WHERE task = ?1 OR task IN (SELECT task "
-            "FROM typed WHERE blocked_by = ?1 UNION SELECT task FROM typed WHERE parent = ?1)"
-            " ORDER BY seq", (about,))]
+            "WITH wanted(id) AS (SELECT value FROM json_each(?1)) "
+            "SELECT id, ts, line, body FROM typed WHERE task IN wanted OR task IN (SELECT "
+            "task FROM typed WHERE blocked_by IN wanted UNION SELECT task FROM typed "
+            "WHERE parent IN wanted) ORDER BY seq", (ids,))]
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         return self.rows.where(*_narrowing(q))
