@@ -84,41 +84,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 # Remove an entry when you fix it (the test fails while a fixed entry stays listed).
 # Circles: the sorted modules of each strongly connected component.
-KNOWN_CIRCLES: set[tuple[str, ...]] = {
-    (
-        "aidp.interchange",
-        "aidp.interchange.links",
-    ),
-}
+KNOWN_CIRCLES: set[tuple[str, ...]] = set()
 # Private imports: (importer, module the name is taken from, name).
-KNOWN_PRIVATE: set[tuple[str, str, str]] = {
-    ("aidp.todos.changes", "aidp.todos.items", "_clean_content"),
-    ("aidp.todos.changes", "aidp.todos.items", "_copy"),
-    ("aidp.todos.changes", "aidp.todos.items", "_ids"),
-    ("aidp.todos.changes", "aidp.todos.items", "_new_id"),
-    ("aidp.todos.changes", "aidp.todos.records", "_new_generation"),
-    ("aidp.todos.state", "aidp.todos.items", "_normal_item"),
-    ("aidp.todos.state", "aidp.todos.records", "_node_fields"),
-    ("aidp.todos.state", "aidp.todos.records", "_session_of"),
-    ("aidp.todos.state", "aidp.todos.records", "_valid_rank"),
-    ("aidp.todos.state", "aidp.todos.records", "_winner"),
-    ("aidp.todos.writer", "aidp.todos.items", "_copy"),
-    ("aidp.todos.writer", "aidp.todos.records", "_HEAD_KEYS"),
-    ("aidp.todos.writer", "aidp.todos.records", "_NODE_KEYS"),
-    ("aidp.todos.writer", "aidp.todos.records", "_all_nodes"),
-    ("aidp.todos.writer", "aidp.todos.records", "_head_record"),
-    ("aidp.todos.writer", "aidp.todos.records", "_hex_of"),
-    ("aidp.todos.writer", "aidp.todos.records", "_new_generation"),
-    ("aidp.todos.writer", "aidp.todos.records", "_node_fields"),
-    ("aidp.todos.writer", "aidp.todos.records", "_node_record"),
-    ("aidp.todos.writer", "aidp.todos.records", "_parent_of"),
-    ("aidp.todos.writer", "aidp.todos.records", "_place"),
-    ("aidp.todos.writer", "aidp.todos.records", "_stored"),
-    ("aidp.todos.writer", "aidp.todos.records", "_tombstone"),
-    ("aidp.todos.writer", "aidp.todos.records", "_valid_rank"),
-    ("aidp.todos.writer", "aidp.todos.state", "_State"),
-    ("aidp.todos.writer", "aidp.todos.state", "_index"),
-}
+KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
 # Upward imports: (importer, imported module).
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 # Files over MAX_LINES: path under src/.

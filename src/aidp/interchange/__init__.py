@@ -226,6 +226,7 @@ class ImportResult(Plain):
 
 
 def source_id(source: str, key: str) -> str:
+    """The id of the record naming the task an import of `source` filed for item `key`."""
     return f"{SOURCE_TYPE}:{source}:{key}"
 
 
@@ -334,7 +335,7 @@ def settle(fold: Fold, planned: Sequence[_Planned], source: str, *,
         records.extend(plan.extra_records)
         if sid is not None:
             new_items.append((item, tid))
-    records.extend(links(fold, source, new_items, stamp))
+    records.extend(links(fold, source_id(source, ""), new_items, stamp))
     return ImportResult(source, filed, skipped, records)
 
 

@@ -15,19 +15,19 @@ if TYPE_CHECKING:
     from aidp.interchange import Incoming
 
 
-def links(fold: Fold, source: str, new_items: Sequence[tuple[Incoming, str]],
+def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Incoming, str]],
           stamp: str) -> list[Record]:
     """Dependency and parent records for the newly filed items (item, task id), to tasks
-    of the same source filed now or by an earlier import. A link to an item never
-    imported is left out; so is every link on a cycle of the wait graph (the links
-    already in the queue with the new ones): which of a cycle's links to keep would
-    depend on the order of the file, so none is kept, and the note keeps them all."""
+    of the same source filed now or by an earlier import (its source records: the typed
+    records whose id starts with `prefix`, each naming its item's task). A link to an
+    item never imported is left out; so is every link on a cycle of the wait graph (the
+    links already in the queue with the new ones): which of a cycle's links to keep
+    would depend on the order of the file, so none is kept, and the note keeps them
+    all."""
     if not any(item.blocked_by or item.parent for item, _tid in new_items):
         return []
     from aidp import queue
-    from aidp.interchange import SOURCE_TYPE
 
-    prefix = f"{SOURCE_TYPE}:{source}:"
     task_of = {rid[len(prefix):]: record.get("task") for rid, record in fold.typed.items()
                if rid.startswith(prefix) and isinstance(record.get("task"), str)}
     task_of.update((item.key, tid) for item, tid in new_items)

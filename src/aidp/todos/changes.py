@@ -14,14 +14,14 @@ from aidp.todos.items import (
     Subtask,
     TodoItem,
     TodoList,
-    _clean_content,
-    _copy,
-    _ids,
-    _new_id,
+    clean_content,
+    copy_list,
     derived_status,
+    item_ids,
+    new_id,
 )
 from aidp.todos.positions import Target, locate
-from aidp.todos.records import _new_generation
+from aidp.todos.records import new_generation
 
 # --- pure changes -------------------------------------------------------------------
 
@@ -31,12 +31,12 @@ def add(
 ) -> tuple[TodoList, Target]:
     """Insert at `position` ('last' appends). A cleared list starts afresh."""
     target = locate(todo, position, insert=True)
-    text = _clean_content(content)
+    text = clean_content(content)
     items = [i.copy() for i in todo.visible]
-    taken = _ids(todo.items)
+    taken = item_ids(todo.items)
     if target.subtask is None:
         items.insert(target.item, {
-            "id": _new_id(taken),
+            "id": new_id(taken),
             "content": text,
             "status": "pending",
             "priority": validate_priority(priority) if priority is not None else DEFAULT_PRIORITY,
@@ -52,7 +52,7 @@ def add(
         subs = list(parent.get("subtasks") or [])
         if not subs:
             parent[OWN_STATUS] = derived_status(parent)  # restored if the checklist goes
-        subs.insert(target.subtask, {"id": _new_id(taken), "content": text, "status": "pending"})
+        subs.insert(target.subtask, {"id": new_id(taken), "content": text, "status": "pending"})
         parent["subtasks"] = subs
         parent["status"] = derived_status(parent)
     return replace(todo, items=items, active=True), target
@@ -147,9 +147,9 @@ def resume(todo: TodoList) -> TodoList | None:
 def load(todo: TodoList, source: TodoList) -> TodoList:
     """Copy `source`'s items (active or cleared) into `todo` and make them active. Loading
     a plan is a fresh start, like a user prompt: a pause is lifted."""
-    items = _copy(source).items
+    items = copy_list(source).items
     return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None,
-                   epoch=_new_generation())
+                   epoch=new_generation())
 
 
 _PLAN_STATUS = {"pending": "pending", "in_progress": "in_progress", "completed": "completed"}
@@ -163,7 +163,7 @@ def set_plan(todo: TodoList, entries: list[dict[str, Any]]) -> TodoList:
     if not isinstance(entries, list):
         raise InvalidInput("Invalid plan: expected a list of {content|step, status} entries")
     previous = {i["content"]: i for i in todo.visible}
-    taken = _ids(todo.items)
+    taken = item_ids(todo.items)
     items: list[TodoItem] = []
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
@@ -173,7 +173,7 @@ def set_plan(todo: TodoList, entries: list[dict[str, Any]]) -> TodoList:
         raw = entry.get("content", entry.get("step"))
         if not isinstance(raw, str):
             raise InvalidInput(f"Invalid plan entry {number}: it has no content (or step) text")
-        text = _clean_content(raw)
+        text = clean_content(raw)
         status_raw = entry.get("status", "pending")
         word = str(status_raw).strip().lower().replace("-", "_").replace(" ", "_")
         status = _PLAN_STATUS.get(word)
@@ -191,7 +191,7 @@ def set_plan(todo: TodoList, entries: list[dict[str, Any]]) -> TodoList:
         if before is not None and before["id"] not in {i["id"] for i in items}:
             item_id = before["id"]
         else:
-            item_id = _new_id(taken)
+            item_id = new_id(taken)
         taken.add(item_id)
         items.append({"id": item_id, "content": text, "status": status, "priority": priority,
                       "subtasks": []})

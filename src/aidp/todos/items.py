@@ -28,7 +28,7 @@ class Subtask(TypedDict):
 
 
 class TodoItem(TypedDict):
-    """One item of a list, as `_normal_item` leaves it (keys this version does not know
+    """One item of a list, as `normal_item` leaves it (keys this version does not know
     are kept)."""
 
     id: str
@@ -97,14 +97,16 @@ def has_open_items(todo: TodoList) -> bool:
     return any(derived_status(item) != "completed" for item in todo.visible)
 
 
-def _new_id(taken: set[str]) -> str:
+def new_id(taken: set[str]) -> str:
+    """A new item id (8 hex digits) not in `taken`."""
     while True:
         candidate = os.urandom(4).hex()  # what secrets.token_hex does, without ~4 ms of imports
         if candidate not in taken:
             return candidate
 
 
-def _ids(items: Iterable[TodoItem]) -> set[str]:
+def item_ids(items: Iterable[TodoItem]) -> set[str]:
+    """The ids of `items` and of their subtasks."""
     found: set[str] = set()
     for item in items:
         found.add(str(item.get("id")))
@@ -112,7 +114,8 @@ def _ids(items: Iterable[TodoItem]) -> set[str]:
     return found
 
 
-def _clean_content(text: str) -> str:
+def clean_content(text: str) -> str:
+    """A TODO description, checked and cleaned as every writer stores it."""
     return clean_text(text, what="TODO description", limit=MAX_DESCRIPTION)
 
 
@@ -125,7 +128,7 @@ def _normal_subtask(raw: Any, number: str) -> Subtask | None:
     return cast("Subtask", sub)
 
 
-def _normal_item(raw: Any, number: int) -> TodoItem | None:
+def normal_item(raw: Any, number: int) -> TodoItem | None:
     """An item as stored, tolerant of hand edits: unreadable parts fall back to defaults,
     keys this version does not know are kept."""
     if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
@@ -174,7 +177,8 @@ def same(a: TodoList, b: TodoList) -> bool:
     )
 
 
-def _copy(todo: TodoList) -> TodoList:
+def copy_list(todo: TodoList) -> TodoList:
+    """A copy of `todo` a change may edit in place (items, subtasks and ranks copied)."""
     items: list[TodoItem] = [{**i, "subtasks": [s.copy() for s in i.get("subtasks") or []]}
                              for i in todo.items]
     return replace(todo, items=items, ranks=dict(todo.ranks))

@@ -41,9 +41,9 @@ ITEM_TYPE = "todo_item"
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 _RANK_RE = re.compile(r"[0-9a-z]*[1-9a-z]")
 # Keys of an item record that are storage, not part of the item.
-_NODE_KEYS = frozenset(("type", "id", "list", "item", "parent", "rank", "deleted", "updated_at",
+NODE_KEYS = frozenset(("type", "id", "list", "item", "parent", "rank", "deleted", "updated_at",
                         "subtasks"))
-_HEAD_KEYS = ("active", "paused", "pause_reason", "owner")
+HEAD_KEYS = ("active", "paused", "pause_reason", "owner")
 
 
 def record_id(session: str) -> str:
@@ -74,7 +74,8 @@ def rank_between(low: str | None, high: str | None) -> str:
         at += 1
 
 
-def _valid_rank(value: object) -> bool:
+def valid_rank(value: object) -> bool:
+    """Whether `value` is a rank rank_between could have made (hand edits are not)."""
     return isinstance(value, str) and _RANK_RE.fullmatch(value) is not None
 
 
@@ -91,18 +92,21 @@ def writer_id(root: object) -> str:
     return f"{zlib.crc32(text.encode('utf-8', 'surrogatepass')):08x}"
 
 
-def _hex_of(text: str) -> str:
+def hex_of(text: str) -> str:
+    """12 hex digits naming `text` (a legacy snapshot's generation, the same in every clone)."""
     import zlib
 
     data = text.encode("utf-8", "surrogatepass")
     return f"{zlib.crc32(data):08x}{zlib.crc32(b'aidp' + data):08x}"[:12]
 
 
-def _new_generation() -> str:
+def new_generation() -> str:
+    """A new generation id: the items of a fresh start are written under it."""
     return os.urandom(6).hex()
 
 
-def _session_of(record: Record) -> str | None:
+def session_of(record: Record) -> str | None:
+    """The session a head or legacy snapshot record belongs to; None for neither."""
     session = record.get("session")
     if isinstance(session, str):
         return session
@@ -112,7 +116,7 @@ def _session_of(record: Record) -> str | None:
     return None
 
 
-def _winner(records: list[Record], keys: Mapping[str, tuple[int, int]] | None = None
+def winner(records: list[Record], keys: Mapping[str, tuple[int, int]] | None = None
             ) -> Record:
     """The record with the greatest (updated_at, id). At the last stamp a write can
     take (model.MAX_TS) no change can step past a record, so there the later line wins
@@ -144,11 +148,13 @@ def to_record(todo: TodoList, updated_at: str) -> Record:
     return record
 
 
-def _node_fields(record: Record) -> dict[str, Any]:
-    return {k: v for k, v in record.items() if k not in _NODE_KEYS}
+def node_fields(record: Record) -> dict[str, Any]:
+    """An item record's item fields, without its storage keys (NODE_KEYS)."""
+    return {k: v for k, v in record.items() if k not in NODE_KEYS}
 
 
-def _head_record(todo: TodoList, gen: str, stamp: str, writer: str) -> Record:
+def head_record(todo: TodoList, gen: str, stamp: str, writer: str) -> Record:
+    """The `todo_head` record of `todo` (generation `gen`) by `writer`."""
     record: Record = {
         "type": HEAD_TYPE,
         "id": f"{HEAD_TYPE}:{todo.session}@{writer}",
@@ -165,27 +171,29 @@ def _head_record(todo: TodoList, gen: str, stamp: str, writer: str) -> Record:
     return record
 
 
-def _node_record(gen: str, node: Mapping[str, Any], parent: str | None, rank: str,
+def node_record(gen: str, node: Mapping[str, Any], parent: str | None, rank: str,
                  stamp: str | None, writer: str) -> Record:
+    """The `todo_item` record of one item or subtask `node` of generation `gen`."""
     record: Record = {"type": ITEM_TYPE, "id": f"{ITEM_TYPE}:{gen}:{node['id']}@{writer}",
                       "list": gen, "item": node["id"]}
     if parent is not None:
         record["parent"] = parent
     record["rank"] = rank
     for key, value in node.items():
-        if key not in _NODE_KEYS:
+        if key not in NODE_KEYS:
             record[key] = value
     if stamp is not None:
         record["updated_at"] = stamp
     return record
 
 
-def _tombstone(gen: str, node: str, stamp: str, writer: str) -> Record:
+def tombstone(gen: str, node: str, stamp: str, writer: str) -> Record:
+    """The record that deletes item `node` of generation `gen`."""
     return {"type": ITEM_TYPE, "id": f"{ITEM_TYPE}:{gen}:{node}@{writer}", "list": gen,
             "item": node, "deleted": True, "updated_at": stamp}
 
 
-def _stored(item: TodoItem) -> dict[str, Any]:
+def stored_item(item: TodoItem) -> dict[str, Any]:
     """An item's own fields as its record stores them (no subtasks; status derived)."""
     out = item_out(item)
     if out.pop("subtasks"):
@@ -222,7 +230,7 @@ def _kept_ranks(order: list[str], old: dict[str, str]) -> set[str]:
     return kept
 
 
-def _place(order: list[str], old: dict[str, str]) -> dict[str, str]:
+def place_ranks(order: list[str], old: dict[str, str]) -> dict[str, str]:
     """Ranks for `order`: kept where they already increase, new ones between them."""
     kept = _kept_ranks(order, old)
     ranks: dict[str, str] = {}
@@ -237,23 +245,24 @@ def _place(order: list[str], old: dict[str, str]) -> dict[str, str]:
     return ranks
 
 
-def _all_nodes(todo: TodoList, gen: str, stamp: str | None, writer: str) -> dict[str, Record]:
+def all_nodes(todo: TodoList, gen: str, stamp: str | None, writer: str) -> dict[str, Record]:
     """Every item and subtask of `todo` as records of generation `gen`, ranked in order."""
     out: dict[str, Record] = {}
     rank: str | None = None
     for item in todo.items:
         rank = rank_between(rank, None)
         node = str(item["id"])
-        out.setdefault(node, _node_record(gen, {**_stored(item), "id": node}, None, rank,
+        out.setdefault(node, node_record(gen, {**stored_item(item), "id": node}, None, rank,
                                           stamp, writer))
         sub_rank: str | None = None
         for sub in item.get("subtasks") or []:
             sub_rank = rank_between(sub_rank, None)
-            out.setdefault(str(sub["id"]), _node_record(gen, {**sub, "id": str(sub["id"])},
+            out.setdefault(str(sub["id"]), node_record(gen, {**sub, "id": str(sub["id"])},
                                                         node, sub_rank, stamp, writer))
     return out
 
-def _parent_of(record: Record | None) -> str | None:
+def parent_of(record: Record | None) -> str | None:
+    """The item id an item record names as its parent (None: a top-level item)."""
     if record is None:
         return None
     parent = record.get("parent")

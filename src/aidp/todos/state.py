@@ -16,17 +16,17 @@ from aidp.todos.items import (
     TodoItem,
     TodoList,
     TodoListNotFound,
-    _normal_item,
     counts,
+    normal_item,
 )
 from aidp.todos.records import (
     HEAD_TYPE,
     ITEM_TYPE,
     RECORD_TYPE,
-    _node_fields,
-    _session_of,
-    _valid_rank,
-    _winner,
+    node_fields,
+    session_of,
+    valid_rank,
+    winner,
 )
 
 
@@ -45,31 +45,31 @@ class _Index:
                 if isinstance(gen, str) and isinstance(node, str):
                     self.nodes.setdefault(gen, {}).setdefault(node, []).append(record)
             elif kind in (HEAD_TYPE, RECORD_TYPE):
-                session = _session_of(record)
+                session = session_of(record)
                 if session is not None:
                     self.heads.setdefault(session, []).append(record)
 
-    def state(self, session: str) -> _State:
+    def state(self, session: str) -> SessionState:
         candidates = self.heads.get(session)
         if not candidates:
-            return _State(TodoList(session=session), None, {}, UNKNOWN_TS)
-        head = _winner(candidates, self.keys)
+            return SessionState(TodoList(session=session), None, {}, UNKNOWN_TS)
+        head = winner(candidates, self.keys)
         newest = max(ts_of(r) for r in candidates)
         if head.get("type") == RECORD_TYPE:
             todo = from_record(head)
             todo.session = session
             todo.epoch = None
-            return _State(todo, head, {}, newest)
+            return SessionState(todo, head, {}, newest)
         gen = head.get("list")
         gen = gen if isinstance(gen, str) else ""
-        winners = {n: _winner(rs, self.keys) for n, rs in self.nodes.get(gen, {}).items()}
+        winners = {n: winner(rs, self.keys) for n, rs in self.nodes.get(gen, {}).items()}
         for records in self.nodes.get(gen, {}).values():
             for record in records:
                 newest = max(newest, ts_of(record))
         todo = _assemble(session, head, gen, winners)
-        latest = _winner([head, *winners.values()], self.keys).get("updated_at")
+        latest = winner([head, *winners.values()], self.keys).get("updated_at")
         todo.updated_at = latest if isinstance(latest, str) else None
-        return _State(todo, head, winners, newest)
+        return SessionState(todo, head, winners, newest)
 
 
 def _index(fold: Fold) -> _Index:
@@ -85,7 +85,12 @@ def _index(fold: Fold) -> _Index:
     return found
 
 
-class _State:
+def session_state(fold: Fold, session: str) -> SessionState:
+    """`session`'s list as `fold` holds it, with its records (what the writer changes)."""
+    return _index(fold).state(session)
+
+
+class SessionState:
     """A session's list as folded, with what a change needs to know about its records.
     (A plain class: a dataclass costs a millisecond of code generation at import.)"""
 
@@ -101,7 +106,7 @@ class _State:
 
 def _rank_key(record: Record) -> tuple[int, str, str]:
     rank = record.get("rank")
-    if _valid_rank(rank):
+    if valid_rank(rank):
         return (0, rank, str(record.get("item")))  # type: ignore[return-value]
     return (1, "", str(record.get("item")))  # a hand-edited rank: after the others
 
@@ -121,17 +126,17 @@ def _assemble(session: str, head: Record, gen: str, winners: dict[str, Record]) 
         node = str(record["item"])
         subs: list[dict[str, Any]] = []
         for sub in sorted(children.get(node, []), key=_rank_key):
-            subs.append({"id": sub["item"], **_node_fields(sub)})
-            if _valid_rank(sub.get("rank")):
+            subs.append({"id": sub["item"], **node_fields(sub)})
+            if valid_rank(sub.get("rank")):
                 ranks[sub["item"]] = sub["rank"]
-        raw: dict[str, Any] = {"id": node, **_node_fields(record), "subtasks": subs}
+        raw: dict[str, Any] = {"id": node, **node_fields(record), "subtasks": subs}
         if subs:  # the stored status is the one it gets back without its checklist
             raw[OWN_STATUS] = raw.get("status")
-        item = _normal_item(raw, number)
+        item = normal_item(raw, number)
         if item is None:
             continue
         items.append(item)
-        if _valid_rank(record.get("rank")):
+        if valid_rank(record.get("rank")):
             ranks[node] = record["rank"]
     reason = head.get("pause_reason")
     owner = head.get("owner")
@@ -155,7 +160,7 @@ def from_record(record: Record) -> TodoList:
     if not isinstance(session, str):
         session = str(record.get("id", "")).partition(":")[2]
     raw_items = record["items"] if isinstance(record.get("items"), list) else []
-    items = [_normal_item(raw, n) for n, raw in enumerate(raw_items, start=1)]
+    items = [normal_item(raw, n) for n, raw in enumerate(raw_items, start=1)]
     reason = record.get("pause_reason")
     updated = record.get("updated_at")
     owner = record.get("owner")
@@ -214,16 +219,16 @@ def past_lists(fold: Fold, data: bytes) -> list[TodoList]:
         record = parse_line(raw)
         if record is None or record.get("type") != HEAD_TYPE:
             continue
-        session, gen = _session_of(record), record.get("list")
+        session, gen = session_of(record), record.get("list")
         if session is not None and isinstance(gen, str) and gen != shown.get(session):
             found.setdefault(gen, session)
     out = []
     for gen, session in found.items():
-        winners = {n: _winner(rs, index.keys) for n, rs in index.nodes.get(gen, {}).items()}
+        winners = {n: winner(rs, index.keys) for n, rs in index.nodes.get(gen, {}).items()}
         todo = _assemble(session, {}, gen, winners)
         todo.owner = index.state(session).todo.owner  # its session's person
         if todo.items:
-            todo.updated_at = _winner(list(winners.values()), index.keys).get("updated_at")
+            todo.updated_at = winner(list(winners.values()), index.keys).get("updated_at")
             out.append(todo)
     out.sort(key=lambda t: (-_stamp(t), t.session, t.epoch or ""))
     return out

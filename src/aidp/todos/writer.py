@@ -9,28 +9,29 @@ from typing import Any
 
 from aidp.log import Fold, TaskLog
 from aidp.model import Record, format_ts, now_micros, step_past
-from aidp.todos.items import TodoList, _copy, same
+from aidp.todos.items import TodoList, copy_list, same
 from aidp.todos.records import (
-    _HEAD_KEYS,
-    _NODE_KEYS,
+    HEAD_KEYS,
+    NODE_KEYS,
     RECORD_TYPE,
-    _all_nodes,
-    _head_record,
-    _hex_of,
-    _new_generation,
-    _node_fields,
-    _node_record,
-    _parent_of,
-    _place,
-    _stored,
-    _tombstone,
-    _valid_rank,
+    all_nodes,
+    head_record,
+    hex_of,
+    new_generation,
+    node_fields,
+    node_record,
+    parent_of,
+    place_ranks,
+    stored_item,
+    tombstone,
+    valid_rank,
     writer_id,
 )
-from aidp.todos.state import _index, _State
+from aidp.todos.state import SessionState, session_state
 
 
-def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[list[Record], str]:
+def _changes(state: SessionState, after: TodoList, stamp: str,
+             writer: str) -> tuple[list[Record], str]:
     """The records that take the stored list from `state` to `after`, and the generation."""
     before = state.todo
     legacy = state.head is not None and state.head.get("type") == RECORD_TYPE
@@ -41,7 +42,7 @@ def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[l
     )
     base: dict[str, Record] = {}
     if fresh:
-        gen = after.epoch if after.epoch and after.epoch != before.epoch else _new_generation()
+        gen = after.epoch if after.epoch and after.epoch != before.epoch else new_generation()
         old_nodes: dict[str, Record] = {}
         head_changed = True
     elif legacy and state.head is not None:
@@ -49,18 +50,18 @@ def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[l
         # become a generation named after the snapshot, stamped with the snapshot's time,
         # so every clone that upgrades writes the same thing and real changes win over it.
         then = state.head.get("updated_at")
-        gen = "s" + _hex_of(f"{before.session}\0{then}")[:11]
-        base = old_nodes = _all_nodes(before, gen, then if isinstance(then, str) else None,
+        gen = "s" + hex_of(f"{before.session}\0{then}")[:11]
+        base = old_nodes = all_nodes(before, gen, then if isinstance(then, str) else None,
                                       writer)
         head_changed = True
     else:
-        gen = before.epoch or _new_generation()
+        gen = before.epoch or new_generation()
         old_nodes = state.nodes
-        head_changed = any(getattr(before, k) != getattr(after, k) for k in _HEAD_KEYS)
-    old_ranks = {n: r["rank"] for n, r in old_nodes.items() if _valid_rank(r.get("rank"))}
+        head_changed = any(getattr(before, k) != getattr(after, k) for k in HEAD_KEYS)
+    old_ranks = {n: r["rank"] for n, r in old_nodes.items() if valid_rank(r.get("rank"))}
     records: list[Record] = []
     if head_changed:
-        records.append(_head_record(after, gen, stamp, writer))
+        records.append(head_record(after, gen, stamp, writer))
     written: dict[str, Record] = {}
     seen: set[str] = set()
     groups: list[tuple[str | None, list[str]]] = [(None, [str(i["id"]) for i in after.items])]
@@ -68,27 +69,27 @@ def _changes(state: _State, after: TodoList, stamp: str, writer: str) -> tuple[l
                for i in after.items]
     by_id: dict[str, dict[str, Any]] = {}
     for item in after.items:
-        by_id.setdefault(str(item["id"]), _stored(item))
+        by_id.setdefault(str(item["id"]), stored_item(item))
         for sub in item.get("subtasks") or []:
             by_id.setdefault(str(sub["id"]), dict(sub))
     for parent, order in groups:
         siblings = {n: old_ranks[n] for n in order if n in old_ranks
-                    and _parent_of(old_nodes.get(n)) == parent}
-        for node, rank in _place(order, siblings).items():
+                    and parent_of(old_nodes.get(n)) == parent}
+        for node, rank in place_ranks(order, siblings).items():
             if node in seen:
                 continue  # an id twice in a hand-made list: the first place counts
             seen.add(node)
-            fields = {k: v for k, v in by_id[node].items() if k not in _NODE_KEYS}
+            fields = {k: v for k, v in by_id[node].items() if k not in NODE_KEYS}
             previous = old_nodes.get(node)
             if (previous is not None and previous.get("deleted") is not True
-                    and _parent_of(previous) == parent and previous.get("rank") == rank
-                    and _node_fields(previous) == fields):
+                    and parent_of(previous) == parent and previous.get("rank") == rank
+                    and node_fields(previous) == fields):
                 continue
-            written[node] = _node_record(gen, {**fields, "id": node}, parent, rank, stamp,
+            written[node] = node_record(gen, {**fields, "id": node}, parent, rank, stamp,
                                          writer)
     for node, previous in old_nodes.items():
         if node not in seen and previous.get("deleted") is not True:
-            written[node] = _tombstone(gen, node, stamp, writer)
+            written[node] = tombstone(gen, node, stamp, writer)
     records += [record for node, record in base.items() if node not in written]
     records += written.values()
     return records, gen
@@ -108,9 +109,9 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
     writer = writer_id(log.root)
 
     def apply(fold: Fold) -> list[Record]:
-        state = _index(fold).state(session)
+        state = session_state(fold, session)
         before = state.todo
-        after = fn(_copy(before))
+        after = fn(copy_list(before))
         if after is None or same(before, after):
             outcome[:] = [Edit(before, before, written=False)]
             return []
