@@ -182,7 +182,8 @@ def test_indexed_stats_equal_the_plain_fold(indexed, tmp_path: Path, records: li
     assert insights.from_fold(fold, now=NOW) == expected
     assert insights.from_fold(plain, now=NOW) == expected
     for filters in (insights.Filters(tags=["a"]), insights.Filters(session="x"),
-                    insights.Filters(since=NOW - 30 * DAY)):
+                    insights.Filters(since=NOW - 30 * DAY),
+                    insights.Filters(since=NOW - 60 * DAY, session="y", tags=["b", "c"])):
         assert insights.from_fold(store.load(log), now=NOW, filters=filters) == \
             insights.from_tasks(plain.tasks.values(), now=NOW, filters=filters)
     since = NOW - 20 * DAY
@@ -228,3 +229,33 @@ def test_indexed_stats_decode_no_open_task_for_its_tags(indexed, tmp_path: Path,
     stats = insights.from_fold(fold, now=NOW)
     assert stats["top_tags"] == [{"tag": "bug", "count": 40}, {"tag": "ui", "count": 20}]
     assert store.tag_counts(fold, ["done"]) == {"old": 1}
+
+
+def test_filtered_stats_decode_only_the_tasks_the_columns_keep(
+        indexed, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tasks stats --tag T --session S --since D` through the store decodes the tasks
+    that carry the tag, in the session, filed since the date: not the whole backlog."""
+    log = TaskLog(tmp_path)
+    records = [task(n, ["pending", "done", "in_progress"][n % 3], created=NOW - n * DAY,
+                    closed=NOW - n * DAY + DAY, tags=[["bug"], ["ui"], []][n % 4 % 3],
+                    session=["x", "y"][n % 2]) for n in range(80)]
+    log.append(records)
+    store.load(log)
+    fold = store.load(log)
+    assert isinstance(fold, store.StoreFold)
+    decoded: list[str] = []
+    record = StoreTasks.record
+
+    def counting(self: StoreTasks, rid: str, off: int, size: int) -> dict:
+        decoded.append(rid)
+        return record(self, rid, off, size)
+
+    monkeypatch.setattr(StoreTasks, "record", counting)
+    filters = insights.Filters(since=NOW - 40 * DAY, session="x", tags=["bug"])
+    stats = insights.from_fold(fold, now=NOW, filters=filters)
+    wanted = {r["id"] for n, r in enumerate(records)
+              if n <= 40 and n % 2 == 0 and n % 4 % 3 == 0}
+    assert set(decoded) == wanted
+    assert stats == insights.from_tasks(log.full_fold().tasks.values(), now=NOW,
+                                        filters=filters)
+    assert stats["total"] == len(wanted)

@@ -198,15 +198,19 @@ def from_tasks(tasks: Iterable[Record], *, now: int, filters: Filters | None = N
 
 def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
               weeks: int = WEEKS) -> dict[str, Any]:
-    """The same as `from_tasks(fold.tasks.values(), …)`; without filters, an indexed
-    fold answers from the counts and columns of its snapshot and decodes no task."""
+    """The same as `from_tasks(fold.tasks.values(), …)`; without filters, the store's
+    fold answers from its counts and columns and decodes no task; with filters, only
+    the tasks its columns cannot tell apart from matching ones are decoded."""
     filters = filters or Filters()
+    if filters:  # the filters are columns: the fold narrows, from_tasks decides
+        from aidp.tasks import Query
+
+        narrowed = fold.narrowed(Query(statuses=None, tags=filters.tags,
+                                       session=filters.session, created_from=filters.since))
+        return from_tasks(narrowed, now=now, filters=filters, weeks=weeks)
     counts = fold.status_counts()
-    if filters or None in counts:  # every task is needed: decoded in one go
-        # (a task without a readable status is not in the columns' selection)
-        tasks = (fold.tasks.values() if None in counts
-                 else fold.select([s for s in counts if s is not None]))
-        return from_tasks(tasks, now=now, filters=filters, weeks=weeks)
+    if None in counts:  # a task without a readable status is in no column's selection
+        return from_tasks(fold.tasks.values(), now=now, filters=filters, weeks=weeks)
     tally = _Tally(now, weeks)
     tally.status = dict(counts)
     # Weekly counts kept in the snapshot: no task is decoded for the series.
