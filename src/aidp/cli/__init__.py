@@ -11,13 +11,17 @@ import os
 import re
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import typer
 
 from aidp import __version__
-from aidp.cli.common import Env
+from aidp.cli.common import Env, command_name
 from aidp.cli.streams import guard_streams
 from aidp.errors import AidpError, ExitCode
+
+if TYPE_CHECKING:
+    from typer._click.core import Command
 
 app = typer.Typer(
     name="aidp",
@@ -187,14 +191,14 @@ def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _command_for(args: Sequence[str]) -> typer.core.TyperGroup:
+def _command_for(args: Sequence[str]) -> Command:
     group, sub = _named_command(args)
     _register(group, sub)
     if not app.registered_groups and not app.registered_commands:
         _register()  # an unknown name: its error lists every command
     elif sub is not None:
         _only_subcommand(sub)
-    return typer.main.get_command(app)  # type: ignore[return-value]
+    return typer.main.get_command(app)
 
 
 def _only_subcommand(name: str) -> None:
@@ -209,7 +213,7 @@ def _only_subcommand(name: str) -> None:
             continue
         chosen = [
             command for command in group.registered_commands
-            if (command.name or typer.main.get_command_name(command.callback.__name__)) == name
+            if command_name(command) == name
         ]
         if chosen and not group.registered_groups:
             pruned = copy.copy(group)

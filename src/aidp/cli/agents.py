@@ -3,7 +3,12 @@ whether that version is the one the real-agent suite verified."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from aidp.agent.inventory import AgentInfo
 
 
 def agents(
@@ -32,7 +37,7 @@ def agents(
     render.write_text("\n".join(human(found)))
 
 
-def human(found: list) -> list[str]:
+def human(found: list[AgentInfo]) -> list[str]:
     """One line per preset, then its command line."""
     from aidp.render import inert
 

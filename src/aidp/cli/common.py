@@ -147,6 +147,16 @@ def _say_waiting(lock: Path) -> None:
     sys.stderr.flush()
 
 
+def command_name(command: typer.models.CommandInfo) -> str | None:
+    """The name a registered command is called by: its own, else Typer's from its
+    function's name (None: neither, which Typer itself refuses)."""
+    if command.name:
+        return command.name
+    if command.callback is None:
+        return None
+    return typer.main.get_command_name(command.callback.__name__)
+
+
 def env(ctx: typer.Context) -> Env:
     found = ctx.find_object(Env)
     if found is None:  # a sub-app invoked on its own (tests)

@@ -14,10 +14,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aidp.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from typer._click.core import Command, Context, Parameter
+    from typer._click.shell_completion import CompletionItem
+
+    from aidp.cli.common import Env
 
 COMPLETE_VAR = "_AIDP_COMPLETE"
 SHELLS = ("bash", "zsh", "fish")
@@ -31,7 +38,7 @@ def active() -> bool:
 # --- answering the shell ---------------------------------------------------------------
 
 
-def complete(root) -> int:  # type: ignore[no-untyped-def]
+def complete(root: Command) -> int:
     """Print the completions the shell asked for (COMP_WORDS/COMP_CWORD for bash,
     _TYPER_COMPLETE_ARGS for zsh and fish); the exit code for the shell script."""
     from typer._completion_classes import completion_init
@@ -52,10 +59,10 @@ def complete(root) -> int:  # type: ignore[no-untyped-def]
 Values = Callable[..., Iterable["str | tuple[str, str]"]]
 
 
-def add_values(root) -> None:  # type: ignore[no-untyped-def]
+def add_values(root: Command) -> None:
     """Give the parameters that take known values a completion of those values."""
 
-    def walk(command, path: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    def walk(command: Command, path: tuple[str, ...]) -> None:
         for param in command.params:
             values = _values_for(path, param.name)
             if values is not None:
@@ -66,8 +73,8 @@ def add_values(root) -> None:  # type: ignore[no-untyped-def]
     walk(root, ())
 
 
-def _completer(values: Values):  # type: ignore[no-untyped-def]
-    def shell_complete(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+def _completer(values: Values) -> Callable[[Context, Parameter, str], list[CompletionItem]]:
+    def shell_complete(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
         from typer._click.shell_completion import CompletionItem
 
         try:
@@ -137,7 +144,7 @@ def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
 # --- values read from the project -------------------------------------------------------
 
 
-def _env(ctx):  # type: ignore[no-untyped-def]
+def _env(ctx: Context) -> Env:
     from aidp.cli.common import Env
 
     top = ctx.find_root().params
@@ -154,7 +161,7 @@ MAX_IDS = 200
 
 
 def _task_ids(command: str) -> Values:
-    def values(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+    def values(ctx: Context, param: Parameter, incomplete: str) -> Iterator[tuple[str, str]]:
         from aidp import tasks
         from aidp.model import OPEN_STATUSES, STATUSES, priority_rank
         from aidp.store import summaries
@@ -189,11 +196,11 @@ def _matches(full: str, needle: str) -> bool:
             or full.rpartition("_")[2].lower().startswith(needle))
 
 
-def _already_given(ctx) -> set[str]:  # type: ignore[no-untyped-def]
+def _already_given(ctx: Context) -> set[str]:
     """Full ids of the tasks already named on the command line (done A B <TAB>)."""
     from aidp import tasks
 
-    named = []
+    named: list[str] = []
     for key in ("ids", "task_id", "more", "on"):
         value = ctx.params.get(key)
         named.extend(value if isinstance(value, (list, tuple)) else [value] if value else [])
@@ -216,7 +223,7 @@ def _hint(text: object) -> str:
     return inert(" ".join(str(text).split()))[:60].replace("[", "\\[")
 
 
-def _tags(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+def _tags(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
     from aidp.model import OPEN_STATUSES
     from aidp.store import tag_counts
 
@@ -224,13 +231,13 @@ def _tags(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
     return sorted(counts)
 
 
-def _sessions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+def _sessions(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
     from aidp import todos
 
     return [todo.session for todo in todos.all_lists(_env(ctx).log.read())]
 
 
-def _positions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+def _positions(ctx: Context, param: Parameter, incomplete: str) -> Iterator[tuple[str, str]]:
     from aidp import todos
 
     e = _env(ctx)
@@ -243,7 +250,7 @@ def _positions(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
             yield f"{number}.{sub_number}", _hint(sub.get("content", ""))
 
 
-def _hook_events(ctx, param, incomplete: str):  # type: ignore[no-untyped-def]
+def _hook_events(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
     from aidp.agent.agents import HOOKED
 
     events = {a.name: list(a.hooks.events) for a in HOOKED if a.hooks is not None}
@@ -261,6 +268,7 @@ def shell_named(args: list[str], option: str) -> str:
     this process runs under, else $SHELL's."""
     at = args.index(option) if option in args else -1
     given = args[at + 1] if 0 <= at < len(args) - 1 else None
+    shell: str | None
     if given is not None and not given.startswith("-"):
         shell = given.lower()
     else:

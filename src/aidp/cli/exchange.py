@@ -34,10 +34,9 @@ def export(
 
     fmt = interchange.check_format(fmt, interchange.EXPORT_FORMATS, "--format")
     fold = env(ctx).read()
-    from aidp.store import select
-
-    everything = list(fold.tasks.values()) if None in _status_keys(fold) else select(
-        fold, [s for s in _status_keys(fold) if s is not None])
+    statuses = list(fold.status_counts())  # None: a task without a (text) status
+    everything = list(fold.tasks.values()) if None in statuses else fold.select(
+        [s for s in statuses if s is not None])
     if fmt in interchange.WITH_QUEUE:  # blockers, epic, assignee, notes go along
         from aidp import queue
 
@@ -57,12 +56,6 @@ def export(
 
     noun = "task" if len(everything) == 1 else "tasks"
     info(f"Exported {len(everything)} {noun} to {render.inert(output)} ({fmt})")
-
-
-def _status_keys(fold) -> list[str | None]:  # type: ignore[no-untyped-def]
-    from aidp.store import status_counts
-
-    return list(status_counts(fold))
 
 
 def import_(

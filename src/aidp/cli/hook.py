@@ -9,10 +9,14 @@ usage error (exit 2): setup never writes one.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from aidp.cli.common import env
+
+if TYPE_CHECKING:
+    from aidp.hooks import Answer
 
 
 def hook(
@@ -44,7 +48,7 @@ def hook(
     _emit(answer)
 
 
-def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int):
+def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int) -> Answer:
     import orjson
 
     from aidp import hooks
@@ -74,7 +78,7 @@ def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int):
     return answer
 
 
-def _emit(answer) -> None:
+def _emit(answer: Answer) -> None:
     import orjson
 
     from aidp.render import inert

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from aidp import project
@@ -43,7 +45,8 @@ def init(
         )
 
 
-def _as_json(done: project.Initialised, setup: project.GitSetup, root: object) -> dict:
+def _as_json(done: project.Initialised, setup: project.GitSetup,
+             root: object) -> dict[str, Any]:
     """`init --json` (docs/file-format.md, JSON output): what init found and did."""
     return {
         "root": str(root),

@@ -6,6 +6,8 @@ Registered on the `tasks` app only when the command line may name one of them
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import typer
 
 from aidp import queue as core
@@ -53,7 +55,7 @@ def _filtered(fold: Fold, entries: list[core.Entry], *, priorities: list[str], t
     if not tags and session is None:
         return [fold.tasks[e.id] for e in entries[:limit]]
     tag_set = {t.strip() for t in tags}
-    found = []
+    found: list[Record] = []
     for entry in entries:
         if limit is not None and len(found) >= limit:
             break
@@ -183,7 +185,8 @@ def claim(
     $ aidp tasks claim 3f2a --as ci-bot
     """
     e = env(ctx)
-    lookup = (lambda: core.validate_actor(name)) if name is not None else core.actor_lookup(e.root)
+    lookup: Callable[[], str] = ((lambda: core.validate_actor(name)) if name is not None
+                                 else core.actor_lookup(e.root))
     if name is not None:
         lookup()  # a bad --as is refused before anything is read
     before = e.read()  # the claim reuses this fold (see tasks._transition)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
 from aidp.cli.common import env, info
@@ -28,7 +30,7 @@ def setup(
         help="Also register aidp's MCP server ('aidp mcp') in the agent's project settings "
         "(.mcp.json, .gemini/settings.json, .codex/config.toml).",
     ),
-    max_continuations: int = typer.Option(
+    max_continuations: int | None = typer.Option(
         None, "--max-continuations", min=0, metavar="N",
         help="The stop hook refuses a stop at most N times in a row (default: the "
         "hook's own 3, or what the settings already say).",
@@ -106,7 +108,11 @@ def setup(
              "so put aidp on the PATH the agent sees (e.g. pipx install aidp-tasklist)")
 
 
-def _shown(path, root) -> str:
+def _shown(path: Path | None, root: Path) -> str:
+    """`path` as the message names it: relative to the project when inside it (None,
+    a file this setup did not touch, is never named: '')."""
+    if path is None:
+        return ""
     try:
         return str(path.relative_to(root))
     except ValueError:

@@ -8,6 +8,10 @@ import codecs
 import io
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 
 class Guarded(io.RawIOBase):
@@ -36,16 +40,16 @@ class Guarded(io.RawIOBase):
         except OSError:
             return False
 
-    def write(self, data) -> int:  # type: ignore[override]
-        size = len(data)
+    def write(self, data: ReadableBuffer) -> int:
+        view = memoryview(data).cast("B")
+        size = len(view)
         if self.error is not None:
             return size
         if self._decoder is not None:
             from aidp.render import terminal_text
 
-            data = terminal_text(self._decoder.decode(bytes(data))).encode(
-                "utf-8", "surrogateescape")
-        view = memoryview(data).cast("B")
+            view = memoryview(terminal_text(self._decoder.decode(bytes(view))).encode(
+                "utf-8", "surrogateescape"))
         try:
             while view:
                 view = view[os.write(self.fd, view):]

@@ -9,7 +9,7 @@ import typer
 from aidp import render
 from aidp import tasks as core
 from aidp.cli import output, tasks_list, tasks_show
-from aidp.cli.common import IDS_HELP, JSON_HELP, env, split_ids
+from aidp.cli.common import IDS_HELP, JSON_HELP, command_name, env, split_ids
 from aidp.model import now_micros
 
 if TYPE_CHECKING:
@@ -328,8 +328,7 @@ def with_queue_commands(name: str | None) -> None:
     them unless the command line names one of this group's other commands, so `tasks
     list` or `tasks done` never loads the queue's CLI (start-up is the product;
     tests/test_startup.py)."""
-    own = {command.name or typer.main.get_command_name(command.callback.__name__)
-           for command in app.registered_commands if command.callback is not None}
+    own = {command_name(command) for command in app.registered_commands}
     if name is None or name not in own:
         from aidp.cli import queue
 

@@ -165,8 +165,8 @@ def list_(
     if not found and query.assignee is not None and qs is not None:
         empty = _nobody_holds(qs, query.assignee, empty)
     if qs is not None and tree:
-        ids = core.short_ids(fold, [t["id"] for t in found])
-        render.write_text(_tree(found, qs, now, empty=empty, ids=ids))
+        short = core.short_ids(fold, [t["id"] for t in found])
+        render.write_text(_tree(found, qs, now, empty=empty, ids=short))
         if exit_code and found:
             raise typer.Exit(ExitCode.FAILURE)
         return
@@ -187,7 +187,7 @@ def list_(
         if len(found) > room:
             more = len(found) - room
     shown = found[: len(found) - more]
-    ids = None
+    ids: dict[str, str] | None = None
     if fmt == "table":  # people read the shortest id prefix that names the task
         ids = core.short_ids(fold, [t["id"] for t in shown])
     output.print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,

@@ -72,7 +72,7 @@ def _apply(e: Env, session: str, fn: Callable[[core.TodoList], core.TodoList | N
 
 
 def _apply_op(
-    e: Env, session: str, op: Callable[[core.TodoList], tuple[Any, ...]]
+    e: Env, session: str, op: Callable[[core.TodoList], tuple[core.TodoList, *tuple[Any, ...]]]
 ) -> tuple[core.Edit, tuple[Any, ...]]:
     """`_apply` for a core operation returning (list, *details): the edit, and the details
     of the last attempt, the one that was written (an attempt may run more than once)."""

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
 
 from aidp.cli.common import env, wrote
 from aidp.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from aidp.trust import Layer
+
+# How a name from the config or the file system is shown: inert (render.inert).
+Shown = Callable[[str], str]
 
 
 def trust(
@@ -89,20 +99,21 @@ def trust(
     render.write_text("\n".join(lines))
 
 
-def _covers(root, layer, out) -> list[str]:
+def _covers(root: Path, layer: Layer, out: Shown) -> list[str]:
     """What trusting `layer` covers besides its own bytes (for --show)."""
     from aidp import trust as core
+    from aidp.trust_scope import TooWide
 
     try:
         found = core.covered(root, layer)
-    except core.TooWide as exc:
+    except TooWide as exc:
         return [f"  {out(str(exc))}"]
     files = [f"  and the project files it runs: {out(', '.join(found.named))}"] \
         if found.named else []
     return files + _folders(found.folders, out)
 
 
-def _folders(folders: dict[str, int], out) -> list[str]:
+def _folders(folders: dict[str, int], out: Shown) -> list[str]:
     """The folders trust covers: what a script's interpreter loads from without asking."""
     from aidp.trust_scope import shown_folder
 
@@ -110,7 +121,7 @@ def _folders(folders: dict[str, int], out) -> list[str]:
             f"({count:,} file{'' if count == 1 else 's'})" for folder, count in folders.items()]
 
 
-def _settings(settings: list[str], out) -> list[str]:
+def _settings(settings: list[str], out: Shown) -> list[str]:
     if not settings:
         return ["  nothing but built-in presets"]
     return [f"  {out(setting)}" for setting in settings]
