@@ -568,3 +568,29 @@ def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
     assert few == plain == {tid: many[tid] for tid in ids[:10]}
     for tid, shown in many.items():
         assert len(shown) >= 4 and core.resolve_id(fold, shown) == tid
+
+
+def test_input_that_ends_inside_a_command_is_an_error_not_an_interrupt(cli, project,
+                                                                       monkeypatch) -> None:
+    # Typer turns an EOFError into the Abort a Ctrl-C makes: it used to exit 130, silent.
+    from aidp import tasks as core
+
+    cli("tasks", "add", "Filed before", "-q")
+    before = (project / ".aidp" / "tasklist.jsonl").read_bytes()
+
+    def ends(*args: object, **kwargs: object) -> None:
+        raise EOFError
+
+    monkeypatch.setattr(core, "add", ends)
+    result = cli("tasks", "add", "Never filed")
+    assert result.code == 2, result
+    assert "Error: Unexpected end of input: stdin ended while the command was reading it" \
+        in result.err
+    assert (project / ".aidp" / "tasklist.jsonl").read_bytes() == before
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(core, "add", interrupted)
+    result = cli("tasks", "add", "Never filed")
+    assert result.code == 130 and "Error" not in result.err, result

@@ -270,7 +270,13 @@ def run(argv: Sequence[str] | None = None) -> int:
     except AidpError as exc:
         _error(str(exc))
         return exc.exit_code
-    except Abort:
+    except Abort as exc:
+        if isinstance(exc.__cause__, EOFError):
+            # Typer turns an EOFError into the Abort of a Ctrl-C: input that ended is an
+            # error the user should see, not an interruption.
+            _error("Unexpected end of input: stdin ended while the command was reading "
+                   "it (give the input on stdin, or run it at a terminal)")
+            return ExitCode.USAGE
         return ExitCode.INTERRUPTED
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
