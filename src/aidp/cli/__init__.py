@@ -17,6 +17,7 @@ import typer
 
 from aidp import __version__
 from aidp.cli.common import Env, command_name
+from aidp.cli.output import error
 from aidp.cli.streams import guard_streams
 from aidp.errors import AidpError, ExitCode
 
@@ -248,7 +249,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     for what, value in named:
         if _SURROGATE.search(value):
             shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            _error(f"Invalid {what} '{shown}': it is not valid UTF-8 text")
+            error(f"Invalid {what} '{shown}': it is not valid UTF-8 text")
             return ExitCode.USAGE
     from aidp.cli import common
 
@@ -265,16 +266,16 @@ def run(argv: Sequence[str] | None = None) -> int:
         # `aidp` or `aidp tasks` alone: the help was printed; no command is bad usage.
         return exc.exit_code
     except ClickException as exc:
-        _error(_suggest(exc) or exc.format_message(), hint=_hint(exc))
+        error(_suggest(exc) or exc.format_message(), hint=_hint(exc))
         return exc.exit_code
     except AidpError as exc:
-        _error(str(exc))
+        error(str(exc))
         return exc.exit_code
     except Abort as exc:
         if isinstance(exc.__cause__, EOFError):
             # Typer turns an EOFError into the Abort of a Ctrl-C: input that ended is an
             # error the user should see, not an interruption.
-            _error("Unexpected end of input: stdin ended while the command was reading "
+            error("Unexpected end of input: stdin ended while the command was reading "
                    "it (give the input on stdin, or run it at a terminal)")
             return ExitCode.USAGE
         return ExitCode.INTERRUPTED
@@ -359,15 +360,6 @@ def _hint(exc: Exception) -> str | None:
     return f"see '{ctx.command_path} --help'"
 
 
-def _error(message: str, *, hint: str | None = None) -> None:
-    from aidp.render import inert
-
-    # One line, whatever the message held, and inert: it may quote user input such as
-    # an unknown id, which must never put an escape sequence on the terminal.
-    line = inert(" ".join(message.split()))
-    sys.stderr.write(f"Error: {line}" + (f" ({hint})" if hint else "") + "\n")
-
-
 def _broken_pipe() -> int:
     # The reader went away (aidp tasks list | head): not an error worth a traceback.
     import os
@@ -393,10 +385,8 @@ def main() -> None:
         # Not a reader that went away: the output is lost (a full disk, an I/O error).
         reason = failed.strerror or str(failed)
         saved = TaskLog.changes > before or common.wrote_outside()
-        sys.stderr.write(
-            f"Error: Cannot write the output: {reason}"
-            + ("; the change itself was saved\n" if saved else "\n")
-        )
+        error(f"Cannot write the output: {reason}"
+              + ("; the change itself was saved" if saved else ""))
         if code == ExitCode.OK and not saved:
             code = ExitCode.FAILURE
     try:

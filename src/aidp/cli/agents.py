@@ -29,10 +29,11 @@ def agents(
     """
     from aidp import render
     from aidp.agent import inventory
+    from aidp.cli.output import json_out
 
     found = inventory.survey()
     if as_json:
-        render.write_bytes(render.json_bytes([info.to_json() for info in found]))
+        json_out([info.to_json() for info in found])
         return
     render.write_text("\n".join(human(found)))
 

@@ -51,8 +51,10 @@ def complete(root: Command) -> int:
     except SystemExit as answer:  # fish's "is-args" answers by exit code
         return answer.code if isinstance(answer.code, int) else 1
     except (KeyError, ValueError) as exc:  # run by hand, without the shell's variables
-        sys.stderr.write(f"Error: Incomplete completion request ({exc!s:.80}): {COMPLETE_VAR} "
-                         "is for the script 'aidp --show-completion' prints\n")
+        from aidp.cli.output import error
+
+        error(f"Incomplete completion request ({exc!s:.80}): {COMPLETE_VAR} is for the "
+              "script 'aidp --show-completion' prints")
         return 2
 
 

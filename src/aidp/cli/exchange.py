@@ -8,6 +8,7 @@ import typer
 from aidp import render
 from aidp import tasks as core
 from aidp.cli.common import JSON_HELP, env
+from aidp.cli.output import json_out, painter
 from aidp.errors import InvalidInput
 
 
@@ -98,16 +99,16 @@ def import_(
         e.read()  # the damage warning, once
         result = interchange.import_items(e.log, items, source)
     if as_json:
-        render.write_bytes(render.json_bytes({
+        json_out({
             "source": source, "dry_run": dry_run, "filed": result.filed,
             "skipped": result.skipped,
-        }))
+        })
         return
     verb = "Would import" if dry_run else "Imported"
     lines = [f"{verb} {len(result.filed)} task{'s' if len(result.filed) != 1 else ''} "
              f"from {render.inert(source)}" + (f" ({result.skipped} already imported)"
                                  if result.skipped else "")]
-    paint = render.Painter(render.color_enabled())
+    paint = painter()
     shown = result.filed[:20]
     short = {} if dry_run else core.short_ids(e.log.read(), [t["id"] for t in shown])
     for task in shown:

@@ -10,6 +10,7 @@ import typer
 
 from aidp import render
 from aidp.cli.common import JSON_HELP, env
+from aidp.cli.output import json_out, painter
 from aidp.errors import StorageError
 
 
@@ -32,7 +33,7 @@ def sync(
     e = env(ctx)
     e.read()  # the damage warning, once
     report = git.sync(e.log, message=message, push=not no_push)
-    tick = render.Painter(render.color_enabled())("✓", "green")
+    tick = painter()("✓", "green")
     lines = []
     if report.committed is not None:
         lines.append(f"{tick} Committed the tasklist: {render.inert(report.committed)}")
@@ -78,7 +79,7 @@ def changes(
     e = env(ctx)
     result = git.changes_between(e.log, revisions)
     if as_json:
-        render.write_bytes(render.json_bytes(result))
+        json_out(result)
     else:  # named by their short ids in the file as it is now, like every other view
         from aidp import tasks
 

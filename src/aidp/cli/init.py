@@ -8,6 +8,7 @@ import typer
 
 from aidp import project
 from aidp.cli.common import JSON_HELP, env, info, wrote
+from aidp.cli.output import json_out
 from aidp.render import inert
 
 
@@ -27,9 +28,7 @@ def init(
     wrote()  # the project is set up now, whatever of it was there before
     setup = project.setup_git(e.log, e.root)
     if as_json:  # the object alone on stdout; the notes below go to stderr as ever
-        from aidp import render
-
-        render.write_bytes(render.json_bytes(_as_json(done, setup, e.root)))
+        json_out(_as_json(done, setup, e.root))
     else:
         where = f" (through the link {inert(str(done.link))})" if done.link else ""
         typer.echo(f"Initialised {inert(str(done.path))}{where}")

@@ -1,7 +1,7 @@
 """What the commands print, in one place: colour, JSON, and task lists in every --format.
 
-Every command group prints through these (the error line is aidp.cli's, the one error
-boundary). Lists of tasks go out through `print_list`; json, jsonl and ids through
+Every command group prints through these; `error` is the line the one error boundary
+(aidp.cli.run) writes. Lists of tasks go out through `print_list`; json, jsonl and ids through
 `write_batches` alone, whether the tasks come as one list or a batch at a time from the
 store (`tasks list --all`), so the two can never print different bytes.
 """
@@ -21,6 +21,14 @@ if TYPE_CHECKING:
 
 # The formats `write_batches` writes (a batch at a time); the rest need the whole list.
 STREAMED_FORMATS = ("json", "jsonl", "ids")
+
+
+def error(message: str, *, hint: str | None = None) -> None:
+    """The one error line, `Error: …` on stderr (aidp.cli.run, the error boundary)."""
+    # One line, whatever the message held, and inert: it may quote user input such as
+    # an unknown id, which must never put an escape sequence on the terminal.
+    line = render.inert(" ".join(message.split()))
+    sys.stderr.write(f"Error: {line}" + (f" ({hint})" if hint else "") + "\n")
 
 
 def painter() -> render.Painter:

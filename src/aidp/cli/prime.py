@@ -20,10 +20,11 @@ def prime(
     """
     from aidp import prime as core
     from aidp import render
+    from aidp.cli.output import json_out
 
     e = env(ctx)
     result = core.build(e.read(), e.session_name())
     if as_json:
-        render.write_bytes(render.json_bytes(result.to_json()))
+        json_out(result.to_json())
     else:
         render.write_text(result.text())

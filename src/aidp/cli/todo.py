@@ -10,7 +10,7 @@ import typer
 
 from aidp import render
 from aidp.cli.common import JSON_HELP, SESSION_HELP, Env, env, session_option
-from aidp.cli.output import painter, todo_out
+from aidp.cli.output import json_out, painter, todo_out
 
 if TYPE_CHECKING:
     from aidp import todos as core
@@ -115,7 +115,7 @@ def show(
     e = env(ctx)
     todo = core.current(e.read(), e.session_name(session))
     if as_json:
-        render.write_bytes(render.json_bytes(core.show_json(todo)))
+        json_out(core.show_json(todo))
     else:
         render.write_text(render.todo_text(todo))
 
