@@ -298,10 +298,10 @@ def test_a_held_lock_is_announced_then_the_write_proceeds(project: Path) -> None
 
 
 def test_the_fast_task_check_accepts_exactly_what_the_type_rules_do() -> None:
-    """fold.well_typed_task is one pass over the values, for speed: it must say what the
+    """line.well_typed_task is one pass over the values, for speed: it must say what the
     plain rules say (text keys: a string or absent/null; tags: a list of strings, or one
     string: a single tag, issue 14)."""
-    from aidp.fold import parse_line, well_typed_task
+    from aidp.line import parse_line, well_typed_task
 
     good = {"id": "task_1_00000001", "description": "x", "status": "pending", "tags": []}
     assert well_typed_task(good)

@@ -24,11 +24,11 @@ from aidp.fold import (
     field_value,
     groups_of,
     key_of,
-    parse_line,
     status_class,
     task_tags,
     texts,
 )
+from aidp.line import parse_line
 from aidp.model import UNKNOWN_TS, Record, canonical
 
 

@@ -22,14 +22,12 @@ from typing import Any
 
 import orjson
 
+from aidp.line import admit, parse_line
 from aidp.model import (
-    CONTROL_RE,
     OPEN_STATUSES,
-    TASK_KEY_ORDER,
     UNKNOWN_TS,
     Record,
     parse_ts_once,
-    stamp_out_of_reach,
 )
 from aidp.model import (
     task_tags as task_tags,  # its home is model; fold.task_tags stays for callers
@@ -241,132 +239,6 @@ class Fold(Plain, Questions):
             self.ends_with_newline = False
         else:
             self.ends_with_newline = True
-
-
-BOM = b"\xef\xbb\xbf"  # an editor's UTF-8 byte order mark, ahead of a line
-
-# Task keys whose value must be a string when present; a task line that breaks this
-# (hand edits, a foreign tool, a byte flip that still parses) is damage, like a torn
-# line: skipped, counted and removed by repair, never handed to code that expects text.
-# `tags` is a list of strings; a string there is read as one tag (mend_tags, issue 14).
-_TEXT_KEYS = tuple(key for key in TASK_KEY_ORDER if key not in ("id", "tags"))
-
-
-# How deep a line may nest: orjson reads 1,024 levels but writes only 254, and aidp's
-# outputs put a record inside levels of their own (a JSON list, a report), so a record
-# is written back only if it keeps well below: at most MAX_DEPTH levels, the line's own
-# object being the first. Deeper is damage (issue 27): it would read, then fail every
-# write and every JSON output of the task.
-MAX_DEPTH = 128
-_DEEP_BYTES = 2 * MAX_DEPTH  # a line nested deeper holds more than this many bytes
-
-
-def parse_line(raw: bytes) -> Record | None:
-    """The JSON object on this line, or None for blank lines and damage."""
-    if not raw or raw.isspace():
-        return None
-    raw = raw.removeprefix(BOM)  # an editor's byte order mark: the record behind it is good
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return admit(value, raw)
-
-
-def reread(raw: bytes) -> Record | None:
-    """The record of a line `read_line` admitted before (the store keeps where such
-    lines are): the same value parse_line gives, without checking again what admit
-    checked — or None when it is not even an object any more (the file was rewritten
-    meanwhile: the caller says so)."""
-    try:
-        value = orjson.loads(raw.removeprefix(BOM))
-    except orjson.JSONDecodeError:
-        return None
-    if type(value) is not dict:
-        return None
-    if type(value.get("tags")) is str and "type" not in value:
-        mend_tags(value)
-    return value
-
-
-def admit(value: object, raw: bytes) -> Record | None:
-    """The record a decoded line stands for, or None when it is damage: THE rule of what
-    a line is, after `orjson.loads(raw)` gave `value`. parse_line calls it, and through
-    it read_line (the plain fold, the store's build and refresh), repair and compact;
-    a decoder that reads lines in bulk must call it too. Damage: anything but an
-    object; a task line without a usable id or with a non-text value where text belongs
-    (well_typed_task); any record whose `updated_at` lies outside the stamps aidp can
-    write back (model.stamp_out_of_reach); a line nested deeper than MAX_DEPTH. Cheap for an
-    ordinary line: the stamp is looked at only when of year 0001 or 9999, the nesting
-    only when the line is long and holds many brackets."""
-    if type(value) is not dict:
-        return None
-    stamp = value.get("updated_at")
-    if type(stamp) is str and stamp[:1] in "09" and stamp_out_of_reach(stamp):
-        return None
-    if "type" not in value:
-        if not well_typed_task(value):  # it also measures the nesting of unknown keys
-            return None
-        if type(value.get("tags")) is str:
-            mend_tags(value)
-    elif len(raw) > _DEEP_BYTES and raw.count(b"{") + raw.count(b"[") > MAX_DEPTH \
-            and too_deep(value):
-        return None
-    return value
-
-
-def too_deep(value: object, limit: int = MAX_DEPTH) -> bool:
-    """Whether `value` nests objects and arrays more than `limit` levels deep (itself
-    the first). Iterative: orjson hands over up to 1,024 levels, past Python's stack."""
-    if type(value) is not dict and type(value) is not list:
-        return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > limit:
-            return True
-        for child in item.values() if type(item) is dict else item:
-            if type(child) is dict or type(child) is list:
-                stack.append((child, depth + 1))
-    return False
-
-
-_TEXT_KEY_SET = frozenset(_TEXT_KEYS)
-
-
-def well_typed_task(record: Record) -> bool:
-    """One pass over the record's values (this runs for every line of every fold); a
-    value under an unknown key may nest at most MAX_DEPTH levels with the record."""
-    rid = record.get("id")
-    if type(rid) is not str or not rid:
-        return False
-    if not (rid.isascii() and rid.isprintable()) and CONTROL_RE.search(rid):
-        return False  # an id is printed bare (--format ids) and typed back in shells
-    for key, value in record.items():
-        if type(value) is str:
-            continue  # a string `tags` is one tag: mend_tags makes it a list
-        if value is None:
-            continue
-        if key == "tags":
-            if type(value) is not list:
-                return False
-            for tag in value:
-                if type(tag) is not str:
-                    return False
-        elif key in _TEXT_KEY_SET:
-            return False
-        elif (type(value) is dict or type(value) is list) and too_deep(value, MAX_DEPTH - 1):
-            return False  # an unknown key nested past what aidp can write back
-    return True
-
-
-def mend_tags(record: Record) -> Record:
-    """A task read with a string `tags` gets the list task_tags gives, so every reader
-    sees the same tags and any record aidp writes for the task carries a list of
-    strings. parse_line and the index's bulk decode call it: the rule lives here."""
-    if type(record.get("tags")) is str:
-        record["tags"] = task_tags(record)
-    return record
 
 
 # --- field-level merge: the rule -------------------------------------------------------

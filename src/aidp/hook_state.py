@@ -63,7 +63,7 @@ class State:
             loaded = orjson.loads(raw) if raw.strip() else {}
         except orjson.JSONDecodeError:
             loaded = {}  # damaged local state: start afresh, it is only a cache
-        from aidp.fold import too_deep  # a hook reads the tasklist: already imported
+        from aidp.line import too_deep  # a hook reads the tasklist: already imported
 
         if not isinstance(loaded, dict) or too_deep(loaded):
             loaded = {}  # nested past what save() can write back (issue 27): afresh too

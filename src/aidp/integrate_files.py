@@ -121,7 +121,7 @@ def load_settings(root: Path, path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SettingsError(f"Cannot edit {path}: it holds a JSON "
                             f"{type(data).__name__}, expected an object")
-    from aidp.fold import MAX_DEPTH, too_deep
+    from aidp.line import MAX_DEPTH, too_deep
 
     if too_deep(data):
         raise SettingsError(f"Cannot edit {path}: it nests JSON more than {MAX_DEPTH} levels "

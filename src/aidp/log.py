@@ -24,7 +24,8 @@ from aidp import attributes, files, lock, worktrees
 from aidp.errors import StorageError
 from aidp.fields import fold_bytes, with_companions
 from aidp.files import storage_error
-from aidp.fold import Fold, FoldKey, parse_line, well_typed_task
+from aidp.fold import Fold, FoldKey
+from aidp.line import parse_line, well_typed_task
 from aidp.lock import (
     DEFAULT_LOCK_TIMEOUT,
     LOCK_NOTICE_SECONDS,
@@ -37,25 +38,9 @@ from aidp.stamp import CACHE_DIR, STAMP_NAME, StatKey, read_stamp, stat_key, wri
 
 # Names other modules import from here, kept where they always were.
 __all__ = [
-    "CACHE_DIR",
-    "DEFAULT_LOCK_TIMEOUT",
-    "LOCK_NOTICE_SECONDS",
-    "LOCK_TIMEOUT_ENV",
-    "LOG_NAME",
-    "STAMP_NAME",
-    "Fold",
-    "FoldKey",
-    "TaskLog",
-    "dumps",
-    "encode",
-    "fold_bytes",
-    "parse_line",
-    "parse_lock_timeout",
-    "read_stamp",
-    "stat_key",
-    "use_reader",
-    "well_typed_task",
-    "write_stamp",
+    "CACHE_DIR", "DEFAULT_LOCK_TIMEOUT", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_ENV", "LOG_NAME",
+    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "dumps", "encode", "fold_bytes", "parse_line",
+    "parse_lock_timeout", "read_stamp", "stat_key", "use_reader", "well_typed_task", "write_stamp",
 ]
 
 LOCK_NAME = "tasklist.jsonl.lock"

@@ -13,18 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from aidp import files
 from aidp.files import refuse_link, storage_error
-from aidp.fold import (
-    BOM,
-    DAMAGED,
-    FIELDS,
-    IGNORED,
-    FoldKey,
-    beats,
-    companion_key,
-    key_of,
-    parse_line,
-    place,
-)
+from aidp.fold import DAMAGED, FIELDS, IGNORED, FoldKey, beats, companion_key, key_of, place
+from aidp.line import BOM, parse_line
 from aidp.log import LOG_NAME, TaskLog
 from aidp.plain import Plain
 
@@ -84,11 +74,11 @@ NAMED = 20  # damaged lines repair says why of (the first ones)
 
 
 def why_damaged(raw: bytes) -> str:
-    """Why the fold's rule (fold.admit) calls a line damage, in a few words: repair
+    """Why the fold's rule (line.admit) calls a line damage, in a few words: repair
     names each damaged line with it. Only for lines known to be damage."""
     import orjson
 
-    from aidp.fold import MAX_DEPTH, too_deep
+    from aidp.line import MAX_DEPTH, too_deep
     from aidp.model import stamp_out_of_reach
 
     try:

@@ -102,7 +102,7 @@ def format_ts(micros: int) -> str:
 # The stamps aidp can read and write back (docs/file-format.md, "Damage"): from
 # 0001-01-01T00:00:00Z to one microsecond before 9999-12-31T23:59:59.999999Z, so the
 # stamp a write steps to (one microsecond later) is one too. A record whose
-# `updated_at` is outside is damage (fold.admit); the stamps that are only read
+# `updated_at` is outside is damage (line.admit); the stamps that are only read
 # (created_at, completed_at, …) are read as they are.
 MIN_TS = -62_135_596_800_000_000  # 0001-01-01T00:00:00.000000Z
 MAX_TS = 253_402_300_799_999_998  # 9999-12-31T23:59:59.999998Z

@@ -184,7 +184,7 @@ def records(shared: Shared | None, own: bytes
     worktree's, each once, in the fold's order: (position in that order, the other
     worktree's tasklist when only it holds the line else None, line number in that
     file, the record or None). `shared`: the repository (None: this file alone)."""
-    from aidp.fold import parse_line
+    from aidp.line import parse_line
 
     def split(data: bytes) -> list[bytes]:
         parts = data.split(b"\n")

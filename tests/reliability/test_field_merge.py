@@ -24,7 +24,8 @@ from reliability_support import examples
 from aidp import fold, queue, tasks
 from aidp.errors import AidpError
 from aidp.fields import fold_bytes, merge_task
-from aidp.fold import FIELDS, key_of, parse_line
+from aidp.fold import FIELDS, key_of
+from aidp.line import parse_line
 from aidp.log import TaskLog
 
 GROUPS = ("description", "priority", "status")

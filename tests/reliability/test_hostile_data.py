@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
-from aidp.fold import MAX_DEPTH, beats, key_of, parse_line
+from aidp.fold import beats, key_of
+from aidp.line import MAX_DEPTH, parse_line
 from aidp.model import MAX_TS, format_ts, parse_ts, transition
 
 TID = "task_1767225600_0a0b0c0d"

@@ -45,7 +45,7 @@ from aidp.agent.parallel_view import PlainView
 from aidp.agent.parallel_worker import job_for
 from aidp.agent.presets import AgentSpec
 from aidp.errors import AidpError, ExitCode, InvalidInput
-from aidp.fold import parse_line
+from aidp.line import parse_line
 from aidp.log import TaskLog
 
 MAX_PARALLEL = 16

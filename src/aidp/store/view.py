@@ -2,7 +2,7 @@
 
 `tasks[id]` reads the winning line where the store says it is (pread on the log's
 descriptor, opened before the store was checked against it) and decodes it with
-`aidp.fold.reread`: the record parse_line gave when the line was folded. A line
+`aidp.line.reread`: the record parse_line gave when the line was folded. A line
 that is not there any more (the file was rewritten in place meanwhile) is an error
 that says so, never another record. Each question is one query (one consistent state
 of the store); one asked after another process folded lines appended since this read
@@ -18,7 +18,8 @@ from typing import Any
 
 import orjson
 
-from aidp.fold import Fold, FoldKey, reread
+from aidp.fold import Fold, FoldKey
+from aidp.line import reread
 from aidp.model import DAY, UNKNOWN_TS, Record, week_start
 from aidp.questions import KINDS, Query
 from aidp.store.fill import changed, read_span
