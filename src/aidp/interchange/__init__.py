@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import import_module
 from typing import Any
 
@@ -67,6 +67,25 @@ class BadFile(InvalidInput):
 
     def __init__(self, where: str, problem: str) -> None:
         super().__init__(f"{where}: {problem}; nothing was imported")
+
+
+def json_lines(text: str, name: str, *, hint: str | None, not_object: str
+               ) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line number, "NAME: line N", object) for each non-blank line of a JSON Lines
+    file. A line that is not JSON is a BadFile saying so, with `hint` in parentheses
+    (None: the decoder's reason); one that is not an object says `not_object`."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{name}: line {number}"
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            why = hint if hint is not None else exc.args[0].split(":")[0]
+            raise BadFile(where, f"is not JSON ({why})") from None
+        if not isinstance(value, dict):
+            raise BadFile(where, not_object)
+        yield number, where, value
 
 
 class Incoming(Plain):

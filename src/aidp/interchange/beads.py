@@ -23,6 +23,7 @@ from aidp.interchange import (
     build_task,
     choice,
     description,
+    json_lines,
     tags,
     timestamp,
 )
@@ -113,17 +114,9 @@ def _links(dependencies: object, key: str) -> tuple[list[str], str | None]:
 
 def parse(text: str, name: str) -> list[Incoming]:
     items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{name}: line {number}"
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise BadFile(where, "is not JSON (Beads' issues.jsonl has one issue per line)"
-                          ) from None
-        if not isinstance(obj, dict):
-            raise BadFile(where, "is not a JSON object (a Beads issue)")
+    for number, where, obj in json_lines(
+            text, name, hint="Beads' issues.jsonl has one issue per line",
+            not_object="is not a JSON object (a Beads issue)"):
         key = obj.get("id")
         if not isinstance(key, str) or not key.strip():
             raise BadFile(where, "field 'id' is missing; every Beads issue has one")

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import orjson
 
-from aidp.interchange import BadFile, Incoming
+from aidp.interchange import Incoming, json_lines
 from aidp.interchange.native import check_native
 from aidp.model import Record
 
@@ -18,16 +18,8 @@ def dump(tasks: Sequence[Record]) -> bytes:
 
 def parse(text: str, name: str) -> list[Incoming]:
     items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{name}: line {number}"
-        try:
-            record = orjson.loads(line)
-        except orjson.JSONDecodeError as exc:
-            raise BadFile(where, f"is not JSON ({exc.args[0].split(':')[0]})") from None
-        if not isinstance(record, dict):
-            raise BadFile(where, "is not a JSON object (one task record per line)")
+    for number, where, record in json_lines(
+            text, name, hint=None, not_object="is not a JSON object (one task record per line)"):
         if "type" in record:
             continue  # a typed record (todo list, dependency, …): not a task
         items.append(Incoming(record.get("id", ""), check_native(record, where),
