@@ -426,3 +426,21 @@ def test_a_project_in_a_folder_of_the_repository(cli, agent, project: Path,
     assert (project / f"file-{hex_of(tid)}.txt").read_text() == f"{hex_of(tid)}\n"
     assert state(cli)[tid]["status"] == "done"
     assert git(top, "status", "--porcelain", "--", "project").strip() == ""
+
+
+def test_an_agent_that_pauses_keeps_its_claim_and_its_worktree(cli, agent,
+                                                               repo: Path) -> None:
+    tid = add(cli, "Needs a decision")
+    commit_all(repo)
+    worker = agent("print('Todo pause: \"Which database?\"')\n")
+    result = run(repo, "--parallel", "2", "--json", "--agent", worker.command)
+    assert result.returncode == 0, result
+    found = state(cli)[tid]
+    assert (found["status"], found["assignee"]) == ("in_progress", "runner")
+    where = repo / ".aidp" / "worktrees" / hex_of(tid)
+    assert where.is_dir()
+    assert (f"[{hex_of(tid)}] Kept the worktree {where} (the agent paused for you; the "
+            "task stays claimed)") in result.stderr
+    assert json.loads(result.stdout)["tasks"] == [
+        {"id": tid, "status": "in_progress", "branch": f"aidp/{hex_of(tid)}",
+         "merged": False, "exit_code": 0}]

@@ -268,7 +268,7 @@ class Parallel:
             self._release_if_held(agent.tid)
         self._copy_records(agent)
         agent.status = self._status(agent.tid)
-        paused = code == 0 and agent.status == "in_progress"
+        paused = code == 0 and agent.status == "in_progress" and self._held(agent.tid)
         if self.interrupted:
             agent.kept = "interrupted"
         elif paused:
@@ -302,15 +302,19 @@ class Parallel:
         task = self.log.read().tasks.get(tid)
         return str(task.get("status", "")) if task is not None else ""
 
-    def _release_if_held(self, tid: str) -> None:
-        """The worker releases its task when its agent fails; this covers a worker that
-        could not (killed, crashed)."""
+    def _held(self, tid: str) -> bool:
+        """Whether the task is in progress and held by this run's actor (or nobody)."""
         fold = self.log.read()
         task = fold.tasks.get(tid)
         if task is None or task.get("status") != "in_progress":
-            return
+            return False
         holder = queue.state(fold).holder(task)
-        if holder is not None and holder["assignee"] != self.actor:
+        return holder is None or holder["assignee"] == self.actor
+
+    def _release_if_held(self, tid: str) -> None:
+        """The worker releases its task when its agent fails; this covers a worker that
+        could not (killed, crashed)."""
+        if not self._held(tid):
             return
         try:
             queue.release(self.log, [tid])
