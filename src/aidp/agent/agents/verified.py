@@ -8,7 +8,7 @@ from __future__ import annotations
 # name → (package manager, package, version)
 VERIFIED: dict[str, tuple[str, str, str]] = {
     "claude": ("npm", "@anthropic-ai/claude-code", "2.1.332"),
-    "codex": ("npm", "@openai/codex", "0.169.0"),
+    "codex": ("npm", "@openai/codex", "0.171.0"),
     "gemini": ("npm", "@google/gemini-cli", "0.61.0"),
     "opencode": ("npm", "opencode-ai", "1.18.33"),
     "copilot": ("npm", "@github/copilot", "1.0.102"),
