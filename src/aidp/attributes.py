@@ -33,7 +33,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from aidp.files import read_regular
-from aidp.paths import DATA_DIR
+from aidp.paths import DATA_DIR, locate_git
 
 TASKLIST = f"{DATA_DIR}/tasklist.jsonl"
 _WATCHED = frozenset({"working-tree-encoding", "merge", "filter", "ident", "eol", "binary"})
@@ -60,34 +60,10 @@ class Attributes:
                 "(docs/file-format.md, Git attributes)")
 
 
-def _git_top(root: Path) -> tuple[Path, Path] | None:
-    """(work tree top, git dir) of the repository holding `root`, without running git;
-    like git, the search stops below a folder named in GIT_CEILING_DIRECTORIES."""
-    ceilings = {Path(p) for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if p}
-    for folder in (root, *root.parents):
-        if folder in ceilings:
-            return None
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            if not (dot_git / "HEAD").is_file():
-                continue  # not a repository: git looks further up too
-            return folder, dot_git
-        if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            try:
-                text = dot_git.read_bytes()[:4096].decode("utf-8", "replace").strip()
-            except OSError:
-                return None
-            if text.startswith("gitdir:"):
-                target = Path(text.partition(":")[2].strip())
-                return folder, (target if target.is_absolute() else folder / target)
-            return None
-    return None
-
-
 def candidates(root: Path) -> list[tuple[Path, str]]:
     """(attributes file, the tasklist's path relative to that file's folder) for every
     file that can give the tasklist attributes; [] outside a git work tree."""
-    found = _git_top(root.absolute())
+    found = locate_git(root.absolute(), ceilings=True)
     if found is None:
         return []
     top, git_dir = found

@@ -13,22 +13,28 @@ LOG_NAME = "tasklist.jsonl"  # the tasklist, in DATA_DIR
 DEFAULT_SESSION = "default"
 
 
-def locate_git(start: Path) -> tuple[Path, Path] | None:
-    """(work tree top, git dir) of the repository holding `start`, if any."""
+def locate_git(start: Path, *, ceilings: bool = False) -> tuple[Path, Path] | None:
+    """(work tree top, git dir) of the repository holding `start`, if any, without
+    running git. With `ceilings`, like git, the search stops below a folder named in
+    GIT_CEILING_DIRECTORIES."""
+    stops = ({Path(p) for p in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(":") if p}
+             if ceilings else set())
     for folder in (start, *start.parents):
+        if folder in stops:
+            return None
         dot_git = folder / ".git"
         if dot_git.is_dir():
             if not (dot_git / "HEAD").is_file():
                 continue  # an empty or stray .git folder (/tmp/.git): git looks further up
             return folder, dot_git
         if dot_git.is_file():  # a worktree or submodule: "gitdir: <path>"
-            try:
-                text = dot_git.read_text(encoding="utf-8").strip()
+            try:  # a few bytes: a .git file of any size or encoding is read alike
+                text = dot_git.read_bytes()[:4096].decode("utf-8", "replace").strip()
             except OSError:
                 return None
             if text.startswith("gitdir:"):
                 target = Path(text.partition(":")[2].strip())
-                return folder, (folder / target if not target.is_absolute() else target)
+                return folder, (target if target.is_absolute() else folder / target)
             return None
     return None
 
