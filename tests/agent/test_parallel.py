@@ -444,3 +444,28 @@ def test_an_agent_that_pauses_keeps_its_claim_and_its_worktree(cli, agent,
     assert json.loads(result.stdout)["tasks"] == [
         {"id": tid, "status": "in_progress", "branch": f"aidp/{hex_of(tid)}",
          "merged": False, "exit_code": 0}]
+
+
+def test_max_tasks_bounds_the_run(cli, agent, repo: Path) -> None:
+    ids = [add(cli, f"Task {n}") for n in range(3)]
+    commit_all(repo)
+    worker = agent(DILIGENT)
+    result = run(repo, "--parallel", "2", "--max-tasks", "1", "--agent", worker.command)
+    assert result.returncode == 0, result
+    assert len(worker.calls()) == 1
+    assert sorted(t["status"] for t in state(cli).values()) == ["done", "pending", "pending"]
+    assert len(ids) == 3 and "📋 Parallel run: 1 claimed, 1 done" in result.stdout
+
+
+def test_an_agent_that_cannot_start_starts_nothing(cli, repo: Path, tmp_path: Path) -> None:
+    add(cli, "One")
+    before = (repo / TASKLIST).read_bytes()
+    missing = tmp_path / "no-such-agent"
+    result = run(repo, "--parallel", "2", "--agent", str(missing))
+    assert (result.returncode, result.stderr) == (
+        2, f"Error: Agent command not found: '{missing}' (from --agent); install it, or "
+           "choose another agent with --agent NAME|COMMAND, the AIDP_AGENT variable, or "
+           "agent = \"…\" in .aidp/config.toml\n"), result
+    assert (repo / TASKLIST).read_bytes() == before
+    assert not (repo / ".aidp" / "worktrees").exists()
+    assert git(repo, "branch", "--list", "aidp/*") == ""
