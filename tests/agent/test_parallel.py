@@ -469,3 +469,16 @@ def test_an_agent_that_cannot_start_starts_nothing(cli, repo: Path, tmp_path: Pa
     assert (repo / TASKLIST).read_bytes() == before
     assert not (repo / ".aidp" / "worktrees").exists()
     assert git(repo, "branch", "--list", "aidp/*") == ""
+
+
+def test_a_timed_out_agent_releases_its_task_and_the_run_exits_124(cli, agent,
+                                                                   repo: Path) -> None:
+    tid = add(cli, "Never ends")
+    commit_all(repo)
+    worker = agent("time.sleep(120)\n")
+    result = run(repo, "--parallel", "2", "--timeout", "1", "--json", "--agent",
+                 worker.command)
+    assert result.returncode == 124, result
+    found = state(cli)[tid]
+    assert found["status"] == "pending" and "assignee" not in found
+    assert json.loads(result.stdout)["tasks"][0]["exit_code"] == 124
