@@ -2,7 +2,8 @@
 
     presets.py    which agent, its command line, how the prompt reaches it
     process.py    the agent process: own process group, live lines, timeout, Ctrl-C
-    events.py     reading its output: plain text, or JSON events (Claude Code, Codex, …)
+    agents/       one adapter per agent CLI behind agents/base.Adapter, and their registry
+    events.py     reading its output: plain text, or JSON events (the adapters' dialects)
     progress.py   did a turn make progress: TODO list, backlog, git work tree
     prompt.py     the prompt and the continuation prompt
     transcript.py the run's record under .aidp/runs/
