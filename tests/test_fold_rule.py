@@ -100,14 +100,14 @@ def test_worktrees_fold_equals_a_line_by_line_fold(shared, extras, own_at, torn,
         _fold_line_by_line(datas, own_at)
 
 
-def test_shared_lines_counts_whole_common_lines() -> None:
-    from aidp.worktrees import shared_lines
+def test_shared_prefix_is_whole_common_lines() -> None:
+    from aidp.worktrees import shared_prefix
 
     big = b"".join(b"%07d\n" % n for n in range(400_000))  # 3.2 MB: past a megabyte step
-    assert shared_lines(big, big) == 400_000
-    assert shared_lines(big, big[:-1]) == 399_999
+    assert shared_prefix(big, big) == len(big)
+    assert shared_prefix(big, big[:-1]) == len(big) - 8
     changed = bytearray(big)
     changed[2_500_003] ^= 1
-    assert shared_lines(big, bytes(changed)) == 2_500_003 // 8
-    assert shared_lines(b"a\nb", b"a\nb\n") == 1
-    assert shared_lines(b"", b"a\n") == 0
+    assert shared_prefix(big, bytes(changed)) == 2_500_003 // 8 * 8
+    assert shared_prefix(b"a\nb", b"a\nb\n") == 2
+    assert shared_prefix(b"", b"a\n") == 0

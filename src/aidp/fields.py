@@ -24,6 +24,7 @@ from aidp.fold import (
     field_value,
     groups_of,
     key_of,
+    no_gc,
     status_class,
     task_tags,
     texts,
@@ -68,7 +69,8 @@ def fold_bytes(data: bytes) -> Fold:
     """The plain fold of a whole file's bytes: `Fold.feed`, then the tasks two clones
     changed concurrently folded again with `resolve`."""
     fold = Fold()
-    fold.feed(data)
+    with no_gc():
+        fold.feed(data)
     if fold.conflicted:
         resolve(fold, data)
     return fold

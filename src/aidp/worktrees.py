@@ -223,36 +223,38 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     file only (the one its `aidp tasks repair` mends); a last line without its newline
     in it stays a line of its own (damage, unless it is a record), or is left out
     (`whole_lines`). The lines a file shares with the first file from its start (the
-    common history: nearly all of them) are compared as bytes, not looked up one by
-    one."""
-    from aidp.fold import Fold
+    common history: nearly all of them) are compared as bytes, not split and looked
+    up one by one."""
+    from aidp.fold import Fold, no_gc
 
     state, fed, damaged, ends = Fold(), [], 0, True
     seen: dict[bytes, bool] = {}  # line -> whether it was damage
     first: bytes | None = None
     first_flags: list[bool] = []  # per line of the first file: damage
-    for path, is_own in tasklists:
-        if is_own:
-            data = own[: own.rfind(b"\n") + 1] if whole_lines else own
-            ends = not data or data.endswith(b"\n")
-        else:
-            data = read_tasklist(path) or b""
-        lines = data.split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()
-        skip = 0 if first is None else shared_lines(first, data)
-        new: list[bytes] = []
-        for raw in lines[skip:] if skip else lines:
-            if raw not in seen:
-                seen[raw] = False
-                new.append(raw)
-        for raw, flag in zip(new, state.add_lines(new), strict=True):
-            seen[raw] = flag
-        fed += new
-        if first is None:
-            first, first_flags = data, [seen[raw] for raw in lines]
-        if is_own:
-            damaged += sum(first_flags[:skip]) + sum(seen[raw] for raw in lines[skip:])
+    with no_gc():
+        for path, is_own in tasklists:
+            if is_own:
+                data = own[: own.rfind(b"\n") + 1] if whole_lines else own
+                ends = not data or data.endswith(b"\n")
+            else:
+                data = read_tasklist(path) or b""
+            at = 0 if first is None else shared_prefix(first, data)
+            lines = data[at:].split(b"\n") if at else data.split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            new: list[bytes] = []
+            for raw in lines:
+                if raw not in seen:
+                    seen[raw] = False
+                    new.append(raw)
+            for raw, flag in zip(new, state.add_lines(new), strict=True):
+                seen[raw] = flag
+            fed += new
+            if first is None:
+                first, first_flags = data, [seen[raw] for raw in lines]
+            if is_own:
+                damaged += sum(first_flags[: data.count(b"\n", 0, at)])
+                damaged += sum(seen[raw] for raw in lines)
     state.damaged, state.ends_with_newline = damaged, ends
     if state.conflicted:
         from aidp.fields import resolve  # a task two worktrees changed concurrently
@@ -261,10 +263,10 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     return state
 
 
-def shared_lines(a: bytes, b: bytes) -> int:
-    """How many lines (each with its newline) `b` starts with that are `a`'s first
-    lines too: compared a megabyte at a time, then halving to the first byte that
-    differs."""
+def shared_prefix(a: bytes, b: bytes) -> int:
+    """The length of the whole lines (each with its newline) `b` starts with that are
+    `a`'s first lines too: compared a megabyte at a time, then halving to the first
+    byte that differs."""
     end = min(len(a), len(b))
     lo, step = 0, 1 << 20
     while lo < end and a[lo: lo + step] == b[lo: lo + step]:
@@ -276,4 +278,4 @@ def shared_lines(a: bytes, b: bytes) -> int:
             lo = mid
         else:
             hi = mid - 1
-    return a.count(b"\n", 0, min(lo, end))
+    return a.rfind(b"\n", 0, min(lo, end)) + 1

@@ -9,7 +9,6 @@ db.BUSY_SECONDS, a file that is not a database, an unwritable folder — is a pl
 from __future__ import annotations
 
 import fcntl
-import gc
 import os
 import sqlite3
 import stat
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import orjson
 
 from aidp.files import NOFOLLOW
-from aidp.fold import DAMAGED, read_line
+from aidp.fold import DAMAGED, no_gc, read_line
 from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
 from aidp.store import db
 from aidp.store.fill import CHUNK, Filler, read_span
@@ -207,16 +206,8 @@ class _Load:
                         fielded=bool(meta.get("fielded")),
                         pending={(t, u): r for t, u, r in orjson.loads(pending)}
                         if pending else None)
-        # No cyclic garbage collection while lines are folded: the winners held until a
-        # flush made each gen-2 pass walk them all (a quarter of a cold build's CPU at
-        # 100k events); folding makes no reference cycles.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
+        with no_gc():  # the winners held until a flush: a quarter of a build's CPU
             crc = filler.feed(self.fd, meta["offset"], end, meta["crc"])
-        finally:
-            if collecting:
-                gc.enable()
         nonce = os.urandom(8)
         db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
                              "damaged": filler.damaged, "nonce": nonce,
