@@ -210,6 +210,16 @@ class Folder:
         except OSError:
             return None
 
+    def require_regular(self, name: str) -> os.stat_result | None:
+        """What `name` here is (None: missing); a link (even to a file), FIFO, socket,
+        device or folder there is refused with the error that names it."""
+        info = self.lstat(name)
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            raise link_error(self.path / name)
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise not_regular_error(self.path / name)
+        return info
+
     def is_regular(self, name: str) -> bool:
         info = self.lstat(name)
         return info is not None and stat.S_ISREG(info.st_mode)
@@ -303,9 +313,5 @@ def checked_path(base: Path, relative: str | Path, *, create_dirs: bool = False)
     not caught: use Folder.open wherever a descriptor will do."""
     rel = Path(relative)
     with folder(base, rel.parent, create=create_dirs) as parent:
-        info = parent.lstat(rel.name)
-        if info is not None and stat.S_ISLNK(info.st_mode):
-            raise link_error(parent.path / rel.name)
-        if info is not None and not stat.S_ISREG(info.st_mode):
-            raise not_regular_error(parent.path / rel.name)
+        parent.require_regular(rel.name)
         return parent.path / rel.name

@@ -10,7 +10,6 @@ aidp.integrate_snippet (instructions) and aidp.integrate_mcp (MCP servers).
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -210,9 +209,4 @@ def remove_settings(root: Path, path: Path) -> None:
 
 def _regular_or_none(folder: files.Folder, name: str) -> os.stat_result | None:
     """What `name` is (None: missing); a link, FIFO or device there is refused."""
-    info = folder.lstat(name)
-    if info is not None and stat.S_ISLNK(info.st_mode):
-        raise files.link_error(folder.path / name)
-    if info is not None and not stat.S_ISREG(info.st_mode):
-        raise files.not_regular_error(folder.path / name)
-    return info
+    return folder.require_regular(name)

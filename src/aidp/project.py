@@ -4,7 +4,6 @@ git settings. Returns what it did; the CLI (aidp.cli.init) says it."""
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,11 +56,7 @@ def init(log: TaskLog, root: Path) -> Initialised:
     if log.dir.is_dir():
         with files.folder(log.dir) as folder:
             for name in (LOG_NAME, ".gitignore"):
-                info = folder.lstat(name)
-                if info is not None and stat.S_ISLNK(info.st_mode):
-                    raise files.link_error(log.dir / name)
-                if info is not None and not stat.S_ISREG(info.st_mode):
-                    raise files.not_regular_error(log.dir / name)
+                folder.require_regular(name)
     missing = _missing_rules(existing)
     with log.locked():  # creates .aidp/ and .aidp/.gitignore
         try:
