@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -335,18 +337,24 @@ def test_named_damage(cli, tmp_path: Path, name: str) -> None:
 
 
 def test_the_fuzzer_can_fail(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check is not vacuous: a reader that drops one valid line is caught."""
-    import aidp.log
+    """The check is not vacuous: a reader that drops one valid line is caught. The
+    fold reads lines one at a time (add_line) and in bulk (read_lines): both lose it."""
+    import aidp.fold
 
-    real = aidp.log.Fold.add_line
+    real_line, real_lines = aidp.fold.Fold.add_line, aidp.fold.read_lines
     winner = BASE.splitlines()[-1]  # the last line always holds its task's current state
 
-    def lossy(self, raw: bytes) -> None:
+    def lossy_line(self: aidp.fold.Fold, raw: bytes) -> None:
         if raw == winner:
             self.lines += 1
             return
-        real(self, raw)
+        real_line(self, raw)
 
-    monkeypatch.setattr(aidp.log.Fold, "add_line", lossy)
+    def lossy_lines(lines: list[bytes]) -> Iterator[tuple[str, str, Any]]:
+        for raw, read in zip(lines, real_lines(lines), strict=True):
+            yield (aidp.fold.IGNORED, "", None) if raw == winner else read
+
+    monkeypatch.setattr(aidp.fold.Fold, "add_line", lossy_line)
+    monkeypatch.setattr(aidp.fold, "read_lines", lossy_lines)
     with pytest.raises(AssertionError):
         check_damaged_log(cli, tmp_path, BASE)
