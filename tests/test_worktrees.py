@@ -159,7 +159,7 @@ def test_separate_clones_stay_separate_queues(repo, tmp_path: Path) -> None:
 
 
 def test_ties_between_worktrees_break_the_same_way_everywhere(repo) -> None:
-    _main, trees = repo
+    main, trees = repo
     stamp = "2030-01-01T00:00:00.000000Z"
     for name in ("w2", "w0", "w1"):  # one id, one updated_at, three descriptions
         record = {"id": "task_1_tie", "description": f"from {name}", "status": "pending",
@@ -167,8 +167,11 @@ def test_ties_between_worktrees_break_the_same_way_everywhere(repo) -> None:
         with (trees[name] / TASKLIST).open("a") as handle:
             handle.write(json.dumps(record) + "\n")
     shown = {json.loads(run(tree, "tasks", "show", "task_1_tie", "--json"))["description"]
-             for tree in trees.values()}
+             for tree in (main, *trees.values())}
     assert len(shown) == 1
+    histories = {run(tree, "tasks", "history", "task_1_tie", "--json")
+                 for tree in (main, *trees.values())}
+    assert len(histories) == 1 and json.loads(histories.pop())[-1]["description"] in shown
 
 
 def test_another_worktrees_damage_is_not_this_ones(repo) -> None:
