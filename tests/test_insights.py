@@ -187,18 +187,18 @@ def test_indexed_stats_equal_the_plain_fold(indexed, tmp_path: Path, records: li
         assert insights.from_fold(store.load(log), now=NOW, filters=filters) == \
             insights.from_tasks(plain.tasks.values(), now=NOW, filters=filters)
     since = NOW - 20 * DAY
-    assert sorted(t["id"] for t in store.select_updated(fold, ["done"], since)) == sorted(
+    assert sorted(t["id"] for t in fold.select_updated(["done"], since)) == sorted(
         t["id"] for t in plain.tasks.values()
         if t.get("status") == "done" and t["updated_at"] >= format_ts(since))
-    assert sorted(store.created_stamps(fold)) == sorted(store.created_stamps(plain))
+    assert sorted(fold.created_stamps()) == sorted(plain.created_stamps())
     for statuses in (None, ("pending", "in_progress"), ("done",), ("odd",)):
         expected: dict[str, int] = {}
         for record in plain.tasks.values():
             if statuses is None or record["status"] in statuses:
                 for tag in set(record["tags"]):  # a tag listed twice is one tag
                     expected[tag] = expected.get(tag, 0) + 1
-        assert store.tag_counts(fold, statuses) == expected
-        assert store.tag_counts(plain, statuses) == expected
+        assert fold.tag_counts(statuses) == expected
+        assert plain.tag_counts(statuses) == expected
 
 
 def test_indexed_stats_decode_no_open_task_for_its_tags(indexed, tmp_path: Path,
@@ -228,7 +228,7 @@ def test_indexed_stats_decode_no_open_task_for_its_tags(indexed, tmp_path: Path,
     monkeypatch.setattr(StoreTasks, "__getitem__", no_decoding)
     stats = insights.from_fold(fold, now=NOW)
     assert stats["top_tags"] == [{"tag": "bug", "count": 40}, {"tag": "ui", "count": 20}]
-    assert store.tag_counts(fold, ["done"]) == {"old": 1}
+    assert fold.tag_counts(["done"]) == {"old": 1}
 
 
 def test_filtered_stats_decode_only_the_tasks_the_columns_keep(

@@ -130,7 +130,7 @@ def test_a_rewrite_in_place_during_a_read_is_an_error_not_sigbus(project: Path) 
     from aidp.errors import StorageError
 
     with pytest.raises(StorageError, match="rewritten by another program while it was read"):
-        store.select(fold, ("pending",))
+        fold.select(("pending",))
 
 
 def test_concurrent_in_place_rewrites_never_kill_a_reader(project: Path) -> None:

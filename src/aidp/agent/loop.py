@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aidp import signals, store, todos
+from aidp import signals, todos
 from aidp import tasks as backlog
 from aidp.agent import agents as agent_adapters
 from aidp.agent import continuation, events, mcp_handover, process, progress
@@ -116,7 +116,7 @@ class Loop:
         fold = self.log.read()
         todo = todos.current(fold, self.session)
         by_priority = backlog.Query(statuses=OPEN_STATUSES, sort="priority")
-        open_tasks = backlog.query(store.select(fold, OPEN_STATUSES), by_priority)
+        open_tasks = backlog.query(fold.select(OPEN_STATUSES), by_priority)
         open_tasks, ready = ready_first(fold, open_tasks)
         self._with_server()  # whether the agent gets aidp's tools (mcp_tools), for the prompt
         text = prompts.build(

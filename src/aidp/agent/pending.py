@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aidp import store
 from aidp import tasks as backlog
 from aidp.log import Fold
 
@@ -27,7 +26,7 @@ def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     from aidp.render import priority_marker
 
     query = backlog.Query(statuses=("pending",), sort="priority")
-    pending, _ready = ready_first(fold, backlog.query(store.select(fold, ("pending",)), query))
+    pending, _ready = ready_first(fold, backlog.query(fold.select(("pending",)), query))
     if not pending:
         return ["📋 No pending tasks"]
     lines = [f"📋 Pending tasks ({len(pending)}):"]

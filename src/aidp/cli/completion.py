@@ -166,7 +166,6 @@ def _task_ids(command: str) -> Values:
     def values(ctx: Context, param: Parameter, incomplete: str) -> Iterator[tuple[str, str]]:
         from aidp import tasks
         from aidp.model import OPEN_STATUSES, STATUSES, priority_rank
-        from aidp.store import summaries
 
         fold = _env(ctx).log.read()
         if command == "tasks reopen":
@@ -178,7 +177,7 @@ def _task_ids(command: str) -> Values:
         given = _already_given(ctx)
         needle = incomplete.lower()
         # From the index's columns: no task is decoded until it is one to offer.
-        rows = [row for row in summaries(fold, statuses)
+        rows = [row for row in fold.summaries(statuses)
                 if row[0] not in given and _matches(row[0], needle)]
         rows.sort(key=lambda row: (priority_rank(row[1]), -row[2]))
         chosen = [row[0] for row in rows[:MAX_IDS]]
@@ -227,9 +226,7 @@ def _hint(text: object) -> str:
 
 def _tags(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
     from aidp.model import OPEN_STATUSES
-    from aidp.store import tag_counts
-
-    counts = tag_counts(_env(ctx).log.read(), OPEN_STATUSES)  # the index's tags column
+    counts = _env(ctx).log.read().tag_counts(OPEN_STATUSES)  # the store's tag tally
     return sorted(counts)
 
 
