@@ -482,3 +482,36 @@ def test_a_timed_out_agent_releases_its_task_and_the_run_exits_124(cli, agent,
     found = state(cli)[tid]
     assert found["status"] == "pending" and "assignee" not in found
     assert json.loads(result.stdout)["tasks"][0]["exit_code"] == 124
+
+
+def test_ctrl_c_during_a_merge_leaves_no_merge_half_done(cli, repo: Path,
+                                                         monkeypatch) -> None:
+    """A Ctrl-C that lands while `--merge` runs git merge (a conflicting one here)
+    undoes that merge before the interrupt goes on: no MERGE_HEAD, no conflict
+    markers left on the starting branch."""
+    from aidp.agent import parallel_git
+    from aidp.agent.parallel_git import Checkout
+    from aidp.log import TaskLog
+
+    tid = "task_1700000000000000_deadbeef"
+    git(repo, "checkout", "-q", "-b", "aidp/deadbeef")
+    (repo / "shared.txt").write_text("theirs\n")
+    commit_all(repo)
+    git(repo, "checkout", "-q", "main")
+    (repo / "shared.txt").write_text("ours\n")
+    commit_all(repo)
+    checkout = Checkout(TaskLog(repo), merge=True)
+    real = parallel_git.run
+
+    def interrupted(root: Path, *args: str, **kw):
+        done = real(root, *args, **kw)
+        if args[:1] == ("merge",) and "--abort" not in args:
+            raise KeyboardInterrupt
+        return done
+
+    monkeypatch.setattr(parallel_git, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        checkout.merge(tid)
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+    assert (repo / "shared.txt").read_text() == "ours\n"
+    assert git(repo, "status", "--porcelain").strip() == ""

@@ -162,8 +162,12 @@ class Checkout:
                 commit_tasklist(self.log, self.repo)
             except GitError as exc:
                 return str(exc)
-            done = run(self.repo.top, "merge", "--no-ff", "--no-edit", "-q", branch,
-                        check=False)
+            try:
+                done = run(self.repo.top, "merge", "--no-ff", "--no-edit", "-q", branch,
+                            check=False)
+            except BaseException:  # Ctrl-C mid-merge: no merge is left half done
+                run(self.repo.top, "merge", "--abort", check=False)
+                raise
             if done is not None and done.returncode == 0:
                 return None
             conflicted = run(self.repo.top, "diff", "--name-only", "--diff-filter=U",
