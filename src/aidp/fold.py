@@ -167,6 +167,9 @@ class Fold(Plain, Questions):
         self.pending: dict[tuple[str, Any], Record] = {}  # companion by (task, updated_at)
         self.partial: set[str] = set()  # tasks whose winner came with a companion
         self.conflicted: set[str] = set()  # tasks whose merge is no single record
+        # What readers derive from this state and keep with it (todos.state's index of
+        # TODO lists), by their own key; not compared, dropped with the fold:
+        self.derived: dict[str, Any] = {}
 
     def add_line(self, raw: bytes) -> None:
         """Fold one more line (without its newline) into the state."""

@@ -73,15 +73,14 @@ class _Index:
 
 
 def _index(fold: Fold) -> _Index:
+    """The fold's TODO-list index, kept with the fold while its typed records are the
+    same (a write appends to the fold: the lines move on and the index is built again)."""
     key = (fold.lines, len(fold.typed), id(fold.typed))
-    cached = getattr(fold, "_todo_index", None)
+    cached = fold.derived.get("todos.state")
     if cached is not None and cached[0] == key:
         return cast("_Index", cached[1])
     found = _Index(fold)
-    try:
-        fold._todo_index = (key, found)  # type: ignore[attr-defined]
-    except AttributeError:  # pragma: no cover - a fold without a __dict__
-        pass
+    fold.derived["todos.state"] = (key, found)
     return found
 
 
