@@ -11,6 +11,7 @@ import typer
 
 from aidp import render
 from aidp.cli.common import JSON_HELP, env
+from aidp.cli.output import json_out, painter
 
 ID_HELP = "Full id or ≥4 leading hex characters."
 
@@ -31,10 +32,10 @@ def history(
 
     entries = history(e.log, task_id)
     if as_json:
-        render.write_bytes(render.json_bytes([entry.record for entry in entries]))
+        json_out([entry.record for entry in entries])
         return
     from aidp import queue
-    paint = render.Painter(render.color_enabled())
+    paint = painter()
     blocks = []
     # The queue's records about the task (waits, epic, claims, notes), between the states.
     events = queue.events(e.log, entries[0].record["id"], e.read()) if entries else []
@@ -95,9 +96,9 @@ def undo(
     if as_json:
         from aidp import queue
 
-        render.write_bytes(render.json_bytes(queue.with_extras(queue.state(e.read()), done.task)))
+        json_out(queue.with_extras(queue.state(e.read()), done.task))
         return
-    paint = render.Painter(render.color_enabled())
+    paint = painter()
     label = render.task_label(done.task, tasks.short_ids(before, [done.task["id"]]))
     lines = [f"{paint('✓', 'green')} Undone: {label}"]
     lines += [f"  {render.inert(key)}: {_shown(now)} → {_shown(then)}"

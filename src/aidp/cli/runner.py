@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from aidp.cli.common import Env, env
+from aidp.cli.output import json_out
 from aidp.errors import ExitCode, InvalidInput
 
 if TYPE_CHECKING:
@@ -170,10 +171,9 @@ def run(
         restore()
         loop.close()
     if as_json:
-        from aidp import render
 
         ended = "backlog done" if who is not None and not code else loop.tally.ended
-        render.write_bytes(render.json_bytes(summary(loop, int(code), ended or "done")))
+        json_out(summary(loop, int(code), ended or "done"))
     if code:
         raise typer.Exit(int(code))
 
@@ -207,10 +207,8 @@ def _parallel(e: Env, spec: AgentSpec, *, actor: str, width: int, limits: Limits
         view.close()
         restore()
     if as_json:
-        from aidp import render
 
-        render.write_bytes(render.json_bytes(
-            {"tasks": [outcome.as_json() for outcome in run.outcomes]}))
+        json_out({"tasks": [outcome.as_json() for outcome in run.outcomes]})
     return int(code)
 
 

@@ -10,7 +10,7 @@ import typer
 from aidp import render
 from aidp.cli.common import JSON_HELP, Env, session_option
 from aidp.cli.common import env as env_of
-from aidp.cli.output import painter, todo_out
+from aidp.cli.output import json_out, painter, todo_out
 from aidp.errors import InvalidInput
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def list_(
     fold = e.read()
     found = core.summaries(fold, name, _past(e, fold) if everything else ())
     if as_json:
-        render.write_bytes(render.json_bytes([s.to_json() for s in found]))
+        json_out([s.to_json() for s in found])
     else:
         render.write_text(render.todo_lists(found, now_micros(), current_session=name))
 
