@@ -64,6 +64,11 @@ def no_hook_records(world: AgentWorld) -> None:
 def run_claude(world: AgentWorld, prompt: str, *extra: str):
     argv = [str(cli_bin("claude")), "-p", prompt, "--output-format", "json",
             "--max-turns", "30", *extra]
+    # Claude 2.1.332 connects MCP servers without waiting (MCP_CONNECTION_NONBLOCKING
+    # unset = on): a server slower to start than the first request (`aidp mcp` takes
+    # ~5 s on a loaded machine, backlog 2c1c) is not offered in it, and the model plans
+    # without it. Claude's own switch makes it wait (up to MCP_TIMEOUT), as when quiet.
+    world.env["MCP_CONNECTION_NONBLOCKING"] = "false"
     result = world.run(argv, timeout=240)
     assert result.exit_code == 0, str(result)
     return json.loads(result.stdout)
