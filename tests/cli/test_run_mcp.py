@@ -117,6 +117,14 @@ def test_claude_gets_the_server_and_its_tools_allowed(cli, fake_cli, project: Pa
     # the preset's own allowance stays, the server's tools are allowed by name
     assert argv[at + 1:] == ["Bash(aidp:*)", *[f"mcp__aidp__{t}" for t in TOOLS]]
     assert "todo_write" in seen["stdin"]  # the prompt says to plan with it
+    # Claude waits for the server before its first request (its tools in the first turn)
+    assert seen["env"]["MCP_CONNECTION_NONBLOCKING"] == "false"
+
+
+def test_claude_keeps_the_users_own_mcp_wait_setting(cli, fake_cli, monkeypatch) -> None:
+    monkeypatch.setenv("MCP_CONNECTION_NONBLOCKING", "true")
+    seen = run(cli, "claude", fake_cli)
+    assert seen["env"]["MCP_CONNECTION_NONBLOCKING"] == "true"
 
 
 def test_codex_gets_the_server_as_config_overrides(cli, fake_cli, project: Path) -> None:

@@ -218,6 +218,9 @@ def _created_id(result: object, content: object) -> str | None:
     return match.group(1) if match else None
 
 
+WAIT_FOR_MCP = "MCP_CONNECTION_NONBLOCKING"
+
+
 class Claude(Adapter):
     name = NAME
     title = "Claude Code"
@@ -271,7 +274,10 @@ class Claude(Adapter):
         """`--mcp-config JSON` (servers for this run, on top of the user's and the
         project's) and the server's tools allowed by name (`mcp__aidp__todo_write`, …),
         added to the preset's `--allowedTools` (a variadic option: the names follow its
-        value)."""
+        value). MCP_CONNECTION_NONBLOCKING=false: Claude Code 2.1.332 otherwise sends its
+        first request without waiting for the server, whose tools then miss the model's
+        first turn when `aidp mcp` starts slowly (a loaded machine); the user's own value
+        of it is kept."""
         import json
 
         config = json.dumps({"mcpServers": {server.name: {"type": "stdio", **server.stdio()}}})
@@ -281,4 +287,5 @@ class Claude(Adapter):
             rest = [*argv[1:at], *allowed, *argv[at:]]
         else:
             rest = [*argv[1:], "--allowedTools", *allowed]
-        return [argv[0], "--mcp-config", config, *rest], {}
+        wait = {} if WAIT_FOR_MCP in env else {WAIT_FOR_MCP: "false"}
+        return [argv[0], "--mcp-config", config, *rest], wait
