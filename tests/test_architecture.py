@@ -33,12 +33,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "agent",
         (
             "aidp.agent",
-            "aidp.hooks",
-            "aidp.hook_state",
-            "aidp.integrate",
-            "aidp.integrate_files",
-            "aidp.integrate_mcp",
-            "aidp.integrate_snippet",
             "aidp.toolserver",
             "aidp.prime",
             "aidp.project",

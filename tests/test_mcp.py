@@ -353,7 +353,7 @@ def test_without_hooks_or_aidp_session_the_session_is_the_persons_own(
 
 
 def test_hook_state_names_the_session_of_the_agent_process(project: Path) -> None:
-    from aidp.hook_state import ancestors, session_of_agent
+    from aidp.agent.hook_state import ancestors, session_of_agent
 
     assert ancestors(os.getpid(), 1) == [os.getppid()]
     folder = project / ".aidp" / "hooks"
@@ -439,7 +439,7 @@ def test_the_server_sees_what_other_commands_wrote_meanwhile(client: Client, cli
 
 
 def test_a_pid_the_system_reused_is_not_the_same_agent(project: Path) -> None:
-    from aidp.hook_state import process_key, session_of_agent
+    from aidp.agent.hook_state import process_key, session_of_agent
 
     me = os.getpid()
     assert process_key(me) == process_key(me) and process_key(me).startswith(f"{me}")

@@ -230,7 +230,7 @@ def test_only_a_preset_name_is_inert_for_agent(value: str) -> None:
 
 # Modules that read another tool's TOML, never aidp's: why each may.
 OTHER_TOOLS_TOML = {
-    "integrate_mcp.py": "merges aidp's MCP entry into Codex's own .codex/config.toml",
+    "agent/integrate_mcp.py": "merges aidp's MCP entry into Codex's own .codex/config.toml",
     "toml_text.py": "the one TOML parser (text in, settings or one line out); opens no file",
 }
 
@@ -451,7 +451,7 @@ def _commands(value: object) -> set[str]:
 
 
 def test_setup_writes_no_command_but_aidp_hook(cli, project) -> None:
-    from aidp import integrate
+    from aidp.agent import integrate
 
     for name, spec in integrate.AGENTS.items():
         path = project / spec.settings

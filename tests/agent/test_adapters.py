@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from aidp import hooks, integrate
-from aidp.agent import agents, inventory, mcp_handover, presets
+from aidp.agent import agents, hooks, integrate, inventory, mcp_handover, presets
 from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
 from aidp.agent.events import Plan, Text, Tool
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp import hooks
+from aidp.agent import hooks
 
 TODO_TYPES = {"todo_list", "todo_head", "todo_item"}  # the TODO list's own records
 
@@ -374,7 +374,7 @@ def test_event_names_ignore_case_and_dashes(cli) -> None:
 def test_old_state_is_swept(project: Path) -> None:
     import os
 
-    from aidp.hook_state import state_path
+    from aidp.agent.hook_state import state_path
 
     folder = project / ".aidp" / "hooks"
     folder.mkdir(parents=True)

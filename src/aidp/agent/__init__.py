@@ -1,4 +1,5 @@
-"""`aidp run`: the agent loop. Imported only when `run` executes (start-up speed).
+"""The agent layer: `aidp run`'s loop, `aidp hook`, `aidp setup`. Imported only by those
+commands (and `aidp mcp`), never by the hot ones (start-up speed).
 
     presets.py    which agent, its command line, how the prompt reaches it
     process.py    the agent process: own process group, live lines, timeout, Ctrl-C
@@ -10,4 +11,6 @@
     loop.py       turns, signals, plans
     continuation.py the continuation policy: Limits, which item, resume, user prompts
     pending.py    the pending backlog at the start of a run, ready tasks first
+    hooks.py      `aidp hook`: an agent's hook JSON in, its answer out; hook_state.py its state
+    integrate*.py `aidp setup`: hooks, MCP registration, instructions in an agent's settings
 """

@@ -33,8 +33,8 @@ from typing import Any
 from aidp import todos
 from aidp.agent import agents
 from aidp.agent.agents.base import Adapter, Hooks
+from aidp.agent.hook_state import State, ancestors, process_key, state_path, sweep
 from aidp.errors import InvalidInput
-from aidp.hook_state import State, ancestors, process_key, state_path, sweep
 from aidp.log import TaskLog
 from aidp.render import inert, todo_text
 

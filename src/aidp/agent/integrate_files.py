@@ -3,8 +3,8 @@
 `AgentSettings`: what setup writes for one agent, as its adapter says; the settings
 helpers read and write a project's JSON or text settings file safely: never through a
 link, never from a FIFO, atomically, and not at all while `checking()` (setup checks
-every file it would change before changing any). Used by aidp.integrate (hooks),
-aidp.integrate_snippet (instructions) and aidp.integrate_mcp (MCP servers).
+every file it would change before changing any). Used by aidp.agent.integrate (hooks),
+aidp.agent.integrate_snippet (instructions) and aidp.agent.integrate_mcp (MCP servers).
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def inside_project(root: Path, path: Path) -> None:
     """Refuse a file that is a link, or lies below a linked folder, anywhere under the
     project root (aidp.files): a cloned repository may plant `.claude -> ~/.claude` or
     `CLAUDE.md -> ~/.bashrc`, and setup must never edit anything through it; a FIFO or
-    device is refused too (aidp.integrate_mcp uses it as well). StorageError, exit 1."""
+    device is refused too (aidp.agent.integrate_mcp uses it as well). StorageError, exit 1."""
     try:
         files.checked_path(root, path.relative_to(root))
     except StorageError as exc:

@@ -1,5 +1,5 @@
 """`aidp setup AGENT --mcp`: register `aidp mcp` in the agent's project MCP settings, or
-take it out (`--remove`), next to the hooks aidp.integrate installs.
+take it out (`--remove`), next to the hooks aidp.agent.integrate installs.
 
 | agent | file | entry |
 |---|---|---|
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aidp.integrate_files import (
+from aidp.agent.integrate_files import (
     AgentSettings,
     SettingsError,
     agent,

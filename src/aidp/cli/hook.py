@@ -16,7 +16,7 @@ import typer
 from aidp.cli.common import env
 
 if TYPE_CHECKING:
-    from aidp.hooks import Answer
+    from aidp.agent.hooks import Answer
 
 
 def hook(
@@ -37,7 +37,7 @@ def hook(
     Examples:
     $ aidp hook claude SessionStart < event.json
     """
-    from aidp import hooks
+    from aidp.agent import hooks
 
     name, canonical = hooks.resolve(agent, event)  # exit 2 with the accepted names
     try:
@@ -51,7 +51,7 @@ def hook(
 def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int) -> Answer:
     import orjson
 
-    from aidp import hooks
+    from aidp.agent import hooks
 
     if sys.stdin is None or sys.stdin.isatty():
         return hooks.Answer(notes=[f"aidp hook {agent} {event}: no hook JSON on stdin; "

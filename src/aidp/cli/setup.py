@@ -46,7 +46,7 @@ def setup(
     """
     import shutil
 
-    from aidp import integrate
+    from aidp.agent import integrate
     from aidp.render import inert
 
     if remove and check:

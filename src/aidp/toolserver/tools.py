@@ -356,7 +356,7 @@ def default_place(*, root: Path, session: str | None = None) -> Place:
     explicit = session or os.environ.get("AIDP_SESSION")
 
     def current() -> str:
-        from aidp.hook_state import ancestors, session_of_agent
+        from aidp.agent.hook_state import ancestors, session_of_agent
         from aidp.todos import resolve_session
 
         if explicit:
