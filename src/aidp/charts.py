@@ -12,7 +12,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from aidp.render import STATUS_TITLES, inert
+from aidp.render import STATUS_TITLES
+from aidp.terminal import inert
 
 MAX_WIDTH = 80
 MIN_WIDTH = 40

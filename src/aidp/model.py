@@ -69,7 +69,7 @@ CONTROL_RE = re.compile(f"[{CONTROL_CHARS}]")
 # Unicode format character (Cf: bidi overrides and isolates, zero-width, tag
 # characters), Zl/Zp, and the other default-ignorable code points (Hangul fillers,
 # the combining grapheme joiner, variation selectors). Human output shows them as
-# \uNNNN (render.inert); tags refuse them. U+FE0E/U+FE0F (text/emoji presentation,
+# \uNNNN (terminal.inert); tags refuse them. U+FE0E/U+FE0F (text/emoji presentation,
 # part of ordinary emoji such as a red heart) are left alone.
 INVISIBLE_CHARS = (
     "\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"

@@ -102,7 +102,7 @@ def _other_open(fold: Fold, session: str) -> list[todos.Summary]:
 
 
 def _clip(text: object, width: int = DESCRIPTION_WIDTH) -> str:
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     flat = " ".join(inert(str(text)).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -19,8 +19,7 @@ import orjson
 from aidp.model import STATUSES, Record, ts_of
 
 # What may reach a terminal is decided in aidp.terminal; the views take both from here.
-from aidp.terminal import inert as inert
-from aidp.terminal import terminal_text as terminal_text
+from aidp.terminal import inert
 from aidp.when import age
 
 if TYPE_CHECKING:

@@ -186,7 +186,7 @@ def test_the_stop_hooks_reminder_quoting_a_planted_todo_is_inert(hostile) -> Non
 
 
 def test_the_terminal_guard_escapes_every_character_a_terminal_acts_on() -> None:
-    from aidp.render import terminal_text
+    from aidp.terminal import terminal_text
 
     for char in sorted(_DANGEROUS):
         shown = terminal_text(f"a{char}b\x1b[1mbold\x1b[0m")
@@ -199,10 +199,10 @@ def test_the_terminal_guard_escapes_every_character_a_terminal_acts_on() -> None
 @given(st.lists(st.one_of(st.characters(codec="utf-8"), st.sampled_from(sorted(_DANGEROUS)),
                           st.sampled_from(["\x1b[", "m", ";", "1", "]8;;"]))).map("".join))
 def test_the_terminal_guard_leaves_nothing_raw_and_json_the_same(text: str) -> None:
-    """render.terminal_text, the guard on fd 1 and 2: whatever the text, nothing a
+    """terminal.terminal_text, the guard on fd 1 and 2: whatever the text, nothing a
     terminal acts on gets through but newlines, tabs and SGR colours, and JSON put
     through it still parses to the same value."""
-    from aidp.render import terminal_text
+    from aidp.terminal import terminal_text
 
     shown = terminal_text(text)
     without_colours = re.sub("\x1b\\[[0-9;]*m", "", shown)

@@ -22,10 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
-from aidp import render, signals
+from aidp import signals
 from aidp.agent.loop import Loop
 from aidp.agent.presets import parse
 from aidp.log import TaskLog
+from aidp.terminal import inert
 
 # --- the watch ------------------------------------------------------------------------------
 
@@ -164,12 +165,12 @@ def assert_inert(*texts: str) -> None:
         assert found == [], f"raw {found} reached the terminal: {text!r}"
 
 
-# --- render.inert itself ------------------------------------------------------------------------
+# --- terminal.inert itself ------------------------------------------------------------------------
 
 
 def test_inert_escapes_every_control_and_invisible_format_character() -> None:
     for ch in sorted(_DANGEROUS | {"\n", "\t"}):
-        shown = render.inert(f"a{ch}b")
+        shown = inert(f"a{ch}b")
         assert shown.isascii() and shown.isprintable(), (f"U+{ord(ch):04X}", shown)
         assert shown.startswith("a\\") and shown.endswith("b")
 
@@ -179,12 +180,12 @@ def test_inert_escapes_every_control_and_invisible_format_character() -> None:
     "emoji 🔴🟡🟢 ✓ 📋", "a red heart \u2764\ufe0f", "e\u0301 combining", "Ελληνικά", "नमस्ते",
 ])
 def test_inert_leaves_ordinary_text_alone(text: str) -> None:
-    assert render.inert(text) == text
+    assert inert(text) == text
 
 
 @pytest.mark.parametrize("name", sorted(INVISIBLE))
 def test_inert_shows_invisible_characters_as_escapes(name: str) -> None:
-    shown = render.inert(INVISIBLE[name])
+    shown = inert(INVISIBLE[name])
     assert_inert(shown)
     assert "\\u" in shown or "\\U" in shown or "\\x" in shown
 

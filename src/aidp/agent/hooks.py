@@ -36,7 +36,8 @@ from aidp.agent.agents.base import Adapter, Hooks
 from aidp.agent.hook_state import State, ancestors, process_key, state_path, sweep
 from aidp.errors import InvalidInput
 from aidp.log import TaskLog
-from aidp.render import inert, todo_text
+from aidp.render import todo_text
+from aidp.terminal import inert
 
 CONTINUATION_HEAD = "You have an active task: "
 MAX_SESSION = 200

@@ -4,7 +4,7 @@
 
 On a terminal the agents' lines are a rich Live block under the scrolling events;
 otherwise (a pipe, a file, `--json`'s stderr) each change of state is a plain line of
-its own. Everything an agent or a task says is shown inert (aidp.render.inert): no
+its own. Everything an agent or a task says is shown inert (aidp.terminal.inert): no
 markup read, control characters escaped.
 """
 
@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from aidp import render
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -42,7 +43,7 @@ class PlainView:
     def event(self, key: str, kind: str, text: str) -> None:
         """One message of an agent's loop (aidp.agent.loop.Message kinds)."""
         prefix = f"[{key}] "
-        shown = render.inert(text)
+        shown = inert(text)
         if kind in ("agent_err", "warning", "notice"):
             label = {"warning": "Warning: ", "notice": "Agent: "}.get(kind, "")
             style = "yellow" if kind != "agent_err" else ""
@@ -59,10 +60,10 @@ class PlainView:
         their own there, shown by `info`)."""
 
     def info(self, text: str) -> None:
-        self._out(render.inert(text))
+        self._out(inert(text))
 
     def warning(self, text: str) -> None:
-        self._err(self.paint_err(f"Warning: {render.inert(text)}", "yellow"))
+        self._err(self.paint_err(f"Warning: {inert(text)}", "yellow"))
 
     def _out(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -83,7 +84,7 @@ class LiveView(PlainView):
 
         # The live block moves the cursor, which aidp's guarded terminal stream shows
         # escaped (aidp.cli.streams): the console writes to the terminal's descriptor
-        # itself. Everything it is given is inert already (render.inert), so its own
+        # itself. Everything it is given is inert already (terminal.inert), so its own
         # cursor moves and colours are the only controls that reach the terminal.
         out.flush()
         self.raw: TextIO = open(  # noqa: SIM115 - closed in close()
@@ -112,14 +113,14 @@ class LiveView(PlainView):
         if state in ("ended", "kept"):
             self.lines.pop(key, None)
         else:
-            self.lines[key] = f"{render.inert(state)}: {render.inert(_cut(description))}"
+            self.lines[key] = f"{inert(state)}: {inert(_cut(description))}"
         self.live.update(self._render(), refresh=True)
 
     def event(self, key: str, kind: str, text: str) -> None:
         if key in self.lines and kind in ("tool", "agent", "filed", "continuation"):
             what = {"tool": "🔧 "}.get(kind, "")
             head = self.lines[key].split(" · ", 1)[0]
-            self.lines[key] = f"{head} · {what}{_cut(render.inert(text), 40)}"
+            self.lines[key] = f"{head} · {what}{_cut(inert(text), 40)}"
         super().event(key, kind, text)
         self.live.update(self._render(), refresh=False)
 

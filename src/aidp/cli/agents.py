@@ -40,7 +40,7 @@ def agents(
 
 def human(found: list[AgentInfo]) -> list[str]:
     """One line per preset, then its command line."""
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     lines = []
     width = max(len(info.name) for info in found)

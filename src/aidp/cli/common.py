@@ -118,7 +118,7 @@ class Env:
 
     def warn_damage(self, fold: Fold) -> None:
         if fold.damaged and not self.warned:
-            from aidp.render import inert
+            from aidp.terminal import inert
 
             self.warned = True
             lines = "line" if fold.damaged == 1 else "lines"
@@ -132,13 +132,13 @@ class Env:
 def _say_notice(line: str) -> None:
     """A note about the tasklist (git attributes that override aidp's), shown inert:
     the attribute values come from the repository."""
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     sys.stderr.write(inert(line) + "\n")
 
 
 def _say_waiting(lock: Path) -> None:
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     sys.stderr.write(
         f"Waiting for {inert(str(lock))}: another process holds it (Ctrl-C to give up; "

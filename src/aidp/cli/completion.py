@@ -218,7 +218,7 @@ def _already_given(ctx: Context) -> set[str]:
 
 
 def _hint(text: object) -> str:
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     # One line, no escape sequences, and no rich markup (Typer renders zsh/fish hints).
     return inert(" ".join(str(text).split()))[:60].replace("[", "\\[")
@@ -326,7 +326,7 @@ def install(shell: str) -> tuple[Path, list[Path]]:
         return path, _add_line(*rc)
     except OSError as exc:
         from aidp.errors import StorageError
-        from aidp.render import inert
+        from aidp.terminal import inert
 
         raise StorageError(f"Cannot install the {shell} completion: cannot write "
                            f"{inert(str(where))}: {exc.strerror or exc}; "
@@ -356,7 +356,7 @@ def show_or_install(args: list[str], *, install_it: bool) -> None:
     from aidp.cli.common import wrote
 
     wrote()
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     also = "".join(f"; {inert(str(rc))} loads it" for rc in changed)
     sys.stdout.write(f"{shell} completion installed in {inert(str(path))}{also}\n"

@@ -10,6 +10,7 @@ from aidp import tasks as core
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
 from aidp.errors import InvalidInput
+from aidp.terminal import inert
 
 
 def export(
@@ -56,7 +57,7 @@ def export(
     from aidp.cli.common import info
 
     noun = "task" if len(everything) == 1 else "tasks"
-    info(f"Exported {len(everything)} {noun} to {render.inert(output)} ({fmt})")
+    info(f"Exported {len(everything)} {noun} to {inert(output)} ({fmt})")
 
 
 def import_(
@@ -106,7 +107,7 @@ def import_(
         return
     verb = "Would import" if dry_run else "Imported"
     lines = [f"{verb} {len(result.filed)} task{'s' if len(result.filed) != 1 else ''} "
-             f"from {render.inert(source)}" + (f" ({result.skipped} already imported)"
+             f"from {inert(source)}" + (f" ({result.skipped} already imported)"
                                  if result.skipped else "")]
     paint = painter()
     shown = result.filed[:20]
@@ -114,9 +115,9 @@ def import_(
     for task in shown:
         marker = render.priority_marker(task.get("priority"), paint)
         tid = short.get(task["id"]) or render.hex_part(task["id"])
-        lines.append(f"  {marker} {paint('[' + render.inert(tid) + ']', 'dim')} "
-                     f"{render.inert(task.get('description', ''))} "
-                     f"{paint('(' + render.inert(task.get('status')) + ')', 'dim')}")
+        lines.append(f"  {marker} {paint('[' + inert(tid) + ']', 'dim')} "
+                     f"{inert(task.get('description', ''))} "
+                     f"{paint('(' + inert(task.get('status')) + ')', 'dim')}")
     if len(result.filed) > 20:
         lines.append(f"  … and {len(result.filed) - 20} more")
     render.write_text("\n".join(lines))

@@ -12,6 +12,7 @@ from aidp import render
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
 from aidp.errors import StorageError
+from aidp.terminal import inert
 
 
 def sync(
@@ -36,14 +37,14 @@ def sync(
     tick = painter()("✓", "green")
     lines = []
     if report.committed is not None:
-        lines.append(f"{tick} Committed the tasklist: {render.inert(report.committed)}")
+        lines.append(f"{tick} Committed the tasklist: {inert(report.committed)}")
     else:
         lines.append("Nothing to commit: the tasklist is as HEAD has it")
     if report.upstream is None:
-        lines.append(f"Branch {render.inert(report.branch)} has no upstream: nothing pulled or "
+        lines.append(f"Branch {inert(report.branch)} has no upstream: nothing pulled or "
                      "pushed (set one with 'git push -u REMOTE BRANCH')")
     else:
-        lines.append(f"{tick} Pulled {render.inert(report.upstream)}")
+        lines.append(f"{tick} Pulled {inert(report.upstream)}")
         if report.overwritten:
             from aidp import tasks
 
@@ -53,7 +54,7 @@ def sync(
             lines += git.overwritten_lines(report.overwritten,
                                            lambda tid: names.get(tid, tid), yours=True)
         if report.pushed:
-            lines.append(f"{tick} Pushed to {render.inert(report.upstream)}")
+            lines.append(f"{tick} Pushed to {inert(report.upstream)}")
         else:
             lines.append("Not pushed (--no-push)")
     render.write_text("\n".join(lines))

@@ -12,6 +12,7 @@ import typer
 from aidp import render
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
+from aidp.terminal import inert
 
 ID_HELP = "Full id or ≥4 leading hex characters."
 
@@ -42,20 +43,20 @@ def history(
     def queue_events_until(key: tuple[int, int] | None) -> None:
         while events and (key is None or events[0][0] < key):
             _key, what, (source, line) = events.pop(0)
-            blocks.append(paint(f"  {render.inert(what)}", "cyan")
+            blocks.append(paint(f"  {inert(what)}", "cyan")
                           + paint(f"  ({_place(source, line)})", "dim"))
     for number, entry in enumerate(entries, start=1):
         queue_events_until(entry.key)
-        stamp = render.inert(entry.record.get("updated_at", "?"))
+        stamp = inert(entry.record.get("updated_at", "?"))
         head = (paint(f"#{number} {stamp}", "bold")
                 + paint(f"  ({_place(entry.source, entry.line)})", "dim"))
         if number == 1:
-            body = [f"  created: {render.inert(entry.record.get('description', ''))}",
-                    f"  status: {render.inert(entry.record.get('status'))}, "
-                    f"priority: {render.inert(entry.record.get('priority'))}"]
+            body = [f"  created: {inert(entry.record.get('description', ''))}",
+                    f"  status: {inert(entry.record.get('status'))}, "
+                    f"priority: {inert(entry.record.get('priority'))}"]
         else:
             body = [
-                f"  {render.inert(key)}: {_shown(before)} → {_shown(after)}"
+                f"  {inert(key)}: {_shown(before)} → {_shown(after)}"
                 for key, (before, after) in entry.changes.items()
             ] or ["  (no change but the time)"]
         blocks.append("\n".join([head, *body]))
@@ -65,15 +66,15 @@ def history(
 
 def _place(source: Path | None, line: int) -> str:
     """Where a record is: a line of this worktree's tasklist, or of another worktree's."""
-    return f"line {line}" if source is None else f"line {line} of {render.inert(str(source))}"
+    return f"line {line}" if source is None else f"line {line} of {inert(str(source))}"
 
 
 def _shown(value: object) -> str:
     if value is None:
         return "-"
     if isinstance(value, list):
-        return "[" + ", ".join(render.inert(v) for v in value) + "]"
-    return render.inert(value)
+        return "[" + ", ".join(inert(v) for v in value) + "]"
+    return inert(value)
 
 
 def undo(
@@ -101,7 +102,7 @@ def undo(
     paint = painter()
     label = render.task_label(done.task, tasks.short_ids(before, [done.task["id"]]))
     lines = [f"{paint('✓', 'green')} Undone: {label}"]
-    lines += [f"  {render.inert(key)}: {_shown(now)} → {_shown(then)}"
+    lines += [f"  {inert(key)}: {_shown(now)} → {_shown(then)}"
               for key, (now, then) in done.changes.items()]
     render.write_text("\n".join(lines))
 

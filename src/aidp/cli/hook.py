@@ -81,7 +81,7 @@ def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int) 
 def _emit(answer: Answer) -> None:
     import orjson
 
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     # A note quotes what the model wrote (a signal, a plan): one line, inert, so the
     # agent's UI or the terminal shows it as text (docs/security.md).

@@ -9,7 +9,7 @@ import typer
 from aidp import project
 from aidp.cli.common import JSON_HELP, env, info, wrote
 from aidp.cli.output import json_out
-from aidp.render import inert
+from aidp.terminal import inert
 
 
 def init(

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from aidp import render
 from aidp.errors import InvalidInput
 from aidp.model import Record
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from aidp import todos
@@ -27,7 +28,7 @@ def error(message: str, *, hint: str | None = None) -> None:
     """The one error line, `Error: …` on stderr (aidp.cli.run, the error boundary)."""
     # One line, whatever the message held, and inert: it may quote user input such as
     # an unknown id, which must never put an escape sequence on the terminal.
-    line = render.inert(" ".join(message.split()))
+    line = inert(" ".join(message.split()))
     sys.stderr.write(f"Error: {line}" + (f" ({hint})" if hint else "") + "\n")
 
 

@@ -18,6 +18,7 @@ from aidp.errors import InvalidInput
 from aidp.log import Fold
 from aidp.model import Record, now_micros, priority_key, ts_of, validate_priority
 from aidp.tasks import short_ids
+from aidp.terminal import inert
 from aidp.when import age
 
 
@@ -29,15 +30,15 @@ def _line(task: Record, now: int, paint: render.Painter, ids: dict[str, str], *,
           status: bool = False) -> str:
     marker = render.priority_marker(task.get("priority"), paint)
     full = task.get("id", "?")
-    tid = paint(f"[{render.inert(ids.get(full, full) if isinstance(full, str) else full)}]",
+    tid = paint(f"[{inert(ids.get(full, full) if isinstance(full, str) else full)}]",
                 "dim")
-    text = f"{marker} {tid} {render.inert(task.get('description', ''))}"
+    text = f"{marker} {tid} {inert(task.get('description', ''))}"
     text += " " + paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
     tags = task.get("tags") or []
     if tags:
-        text += " " + paint(" ".join(f"#{render.inert(t)}" for t in tags), "cyan")
+        text += " " + paint(" ".join(f"#{inert(t)}" for t in tags), "cyan")
     if status:
-        text += " " + paint(render.inert(task.get("status", "?")), "yellow")
+        text += " " + paint(inert(task.get("status", "?")), "yellow")
     return text
 
 
@@ -158,7 +159,7 @@ def blocked(
             blocker = fold.tasks.get(other) or {"id": other}
             how = "child" if other in children else "waits on"
             lines.append(paint(f"      {how}: ", "dim") + _label(blocker, ids)
-                         + paint(f" ({render.inert(blocker.get('status', '?'))})", "dim"))
+                         + paint(f" ({inert(blocker.get('status', '?'))})", "dim"))
     render.write_text("\n".join(lines))
 
 
@@ -198,7 +199,7 @@ def claim(
     label = _label(result.task, short_ids(before, [result.task["id"]]))
     if result.changed:
         tick = output.painter()("✓", "green")
-        render.write_text(f"{tick} Claimed: {label} (as {render.inert(who)})")
+        render.write_text(f"{tick} Claimed: {label} (as {inert(who)})")
     else:
         render.write_text(f"Already claimed by you, nothing changed: {label}")
 
@@ -234,7 +235,7 @@ def release(
         output.json_out(records if many else records[0])
         return
     if not changes:
-        render.write_text(f"No claim older than {render.inert(stale)}, nothing changed")
+        render.write_text(f"No claim older than {inert(stale)}, nothing changed")
         return
     paint = output.painter()
     short = short_ids(before, [c.task["id"] for c in changes])
@@ -259,10 +260,10 @@ def _linked(e: Env, before: Fold, result: core.Linked, *, as_json: bool, verb: s
     lines = []
     ids = short_ids(before, [result.task["id"], *result.changed, *result.unchanged])
     if result.changed:
-        shown = ", ".join(render.inert(ids.get(t, t)) for t in result.changed)
+        shown = ", ".join(inert(ids.get(t, t)) for t in result.changed)
         lines.append(f"{paint('✓', 'green')} {verb} {shown}: {_label(result.task, ids)}")
     if result.unchanged:
-        shown = ", ".join(render.inert(ids.get(t, t)) for t in result.unchanged)
+        shown = ", ".join(inert(ids.get(t, t)) for t in result.unchanged)
         lines.append(f"{unchanged} {shown}, nothing changed: {_label(result.task, ids)}")
     render.write_text("\n".join(lines))
 
@@ -376,7 +377,7 @@ def note(
     else:
         tid = record["task"]
         shown = short_ids(before, [tid]).get(tid, tid)
-        render.write_text(f"{output.painter()('✓', 'green')} Noted on [{render.inert(shown)}]")
+        render.write_text(f"{output.painter()('✓', 'green')} Noted on [{inert(shown)}]")
 
 
 # In the order `aidp tasks --help` lists them, after the group's own commands.

@@ -26,7 +26,7 @@ def report(
     """
     from aidp import insights, page
     from aidp.model import now_micros
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     e = env(ctx)
     fold = e.read()

@@ -291,8 +291,9 @@ class Output:
 
     def __init__(self, *, progress_to_stderr: bool = False) -> None:
         from aidp import render
+        from aidp.terminal import inert
 
-        self._inert = render.inert
+        self._inert = inert
         # run --json: stdout holds only the summary object, so progress goes to stderr
         self._stdout = sys.stderr if progress_to_stderr else sys.stdout
         self._paint = render.Painter(render.color_enabled(self._stdout))

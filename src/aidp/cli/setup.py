@@ -47,7 +47,7 @@ def setup(
     import shutil
 
     from aidp.agent import integrate
-    from aidp.render import inert
+    from aidp.terminal import inert
 
     if remove and check:
         raise InvalidInput("Invalid options: give --remove or --check, not both")

@@ -23,7 +23,7 @@ class Guarded(io.RawIOBase):
         super().__init__()
         self.fd = fd
         self.error: OSError | None = None
-        # inert: every byte passes through render.terminal_text first (a character
+        # inert: every byte passes through terminal.terminal_text first (a character
         # split between two writes waits for its end in the decoder).
         self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape") \
             if inert else None
@@ -46,7 +46,7 @@ class Guarded(io.RawIOBase):
         if self.error is not None:
             return size
         if self._decoder is not None:
-            from aidp.render import terminal_text
+            from aidp.terminal import terminal_text
 
             view = memoryview(terminal_text(self._decoder.decode(bytes(view))).encode(
                 "utf-8", "surrogateescape"))

@@ -11,6 +11,7 @@ from aidp import tasks as core
 from aidp.cli import output, tasks_list, tasks_show
 from aidp.cli.common import IDS_HELP, JSON_HELP, command_name, env, split_ids
 from aidp.model import now_micros
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from aidp.queue import Change
@@ -36,7 +37,7 @@ def _emit_tasks(changes: list[Change], *, as_json: bool, verb: str,
         if change.changed:
             lines.append(f"{paint('✓', 'green')} {verb}: {label}")
         else:
-            lines.append(f"Already {render.inert(task.get('status'))}, nothing changed: {label}")
+            lines.append(f"Already {inert(task.get('status'))}, nothing changed: {label}")
     render.write_text("\n".join(lines))
 
 
@@ -94,7 +95,7 @@ def add(
         # which `add` never does (it only appends; see bench/RESULTS.md).
         render.write_text(
             f"{paint('✓', 'green')} Added {marker} [{render.hex_part(task['id'])}] "
-            f"{render.inert(task['description'])}"
+            f"{inert(task['description'])}"
         )
 
 
@@ -278,11 +279,11 @@ def repair(
         where += ", …"
     found = f"{damaged} damaged line(s)" + (f" (line {where})" if damaged else "")
     found += f" and {report.blank} blank line(s)" if report.blank else ""
-    why = "".join(f"\n  line {n}: {render.inert(text)}" for n, text in report.reasons.items())
+    why = "".join(f"\n  line {n}: {inert(text)}" for n, text in report.reasons.items())
     if dry_run:
         render.write_text(f"Would remove {found}; {report.lines_after} lines would stay{why}")
     else:
-        backup = render.inert(str(report.backup))
+        backup = inert(str(report.backup))
         render.write_text(f"Removed {found}; {report.lines_after} lines kept. "
                           f"Backup: {backup}{why}")
 
@@ -319,7 +320,7 @@ def compact(
     dropped = f", {report.damaged} damaged dropped" if report.damaged else ""
     render.write_text(
         f"Compacted {report.lines_before} lines to {report.lines_after}{unknown}{dropped}. "
-        f"Backup: {render.inert(str(report.backup))}"
+        f"Backup: {inert(str(report.backup))}"
     )
 
 

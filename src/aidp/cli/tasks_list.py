@@ -15,6 +15,7 @@ from aidp.cli import output
 from aidp.cli.common import env
 from aidp.errors import ExitCode, InvalidInput
 from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from aidp.queue import QueueState
@@ -225,9 +226,9 @@ def _nobody_holds(qs: QueueState, name: str, empty: str) -> str:
     holders = sorted({c["assignee"] for claims in qs.claims.values() for c in claims[:1]})
     if any(h.casefold() == name.casefold() for h in holders):
         return empty
-    known = f"tasks are claimed by {', '.join(map(render.inert, holders[:5]))}" + (
+    known = f"tasks are claimed by {', '.join(map(inert, holders[:5]))}" + (
         ", …" if len(holders) > 5 else "") if holders else "no task is claimed"
-    return f"{empty}: nobody named {render.inert(name)!r} holds a task ({known})"
+    return f"{empty}: nobody named {inert(name)!r} holds a task ({known})"
 
 
 def _tree(found: list[Record], qs: QueueState, now: int, *, empty: str,
@@ -255,7 +256,7 @@ def _tree(found: list[Record], qs: QueueState, now: int, *, empty: str,
         line = render.task_line(task, now, paint, ids).lstrip()
         status = task.get("status")
         if status != "pending":
-            line += " " + paint(render.inert(status), "yellow")
+            line += " " + paint(inert(status), "yellow")
         lines.append("  " + "   " * depth + ("└─ " if depth else "") + line)
         for child in children.get(task["id"], ()):
             walk(child, depth + 1)

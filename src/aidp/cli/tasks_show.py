@@ -13,6 +13,7 @@ from aidp.cli import output
 from aidp.cli.common import JSON_HELP, env
 from aidp.log import Fold
 from aidp.model import Record, now_micros
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from aidp.queue import QueueState
@@ -64,9 +65,9 @@ def _queue_detail(fold: Fold, qs: QueueState, task: Record, now: int, paint: ren
     def ref(other: str) -> str:
         found = fold.tasks.get(other)
         if found is None:
-            return f"[{render.inert(other)}] (unknown task)"
+            return f"[{inert(other)}] (unknown task)"
         return (f"{render.task_label(found, short)} "
-                + paint(f"({render.inert(found.get('status', '?'))})", "dim"))
+                + paint(f"({inert(found.get('status', '?'))})", "dim"))
 
     lines = []
     for title, ids in sections:
@@ -76,16 +77,16 @@ def _queue_detail(fold: Fold, qs: QueueState, task: Record, now: int, paint: ren
     holder = qs.holder(task)
     if holder is not None:
         since = age(ts_of(holder, "claimed_at"), now)
-        lines.append(f"{paint('Assignee', 'bold')} {render.inert(holder['assignee'])} "
+        lines.append(f"{paint('Assignee', 'bold')} {inert(holder['assignee'])} "
                      + paint(f"(claimed {since})", "dim"))
         for other in qs.claims.get(tid, [])[1:]:
-            lines.append(paint(f"  also claimed later by {render.inert(other['assignee'])} "
+            lines.append(paint(f"  also claimed later by {inert(other['assignee'])} "
                                "(on another clone); the first claim holds it", "dim"))
     notes = qs.notes.get(tid, [])
     if notes:
         lines.append(paint(f"Notes ({len(notes)})", "bold"))
         for item in notes:
-            who = f" {render.inert(item['author'])}" if isinstance(item.get("author"), str) else ""
-            when = render.inert(item.get("created_at", "?"))
-            lines.append(f"  {paint(when, 'dim')}{who}: {render.inert(item['text'])}")
+            who = f" {inert(item['author'])}" if isinstance(item.get("author"), str) else ""
+            when = inert(item.get("created_at", "?"))
+            lines.append(f"  {paint(when, 'dim')}{who}: {inert(item['text'])}")
     return "\n" + "\n".join(lines) if lines else ""

@@ -11,6 +11,7 @@ import typer
 from aidp import render
 from aidp.cli.common import JSON_HELP, SESSION_HELP, Env, env, session_option
 from aidp.cli.output import json_out, painter, todo_out
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from aidp import todos as core
@@ -58,8 +59,8 @@ def _group(
 def _label(todo: core.TodoList, target: core.Target) -> str:
     item = todo.visible[target.item]
     if target.subtask is None:
-        return f"{target.label()}: {render.inert(item['content'])}"
-    return f"{target.label()}: {render.inert(item['subtasks'][target.subtask]['content'])}"
+        return f"{target.label()}: {inert(item['content'])}"
+    return f"{target.label()}: {inert(item['subtasks'][target.subtask]['content'])}"
 
 
 def _apply(e: Env, session: str, fn: Callable[[core.TodoList], core.TodoList | None]) -> core.Edit:
@@ -93,7 +94,7 @@ def _remaining(todo: core.TodoList) -> str:
     left = [(n, i) for n, i in enumerate(items, start=1) if core.derived_status(i) != "completed"]
     if not left:
         return f"All {len(items)} item{'s' if len(items) != 1 else ''} completed"
-    shown = ", ".join(f"{n} {render.inert(i['content'])}" for n, i in left[:3])
+    shown = ", ".join(f"{n} {inert(i['content'])}" for n, i in left[:3])
     more = f", … ({len(left) - 3} more)" if len(left) > 3 else ""
     return f"{len(left)} of {len(items)} remaining: {shown}{more}"
 
@@ -195,7 +196,7 @@ def delete(
     todo_out(
         done.after,
         f"{painter()('✓', 'green')} Deleted {target.label()}: "
-        f"{render.inert(item['content'])}{extra}",
+        f"{inert(item['content'])}{extra}",
         as_json=as_json,
     )
 
@@ -242,11 +243,11 @@ def _tick_message(done: core.Edit, target: core.Target) -> str:
         return f"↺ Unticked {_label(todo, target)} ({finished}/{total})\n{_remaining(todo)}"
     lines = [f"{paint('✓', 'green')} Ticked {_label(todo, target)} ({finished}/{total})"]
     if finished == total:
-        lines.append(f"Item {n} is now done: {render.inert(item['content'])}")
+        lines.append(f"Item {n} is now done: {inert(item['content'])}")
         lines.append(_remaining(todo))
     else:
         left = [
-            f"{n}.{m} {render.inert(s['content'])}"
+            f"{n}.{m} {inert(s['content'])}"
             for m, s in enumerate(item["subtasks"], start=1)
             if s["status"] != "completed"
         ]
@@ -308,7 +309,7 @@ def clear(
     todo_out(
         done.after,
         f"{painter()('✓', 'green')} Cleared {count} item{'s' if count != 1 else ''} of session "
-        f"{render.inert(name)} (kept as history: 'aidp todo load' brings them back)",
+        f"{inert(name)} (kept as history: 'aidp todo load' brings them back)",
         as_json=as_json,
     )
 
@@ -330,7 +331,7 @@ def pause(
     e = env(ctx)
     text = " ".join(reason)
     done = _apply(e, e.session_name(session), lambda todo: core.pause(todo, text))
-    todo_out(done.after, f"⏸ Paused: {render.inert(done.after.pause_reason)}", as_json=as_json)
+    todo_out(done.after, f"⏸ Paused: {inert(done.after.pause_reason)}", as_json=as_json)
 
 
 @app.command()
@@ -351,7 +352,7 @@ def resume(
     if not done.written:
         todo_out(done.after, "Not paused; nothing changed", as_json=as_json)
         return
-    reason = render.inert(done.before.pause_reason or "")
+    reason = inert(done.before.pause_reason or "")
     todo_out(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json)
 
 

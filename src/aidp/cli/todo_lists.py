@@ -12,6 +12,7 @@ from aidp.cli.common import JSON_HELP, Env, session_option
 from aidp.cli.common import env as env_of
 from aidp.cli.output import json_out, painter, todo_out
 from aidp.errors import InvalidInput
+from aidp.terminal import inert
 
 if TYPE_CHECKING:
     from aidp import todos as core
@@ -32,7 +33,7 @@ def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
 
     count = len(mine.items)
     what = f"{count} item{'s' if count != 1 else ''}"
-    session = render.inert(mine.session)
+    session = inert(mine.session)
     try:
         interactive = sys.stdin is not None and sys.stdin.isatty()
     except (AttributeError, ValueError):
@@ -40,10 +41,10 @@ def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
     if not interactive:
         raise InvalidInput(
             f"Session {session} has an active TODO list ({what}): give --replace to replace "
-            f"it with the list of session {render.inert(chosen.session)}"
+            f"it with the list of session {inert(chosen.session)}"
         )
-    sys.stderr.write(f"Replace the active TODO list of session {render.inert(session)} "
-                     f"({what}) with the list of session {render.inert(chosen.session)}? "
+    sys.stderr.write(f"Replace the active TODO list of session {inert(session)} "
+                     f"({what}) with the list of session {inert(chosen.session)}? "
                      "[y/N] ")
     sys.stderr.flush()
     answer = sys.stdin.readline()
@@ -115,7 +116,7 @@ def load(
 
     def load_it(todo: core.TodoList) -> core.TodoList:
         if not replace and not core.same(todo, mine) and _would_replace(core, todo, chosen):
-            raise InvalidInput(f"The TODO list of session {render.inert(name)} changed while "
+            raise InvalidInput(f"The TODO list of session {inert(name)} changed while "
                                "aidp asked; nothing loaded: run the command again")
         return core.load(todo, chosen)
 
@@ -123,16 +124,16 @@ def load(
     count = len(done.after.items)
     what = f"{count} item{'s' if count != 1 else ''}"
     if not done.written:
-        message = f"Session {render.inert(name)} already has this list active; nothing changed"
+        message = f"Session {inert(name)} already has this list active; nothing changed"
     elif chosen.epoch is not None and chosen.epoch != core.current(fold, chosen.session).epoch:
         message = (f"{painter()('✓', 'green')} Loaded {what} from earlier list "
-                   f"{render.inert(chosen.epoch)} of session {render.inert(chosen.session)}")
+                   f"{inert(chosen.epoch)} of session {inert(chosen.session)}")
     elif chosen.session == name:
-        message = f"{painter()('✓', 'green')} Restored {what} of session {render.inert(name)}"
+        message = f"{painter()('✓', 'green')} Restored {what} of session {inert(name)}"
     else:
         message = (
-            f"{painter()('✓', 'green')} Loaded {what} from session {render.inert(chosen.session)} "
-            f"into session {render.inert(name)}"
+            f"{painter()('✓', 'green')} Loaded {what} from session {inert(chosen.session)} "
+            f"into session {inert(name)}"
         )
     todo_out(done.after, message, as_json=as_json)
 

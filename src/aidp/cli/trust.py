@@ -14,7 +14,7 @@ from aidp.errors import InvalidInput
 if TYPE_CHECKING:
     from aidp.trust import Layer
 
-# How a name from the config or the file system is shown: inert (render.inert).
+# How a name from the config or the file system is shown: inert (terminal.inert).
 Shown = Callable[[str], str]
 
 
@@ -45,11 +45,12 @@ def trust(
     from aidp import render
     from aidp import trust as core
     from aidp.agent.presets import PRESETS
+    from aidp.terminal import inert
 
     if revoke and show:
         raise InvalidInput("Invalid options: give --revoke or --show, not both")
     root = env(ctx).root
-    out = render.inert
+    out = inert
     if revoke:
         forgotten = core.revoke(root)
         if forgotten:
