@@ -86,6 +86,18 @@ def assert_same(log: TaskLog) -> Fold:
                 full.week_counts(kind, wanted, since=3 * 86_400_000_000))
     assert tasks.fold_stats(got) == tasks.stats(full.tasks.values())
     links = queue.state(full)
+    # ready: one query on the store, the typed records' rule in the plain fold, and that
+    # rule the same as queue.state's (pending, nothing open waited on, best first).
+    open_ids = {t for t, _p, _c in full.summaries(OPEN_STATUSES)}
+    ready = [row for row in full.summaries(("pending",))
+               if not any(w in open_ids for w in links.waits(row[0]))]
+    ready.sort(key=lambda row: (model.priority_rank(row[1]), row[2]))
+    assert full.ready() == ready
+    for limit in (None, 0, 1, 3):
+        for priorities in ((), ("high",), ("medium", "low")):
+            for exclude in ((), IDS[:2], [t for t, _p, _c in ready[:1]]):
+                expected = full.ready(limit, priorities=priorities, exclude=exclude)
+                assert got.ready(limit, priorities=priorities, exclude=exclude) == expected
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
         expected_found = tasks.find(full.tasks.values(), query, links)
         assert tasks.find_in(got, query, links) == expected_found

@@ -314,10 +314,9 @@ STATUS_CHOICES = ("pending", "pending", "in_progress", "done", "abandoned")
        priorities=st.lists(st.sampled_from(("high", "medium", "low")), min_size=12, max_size=12),
        deps=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=20),
        parents=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=6),
-       indexed=st.booleans(), decode_few=st.booleans(), limit=st.integers(0, 4))
+       indexed=st.booleans(), limit=st.integers(0, 4))
 def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, priorities,
-                                                   deps, parents, indexed, decode_few,
-                                                   limit) -> None:
+                                                   deps, parents, indexed, limit) -> None:
     """Through the store's columns (or a plain fold), ready and blocked give what the
     definition says, computed naively from the full fold's records."""
     from aidp import store
@@ -344,9 +343,8 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
                 pass
     if indexed:
         log.append([{"type": "padding", "id": f"pad{i}", "text": "x" * 900} for i in range(40)])
-    saved = loader.MIN_BYTES, loader.STRICT, folded._DECODE_AT_MOST
+    saved = loader.MIN_BYTES, loader.STRICT
     loader.MIN_BYTES, loader.STRICT = (0, True) if indexed else (1 << 40, False)
-    folded._DECODE_AT_MOST = 200 if decode_few else 0  # both ways of finding open blockers
     try:
         fold = log.read()
         assert isinstance(fold, store.StoreFold) == indexed
@@ -354,7 +352,7 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
         got_first = [e.id for e in queue.ready(fold, limit=limit)]
         got_blocked = {e.id: e.waiting_on for e in queue.blocked(fold)}
     finally:
-        loader.MIN_BYTES, loader.STRICT, folded._DECODE_AT_MOST = saved
+        loader.MIN_BYTES, loader.STRICT = saved
     plain = log.full_fold()
     qs = queue.state(plain)
     status = {tid: t["status"] for tid, t in plain.tasks.items()}

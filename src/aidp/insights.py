@@ -295,7 +295,7 @@ def report_data(fold: Fold, *, now: int, project: str = "",
         everything = fold.select([s for s in counts if s is not None])
     qs = queue.state(fold)
     by_id = {task["id"]: task for task in everything if isinstance(task.get("id"), str)}
-    ready = [e.id for e in queue.ready(fold, qs)]
+    ready = [e.id for e in queue.ready(fold)]
     blocked = [{"id": e.id, "waiting_on": list(e.waiting_on)} for e in queue.blocked(fold, qs)]
     wanted = set(ready) | {b["id"] for b in blocked}
     for entry in blocked:

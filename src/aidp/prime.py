@@ -71,10 +71,10 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
     # Most recently filed work first for what is under way; what to pick up next is the
     # work queue's order (unclaimed, nothing open to wait on, high priority, oldest).
     in_progress_ids.sort(key=lambda s: -s[2])
-    # Counted from the columns; only the few shown are ranked into entries and decoded.
-    ready_rows = queue.ready_rows(fold, qs)
-    ready_count = len(ready_rows)
-    ready = queue.ranked(ready_rows, READY_SHOWN)
+    # Counted from the columns; only the few shown are decoded.
+    ready_all = queue.ready(fold)
+    ready_count = len(ready_all)
+    ready = ready_all[:READY_SHOWN]
     tasks = fold.tasks
     return Prime(
         session=session,

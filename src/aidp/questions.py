@@ -20,6 +20,8 @@ from aidp.model import (
     UNKNOWN_TS,
     Record,
     finished_at,
+    priority_key,
+    priority_rank,
     task_tags,
     ts_of,
     week_start,
@@ -188,6 +190,39 @@ class Questions:
             records = [(rid, record) for rid, record in records
                        if isinstance(task := record.get("task"), str) and task in linked]
         return [(rid, keys[rid], record) for rid, record in records]
+
+    def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
+              exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
+        """(id, priority, created_at µs) of the ready tasks (aidp.queue, DESIGN §7): pending,
+        not in `exclude`, waiting on no open (pending or in progress) task — through a
+        dependency (a `dep` record not `removed`) or, an epic, through a child (the task
+        of its last `parent` record naming one). Best first: priority_rank, created, the
+        fold's order; at most `limit`; with `priorities`, of those (model.priority_key)."""
+        def text(record: Record, key: str) -> str | None:
+            value = record.get(key)
+            return value if isinstance(value, str) and value else None
+
+        waits: dict[str, list[str]] = {}
+        parents: dict[str, str] = {}
+        for record in self.typed.values():
+            kind, task = record.get("type"), text(record, "task")
+            if kind == "dep" and task is not None and record.get("removed") is not True:
+                blocker = text(record, "blocked_by")
+                if blocker is not None and blocker != task:
+                    waits.setdefault(task, []).append(blocker)
+            elif kind == "parent" and task is not None:
+                parent = text(record, "parent")
+                if parent is not None and parent != task:
+                    parents[task] = parent
+        for child, parent in parents.items():
+            waits.setdefault(parent, []).append(child)
+        open_ids = {t for t, _p, _c in self.summaries(("pending", "in_progress"))}
+        skip, wanted = set(exclude), set(priorities)
+        rows = [row for row in self.summaries(("pending",)) if row[0] not in skip
+                and (not wanted or priority_key(row[1]) in wanted)
+                and not any(w in open_ids for w in waits.get(row[0], ()))]
+        rows.sort(key=lambda row: (priority_rank(row[1]), row[2]))
+        return rows if limit is None else rows[:limit]
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         """The tasks that may match `q`, in the fold's order: at least those its filters

@@ -191,7 +191,7 @@ class Parallel:
         fold = self.log.read()
         qs = queue.state(fold)
         busy = {agent.tid for agent in self.running.values()}
-        return [entry.id for entry in queue.ready(fold, qs)
+        return [entry.id for entry in queue.ready(fold)
                 if busy.intersection(qs.waits(entry.id))]
 
     def _spawn(self, project: Path, tid: str) -> subprocess.Popen[bytes]:

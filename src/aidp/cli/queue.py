@@ -97,21 +97,19 @@ def ready(
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     fold = env(ctx).read()
-    qs = core.state(fold)
-    rows = core.ready_rows(fold, qs)
-    total = len(rows)
-    if wanted:
-        rows = [row for row in rows if priority_key(row[1]) in wanted]
-    # Without a filter that needs the task itself, only the first `limit` are ranked.
-    entries = core.ranked(rows, limit if not tag and session is None else None)
+    # Without a filter that needs the task itself, the query stops at `limit`.
+    entries = core.ready(fold, priorities=wanted,
+                         limit=limit if not tag and session is None else None)
     found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)
     if chosen != "table":
+        qs = core.state(fold, about=[t["id"] for t in found])  # their links only
         output.print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
                     empty="No matching tasks")
         return
+    total = len(core.ready(fold))
     if not found:
-        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, qs)})" if not total
-                          else "No ready task matches")
+        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, core.state(fold))})"
+                          if not total else "No ready task matches")
         return
     paint, now = output.painter(), now_micros()
     shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"

@@ -155,15 +155,15 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
 
     def change(fold: Fold) -> list[Record]:
         if ref is None:
-            qs = state(fold)
-            found = first_ready(fold, qs, exclude=skip)
+            found = first_ready(fold, exclude=skip)
             if found is None:
                 tried = set(skip)
-                raise _nothing_ready(fold, qs, sum(e.id in tried for e in ready(fold, qs)))
+                raise _nothing_ready(fold, state(fold),
+                                     sum(e.id in tried for e in ready(fold)))
             tid = found
-        else:  # what this task's links need is all this claim reads
+        else:
             tid = resolve_id(fold, ref)
-            qs = state(fold, about=tid)
+        qs = state(fold, about=tid)  # what this task's links need is all this claim reads
         task = fold.tasks[tid]
         status = task.get("status")
         label = short(tid, fold)

@@ -209,84 +209,44 @@ class Entry(Plain):
         self.waiting_on = waiting_on
 
 
-def _open_rows(fold: Fold, qs: QueueState, *, pending_only: bool = False
-               ) -> list[tuple[str, str | None, int, str, list[str]]]:
+def _open_rows(fold: Fold, qs: QueueState) -> list[tuple[str, str | None, int, str, list[str]]]:
     """(id, priority, created µs, status, what it waits on that is still open) of the
-    open tasks (only the pending ones with `pending_only`), from the store's columns: no
-    task is decoded. Most tasks wait on nothing, so only the waiting ones pay for the
-    check, and the in-progress tasks are looked up only when something waited on is
-    not pending."""
+    open tasks, from the store's columns: no task is decoded."""
     pending = fold.summaries(("pending",))
+    started = fold.summaries(("in_progress",))
     waiters = qs.blockers.keys() | qs.children.keys()
-    started: list[tuple[str, str | None, int]] = []
-    open_ids: set[str] = set()
-    if not pending_only:
-        started = fold.summaries(("in_progress",))
-    if waiters:
-        open_ids = {s[0] for s in pending}
-        if not pending_only:
-            open_ids.update(s[0] for s in started)
-        else:
-            unknown = {w for tid in waiters for w in qs.waits(tid)} - open_ids
-            if len(unknown) <= _DECODE_AT_MOST:  # a few: their records say if they are open
-                tasks = fold.tasks
-                open_ids.update(w for w in unknown
-                                if (tasks.get(w) or {}).get("status") == "in_progress")
-            else:
-                open_ids.update(s[0] for s in fold.summaries(("in_progress",)))
+    open_ids = {s[0] for s in pending} | {s[0] for s in started} if waiters else set()
     none: list[str] = []
-    rows = [(tid, priority, created, "pending",
+    return [(tid, priority, created, status,
              [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
-            for tid, priority, created in pending]
-    if not pending_only:
-        rows += [(tid, priority, created, "in_progress",
-                  [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
-                 for tid, priority, created in started]
-    return rows
-
-
-# Below this many waited-on tasks that are not pending, decoding them costs less than
-# reading the status column of every task in progress.
-_DECODE_AT_MOST = 200
+            for rows, status in ((pending, "pending"), (started, "in_progress"))
+            for tid, priority, created in rows]
 
 
 def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
     return (priority_rank(row[1]), row[2])
 
 
-def ranked(rows: list[tuple[str, str | None, int, str, list[str]]],
-             limit: int | None = None) -> list[Entry]:
-    """Best first; the fold's order among equals (sorted and nsmallest are stable)."""
-    if limit is not None and limit < len(rows):
-        import heapq
-
-        rows = heapq.nsmallest(limit, rows, key=_rank)
-    else:
-        rows.sort(key=_rank)
+def ranked(rows: list[tuple[str, str | None, int, str, list[str]]]) -> list[Entry]:
+    """Best first; the fold's order among equals (sorted is stable)."""
+    rows.sort(key=_rank)
     return [Entry(*row) for row in rows]
 
 
-def ready_rows(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()
-               ) -> list[tuple[str, str | None, int, str, list[str]]]:
-    """The ready tasks as (id, priority, created µs, status, []), in no order."""
-    skip = set(exclude)
-    return [row for row in _open_rows(fold, qs, pending_only=True)
-            if not row[4] and row[0] not in skip]
-
-
-def ready(fold: Fold, qs: QueueState | None = None, *, exclude: Iterable[str] = (),
-          limit: int | None = None) -> list[Entry]:
+def ready(fold: Fold, *, exclude: Iterable[str] = (), limit: int | None = None,
+          priorities: Collection[str] = ()) -> list[Entry]:
     """Pending tasks that wait on nothing open, best first (DESIGN §7); the first
-    `limit` of them. A pending task is never held (see QueueState.holder), so it is
-    unclaimed by definition."""
-    qs = state(fold) if qs is None else qs
-    return ranked(ready_rows(fold, qs, exclude=exclude), limit)
+    `limit` of them; with `priorities`, of those only. The fold's question
+    (Questions.ready: one query walking a rank index on the store). A pending task is
+    never held (see QueueState.holder), so it is unclaimed by definition."""
+    return [Entry(tid, priority, created, "pending", []) for tid, priority, created
+            in fold.ready(limit, priorities=priorities, exclude=list(exclude))]
 
 
-def first_ready(fold: Fold, qs: QueueState, *, exclude: Iterable[str] = ()) -> str | None:
+def first_ready(fold: Fold, *, exclude: Iterable[str] = ()) -> str | None:
     """The id of the best ready task (what `ready` would list first), or None."""
-    rows = ready_rows(fold, qs, exclude=exclude)
-    return min(rows, key=_rank)[0] if rows else None
+    found = fold.ready(1, exclude=list(exclude))
+    return found[0][0] if found else None
 
 
 def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:

@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 9  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 10  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
 # 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines;
 # 7: the tallies; 8: typed records' task, blocked_by and parent; 9: tags carry the
-# priority)
+# priority; 10: typed records' type and removed, the ready rank index)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -41,8 +41,9 @@ BUSY_SECONDS = 0.2
 # priority (counted per status, and a tag filter narrowed by status and priority,
 # without a look-up of the task). Typed records keep their line (`body`):
 # the work queue reads them all, one query instead of a read per record; and their
-# `task`, `blocked_by` and `parent` (each a string, else NULL), so the records about
-# one task (queue.state(about=…), `tasks show`) are found by index, none decoded else.
+# `task`, `blocked_by`, `parent` and `kind` (the type; each a string, else NULL) and
+# `removed` (1: the key is true), so the records about one task (queue.state(about=…),
+# `tasks show`) are found by index, and `ready` is one query, none decoded.
 # `partial`: the tasks whose winning line came with a task_fields record (fill.py);
 # meta `fielded` (the log holds task_fields records) and `pending` (those still
 # waiting for their task line, JSON) are written with each fill. `merged`: a task two
@@ -58,7 +59,7 @@ CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority 
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
-  task TEXT, blocked_by TEXT, parent TEXT);
+  task TEXT, blocked_by TEXT, parent TEXT, kind TEXT, removed INTEGER NOT NULL);
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
@@ -66,7 +67,8 @@ CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 # sooner when the log has task_fields records (the fill then looks winners up by id). Each
 # covers what its questions read, so they need no look-up of the row: the tasks of a
 # status in the fold's order (list, ready, prime), counts and ages per status (stats),
-# the weeks' series (since a week), short ids, tags per status.
+# the weeks' series (since a week), short ids, tags per status, the pending tasks best
+# first (ready: walked in rank order, stopping at the limit).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
@@ -74,6 +76,8 @@ CREATE INDEX task_created ON task(status, created);
 CREATE INDEX task_finished ON task(status, finished);
 CREATE INDEX task_filed ON task(created);
 CREATE INDEX task_hex ON task(hex);
+CREATE INDEX task_rank ON task(status, (CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2
+  ELSE 1 END), created, seq, id, priority);
 CREATE INDEX tag_status ON tag(status, tag, priority);
 CREATE INDEX tag_tag ON tag(tag);
 CREATE UNIQUE INDEX typed_id ON typed(id);

@@ -51,7 +51,7 @@ SEQ_MASK = (1 << 40) - 1
 PARTIAL, MERGED = 1, 2
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def changed() -> StorageError:
@@ -174,7 +174,8 @@ class Filler:
         else:
             self.typed[rid] = (seq, rid, key[0], key[1], off, size, raw,
                                _text(record.get("task")), _text(record.get("blocked_by")),
-                               _text(record.get("parent")))
+                               _text(record.get("parent")), _text(record.get("type")),
+                               record.get("removed") is True)
 
     def _settle(self, rid: str, record: Record, key: FoldKey, known: int | None,
                 off: int, size: int) -> None:

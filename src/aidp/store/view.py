@@ -162,18 +162,40 @@ _ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DES
                       "created DESC, seq DESC"}
 
 
+def _priority_in(priorities: Collection[str]) -> str:
+    """A test keeping the rows whose priority, as model.priority_key reads it (missing
+    or null: medium), is one of `priorities`."""
+    ors = [f"priority = '{p}'" for p in ("high", "medium", "low") if p in priorities]
+    if "medium" in priorities:
+        ors.append("priority IS NULL")
+    if "other" in priorities:
+        ors.append("priority NOT IN ('high', 'medium', 'low')")
+    return f"({' OR '.join(ors) or '0'})"
+
+
+# Questions.ready as a query: the pending tasks in the task_rank index's order, each
+# kept when no dependency of it (typed_task) nor child of it (typed_parent, the child's
+# last parent record) is an open task; SQLite stops walking at the limit.
+_READY = """SELECT id, priority, created FROM task t WHERE status = 'pending' {where}
+AND NOT EXISTS (SELECT 1 FROM typed d JOIN task b ON b.id = d.blocked_by
+  WHERE d.task = t.id AND d.kind = 'dep' AND NOT d.removed AND d.blocked_by != d.task
+  AND b.status IN ('pending', 'in_progress'))
+AND NOT EXISTS (SELECT 1 FROM typed p JOIN task c ON c.id = p.task
+  WHERE p.parent = t.id AND p.kind = 'parent' AND p.task != p.parent
+  AND c.status IN ('pending', 'in_progress')
+  AND NOT EXISTS (SELECT 1 FROM typed q WHERE q.task = p.task AND q.kind = 'parent'
+    AND q.parent != '' AND q.parent != q.task AND q.seq > p.seq))
+ORDER BY CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END, created, seq
+LIMIT ?"""
+
+
 def _narrowing(q: Query) -> tuple[str, list[Any]]:
     """A WHERE clause keeping the rows that match the filters of `q` that are columns,
     exactly as tasks.find reads them."""
     where, params = _in(q.statuses)
     parts = [where.removeprefix("WHERE ")] if where else []
-    if q.priorities:  # model.priority_key: missing or null is medium
-        ors = [f"priority = '{p}'" for p in ("high", "medium", "low") if p in q.priorities]
-        if "medium" in q.priorities:
-            ors.append("priority IS NULL")
-        if "other" in q.priorities:
-            ors.append("priority NOT IN ('high', 'medium', 'low')")
-        parts.append(f"({' OR '.join(ors) or '0'})")
+    if q.priorities:
+        parts.append(_priority_in(q.priorities))
     if q.tags:  # tag rows carry status and priority: the index narrows by all three
         parts.append(f"seq IN (SELECT seq FROM tag WHERE {' AND '.join([*parts, ''])}"
                      f"tag IN ({', '.join('?' * len(q.tags))}))")
@@ -311,6 +333,15 @@ class StoreFold(Fold):
             "SELECT id, ts, line, body FROM typed WHERE task IN wanted OR task IN (SELECT "
             "task FROM typed WHERE blocked_by IN wanted UNION SELECT task FROM typed "
             "WHERE parent IN wanted) ORDER BY seq", (ids,))]
+
+    def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
+              exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
+        where = f"AND {_priority_in(priorities)}" if priorities else ""
+        skip = orjson.dumps(list(exclude)).decode() if exclude else None
+        if skip is not None:
+            where += " AND id NOT IN (SELECT value FROM json_each(?))"
+        params = ([] if skip is None else [skip]) + [-1 if limit is None else limit]
+        return self._rows(_READY.format(where=where), params)
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         return self.rows.where(*_narrowing(q))

@@ -310,7 +310,7 @@ def _tasks_ready(place: Place, args: dict[str, Any]) -> list[str]:
 
     fold = _log(place).read()
     qs = queue.state(fold)
-    entries = queue.ready(fold, qs, limit=args.get("limit", READY_DEFAULT_LIMIT))
+    entries = queue.ready(fold, limit=args.get("limit", READY_DEFAULT_LIMIT))
     return [_json([queue.with_extras(qs, fold.tasks[e.id]) for e in entries])]
 
 
