@@ -2,4 +2,5 @@
 
     tools.py  the tools: schemas, the check of a call's arguments, the domain calls
     serve.py  the wire: the MCP SDK's server over stdio (imported only by `aidp mcp`)
+    sdk.py    the SDK's server parts, imported without its client and MCPServer
 """

@@ -1,7 +1,8 @@
 """`aidp mcp`'s wire: the MCP SDK's low-level server over stdio, with aidp's tools.
 
-The SDK (`mcp`, 2.x) is imported here and nowhere else, and only `aidp mcp` imports
-this module, so no other command pays for it (tests/test_startup.py checks both).
+The SDK (`mcp`, 2.x) is imported here and in .sdk (its server parts only) and nowhere
+else, and only `aidp mcp` imports this module, so no other command pays for it
+(tests/test_startup.py checks both).
 
 What the stock transport does not do, done here (see ../shared/notes/mcp.md):
 - a line that is not JSON gets a JSON-RPC parse error (-32700, id null), and a JSON
@@ -21,13 +22,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import mcp_types as types
-from mcp.server import Server
-from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from aidp import __version__
+from aidp.toolserver.sdk import Server, SessionMessage, stdio_server, types
 from aidp.toolserver.tools import TOOLS, Place, call
 
 INSTRUCTIONS = (
