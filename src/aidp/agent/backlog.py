@@ -27,7 +27,7 @@ from __future__ import annotations
 from aidp import queue, todos
 from aidp.agent import prompt as prompts
 from aidp.agent.loop import Loop, Message
-from aidp.errors import ExitCode, InvalidInput
+from aidp.errors import ExitCode, InvalidInput, TaskNotFound
 from aidp.log import Fold
 from aidp.model import Record, transition
 from aidp.render import todo_text
@@ -89,6 +89,27 @@ class Drain:
         return ExitCode.OK
 
     # --- one task ----------------------------------------------------------------------
+
+    def work_on(self, tid: str) -> int:
+        """Work on one task this run's actor has claimed already (`run --parallel`'s
+        worker: one task per process) exactly as `run` does each task: its exit code
+        once it is settled. The claim is released when the agent fails or times out, and
+        on Ctrl-C (the interrupt goes on); it is kept when the agent paused for the user.
+        TaskNotFound when the task is not in this queue."""
+        task = self.log.read().tasks.get(tid)
+        if task is None:
+            raise TaskNotFound(tid, "not in this worktree's queue")
+        self.tried.append(tid)
+        self.current = tid
+        try:
+            code, _stop = self._work_on(task)
+        except KeyboardInterrupt:
+            self._release("interrupted")
+            raise
+        finally:
+            self._enter(self.home)
+        self.current = None
+        return code
 
     def _work_on(self, task: Record) -> tuple[int, bool]:
         """(exit code, whether the run stops) once the task is settled."""

@@ -82,19 +82,7 @@ def _work(job: dict[str, Any]) -> int:
     if loop.transcript.error:
         _say("warning", loop.transcript.error)
     try:
-        drain = Drain(loop, actor=job["actor"], guidance=job["guidance"])
-        task = log.read().tasks.get(tid)
-        if task is None:
-            _say("warning", f"Task {tid} is not in this worktree's queue")
-            return ExitCode.FAILURE
-        drain.current = tid
-        drain.tried.append(tid)
-        try:
-            code, _stop = drain._work_on(task)
-        except KeyboardInterrupt:
-            drain._release("interrupted")
-            return ExitCode.INTERRUPTED
-        return int(code)
+        return Drain(loop, actor=job["actor"], guidance=job["guidance"]).work_on(tid)
     finally:
         loop.close()
 
