@@ -515,3 +515,165 @@ def test_ctrl_c_during_a_merge_leaves_no_merge_half_done(cli, repo: Path,
     assert not (repo / ".git" / "MERGE_HEAD").exists()
     assert (repo / "shared.txt").read_text() == "ours\n"
     assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def hook(repo: Path, name: str, body: str) -> None:
+    """A git hook (Python) in the repository, shared by all its worktrees."""
+    path = repo / ".git" / "hooks" / name
+    path.write_text(f"#!{sys.executable}\nimport os, signal, sys\nfrom pathlib import Path\n"
+                    + body, encoding="utf-8")
+    path.chmod(0o755)
+
+
+def ctrl_c_from(marker: Path) -> str:
+    """Hook body: once, Ctrl-C to the run's process group (its id in `marker`), as a
+    terminal sends it while git is at work for the run."""
+    return (f"marker = Path({str(marker)!r})\n"
+            "if marker.exists():\n"
+            "    pgid = int(marker.read_text())\n"
+            "    marker.rename(str(marker) + '.sent')\n"
+            "    os.killpg(pgid, signal.SIGINT)\n")
+
+
+def start_run(repo: Path, *args: str) -> subprocess.Popen[str]:
+    """`aidp run --backlog ARGS` in a process group of its own (the group a terminal's
+    Ctrl-C goes to)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "aidp", "run", "--backlog", *args], cwd=repo,
+        env={**os.environ, "AIDP_DIR": str(repo)}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_ctrl_c_during_a_real_merge_finishes_it_reports_it_and_stops_the_rest(
+        cli, agent, repo: Path, tmp_path: Path) -> None:
+    """Ctrl-C to the run's group while `--merge` runs git merge (a pre-merge-commit
+    hook sends it, mid-merge): git does not get it, the merge completes, the task's
+    outcome is in --json with its Merged and ended lines, and then the other agent is
+    stopped, its task released and its worktree kept."""
+    fast = add(cli, "Fast", "-p", "high")
+    slow = add(cli, "Slow")
+    commit_all(repo)
+    marker = tmp_path / "run.pgid"
+    hook(repo, "pre-merge-commit", ctrl_c_from(marker))
+    worker = agent(
+        "wait_for(2)\n"
+        "if TASK == " + repr(fast) + ":\n" + "".join(
+            "    " + line + "\n" for line in DILIGENT.splitlines()) +
+        "else:\n"
+        "    Path('scratch.txt').write_text('half done')\n"
+        "    time.sleep(120)\n")
+    proc = start_run(repo, "--parallel", "2", "--merge", "--json", "--agent",
+                     worker.command)
+    marker.write_text(str(proc.pid))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert Path(str(marker) + ".sent").exists()  # the Ctrl-C came mid-merge
+    by_id = {t["id"]: t for t in json.loads(out)["tasks"]}
+    assert by_id[fast] == {"id": fast, "status": "done", "branch": f"aidp/{hex_of(fast)}",
+                           "merged": True, "exit_code": 0}
+    assert (by_id[slow]["status"], by_id[slow]["exit_code"]) == ("pending", 130)
+    # The merge is whole on main: its commit, the file, nothing half done.
+    assert not (repo / ".git" / "MERGE_HEAD").exists()
+    assert (repo / f"file-{hex_of(fast)}.txt").read_text() == f"{hex_of(fast)}\n"
+    assert git(repo, "log", "-1", "--format=%P").split()[1] == git(
+        repo, "rev-parse", f"aidp/{hex_of(fast)}").strip()
+    assert git(repo, "status", "--porcelain", "--untracked-files=no").splitlines() in (
+        [], [f" M {TASKLIST}"])
+    assert f"[{hex_of(fast)}] ✓ Merged aidp/{hex_of(fast)} into main" in err
+    assert f"[{hex_of(fast)}] ■ Fast ended: done, exit code 0" in err
+    assert not (repo / ".aidp" / "worktrees" / hex_of(fast)).exists()
+    # Then the rest stopped: released, worktree kept and named.
+    found = state(cli)
+    assert found[fast]["status"] == "done"
+    assert found[slow]["status"] == "pending" and "assignee" not in found[slow]
+    kept = repo / ".aidp" / "worktrees" / hex_of(slow)
+    assert (kept / "scratch.txt").read_text() == "half done"
+    assert f"[{hex_of(slow)}] Kept the worktree {kept} (interrupted)" in err
+
+
+def test_ctrl_c_during_worktree_add_leaves_a_worktree_the_next_run_takes_up(
+        cli, agent, repo: Path, tmp_path: Path) -> None:
+    """Ctrl-C to the run's group while git makes a task's worktree (its post-checkout
+    hook sends it): git finishes the worktree, the run then stops the agent it started
+    there and releases the task, and the next run works in that worktree."""
+    tid = add(cli, "Interrupted early")
+    commit_all(repo)
+    marker = tmp_path / "run.pgid"
+    hook(repo, "post-checkout", ctrl_c_from(marker))
+    waiting = agent("time.sleep(120)\n")
+    proc = start_run(repo, "--parallel", "2", "--json", "--agent", waiting.command)
+    marker.write_text(str(proc.pid))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert Path(str(marker) + ".sent").exists()
+    where = repo / ".aidp" / "worktrees" / hex_of(tid)
+    assert json.loads(out)["tasks"] == [
+        {"id": tid, "status": "pending", "branch": f"aidp/{hex_of(tid)}",
+         "merged": False, "exit_code": 130}]
+    assert f"[{hex_of(tid)}] Kept the worktree {where} (interrupted)" in err
+    found = state(cli)[tid]
+    assert found["status"] == "pending" and "assignee" not in found
+    # A whole worktree on the task's branch, which the next run takes up.
+    assert git(where, "rev-parse", "--abbrev-ref", "HEAD").strip() == f"aidp/{hex_of(tid)}"
+    assert git(where, "status", "--porcelain").strip() == ""
+    diligent = agent(DILIGENT)
+    result = run(repo, "--parallel", "2", "--agent", diligent.command)
+    assert result.returncode == 0, result
+    assert [c["cwd"] for c in diligent.calls(tid)][-1] == str(where)
+    assert state(cli)[tid]["status"] == "done"
+    assert not where.exists()
+
+
+def test_after_a_failing_agent_no_task_starts_and_the_run_says_why(
+        cli, agent, repo: Path) -> None:
+    bad = add(cli, "Breaks", "-p", "high")
+    good = add(cli, "Works")
+    later = add(cli, "Later", "-p", "low")
+    commit_all(repo)
+    bad_tree = repo / ".aidp" / "worktrees" / hex_of(bad)
+    # The good agent ends only once the run has settled the failed one (its worktree
+    # removed), so the free slot comes after the failure.
+    worker = agent(
+        "wait_for(2)\n"
+        "if TASK == " + repr(bad) + ":\n    sys.exit(3)\n"
+        f"while Path({str(bad_tree)!r}).exists():\n    time.sleep(0.05)\n" + DILIGENT)
+    result = run(repo, "--parallel", "2", "--agent", worker.command)
+    assert result.returncode == 3, result
+    found = state(cli)
+    assert (found[bad]["status"], found[good]["status"], found[later]["status"]) == (
+        "pending", "done", "pending")
+    assert worker.calls(later) == []
+    assert ("📋 An agent failed (exit code 3), so no new task was started after it: the "
+            "parallel run stops") in result.stdout
+    assert "Nothing ready" not in result.stdout
+    assert "📋 Parallel run: 2 claimed, 1 done" in result.stdout
+
+
+@pytest.mark.parametrize("registered", [True, False])
+def test_a_worktree_add_that_never_finished_is_made_again(cli, agent, repo: Path,
+                                                          registered: bool) -> None:
+    """What a `git worktree add` killed before its checkout leaves (the folder with only
+    its .git file, registered and locked while git was at it; or the bare folder) is
+    not refused, nor used half made: the run makes the worktree again."""
+    tid = add(cli, "After a killed add")
+    commit_all(repo)
+    where = repo / ".aidp" / "worktrees" / hex_of(tid)
+    if registered:
+        git(repo, "worktree", "add", "-q", "-b", f"aidp/{hex_of(tid)}", str(where), "HEAD")
+        for entry in where.iterdir():
+            if entry.name != ".git":
+                subprocess.run(["rm", "-rf", str(entry)], check=True)
+        admin = Path(git(where, "rev-parse", "--absolute-git-dir").strip())
+        (admin / "locked").write_text("initializing\n")
+    else:
+        where.mkdir(parents=True)
+    worker = agent("print('sees ' + str(Path('.aidp/tasklist.jsonl').exists()))\n"
+                   + DILIGENT)
+    result = run(repo, "--parallel", "2", "--agent", worker.command)
+    assert result.returncode == 0, result
+    assert f"[{hex_of(tid)}] sees True" in result.stdout  # a whole checkout
+    assert state(cli)[tid]["status"] == "done"
+    assert not where.exists()  # finished and removed, not kept for missing files
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+    assert git(repo, "show", f"aidp/{hex_of(tid)}:file-{hex_of(tid)}.txt") == \
+        f"{hex_of(tid)}\n"

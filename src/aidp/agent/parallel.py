@@ -20,7 +20,10 @@ An agent that fails has its task released (by the worker, or by the run when the
 worker could not) and the others go on; no new task starts after a failure, and the
 run exits with the first failing agent's code. Ctrl-C (or SIGTERM) sends SIGINT to
 every worker, which stops its agent's process group and releases its task; the
-worktrees are kept and named; exit 130.
+worktrees are kept and named; exit 130. A step under way when it comes (a claim and
+its worktree, an ended agent settled: records, commit, merge, removal) is finished
+first, its git out of the terminal's reach (parallel_git.held_interrupts), and its
+task reported as it ended.
 """
 
 from __future__ import annotations
@@ -32,21 +35,25 @@ import subprocess
 import sys
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
 from aidp import queue
 from aidp.agent.continuation import Limits
-from aidp.agent.parallel_git import Checkout, branch_of, hex_of
+from aidp.agent.parallel_git import Checkout, branch_of, held_interrupts, hex_of
 from aidp.agent.parallel_view import PlainView
 from aidp.agent.parallel_worker import job_for
 from aidp.agent.presets import AgentSpec
 from aidp.errors import AidpError, ExitCode, InvalidInput
 from aidp.line import parse_line
 from aidp.log import TaskLog
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 MAX_PARALLEL = 16
 STOP_GRACE_SECONDS = 20.0  # how long interrupted workers get to stop and release
@@ -115,25 +122,41 @@ class Parallel:
 
     def run(self) -> int:
         check_parallel(self.width)
-        if self.merge:
-            committed = self.checkout.commit_tasklist()
-            if committed:
-                self.view.info(f"✓ Committed the tasklist on {self.checkout.branch}: "
-                               f"{committed}")
         try:
+            if self.merge:
+                with self._whole():
+                    committed = self.checkout.commit_tasklist()
+                if committed:
+                    self.view.info(f"✓ Committed the tasklist on {self.checkout.branch}: "
+                                   f"{committed}")
             self._schedule()
         except KeyboardInterrupt:
-            self.interrupted = True
             self._stop_all()
         if self.interrupted:
             return ExitCode.INTERRUPTED
-        if self._nothing is not None:
-            self.view.info(f"📋 {self._nothing}: the parallel run stops")
+        self.view.info(f"📋 {self._why_stopped()}: the parallel run stops")
         done = sum(o.status == "done" for o in self.outcomes)
         merged = sum(o.merged for o in self.outcomes)
         tail = f", {merged} merged" if self.merge else ""
         self.view.info(f"📋 Parallel run: {len(self.outcomes)} claimed, {done} done{tail}")
         return self.first_failure or ExitCode.OK
+
+    def _why_stopped(self) -> str:
+        if self.first_failure is not None:
+            return (f"An agent failed (exit code {self.first_failure}), so no new task "
+                    "was started after it")
+        if self.max_tasks is not None and len(self.tried) >= self.max_tasks:
+            return f"--max-tasks {self.max_tasks} reached"
+        return self._nothing or "Nothing ready to claim"
+
+    @contextmanager
+    def _whole(self) -> Iterator[None]:
+        """A step that must not stop half-way: a Ctrl-C (or SIGTERM) that comes meanwhile
+        stops the run once the step is done (git in it never sees the signal)."""
+        with held_interrupts() as came:
+            yield
+        if came:
+            raise KeyboardInterrupt
 
     def _schedule(self) -> None:
         while True:
@@ -149,38 +172,42 @@ class Parallel:
 
     def _start_more(self) -> None:
         while len(self.running) < self.width and self._can_start():
-            try:
-                claimed = queue.claim(self.log, None, self.actor,
-                                      exclude=[*self.tried, *self._waiting_on_running()])
-            except queue.NothingReady as exc:
-                self._nothing = str(exc).split(";")[0]
-                return
-            self._nothing = None
-            task = claimed.task
-            tid = task["id"]
-            self.tried.append(tid)
-            description = str(task.get("description", ""))
-            key = hex_of(tid)
-            try:
-                project = self.checkout.prepare(tid)
-                proc = self._spawn(project, tid)
-            except (AidpError, OSError) as exc:
-                self.view.warning(f"[{key}] Cannot start an agent on task "
-                                  f"{queue.short(tid, self.log.read())}: {exc}")
-                queue.release(self.log, [tid])
-                self._failed(ExitCode.FAILURE)
-                self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.FAILURE))
-                return
-            except KeyboardInterrupt:  # claimed, not started: put it back
-                queue.release(self.log, [tid])
-                self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.INTERRUPTED))
-                raise
-            agent = Agent(tid, description, project, proc)
-            self.running[key] = agent
-            self.view.info(f"[{key}] ▶ Task {len(self.tried)}: {description} "
-                           f"({queue.short(tid, self.log.read())}) on {branch_of(tid)}, "
-                           f"claimed as {self.actor}")
-            self.view.state(key, description, "working")
+            with self._whole():  # claimed, its worktree made and its agent started, or not
+                if not self._start_one():
+                    return
+
+    def _start_one(self) -> bool:
+        """Claim the next ready task and start an agent on it; False when none was
+        started (nothing ready, or the agent could not start)."""
+        try:
+            claimed = queue.claim(self.log, None, self.actor,
+                                  exclude=[*self.tried, *self._waiting_on_running()])
+        except queue.NothingReady as exc:
+            self._nothing = str(exc).split(";")[0]
+            return False
+        self._nothing = None
+        task = claimed.task
+        tid = task["id"]
+        self.tried.append(tid)
+        description = str(task.get("description", ""))
+        key = hex_of(tid)
+        try:
+            project = self.checkout.prepare(tid)
+            proc = self._spawn(project, tid)
+        except (AidpError, OSError) as exc:
+            self.view.warning(f"[{key}] Cannot start an agent on task "
+                              f"{queue.short(tid, self.log.read())}: {exc}")
+            queue.release(self.log, [tid])
+            self._failed(ExitCode.FAILURE)
+            self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.FAILURE))
+            return False
+        agent = Agent(tid, description, project, proc)
+        self.running[key] = agent
+        self.view.info(f"[{key}] ▶ Task {len(self.tried)}: {description} "
+                       f"({queue.short(tid, self.log.read())}) on {branch_of(tid)}, "
+                       f"claimed as {self.actor}")
+        self.view.state(key, description, "working")
+        return True
 
     def _waiting_on_running(self) -> list[str]:
         """Ready tasks that waited on a task an agent of this run still works on: its
@@ -230,12 +257,13 @@ class Parallel:
             item = self._lines.get(timeout=wait)
         except queues.Empty:
             return
-        while True:
-            self._handle(*item)
-            try:
-                item = self._lines.get_nowait()
-            except queues.Empty:
-                return
+        with self._whole():  # an agent's end is settled whole: outcome, commit, merge
+            while True:
+                self._handle(*item)
+                try:
+                    item = self._lines.get_nowait()
+                except queues.Empty:
+                    return
 
     def _handle(self, key: str, stream: str, raw: bytes | None) -> None:
         agent = self.running.get(key)
@@ -351,7 +379,9 @@ class Parallel:
 
     def _stop_all(self) -> None:
         """SIGINT to every worker (each stops its agent's group and releases its task),
-        then wait for them, SIGKILL after a grace (or a second Ctrl-C)."""
+        then wait for them, SIGKILL after a grace (or a second Ctrl-C). The agents that
+        ended before are settled already (a Ctrl-C waits for a step under way)."""
+        self.interrupted = True
         for agent in self.running.values():
             _signal(agent.proc, signal.SIGINT)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -360,11 +390,12 @@ class Parallel:
                 self._pump(0.2)
         except KeyboardInterrupt:
             pass
-        for agent in list(self.running.values()):
-            _signal(agent.proc, signal.SIGKILL)
-            agent.exit_code = _exit_code(agent.proc)
-            agent.open_streams = 0
-            self._ended(agent)
+        with held_interrupts():  # what is left is bookkeeping: no Ctrl-C cuts it short
+            for agent in list(self.running.values()):
+                _signal(agent.proc, signal.SIGKILL)
+                agent.exit_code = _exit_code(agent.proc)
+                agent.open_streams = 0
+                self._ended(agent)
         self.view.warning("Interrupted: every agent was stopped and its task released; "
                           "the worktrees are kept (listed above)")
 

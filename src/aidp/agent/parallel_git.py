@@ -12,17 +12,51 @@ worktree kept at that path is used as it is.
 from __future__ import annotations
 
 import os
+import signal
+import threading
+from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aidp import files, worktrees
 from aidp.errors import InvalidInput
-from aidp.git.runner import GitError, Repo, repo_of, run
+from aidp.git.runner import GitError, Repo, own_session, repo_of, run
 from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 WORKTREES = "worktrees"  # under .aidp/
 BRANCH_PREFIX = "aidp/"
 IGNORE_ALL = b"# aidp run --parallel: the agents' worktrees, local to this clone\n*\n"
+
+
+@contextmanager
+def held_interrupts() -> Iterator[list[int]]:
+    """Ctrl-C and SIGTERM held back while a step that must not stop half-way runs (a
+    claim and its worktree, a merge, a finished worktree committed and removed), git
+    started inside in a session of its own so the terminal's Ctrl-C does not reach it
+    either. Yields the list of the signals that came meanwhile: the caller acts on them
+    once the step is done. Off the main thread (no signal handlers there) nothing is
+    held back."""
+    came: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        with own_session():
+            yield came
+        return
+
+    def hold(signum: int, frame: object) -> None:
+        came.append(signum)
+
+    previous = {signum: signal.signal(signum, hold)
+                for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with own_session():
+            yield came
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def hex_of(tid: str) -> str:
@@ -106,6 +140,8 @@ class Checkout:
                     pass
         path = self.worktree_path(tid)
         branch = branch_of(tid)
+        if _unfinished(path):
+            self._clear(path)
         live = {os.path.realpath(t) for t in worktrees.worktree_tops(self._common())}
         if os.path.realpath(path) in live:
             return path / self.subpath
@@ -119,6 +155,17 @@ class Checkout:
         else:
             run(self.repo.top, "worktree", "add", "--quiet", "-b", branch, str(path), "HEAD")
         return path / self.subpath
+
+    def _clear(self, path: Path) -> None:
+        """What a `git worktree add` that never finished left (killed before its
+        checkout): the folder holds nothing of anyone's work, so it goes, registration
+        and all, and the worktree is made again."""
+        run(self.repo.top, "worktree", "remove", "--force", "--force", str(path),
+            check=False)
+        if path.is_dir() and not path.is_symlink():
+            (path / ".git").unlink(missing_ok=True)
+            path.rmdir()
+        run(self.repo.top, "worktree", "prune", check=False)
 
     def _common(self) -> Path:
         shared = worktrees.find(self.log.root)
@@ -178,6 +225,18 @@ class Checkout:
             return f"conflicts in {', '.join(names[:3])}"
         lines = ((done.stderr or done.stdout) if done is not None else "").strip().splitlines()
         return lines[-1] if lines else "git merge failed"
+
+
+def _unfinished(path: Path) -> bool:
+    """A worktree folder an interrupted `git worktree add` left: a real folder holding
+    nothing, or nothing but its `.git` file (no checkout was made in it)."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    return set(names) <= {".git"} and not (path / ".git").is_dir()
 
 
 def _porcelain_paths(out: str) -> list[str]:

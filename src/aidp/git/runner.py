@@ -4,12 +4,15 @@ files at a revision."""
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
 from aidp.errors import AidpError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from subprocess import CompletedProcess
 
     from aidp.log import TaskLog
@@ -21,6 +24,20 @@ class GitError(AidpError):
 
 
 # --- running git -------------------------------------------------------------------------
+
+_OWN_SESSION: ContextVar[bool] = ContextVar("aidp_git_own_session", default=False)
+
+
+@contextmanager
+def own_session() -> Iterator[None]:
+    """git started inside runs in a session of its own, out of the terminal's reach: a
+    Ctrl-C meant for the caller cannot stop a merge or a `worktree add` half-way. The
+    caller holds its own interrupt back until git is done (`run --parallel`)."""
+    token = _OWN_SESSION.set(True)
+    try:
+        yield
+    finally:
+        _OWN_SESSION.reset(token)
 
 
 @overload
@@ -38,6 +55,7 @@ def run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None =
         done = subprocess.run(
             ["git", *args], cwd=root, capture_output=True, text=True, check=False,
             env={**os.environ, **(env or {})}, input=stdin, timeout=300,
+            start_new_session=_OWN_SESSION.get(),
         )
     except (OSError, subprocess.SubprocessError) as exc:
         if check:
