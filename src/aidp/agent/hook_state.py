@@ -18,6 +18,7 @@ import orjson
 from aidp import files
 from aidp.errors import StorageError
 from aidp.paths import DATA_DIR
+from aidp.stamp import StatKey, stat_key
 
 STATE_DIR = "hooks"
 STATE_TTL = 14 * 86400  # state of sessions untouched this long is swept at session start
@@ -190,30 +191,22 @@ def _parents_from_ps() -> Callable[[int], int | None]:
     return table.get
 
 
+# The parsed hook state files `session_of_agent` read, by project root and name, with
+# the stat data they were read with: a server asks on every tool call, and re-reads only
+# a file whose stat data changed. Every change of a file sets its ctime (which nothing
+# can set back) to the clock's coarse tick; so a file whose ctime was less than RACY_NS
+# before it was read is not kept, as a write in that same tick would not change it.
+_PARSED: dict[tuple[str, str], tuple[StatKey, object]] = {}
+RACY_NS = 2_000_000_000
+
+
 def session_of_agent(root: Path, agent_pid: int) -> str | None:
     """The session aidp's hooks last used for the agent process `agent_pid` (the
     process that started an `aidp mcp` server): the hook state whose recorded ancestors
     include it, the most recently updated; None when no hook of that agent ran here."""
     best: tuple[int, str] | None = None
     key = process_key(agent_pid)
-    try:  # never through a linked .aidp/hooks, never a FIFO or link in it (aidp.files)
-        folder = _folder(root)
-    except (OSError, StorageError):
-        return None
-    with folder:
-        found = []
-        try:
-            names = [entry.name for entry in folder.scandir()]
-        except OSError:
-            return None
-        for name in names:
-            if not name.endswith(".json") or not folder.is_regular(name):
-                continue
-            try:
-                found.append(orjson.loads(folder.read(name) or b""))
-            except (OSError, StorageError, orjson.JSONDecodeError):
-                continue
-    for data in found:
+    for data in _states(root):
         if not isinstance(data, dict):
             continue
         agents = data.get("agents")
@@ -227,3 +220,47 @@ def session_of_agent(root: Path, agent_pid: int) -> str | None:
         if isinstance(session, str) and session and isinstance(updated, int) and fresher:
             best = (updated, session)
     return best[1] if best is not None else None
+
+
+def _states(root: Path) -> list[object]:
+    """Every hook state file's parsed JSON under `root` (None for a damaged one), each
+    read again only when its stat data changed since it was last read (_PARSED)."""
+    place = str(root)
+    try:  # never through a linked .aidp/hooks, never a FIFO or link in it (aidp.files)
+        folder = _folder(root)
+    except (OSError, StorageError):
+        return []
+    found: list[object] = []
+    seen = set()
+    with folder:
+        try:
+            names = [entry.name for entry in folder.scandir()]
+        except OSError:
+            return []
+        for name in names:
+            info = folder.lstat(name) if name.endswith(".json") else None
+            if info is None or not stat.S_ISREG(info.st_mode):
+                continue
+            seen.add(name)
+            now, was = stat_key(info), _PARSED.get((place, name))
+            if was is not None and was[0] == now:
+                found.append(was[1])
+                continue
+            started = time.time_ns()
+            try:
+                raw = folder.read(name) or b""
+            except (OSError, StorageError):
+                _PARSED.pop((place, name), None)
+                continue
+            try:
+                data: object = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                data = None  # damaged: left out, and not read again while unchanged
+            found.append(data)
+            if info.st_ctime_ns < started - RACY_NS:
+                _PARSED[(place, name)] = (now, data)
+            else:
+                _PARSED.pop((place, name), None)
+    for gone in [k for k in _PARSED if k[0] == place and k[1] not in seen]:
+        del _PARSED[gone]
+    return found
