@@ -9,7 +9,7 @@ alone)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -79,28 +79,42 @@ def fold_bytes(data: bytes) -> Fold:
 def resolve(fold: Fold, data: bytes) -> None:
     """Fold each of `fold`'s conflicted tasks again from its records with
     merge_task: `data` is what the fold was fed (from line 1)."""
+    fold.tasks.update(merge_all(fold.conflicted, [data]))
+
+
+def merge_all(ids: Iterable[str], blocks: Iterable[bytes]) -> dict[str, Record]:
+    """Each of `ids`' tasks folded field by field from all its records (merge_task), for
+    the plain fold and the store alike: `blocks` hold the file's lines from line 1 on,
+    each block whole lines (the last block's last line may lack its newline)."""
     import re
 
-    ids = sorted(fold.conflicted)
-    pattern = re.compile(b"|".join(re.escape(orjson.dumps(tid)) for tid in ids))
-    entries: dict[str, list[tuple[Record, FoldKey, Record | None]]] = {t: [] for t in ids}
+    order = sorted(ids)
+    pattern = re.compile(b"|".join(re.escape(orjson.dumps(tid)) for tid in order))
+    entries: dict[str, list[tuple[Record, FoldKey, Record | None]]] = {t: [] for t in order}
     waiting: dict[tuple[Any, Any], Record] = {}
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if not pattern.search(raw):
+    number = 0
+    for data in blocks:
+        parts = data.split(b"\n")
+        if not parts[-1]:
+            parts.pop()  # after the last newline
+        if not pattern.search(data):
+            number += len(parts)
             continue
-        record = parse_line(raw)
-        if record is None:
-            continue
-        if record.get("type") == FIELDS:
-            found = companion_key(record)
-            if found is not None and found[0] in entries:
-                waiting[found] = record
-        elif "type" not in record and record.get("id") in entries:
-            spec = waiting.pop((record["id"], record.get("updated_at")), None)
-            entries[record["id"]].append((record, key_of(record, number), spec))
-    for tid, records in entries.items():
-        if records:
-            fold.tasks[tid] = merge_task(records)
+        for raw in parts:
+            number += 1
+            if not pattern.search(raw):
+                continue
+            record = parse_line(raw)
+            if record is None:
+                continue
+            if record.get("type") == FIELDS:
+                found = companion_key(record)
+                if found is not None and found[0] in entries:
+                    waiting[found] = record
+            elif "type" not in record and record.get("id") in entries:
+                spec = waiting.pop((record["id"], record.get("updated_at")), None)
+                entries[record["id"]].append((record, key_of(record, number), spec))
+    return {tid: merge_task(records) for tid, records in entries.items() if records}
 
 
 def merge_task(entries: list[tuple[Record, FoldKey, Record | None]]) -> Record:

@@ -79,7 +79,7 @@ class StoreTasks(Mapping[str, Record]):
 
     def record(self, rid: str, off: int, size: int) -> Record:
         """The task a row stands for: its line in the log, or (`off` -1: a task two
-        clones changed concurrently) its record folded field by field (fill._merge)."""
+        clones changed concurrently) its record folded field by field (fields.merge_all)."""
         if off >= 0:
             return self.log.record(rid, off, size)
         found = self.conn.execute("SELECT record FROM merged WHERE id = ?", (rid,)).fetchone()
