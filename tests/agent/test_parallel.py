@@ -196,7 +196,9 @@ def test_the_next_ready_task_gets_a_free_slot_and_merge_brings_the_work_home(
     assert f"[{hex_of(later)}] sees the first task work" in result.stdout
     for tid in (first, later):
         assert (repo / f"file-{hex_of(tid)}.txt").read_text() == f"{hex_of(tid)}\n"
-        assert f"[{hex_of(tid)}] ✓ Merged aidp/{hex_of(tid)} into main" in result.stdout
+        assert (f"[{hex_of(tid)}] ✓ Merged aidp/{hex_of(tid)} into main (branch "
+                "deleted)") in result.stdout
+    assert git(repo, "branch", "--list", "aidp/*") == ""  # merged, so deleted
     assert git(repo, "status", "--porcelain").strip() == ""
     assert all(t["status"] == "done" for t in state(cli).values())
     assert all(t["status"] == "done" for t in own_tasklist(repo).values())
@@ -225,6 +227,7 @@ def test_a_conflicting_branch_is_left_and_named(cli, agent, repo: Path) -> None:
     assert (f"Not merged: {branch} (conflicts in shared.txt); it is left for you: "
             f"git merge {branch}") in result.stderr
     assert git(repo, "show", f"{branch}:shared.txt") == f"{hex_of(left[0]['id'])}\n"
+    assert git(repo, "branch", "--list", "aidp/*").split() == [branch]  # the merged one went
     assert git(repo, "status", "--porcelain").strip() == ""  # the merge was undone
     assert not (repo / ".git" / "MERGE_HEAD").exists()
 
@@ -575,11 +578,11 @@ def test_ctrl_c_during_a_real_merge_finishes_it_reports_it_and_stops_the_rest(
     # The merge is whole on main: its commit, the file, nothing half done.
     assert not (repo / ".git" / "MERGE_HEAD").exists()
     assert (repo / f"file-{hex_of(fast)}.txt").read_text() == f"{hex_of(fast)}\n"
-    assert git(repo, "log", "-1", "--format=%P").split()[1] == git(
-        repo, "rev-parse", f"aidp/{hex_of(fast)}").strip()
+    assert git(repo, "log", "-1", "--format=%s") == f"Merge branch 'aidp/{hex_of(fast)}'\n"
+    assert len(git(repo, "log", "-1", "--format=%P").split()) == 2
     assert git(repo, "status", "--porcelain", "--untracked-files=no").splitlines() in (
         [], [f" M {TASKLIST}"])
-    assert f"[{hex_of(fast)}] ✓ Merged aidp/{hex_of(fast)} into main" in err
+    assert f"[{hex_of(fast)}] ✓ Merged aidp/{hex_of(fast)} into main (branch deleted)" in err
     assert f"[{hex_of(fast)}] ■ Fast ended: done, exit code 0" in err
     assert not (repo / ".aidp" / "worktrees" / hex_of(fast)).exists()
     # Then the rest stopped: released, worktree kept and named.

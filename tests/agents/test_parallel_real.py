@@ -57,8 +57,9 @@ def test_two_agents_at_once_and_their_branches_merged(cli: str, request, fake_mo
     assert all(str(worktrees / hex_of(tid)) in seen for tid in ids)
     # Main holds both branches and a clean work tree: the tasklist was committed first.
     assert git(world, "status", "--porcelain").strip() == ""
-    merged = git(world, "branch", "--merged", "main")
-    assert all(f"aidp/{hex_of(tid)}" in merged for tid in ids)
+    log = git(world, "log", "--format=%s", "main")
+    assert all(f"Merge branch 'aidp/{hex_of(tid)}'" in log for tid in ids)
+    assert git(world, "branch", "--list", "aidp/*") == ""  # merged, so deleted
 
 
 def test_claude_and_codex_at_once_on_one_queue(agent_world, fake_model) -> None:

@@ -14,7 +14,8 @@ its final state stays there when the worktree goes; then it commits the worktree
 tasklist alone on the task's branch and removes the worktree (kept and named when it
 holds other uncommitted changes, or the agent paused for the user). With `--merge` a
 task that ended done has its branch merged into the starting branch at once (so later
-worktrees start from it); one that does not merge cleanly is left, named.
+worktrees start from it), and the merged branch deleted; one that does not merge cleanly
+is left, named.
 
 An agent that fails has its task released (by the worker, or by the run when the
 worker could not) and the others go on; no new task starts after a failure, and the
@@ -307,8 +308,9 @@ class Parallel:
             why = self.checkout.merge(agent.tid)
             agent.merged = why is None
             if why is None:
+                gone = " (branch deleted)" if self.checkout.drop_branch(agent.tid) else ""
                 self.view.info(f"[{agent.key}] ✓ Merged {branch_of(agent.tid)} into "
-                               f"{self.checkout.branch}")
+                               f"{self.checkout.branch}{gone}")
             else:
                 self.view.warning(f"[{agent.key}] Not merged: {branch_of(agent.tid)} ({why}); "
                                   f"it is left for you: git merge {branch_of(agent.tid)}")

@@ -198,6 +198,13 @@ class Checkout:
                 if done is not None else "git could not be run"
         return None
 
+    def drop_branch(self, tid: str) -> bool:
+        """Delete the task's branch once it is merged into the starting branch (`git
+        branch -d`: never a commit the starting branch lacks); False when git keeps it
+        (checked out in a worktree that was kept, say)."""
+        done = run(self.repo.top, "branch", "-d", "-q", branch_of(tid), check=False)
+        return done is not None and done.returncode == 0
+
     def merge(self, tid: str) -> str | None:
         """Merge the task's branch into the starting branch (its tasklist committed alone
         first). None when merged; else why not (the merge is undone, the branch left)."""
