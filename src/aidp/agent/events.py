@@ -10,10 +10,13 @@ Events only ever become values here (text, notes, plans); nothing in them is run
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
+
+from aidp.toolserver.tools import TOOLS as AIDP_TOOLS
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -74,8 +77,26 @@ def one_line(value: object, width: int = NOTE_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def summarize(arguments: object) -> str:
-    """A few words about a tool call's arguments."""
+# aidp's own tools (`aidp mcp`) as each CLI names them in its output: Claude Code
+# `mcp__aidp__T`, Codex `aidp.T` (server.tool; `mcp__aidp.T` to its model), Gemini CLI
+# `mcp_aidp_T` (older: `aidp__T` or plain `T`), opencode `aidp_T`, Copilot CLI `aidp-T`.
+_AIDP_TOOL = re.compile(
+    r"(?:mcp__aidp__|mcp__aidp\.|aidp\.|mcp_aidp_|aidp__|aidp_|aidp-)?"
+    rf"({'|'.join(map(re.escape, AIDP_TOOLS))})")
+
+
+def aidp_tool(name: object) -> str | None:
+    """aidp's own tool (`todo_write`, `tasks_file`, …) behind a CLI's name for it."""
+    found = _AIDP_TOOL.fullmatch(name) if isinstance(name, str) else None
+    return found.group(1) if found else None
+
+
+def summarize(arguments: object, *, tool: object = None) -> str:
+    """A few words about a tool call's arguments; `tool`, the name the call went to,
+    when it is one of aidp's own (as the agent's CLI names it), says which words."""
+    own = aidp_tool(tool)
+    if own is not None:
+        return _summarize_aidp(own, arguments)
     if isinstance(arguments, str):
         return one_line(arguments)
     if isinstance(arguments, list):
@@ -95,6 +116,33 @@ def summarize(arguments: object) -> str:
         if isinstance(value, str) and value.strip():
             return one_line(value)
     return ""
+
+
+def _summarize_aidp(tool: str, arguments: object) -> str:
+    """The note for a call of aidp's tool `tool`: what it plans, files, changes, asks."""
+    if isinstance(arguments, str) and arguments.lstrip().startswith("{"):
+        try:  # some CLIs report a call's arguments as the JSON text the model wrote
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            pass
+    if not isinstance(arguments, dict):
+        return summarize(arguments)
+    args = {k: v for k, v in arguments.items() if isinstance(v, (str, int, list))}
+    if tool == "todo_write":
+        items = args.get("items")
+        return f"{len(items)} items" if isinstance(items, list) else ""
+    if tool == "tasks_file":
+        return one_line(args.get("description", ""))
+    if tool == "tasks_update":
+        change = " ".join(str(args[k]) for k in ("id", "status") if k in args)
+        reason = args.get("reason")
+        return one_line(f"{change}: {reason}" if reason else change)
+    if tool == "tasks_claim":
+        return one_line(args["id"]) if "id" in args else "the first ready task"
+    if tool == "todo_read":
+        return ""
+    asked = ("status", "tag", "limit") if tool == "tasks_list" else ("limit",)
+    return one_line(", ".join(f"{k} {args[k]}" for k in asked if k in args))
 
 
 def _plan_status(value: object) -> str | None:
@@ -232,7 +280,7 @@ class OutputReader:
 
     def tool(self, name: object, arguments: object) -> list[Item]:
         label = name if isinstance(name, str) and name else "tool"
-        items: list[Item] = [Tool(one_line(label, 40), summarize(arguments))]
+        items: list[Item] = [Tool(one_line(label, 40), summarize(arguments, tool=label))]
         if _tool_key(label) in {_tool_key(t) for t in self.plan_tools}:
             todos = None
             if isinstance(arguments, dict):

@@ -81,7 +81,7 @@ def _event(reader: events.OutputReader, kind: str, event: dict[str, Any]) -> lis
             return [Tool("file_change", one_line(shown))]
         if item_type == "mcp_tool_call":
             name = f"{item.get('server', 'mcp')}.{item.get('tool', 'tool')}"
-            return [Tool(one_line(name, 40), summarize(item.get("arguments")))]
+            return [Tool(one_line(name, 40), summarize(item.get("arguments"), tool=name))]
         return [Tool("web_search", summarize(item.get("query")))]
     return []  # reasoning and kinds this version does not know
 
@@ -101,7 +101,7 @@ def _legacy(reader: events.OutputReader, msg: dict[str, Any]) -> list[events.Ite
     if kind == "mcp_tool_call_begin":
         call = msg["invocation"] if isinstance(msg.get("invocation"), dict) else {}
         name = f"{call.get('server', 'mcp')}.{call.get('tool', 'tool')}"
-        return [Tool(one_line(name, 40), summarize(call.get("arguments")))]
+        return [Tool(one_line(name, 40), summarize(call.get("arguments"), tool=name))]
     if kind == "plan_update":
         plan = events.read_plan(msg.get("plan"))
         return [plan] if plan is not None else []

@@ -63,8 +63,9 @@ def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Ite
         content = data.get("content")
         return reader.text(content) if isinstance(content, str) and content else []
     if kind == "tool.execution_start":
-        return [events.Tool(events.one_line(str(data.get("toolName") or "tool"), 40),
-                            events.summarize(data.get("arguments")))]
+        name = str(data.get("toolName") or "tool")
+        return [events.Tool(events.one_line(name, 40),
+                            events.summarize(data.get("arguments"), tool=name))]
     if kind == "session.todos_changed":
         reader.scratch[NAME] = True
         return []
