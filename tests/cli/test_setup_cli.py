@@ -244,3 +244,26 @@ def test_max_continuations_is_written_kept_and_checked(project: Path, cli) -> No
     assert bad.code == 2 and "--max-continuations" in bad.err
     both = cli("setup", "claude", "--remove", "--max-continuations", "4")
     assert both.code == 2 and "applies when adding the hooks" in both.err
+
+
+@pytest.mark.parametrize("command", ["setup", "hook"])
+def test_help_names_every_hooked_agent_and_the_files_setup_writes(cli, command: str) -> None:
+    """The help is the adapters' own (agents.HOOKED, their Setup and Hooks): an agent
+    with hooks added to the registry is named with its files, not left out of a list."""
+    from aidp.agent.agents import HOOKED
+
+    result = cli(command, "--help")
+    assert result.code == 0, result
+    shown = " ".join(result.out.replace("│", " ").split())
+    for adapter in HOOKED:
+        assert adapter.name in shown
+        assert adapter.setup is not None and adapter.hooks is not None
+        if command == "setup":
+            for path in (adapter.setup.settings, adapter.setup.instructions,
+                         adapter.setup.mcp_settings):
+                assert path in shown, (adapter.name, path)
+        else:
+            assert f"{adapter.name} {next(iter(adapter.hooks.events))}" in shown \
+                or f"{adapter.name} as " in shown
+    names = [adapter.name for adapter in HOOKED]  # the choices as a sentence says them
+    assert f"{', '.join(names[:-1])} or {names[-1]}." in shown

@@ -170,6 +170,11 @@ def info(message: str) -> None:
     sys.stderr.write(message + "\n")
 
 
+def either(words: Sequence[str]) -> str:
+    """Words as help text names the choices: `a`, `a or b`, `a, b or c`."""
+    return " or ".join(filter(None, (", ".join(words[:-1]), words[-1]))) if words else ""
+
+
 def fail(code: int) -> typer.Exit:
     return typer.Exit(code)
 

@@ -13,20 +13,33 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aidp.cli.common import env
+from aidp.agent.agents import HOOKED
+from aidp.cli.common import either, env
 
 if TYPE_CHECKING:
     from aidp.agent.hooks import Answer
 
 
+_AGENTS = either([adapter.name for adapter in HOOKED]) + "."
+
+
+def _events() -> str:
+    """Each hooked agent's events, as the EVENT help names them ("codex as claude" when
+    one agent's are another's): from the adapters, like the AGENT help."""
+    said: dict[tuple[str, ...], str] = {}
+    parts = []
+    for adapter in HOOKED:
+        events = tuple(adapter.hooks.events) if adapter.hooks is not None else ()
+        parts.append(f"{adapter.name} as {said[events]}" if events in said
+                     else f"{adapter.name} {', '.join(events)}")
+        said.setdefault(events, adapter.name)
+    return "; ".join(parts) + "."
+
+
 def hook(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., metavar="AGENT", help="claude, gemini or codex."),
-    event: str = typer.Argument(
-        ..., metavar="EVENT",
-        help="The agent's hook event: claude SessionStart, UserPromptSubmit, PostToolUse, "
-        "Stop; gemini SessionStart, BeforeAgent, AfterTool, AfterAgent; codex as claude.",
-    ),
+    agent: str = typer.Argument(..., metavar="AGENT", help=_AGENTS),
+    event: str = typer.Argument(..., metavar="EVENT", help="The agent's hook event: " + _events()),
     max_continuations: int = typer.Option(
         3, "--max-continuations", min=0, metavar="N",
         help="Refuse a stop at most N times in a row (reset by the next user prompt).",

@@ -6,13 +6,22 @@ from pathlib import Path
 
 import typer
 
-from aidp.cli.common import env, info
+from aidp.agent.agents import HOOKED
+from aidp.cli.common import either, env, info
 from aidp.errors import ExitCode, InvalidInput
+
+# What the help names comes from the adapters (agents/base.Setup): a new agent with
+# hooks is in it without an edit here.
+_SETUPS = [adapter.setup for adapter in HOOKED if adapter.setup is not None]
+_AGENTS = either([adapter.name for adapter in HOOKED]) + "."
+_INSTRUCTIONS = " / ".join(dict.fromkeys(setup.instructions for setup in _SETUPS))
+_MCP_FILES = ", ".join(setup.mcp_settings for setup in _SETUPS)
+_SETTINGS = ", ".join(setup.settings for setup in _SETUPS)
 
 
 def setup(
     ctx: typer.Context,
-    agent: str = typer.Argument(..., metavar="AGENT", help="claude, gemini or codex."),
+    agent: str = typer.Argument(..., metavar="AGENT", help=_AGENTS),
     remove: bool = typer.Option(
         False, "--remove",
         help="Take out exactly what setup added (hooks, snippet, MCP server)."
@@ -22,13 +31,13 @@ def setup(
     ),
     instructions: bool = typer.Option(
         False, "--instructions",
-        help="Also put a short aidp snippet into CLAUDE.md / GEMINI.md / AGENTS.md, "
-        "between markers.",
+        help="Also put a short aidp snippet into "
+        f"{_INSTRUCTIONS}, between markers.",
     ),
     mcp: bool = typer.Option(
         False, "--mcp",
         help="Also register aidp's MCP server ('aidp mcp') in the agent's project settings "
-        "(.mcp.json, .gemini/settings.json, .codex/config.toml).",
+        f"({_MCP_FILES}).",
     ),
     max_continuations: int | None = typer.Option(
         None, "--max-continuations", min=0, metavar="N",
@@ -36,14 +45,6 @@ def setup(
         "hook's own 3, or what the settings already say).",
     ),
 ) -> None:
-    """Install aidp's hooks (session start, plan mirror, stop) in the agent's project
-    settings (.claude/settings.json, .gemini/settings.json, .codex/hooks.json); with
-    --mcp, also aidp's MCP server; idempotent.
-
-    Examples:
-    $ aidp setup claude --mcp
-    $ aidp setup codex --check
-    """
     import shutil
 
     from aidp.agent import integrate
@@ -106,6 +107,16 @@ def setup(
     if shutil.which("aidp") is None:
         info("Warning: 'aidp' is not on PATH; the agent runs the hooks as 'aidp hook …', "
              "so put aidp on the PATH the agent sees (e.g. pipx install aidp-tasklist)")
+
+
+setup.__doc__ = f"""Install aidp's hooks (session start, plan mirror, stop) in the agent's project
+    settings ({_SETTINGS}); with --mcp, also aidp's MCP
+    server; idempotent.
+
+    Examples:
+    $ aidp setup {HOOKED[0].name} --mcp
+    $ aidp setup {HOOKED[-1].name} --check
+    """
 
 
 def _shown(path: Path | None, root: Path) -> str:
