@@ -47,6 +47,11 @@ def assert_same(log: TaskLog) -> Fold:
     # anything reads all of them; None (all of them) last.
     for about in (*IDS, "nope", IDS[:3], [IDS[4], "nope", IDS[0]], (), None):
         assert list(got.typed_records(about)) == list(full.typed_records(about))
+        own = list(full.typed_records(about, own=True))
+        assert list(got.typed_records(about, own=True)) == own
+        assert own == [r for r in full.typed_records() if about is None or (
+            isinstance(task := r[2].get("task"), str) and task in (
+                [about] if isinstance(about, str) else about))]
     assert queue.state(got) == queue.state(full)
     assert list(got.tasks) == list(full.tasks)
     assert len(got.tasks) == len(full.tasks)

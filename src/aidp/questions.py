@@ -170,22 +170,24 @@ class Questions:
         for at in range(0, len(ordered), batch):
             yield ordered[at:at + batch]
 
-    def typed_records(self, about: str | Collection[str] | None = None
-                      ) -> Iterable[tuple[str, FoldKey, Record]]:
+    def typed_records(self, about: str | Collection[str] | None = None, *,
+                      own: bool = False) -> Iterable[tuple[str, FoldKey, Record]]:
         """(id, fold key, record) of the typed records, in the fold's order; with
         `about` (a task id, or several), only those whose task is one of them or a task
         that may link to one: naming it as `blocked_by` or `parent` in any of its
         records (all of such a task's records, since its last parent record decides
         whether it is a child). What the work queue's state of some tasks reads
-        (`tasks show`, the links `list --json` adds to the tasks it found)."""
+        (`tasks show`, `claim`). With `own`, only those whose task is one of them (what
+        the links `list --json` adds to the tasks it found read)."""
         keys = self.typed_keys
         records = list(self.typed.items())
         if about is not None:
             wanted = {about} if isinstance(about, str) else set(about)
-            linked = {task for _rid, record in records
-                      if (_text(record.get("blocked_by")) in wanted
-                          or _text(record.get("parent")) in wanted)
-                      and isinstance(task := record.get("task"), str)}
+            linked = set() if own else {
+                task for _rid, record in records
+                if (_text(record.get("blocked_by")) in wanted
+                    or _text(record.get("parent")) in wanted)
+                and isinstance(task := record.get("task"), str)}
             linked |= wanted
             records = [(rid, record) for rid, record in records
                        if isinstance(task := record.get("task"), str) and task in linked]

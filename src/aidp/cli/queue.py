@@ -102,7 +102,7 @@ def ready(
                          limit=limit if not tag and session is None else None)
     found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)
     if chosen != "table":
-        qs = core.state(fold, about=[t["id"] for t in found])  # their links only
+        qs = core.state(fold, about=[t["id"] for t in found], own=True)  # their links
         output.print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
                     empty="No matching tasks")
         return

@@ -107,18 +107,21 @@ def _text(record: Record, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def state(fold: Fold, about: str | Collection[str] | None = None) -> QueueState:
+def state(fold: Fold, about: str | Collection[str] | None = None, *,
+          own: bool = False) -> QueueState:
     """The queue state of a fold. Typed records of other kinds are skipped; malformed
     queue records (a field that is not text) are ignored, like unknown types.
 
     With `about` (a task id, or several), only what those tasks' links need is folded
     (their blockers, dependents, parent, children, claims and notes come out exactly as
     in the whole state; other tasks' entries may be missing): `show` of one task, or
-    `list --json` of the tasks it found, then does not pay for every queue record."""
+    `list --json` of the tasks it found, then does not pay for every queue record.
+    With `own` too, only their own records are folded: their blockers, parent, claims
+    and notes (what with_extras shows) exact, their dependents and children not."""
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
     kinds = (DEP, PARENT, CLAIM, NOTE)
-    for _rid, key, record in fold.typed_records(about):
+    for _rid, key, record in fold.typed_records(about, own=own):
         kind = record.get("type")
         if kind not in kinds:
             continue

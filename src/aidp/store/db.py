@@ -24,11 +24,12 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 10  # bump when the schema or a column's meaning changes: older files are rebuilt
+FORMAT = 11  # bump when the schema or a column's meaning changes: older files are rebuilt
 # (2: field-level merge: the partial table, meta fielded and pending; 3: session;
 # 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines;
 # 7: the tallies; 8: typed records' task, blocked_by and parent; 9: tags carry the
-# priority; 10: typed records' type and removed, the ready rank index)
+# priority; 10: typed records' type and removed, the ready rank index; 11: open tasks'
+# records)
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -37,10 +38,12 @@ BUSY_SECONDS = 0.2
 # in the log. Status and priority are NULL when not a string (as the fold's readers
 # count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
 # part (short ids); `finished` is model.finished_at; `session` the task's session (a
-# string, else NULL). Tags: task_tags, one row each, with the task's status and
-# priority (counted per status, and a tag filter narrowed by status and priority,
-# without a look-up of the task). Typed records keep their line (`body`):
-# the work queue reads them all, one query instead of a read per record; and their
+# string, else NULL); `body` an open task's record (orjson), NULL for a closed one: the
+# open tasks are the ones listed most, decoded in one go instead of a read each. Tags:
+# task_tags, one row each, with the task's status and priority (counted per status, and
+# a tag filter narrowed by status and priority, without a look-up of the task). Typed
+# records keep their line (`body`): the work queue reads them all, one query instead of
+# a read per record; and their
 # `task`, `blocked_by`, `parent` and `kind` (the type; each a string, else NULL) and
 # `removed` (1: the key is true), so the records about one task (queue.state(about=…),
 # `tasks show`) are found by index, and `ready` is one query, none decoded.
@@ -54,7 +57,7 @@ CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
   status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  finished INTEGER NOT NULL, session TEXT);
+  finished INTEGER NOT NULL, session TEXT, body BLOB);
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,

@@ -38,7 +38,7 @@ from aidp.fold import (
     task_tags,
     unpacked,
 )
-from aidp.model import UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
+from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
 CHUNK = 1 << 20  # the log is read this much at a time
 FLUSH_ROWS = 8_000  # rows per write, and winners' records kept for settle
@@ -48,7 +48,7 @@ SPAN = 80  # entry(): packed(key, seq << 2 | flags) << SPAN | off << 40 | len
 SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 
-_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -95,11 +95,13 @@ def _text(value: object) -> str | None:
 def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record
              ) -> tuple[Any, ...]:
     finished = finished_at(record)
+    status = _text(record.get("status"))
     return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size,
-            _text(record.get("status")), _text(record.get("priority")),
+            status, _text(record.get("priority")),
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
             key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
-            UNKNOWN_TS if finished is None else finished, _text(record.get("session")))
+            UNKNOWN_TS if finished is None else finished, _text(record.get("session")),
+            orjson.dumps(record) if status in OPEN_STATUSES else None)
 
 
 class Filler:

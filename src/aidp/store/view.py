@@ -72,14 +72,27 @@ class StoreTasks(Mapping[str, Record]):
     def __getitem__(self, rid: str) -> Record:
         if type(rid) is not str:
             raise KeyError(rid)
-        row = self.conn.execute("SELECT off, len FROM task WHERE id = ?", (rid,)).fetchone()
+        row = self.conn.execute("SELECT off, len, body FROM task WHERE id = ?",
+                                (rid,)).fetchone()
         if row is None:
             raise KeyError(rid)
-        return self.record(rid, row[0], row[1])
+        return self.record(rid, *row)
 
-    def record(self, rid: str, off: int, size: int) -> Record:
-        """The task a row stands for: its line in the log, or (`off` -1: a task two
-        clones changed concurrently) its record folded field by field (fields.merge_all)."""
+    def records(self, rows: list[tuple[str, int, int, bytes | None]]) -> list[Record]:
+        """The tasks of rows (id, off, len, body), in their order: the open ones decoded
+        in one go from their bodies, the rest each from its line."""
+        bodies = [body for _rid, _off, _size, body in rows if body is not None]
+        decoded = iter(orjson.loads(b"[" + b",".join(bodies) + b"]") if bodies else ())
+        record = self.record
+        return [next(decoded) if body is not None else record(rid, off, size)
+                for rid, off, size, body in rows]
+
+    def record(self, rid: str, off: int, size: int, body: bytes | None = None) -> Record:
+        """The task a row stands for: its record kept in the row (an open task), or its
+        line in the log, or (`off` -1: a task two clones changed concurrently) its record
+        folded field by field (fields.merge_all)."""
+        if body is not None:
+            return orjson.loads(body)  # type: ignore[no-any-return]
         if off >= 0:
             return self.log.record(rid, off, size)
         found = self.conn.execute("SELECT record FROM merged WHERE id = ?", (rid,)).fetchone()
@@ -112,26 +125,21 @@ class StoreTasks(Mapping[str, Record]):
               limit: int = -1, counts: dict[str, int] | None = None) -> list[Record]:
         """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`;
         `counts`: filled with how many of them have each status (str() of it)."""
-        record = self.record
-        if counts is None:
-            sql = f"SELECT id, off, len FROM task {condition} ORDER BY {order} LIMIT {int(limit)}"
-            return [record(rid, off, size) for rid, off, size in self.conn.execute(sql, params)]
-        sql = (f"SELECT id, off, len, status FROM task {condition} ORDER BY {order} "
+        sql = (f"SELECT id, off, len, body, status FROM task {condition} ORDER BY {order} "
                f"LIMIT {int(limit)}")
-        found = []
-        for rid, off, size, status in self.conn.execute(sql, params):
-            found.append(record(rid, off, size))
-            counts[str(status)] = counts.get(str(status), 0) + 1
-        return found
+        rows = self.conn.execute(sql, params).fetchall()
+        if counts is not None:
+            for row in rows:
+                counts[str(row[4])] = counts.get(str(row[4]), 0) + 1
+        return self.records([row[:4] for row in rows])
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         """Every task in `tasks list`'s default order (newest created first; equal stamps:
         later in the fold first), a batch at a time, none of them kept."""
-        record = self.record
-        rows = self.conn.execute("SELECT id, off, len FROM task ORDER BY created DESC, "
+        rows = self.conn.execute("SELECT id, off, len, body FROM task ORDER BY created DESC, "
                                  "seq DESC")
         while found := rows.fetchmany(batch):
-            yield [record(rid, off, size) for rid, off, size in found]
+            yield self.records(found)
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
         """The ids (sorted) that start with `prefix`, or whose last `_` part does."""
@@ -196,10 +204,11 @@ def _narrowing(q: Query) -> tuple[str, list[Any]]:
     parts = [where.removeprefix("WHERE ")] if where else []
     if q.priorities:
         parts.append(_priority_in(q.priorities))
-    if q.tags:  # tag rows carry status and priority: the index narrows by all three
-        parts.append(f"seq IN (SELECT seq FROM tag WHERE {' AND '.join([*parts, ''])}"
-                     f"tag IN ({', '.join('?' * len(q.tags))}))")
-        params += [*params, *q.tags]
+    if q.tags:  # tag rows carry status and priority: the index narrows by all three,
+        # and the tasks are then looked up by seq (their rowid), not by status again
+        parts = [f"seq IN (SELECT seq FROM tag WHERE {' AND '.join([*parts, ''])}"
+                 f"tag IN ({', '.join('?' * len(q.tags))}))"]
+        params += q.tags
     for value, test in ((q.created_from, "created >= ?"), (q.created_before, "created < ?"),
                         (q.session, "session = ?")):
         if value is not None:
@@ -322,17 +331,20 @@ class StoreFold(Fold):
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         return self.rows.newest_first(batch)
 
-    def typed_records(self, about: str | Collection[str] | None = None
-                      ) -> Iterable[tuple[str, FoldKey, Record]]:
-        if about is None or "typed" in self.__dict__:
-            return super().typed_records(about)
-        ids = orjson.dumps([about] if isinstance(about, str) else list(about)).decode()
+    def typed_records(self, about: str | Collection[str] | None = None, *,
+                      own: bool = False) -> Iterable[tuple[str, FoldKey, Record]]:
+        wanted = [about] if isinstance(about, str) else None if about is None else list(about)
+        many = wanted is not None and len(wanted) > 64 and len(wanted) > self._rows(
+            "SELECT count(*) FROM typed")[0][0]  # more ids than records: read them all
+        if wanted is None or many or "typed" in self.__dict__:
+            return super().typed_records(about, own=own)
+        ids = orjson.dumps(wanted).decode()
         decode = self._log.decode
+        linked = "" if own else (" OR task IN (SELECT task FROM typed WHERE blocked_by IN "
+                                 "wanted UNION SELECT task FROM typed WHERE parent IN wanted)")
         return [(rid, (ts, line), decode(rid, body)) for rid, ts, line, body in self._rows(
-            "WITH wanted(id) AS (SELECT value FROM json_each(?1)) "
-            "SELECT id, ts, line, body FROM typed WHERE task IN wanted OR task IN (SELECT "
-            "task FROM typed WHERE blocked_by IN wanted UNION SELECT task FROM typed "
-            "WHERE parent IN wanted) ORDER BY seq", (ids,))]
+            "WITH wanted(id) AS (SELECT value FROM json_each(?1)) SELECT id, ts, line, body "
+            f"FROM typed WHERE task IN wanted{linked} ORDER BY seq", (ids,))]
 
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
