@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from aidp import git as aidp_git
-from aidp import todos
-from aidp.git import person as git_person
+from aidp import git_person, todos
 from aidp.log import TaskLog
 
 

@@ -80,6 +80,15 @@ def test_todo_show_does_not_load_the_backlog_cli_or_the_agent() -> None:
     assert offenders(imported("todo", "show"), "todo") == []
 
 
+def test_the_todo_commands_read_the_identity_without_the_rest_of_git(cli) -> None:
+    # The session's default names the person (aidp.git_person); git's changes, diff and
+    # sync (the aidp.git package) are for sync and `tasks changes`, not for a TODO list.
+    for args in (("todo", "show"), ("todo", "add", "Plan it")):
+        names = imported(*args)
+        assert "aidp.git_person" in names, args
+        assert not [n for n in names if n == "aidp.git" or n.startswith("aidp.git.")], args
+
+
 def test_completion_mode_loads_every_group(cli, monkeypatch) -> None:
     # The shell's request names no command: everything is registered to answer it.
     monkeypatch.setenv("_AIDP_COMPLETE", "complete_bash")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aidp.git.runner import run
+from aidp.git_runner import run
 
 _IDENTITY_CACHE: dict[str, str | None] = {}
 

@@ -288,7 +288,7 @@ class TaskLog:
         if self.adopt_linked_dir or not self.dir.is_symlink():
             return
         target = os.path.realpath(self.dir)
-        from aidp.git.runner import tracked
+        from aidp.git_runner import tracked
 
         if tracked(self.root, self.dir):
             raise StorageError(

@@ -10,7 +10,7 @@ from pathlib import Path
 from aidp import attributes as git_attributes
 from aidp import files, git
 from aidp.errors import StorageError
-from aidp.git.runner import tracked
+from aidp.git_runner import tracked
 from aidp.log import LOG_NAME, TaskLog
 from aidp.trust import LOCAL_NAME as LOCAL_CONFIG
 

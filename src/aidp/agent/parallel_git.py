@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from aidp import files, worktrees
 from aidp.errors import InvalidInput
-from aidp.git.runner import GitError, Repo, own_session, repo_of, run
+from aidp.git_runner import GitError, Repo, own_session, repo_of, run
 from aidp.log import TaskLog
 from aidp.paths import DATA_DIR
 

@@ -24,9 +24,9 @@ from aidp.git.diff import (
     textconv,
     textconv_command,
 )
-from aidp.git.person import identity
 from aidp.git.remote import SyncReport, sync
-from aidp.git.runner import GitError, Repo, file_at, has_commits, ignores, repo_of, verify_rev
+from aidp.git_person import identity
+from aidp.git_runner import GitError, Repo, file_at, has_commits, ignores, repo_of, verify_rev
 
 __all__ = [
     "DIFF_ATTRIBUTE",

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
 
     from aidp.log import Fold, TaskLog
 
-from aidp.git.runner import file_at, has_commits, repo_of, verify_rev
+from aidp.git_runner import file_at, has_commits, repo_of, verify_rev
 
 # --- what changed ------------------------------------------------------------------------
 
@@ -213,7 +213,7 @@ def _touched(tail: bytes) -> set[bytes]:
 
 def _author(repo: Any, since: str, rev: str) -> str:
     """Who made the latest tasklist commit in since..rev: `Name <email>`."""
-    from aidp.git.runner import run
+    from aidp.git_runner import run
 
     done = run(repo.top, "log", "-1", "--format=%an <%ae>", f"{since}..{rev}", "--",
                 repo.tasklist, check=False)
@@ -224,7 +224,7 @@ def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[di
     """`overwritten` for a merge of commit `theirs` into commit `ours` (full hashes)
     that gave the tasklist `merged`; each entry names who made the lost value and the
     kept one ("lost_by", "kept_by": the side's latest tasklist commit's author)."""
-    from aidp.git.runner import run
+    from aidp.git_runner import run
 
     found = run(repo.top, "merge-base", ours, theirs, check=False)
     if found is None or found.returncode != 0 or not found.stdout.strip():
@@ -245,7 +245,7 @@ def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[di
 def _range_conflicts(repo: Any, low: str, high: str) -> list[dict[str, Any]]:
     """The same-field conflicts of the merges in low..high (the last 20 that joined
     two changed tasklists), oldest first."""
-    from aidp.git.runner import run
+    from aidp.git_runner import run
 
     done = run(repo.top, "rev-list", "--merges", "--parents", "-n", "20", f"{low}..{high}",
                 "--", repo.tasklist, check=False)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 from aidp.git.changes import VERBS
-from aidp.git.runner import run
+from aidp.git_runner import run
 
 # --- the diff driver ------------------------------------------------------------------------
 

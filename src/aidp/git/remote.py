@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from aidp.log import TaskLog
 
 from aidp.git.changes import compare, merge_conflicts, summary
-from aidp.git.runner import GitError, Repo, file_at, has_commits, repo_of, run
+from aidp.git_runner import GitError, Repo, file_at, has_commits, repo_of, run
 
 # --- sync ----------------------------------------------------------------------------------
 

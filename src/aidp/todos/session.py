@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from aidp.git.person import identity
+from aidp.git_person import identity
 from aidp.log import Fold, TaskLog
 from aidp.paths import DEFAULT_SESSION, git_branch
 from aidp.todos.state import personal_session

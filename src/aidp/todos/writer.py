@@ -130,7 +130,7 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
 def _owner_for(log: TaskLog, session: str) -> str | None:
     """Who a list belongs to, recorded when its head is first written: the person's git
     identity (see aidp.git)."""
-    from aidp.git.person import identity
+    from aidp.git_person import identity
 
     return identity(log.root)
 
