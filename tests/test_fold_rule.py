@@ -13,7 +13,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp.fold import Fold, beats, key_of, packed, read_line, read_lines, unpacked
+from aidp.fold import DAMAGED, Fold, beats, key_of, packed, read_line, read_lines, unpacked
 from aidp.model import UNKNOWN_TS, format_ts
 from tests.test_index import lines
 
@@ -56,22 +56,39 @@ def test_key_of_reads_updated_at_as_ts_of_does() -> None:
 
 
 def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
-    """worktrees.fold as first written: every line looked up, in file order."""
+    """worktrees.fold's rule written out line by line: the whole lines every tasklist
+    starts with, once (repeats too), then each tasklist's other lines in order, without
+    a line an earlier tasklist's other lines brought (repeats within one file too)."""
     from aidp.fields import resolve
 
-    state, fed, damaged, seen = Fold(), [], 0, {}
-    for n, data in enumerate(datas):
+    def split(data: bytes) -> list[bytes]:
         lines = data.split(b"\n")
         if lines[-1] == b"":
             lines.pop()
-        for raw in lines:
-            known = seen.get(raw)
-            if known is None:
-                before = state.damaged
-                state.add_line(raw)
-                fed.append(raw)
-                known = seen[raw] = state.damaged != before
-            damaged += n == own_at and known
+        return lines
+
+    splits = [split(data) for data in datas]
+    common = 0
+    while all(len(lines) > common and lines[common] == splits[0][common]
+              and (common + 1 < len(lines) or datas[n].endswith(b"\n"))
+              for n, lines in enumerate(splits)):
+        common += 1
+    state, fed, damaged, seen = Fold(), [], 0, set()
+    for raw in splits[0][:common]:
+        before = state.damaged
+        state.add_line(raw)
+        fed.append(raw)
+        damaged += state.damaged != before
+    for n, lines in enumerate(splits):
+        for raw in lines[common:]:
+            if raw in seen:
+                damaged += n == own_at and read_line(raw)[0] == DAMAGED
+                continue
+            before = state.damaged
+            state.add_line(raw)
+            fed.append(raw)
+            damaged += n == own_at and state.damaged != before
+        seen.update(lines[common:])
     state.damaged = damaged
     state.ends_with_newline = not datas[own_at] or datas[own_at].endswith(b"\n")
     if state.conflicted:

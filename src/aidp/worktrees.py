@@ -178,83 +178,96 @@ def stat_keys(paths: list[Path]) -> tuple[object, ...]:
     return tuple(keys)
 
 
+def _split(data: bytes) -> list[bytes]:
+    """The lines of `data` (without their newlines); a last line without one counts."""
+    parts = data.split(b"\n")
+    if parts[-1] == b"":
+        parts.pop()
+    return parts
+
+
+def common_start(datas: list[bytes]) -> int:
+    """The length of the whole lines every one of `datas` starts with (the history the
+    worktrees' branches share, nearly all of each tasklist)."""
+    return min((shared_prefix(datas[0], data) for data in datas[1:]),
+               default=datas[0].rfind(b"\n") + 1 if datas else 0)
+
+
 def records(shared: Shared | None, own: bytes
             ) -> Iterator[tuple[int, Path | None, int, Record | None]]:
-    """Every line a read folds, this worktree's (`own`: its bytes) and every other live
-    worktree's, each once, in the fold's order: (position in that order, the other
-    worktree's tasklist when only it holds the line else None, line number in that
-    file, the record or None). `shared`: the repository (None: this file alone)."""
+    """Every line a read folds, in the fold's order (`fold` below: the rule): (position
+    in that order, the other worktree's tasklist when only it holds the line else None,
+    line number in that file, the record or None). `own`: this worktree's bytes;
+    `shared`: the repository (None: this file alone)."""
     from aidp.line import parse_line
-
-    def split(data: bytes) -> list[bytes]:
-        parts = data.split(b"\n")
-        if parts[-1] == b"":
-            parts.pop()
-        return parts
 
     tasklists = shared.tasklists() if shared is not None else []
     if len(tasklists) <= 1:  # no other worktree: every line as it is, repeats too
-        for number, raw in enumerate(split(own), start=1):
+        for number, raw in enumerate(_split(own), start=1):
             yield number, None, number, parse_line(raw)
         return
+    datas = [own if is_own else read_tasklist(path) or b"" for path, is_own in tasklists]
+    start = common_start(datas)
+    common = _split(own[:start])
+    for number, raw in enumerate(common, start=1):
+        yield number, None, number, parse_line(raw)
     mine: dict[bytes, int] = {}
-    for number, raw in enumerate(split(own), start=1):
+    for number, raw in enumerate(_split(own), start=1):
         mine.setdefault(raw, number)
     seen: set[bytes] = set()
-    order = 0
-    for path, is_own in tasklists:
-        data = own if is_own else read_tasklist(path) or b""
-        for number, raw in enumerate(split(data), start=1):
+    order = len(common)
+    for data, (path, is_own) in zip(datas, tasklists, strict=True):
+        lines = _split(data[start:])
+        for number, raw in enumerate(lines, start=len(common) + 1):
             if raw in seen:
                 continue
-            seen.add(raw)
             order += 1
-            if raw in mine:
+            if is_own:
+                yield order, None, number, parse_line(raw)
+            elif raw in mine:
                 yield order, None, mine[raw], parse_line(raw)
             else:
                 yield order, path, number, parse_line(raw)
+        seen.update(lines)
 
 
 def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -> Fold:
-    """The fold of every worktree's tasklist, fed in `tasklists`' order (`own`: this
-    worktree's bytes, decoded). A line already fed from an earlier file is not fed
-    again: worktrees share the committed lines they branched from, and once merged
-    (union) those lines are in the file once too. Damage is counted in this worktree's
-    file only (the one its `aidp tasks repair` mends); a last line without its newline
-    in it stays a line of its own (damage, unless it is a record), or is left out
-    (`whole_lines`). The lines a file shares with the first file from its start (the
-    common history: nearly all of them) are compared as bytes, not split and looked
-    up one by one."""
-    from aidp.fold import Fold, no_gc
+    """The fold of every worktree's tasklist (`tasklists` in the order every worktree
+    folds them; `own`: this worktree's bytes, decoded). The rule: first the whole lines
+    every tasklist starts with (the history their branches share), once, as in one
+    file (a repeated line is folded again); then each tasklist's lines after them, in
+    `tasklists`' order, leaving out a line an earlier tasklist's own lines already
+    brought (the same record written to, or merged into, two branches), repeats within
+    one tasklist folded again. Damage is counted in this worktree's file only (the one
+    its `aidp tasks repair` mends); a last line without its newline in it stays a line
+    of its own (damage, unless it is a record), or is left out (`whole_lines`). The
+    shared lines are never looked up: a store of this worktree's file already holds
+    them (backlog 8064)."""
+    from aidp.fold import DAMAGED, Fold, no_gc, read_line
 
-    state, fed, damaged, ends = Fold(), [], 0, True
-    seen: dict[bytes, bool] = {}  # line -> whether it was damage
-    first: bytes | None = None
-    first_flags: list[bool] = []  # per line of the first file: damage
+    datas: list[bytes] = []
+    ends = True
+    for path, is_own in tasklists:
+        if is_own:
+            data = own[: own.rfind(b"\n") + 1] if whole_lines else own
+            ends = not data or data.endswith(b"\n")
+        else:
+            data = read_tasklist(path) or b""
+        datas.append(data)
+    start = common_start(datas)
+    state, seen = Fold(), set()
     with no_gc():
-        for path, is_own in tasklists:
+        fed = _split(datas[0][:start])
+        damaged = sum(state.add_lines(fed))  # every tasklist's first lines: this one's too
+        for data, (_path, is_own) in zip(datas, tasklists, strict=True):
+            lines = _split(data[start:])
+            new = [raw for raw in lines if raw not in seen]
+            flags = state.add_lines(new)
             if is_own:
-                data = own[: own.rfind(b"\n") + 1] if whole_lines else own
-                ends = not data or data.endswith(b"\n")
-            else:
-                data = read_tasklist(path) or b""
-            at = 0 if first is None else shared_prefix(first, data)
-            lines = data[at:].split(b"\n") if at else data.split(b"\n")
-            if lines[-1] == b"":
-                lines.pop()
-            new: list[bytes] = []
-            for raw in lines:
-                if raw not in seen:
-                    seen[raw] = False
-                    new.append(raw)
-            for raw, flag in zip(new, state.add_lines(new), strict=True):
-                seen[raw] = flag
+                damaged += sum(flags) + sum(read_line(raw)[0] == DAMAGED
+                                            for raw in lines if raw in seen)
+            seen.update(lines)
             fed += new
-            if first is None:
-                first, first_flags = data, [seen[raw] for raw in lines]
-            if is_own:
-                damaged += sum(first_flags[: data.count(b"\n", 0, at)])
-                damaged += sum(seen[raw] for raw in lines)
     state.damaged, state.ends_with_newline = damaged, ends
     if state.conflicted:
         from aidp.fields import resolve  # a task two worktrees changed concurrently
