@@ -69,9 +69,9 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
 
     splits = [split(data) for data in datas]
     common = 0
-    while all(len(lines) > common and lines[common] == splits[0][common]
-              and (common + 1 < len(lines) or datas[n].endswith(b"\n"))
-              for n, lines in enumerate(splits)):
+    while all(len(some) > common and some[common] == splits[0][common]
+              and (common + 1 < len(some) or datas[n].endswith(b"\n"))
+              for n, some in enumerate(splits)):
         common += 1
     state, fed, damaged, seen = Fold(), [], 0, set()
     for raw in splits[0][:common]:
@@ -79,8 +79,8 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
         state.add_line(raw)
         fed.append(raw)
         damaged += state.damaged != before
-    for n, lines in enumerate(splits):
-        for raw in lines[common:]:
+    for n, some in enumerate(splits):
+        for raw in some[common:]:
             if raw in seen:
                 damaged += n == own_at and read_line(raw)[0] == DAMAGED
                 continue
@@ -88,7 +88,7 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
             state.add_line(raw)
             fed.append(raw)
             damaged += n == own_at and state.damaged != before
-        seen.update(lines[common:])
+        seen.update(some[common:])
     state.damaged = damaged
     state.ends_with_newline = not datas[own_at] or datas[own_at].endswith(b"\n")
     if state.conflicted:

@@ -34,12 +34,14 @@ def always_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fill, "FLUSH_ROWS", 1)  # rows written (and replaced) one by one
 
 
-def assert_same(log: TaskLog) -> Fold:
-    """store.load(log) answers exactly like a full fold, through every accessor."""
-    full = log.full_fold()
-    got = store.load(log)
+def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None) -> Fold:
+    """store.load(log) (or `got`) answers exactly like a full fold (or `full`), through
+    every accessor."""
+    asked = got is None
+    full = log.full_fold() if full is None else full
+    got = store.load(log) if got is None else got
     cache = log.dir / store.CACHE_DIR
-    if (full.tasks and full.ends_with_newline and not cache.is_symlink()
+    if (asked and full.tasks and full.ends_with_newline and not cache.is_symlink()
             and (cache.is_dir() or not cache.exists())
             and log.path.stat().st_size >= loader.MIN_BYTES):
         assert isinstance(got, store.StoreFold)  # the store answered, not a fallback

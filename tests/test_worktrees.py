@@ -518,3 +518,153 @@ def test_mcp_tools_in_a_worktree_see_and_take_the_one_queue(repo) -> None:
             if server.proc.poll() is None:
                 server.proc.kill()
                 server.proc.wait()
+
+
+# --- the store answers for several worktrees (backlog 8064) ------------------------------
+
+def _tasklists(tmp_path: Path, datas: list[bytes], own_at: int
+               ) -> tuple[TaskLog, list[tuple[Path, bool]]]:
+    """Each data a worktree's tasklist (w0, w1, … : the fold's order); the own one's log."""
+    lists = []
+    for n, data in enumerate(datas):
+        path = tmp_path / f"w{n}" / TASKLIST
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+        lists.append((path, n == own_at))
+    return TaskLog(tmp_path / f"w{own_at}"), lists
+
+
+def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: bool = False):
+    """(the store's fold for every worktree or None, the plain fold), checked equal."""
+    from aidp.store.overlay import load_shared
+    from tests.test_index import assert_same
+
+    full = worktrees.fold(lists, log.path.read_bytes(), whole_lines=whole_lines)
+    got = load_shared(log, lists, whole_lines=whole_lines)
+    if got is not None:
+        assert_same(log, got, full)
+    return got, full
+
+
+@pytest.fixture
+def any_size_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    from aidp.store import fill, loader
+
+    monkeypatch.setattr(loader, "MIN_BYTES", 0)
+    monkeypatch.setattr(loader, "STRICT", True)
+    monkeypatch.setattr(fill, "CHUNK", 64)
+
+
+def _line(tid: str, stamp: int, **more: object) -> bytes:
+    from aidp.model import format_ts
+
+    return json.dumps({"id": tid, "description": tid, "status": "pending",
+                       "priority": "medium", "created_at": format_ts(0),
+                       "updated_at": format_ts(stamp), **more}).encode()
+
+
+def test_the_store_answers_for_worktrees_sorted_before_and_after_this_one(
+        tmp_path: Path, any_size_store: None) -> None:
+    from aidp.store import StoreFold
+
+    common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(40))
+    mine = _line("task_2_mine", 100) + b"\n" + _line("task_1_c3", 101, status="done") + b"\n"
+    datas = [common + _line("task_3_early", 90) + b"\n"  # w0: sorted first, fed first
+             + _line("task_1_c5", 95, status="in_progress") + b"\n",
+             common + mine + b"garbage\n",  # w1: this worktree (its damage counts)
+             common + _line("task_4_late", 80) + b"\n" + _line("task_1_c5", 96) + b"\n"]
+    log, lists = _tasklists(tmp_path, datas, 1)
+    for step in range(3):
+        got, _full = _store_answer(log, lists)
+        assert isinstance(got, StoreFold)  # the store answered, with the others on top
+        # the fold's order: the shared lines, w0's, this one's, w2's
+        assert list(got.tasks)[40:] == [
+            "task_3_early", *[f"task_5_more{n}" for n in range(step)], "task_2_mine",
+            *[f"task_6_here{n}" for n in range(step)], "task_4_late"]
+        assert got.tasks["task_1_c5"]["status"] == "pending"  # w2's later record
+        assert (got.damaged, got.lines) == (1, 40 + 2 + 3 + 2 + 2 * step)
+        del got  # a store's fold for every worktree holds the store until dropped
+        with open(lists[0][0], "ab") as handle:  # another worktree appends: read again
+            handle.write(_line(f"task_5_more{step}", 200 + step) + b"\n")
+        with open(log.path, "ab") as handle:
+            handle.write(_line(f"task_6_here{step}", 300 + step) + b"\n")
+    memo = log.dir / "cache" / worktrees.MEMO_NAME
+    assert sorted(json.loads(memo.read_bytes())) == sorted(str(p) for p, own in lists if not own)
+
+
+def test_a_task_changed_here_and_in_a_worktree_fed_before_folds_plainly(
+        tmp_path: Path, any_size_store: None) -> None:
+    common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(10))
+    datas = [common + _line("task_1_c2", 50, status="done") + b"\n",
+             common + _line("task_1_c2", 50, status="in_progress") + b"\n"]  # a tie
+    log, lists = _tasklists(tmp_path, datas, 1)
+    got, full = _store_answer(log, lists)
+    assert got is None  # the store's order is not the rule's here
+    assert full.tasks["task_1_c2"]["status"] == "in_progress"  # the tie: the later file
+    del got
+    log, lists = _tasklists(tmp_path, datas, 0)  # from w0: the same answer, by the store
+    got, full = _store_answer(log, lists)
+    assert got is not None and got.tasks["task_1_c2"]["status"] == "in_progress"
+
+
+def test_a_merged_branch_a_removed_worktree_and_one_line_in_two_files(
+        tmp_path: Path, any_size_store: None) -> None:
+    common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(10))
+    theirs = _line("task_7_theirs", 60) + b"\n"
+    same = _line("task_8_same", 61) + b"\n"  # the very line in two worktrees' files
+    datas = [common + same + _line("task_9_mine", 62) + b"\n" + theirs,  # merged theirs
+             common + theirs + same, common + b"{\"id\": \n"]
+    log, lists = _tasklists(tmp_path, datas, 0)
+    got, full = _store_answer(log, lists)
+    assert got is not None and list(full.tasks)[10:] == [
+        "task_8_same", "task_9_mine", "task_7_theirs"]
+    del got
+    got, full = _store_answer(log, lists[:2])  # w2 removed: no longer counted
+    assert got is not None and full.lines == 13
+    del got
+    log, lists = _tasklists(tmp_path, datas, 1)  # from w1: w0 holds its lines already
+    got, full = _store_answer(log, lists)
+    assert got is None and list(full.tasks)[10:] == [
+        "task_8_same", "task_9_mine", "task_7_theirs"]
+
+
+def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
+                                                            any_size_store: None) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.test_index import lines
+
+    counter, answered = [0], [0]
+
+    @settings(max_examples=int(os.environ.get("AIDP_INDEX_EXAMPLES", "60")), deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(shared=st.lists(lines, max_size=10),
+           extras=st.lists(st.tuples(st.integers(0, 10), st.lists(lines, max_size=3)),
+                           min_size=2, max_size=4),
+           own_at=st.integers(0, 3),
+           steps=st.lists(st.tuples(st.integers(0, 4), st.lists(lines, max_size=3)),
+                          max_size=3),
+           whole=st.booleans())
+    def check(shared: list[bytes], extras: list[tuple[int, list[bytes]]], own_at: int,
+              steps: list[tuple[int, list[bytes]]], whole: bool) -> None:
+        counter[0] += 1
+        where = tmp_path / str(counter[0])
+        datas = [b"".join(p + b"\n" for p in shared[:cut] + more) for cut, more in extras]
+        own_at %= len(datas)
+        log, lists = _tasklists(where, datas, own_at)
+        answered[0] += _store_answer(log, lists, whole_lines=whole)[0] is not None
+        for which, more in steps:
+            added = b"".join(p + b"\n" for p in more)
+            if which == len(datas):  # a union merge: another's lines appended here
+                added += datas[(own_at + 1) % len(datas)][len(b"".join(
+                    p + b"\n" for p in shared)):]
+            datas[own_at if which == len(datas) else which % len(datas)] += added
+            log, lists = _tasklists(where, datas, own_at)
+            _store_answer(log, lists, whole_lines=whole)
+        _store_answer(log, [e for n, e in enumerate(lists)  # one worktree removed
+                            if n in (own_at, (own_at + 1) % len(lists))])
+
+    check()
+    assert answered[0] > counter[0] // 4, (answered, counter)  # the store, not a fallback

@@ -71,6 +71,10 @@ class Reader(Protocol):
 
     def load(self, log: TaskLog, *, whole_lines: bool = False) -> Fold: ...
 
+    def load_shared(self, log: TaskLog, tasklists: list[tuple[Path, bool]], *,
+                    whole_lines: bool = False) -> Fold | None:
+        """worktrees.fold(tasklists, …) through the store, or None: fold plainly."""
+
 
 _reader: Reader | None = None
 
@@ -229,6 +233,10 @@ class TaskLog:
         if key is not None and memo is not None and memo[0] == key:
             return memo[1]
         encoding = self.foreign_encoding()
+        if len(lists) > 1 and encoding is None and _reader is not None:
+            shared = _reader.load_shared(self, lists, whole_lines=whole_lines)
+            if shared is not None:  # not kept: it holds the store's write lock while used
+                return shared
         if len(lists) > 1:
             own = self.read_bytes()
             own = own if encoding is None else attributes.decode(own, encoding)

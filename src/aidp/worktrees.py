@@ -17,6 +17,7 @@ waited on); nothing here writes anywhere but the lock in the common directory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 from collections.abc import Iterator
@@ -274,6 +275,149 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
 
         resolve(state, b"\n".join(fed))
     return state
+
+
+MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
+
+
+class Plan:
+    """How a store of this worktree's tasklist answers for every worktree (`fold`'s
+    rule): the store holds this file up to `end`, whose last `own_lines` lines (`own_ids`
+    the ids they name) come after the lines every tasklist starts with; the other
+    tasklists' lines after those are fed `before` and `after` this file's."""
+
+    def __init__(self, end: int, own_lines: int, own_ids: set[str], before: list[bytes],
+                 after: list[bytes]) -> None:
+        self.end, self.own_lines, self.own_ids = end, own_lines, own_ids
+        self.before, self.after = before, after
+
+
+def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
+    """(fd, stat, end of its last whole line) of a regular file, or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    at = st.st_size
+    while at > 0:
+        block = os.pread(fd, min(at, 65536), at - min(at, 65536))
+        if (found := block.rfind(b"\n")) >= 0:
+            return fd, st, at - len(block) + found + 1
+        at -= len(block)
+    return fd, st, 0
+
+
+def _ids(lines: list[bytes]) -> set[str]:
+    """The ids lines name: a task's, a typed record's, the task a task_fields names."""
+    from aidp.fold import read_lines
+
+    found: set[str] = set()
+    for _kind, rid, record in read_lines(lines):
+        if record is not None:
+            found.add(rid)
+            if isinstance(task := record.get("task"), str):
+                found.add(task)
+    return found
+
+
+def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None, *,
+         whole_lines: bool) -> Plan | None:
+    """The plan, or None: fold plainly (a tasklist that is not a regular UTF-8 file, a
+    line being written here, a line or an id of this file's also in a tasklist fed
+    before it: the store's order would not be the rule's). How far each other file
+    shares this one's lines is kept in `cache` (MEMO_NAME) under both files' stat data,
+    and only the bytes past it are compared again once either file grew."""
+    import orjson
+
+    from aidp.attributes import SNIFF_BYTES, sniff
+
+    opened: list[tuple[int, os.stat_result, int]] = []
+    try:
+        for path in [own_path] + [p for p, is_own in tasklists if not is_own]:
+            found = _opened(path)
+            if found is None:
+                return None
+            opened.append(found)
+            if sniff(os.pread(found[0], SNIFF_BYTES, 0)) is not None:
+                return None
+        (own, own_st, end), others = opened[0], opened[1:]
+        if not others or (not whole_lines and own_st.st_size != end):
+            return None  # a line being written here: the plain fold decides
+        memo: dict[str, list[int]] = {}
+        if cache is not None:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                memo = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
+            memo = memo if isinstance(memo, dict) else {}
+        known = dict(memo)
+        names = [str(p) for p, is_own in tasklists if not is_own]
+        bases = []
+        for name, (fd, st, f_end) in zip(names, others, strict=True):
+            was = memo.get(name)
+            base = 0
+            if (isinstance(was, list) and len(was) == 7 and was[:2] == [st.st_dev, st.st_ino]
+                    and was[3:5] == [own_st.st_dev, own_st.st_ino] and was[2] <= f_end
+                    and was[5] <= end and 0 <= was[6] <= min(was[2], was[5])):
+                base = was[6]  # the files only grew since: the lines before still match
+                edge = max(0, base - 4096)
+                if os.pread(fd, base - edge, edge) != os.pread(own, base - edge, edge):
+                    base = 0
+            bases.append(base)
+        low = min(bases)
+        ours = os.pread(own, end - low, low)
+        prefixes = []
+        for name, base, (fd, st, f_end) in zip(names, bases, others, strict=True):
+            theirs = os.pread(fd, f_end - base, base)
+            prefix = base + shared_prefix(ours[base - low:], theirs)
+            memo[name] = [st.st_dev, st.st_ino, f_end, own_st.st_dev, own_st.st_ino, end,
+                          prefix]
+            prefixes.append(prefix)
+        start = min(prefixes)
+        own_lines = _split(ours[start - low:])
+        seen: set[bytes] = set()
+        before: list[bytes] = []
+        after: list[bytes] = []
+        rests, target = iter(others), before
+        for _path, is_own in tasklists:
+            if is_own:
+                if any(raw in seen for raw in own_lines):
+                    return None  # the rule leaves out this file's copy: not the store's lines
+                seen.update(own_lines)
+                target = after
+                continue
+            fd, _st, f_end = next(rests)
+            lines = _split(os.pread(fd, f_end - start, start))
+            target += [raw for raw in lines if raw not in seen]
+            seen.update(lines)
+        own_ids = _ids(own_lines)
+        if before and own_ids & _ids(before):
+            return None  # a task changed in both: the store's order would decide it
+        if cache is not None and memo != known:
+            _write_memo(cache, orjson.dumps(memo))
+        return Plan(end, len(own_lines), own_ids, before, after)
+    finally:
+        for fd, _st, _end in opened:
+            os.close(fd)
+
+
+def _write_memo(cache: Path, data: bytes) -> None:
+    """The memo, replaced whole (a temporary file renamed over it); not at all when the
+    folder cannot take it: it only saves time."""
+    temp = cache / f"{MEMO_NAME}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
+                     0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.replace(temp, cache / MEMO_NAME)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
 
 
 def shared_prefix(a: bytes, b: bytes) -> int:

@@ -26,6 +26,13 @@ class _Store:
 
         return load(log, whole_lines=whole_lines)
 
+    @staticmethod
+    def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
+                    whole_lines: bool = False) -> Fold | None:
+        from aidp.store import load_shared
+
+        return load_shared(log, tasklists, whole_lines=whole_lines)
+
 
 use_reader(_Store())
 

@@ -16,13 +16,15 @@ from aidp.log import use_reader
 from aidp.stamp import CACHE_DIR
 from aidp.store.db import NAME
 from aidp.store.loader import load
+from aidp.store.overlay import load_shared
 from aidp.store.view import StoreFold
 
-__all__ = ["CACHE_DIR", "NAME", "StoreFold", "load"]
+__all__ = ["CACHE_DIR", "NAME", "StoreFold", "load", "load_shared"]
 
 
 class _Reader:
     load = staticmethod(load)
+    load_shared = staticmethod(load_shared)
 
 
 use_reader(_Reader(), unless_set=True)  # TaskLog.read goes through the store from now on

@@ -13,6 +13,7 @@ import os
 import sqlite3
 import stat
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
@@ -44,17 +45,29 @@ class _Retry(Exception):
 def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
     """The folded state of `log`, the same as `log.full_fold(whole_lines=…)`.
     `whole_lines`: leave out a last line without its newline (a write in progress)."""
+    found = attempt(log, whole_lines=whole_lines)
+    return log.full_fold(whole_lines=whole_lines) if found is None else found
+
+
+# (connection in no transaction, meta, the fold, the log's fd) -> whether it answers
+Overlay = Callable[[sqlite3.Connection, dict[str, Any], StoreFold, int], bool]
+
+
+def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None
+            ) -> Fold | None:
+    """`load`, or None where it would fold plainly. `overlay` is given the store's fold
+    before it is returned (aidp.store.overlay: other worktrees' lines on top)."""
     try:
         fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
-        return log.full_fold(whole_lines=whole_lines)  # missing: empty; else its error
+        return None  # missing: empty; else its error
     file = LogFile(fd)  # closed when the last task read from it is
     st = os.fstat(fd)
     if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
-        return log.full_fold(whole_lines=whole_lines)
+        return None
     for _attempt in range(4):
         try:
-            found = _Load(log, file, st).run(whole_lines)
+            found = _Load(log, file, st, overlay).run(whole_lines)
         except _Retry:
             continue
         except (sqlite3.Error, OSError, db.Unusable) as exc:
@@ -64,7 +77,7 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
         if found is None:
             break
         return found
-    return log.full_fold(whole_lines=whole_lines)
+    return None
 
 
 def _flock(fd: int, how: int) -> bool:
@@ -92,8 +105,10 @@ def _last_newline_end(fd: int, size: int) -> int:
 
 
 class _Load:
-    def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result) -> None:
+    def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result,
+                 overlay: Overlay | None = None) -> None:
         self.log, self.file, self.st, self.fd = log, file, st, file.fd
+        self.overlay = overlay
         self.trusted = False  # the prefix was trusted on vouched stat data
 
     def run(self, whole_lines: bool) -> Fold | None:
@@ -287,4 +302,7 @@ class _Load:
             fold.lines += 1
             fold.damaged += kind == DAMAGED
             fold.ends_with_newline = False
+        if self.overlay is not None and (torn or not self.overlay(conn, meta, fold, self.fd)):
+            conn.close()
+            return None
         return fold
