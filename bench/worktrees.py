@@ -40,8 +40,8 @@ def git(env: dict[str, str], cwd: Path, *args: str) -> None:
 
 
 def setup(events: int, worktrees: int, aidp: list[str], env: dict[str, str]
-          ) -> tuple[Path, Path, list[str]]:
-    """(the main worktree, a plain copy of the same log, pending ids)."""
+          ) -> tuple[list[Path], Path, list[str]]:
+    """(the worktrees, the main one first, a plain copy of the same log, pending ids)."""
     source, _info = bench.dataset(events)
     base = WORK / str(events)
     shutil.rmtree(base, ignore_errors=True)
@@ -62,7 +62,7 @@ def setup(events: int, worktrees: int, aidp: list[str], env: dict[str, str]
         subprocess.run([*aidp, "tasks", "claim", pending[n]],
                        env={**env, "AIDP_DIR": str(top), "AIDP_ACTOR": f"agent{n}"},
                        cwd=top, check=True, stdout=subprocess.DEVNULL)
-    return repo, plain, pending[len(tops):]
+    return tops, plain, pending[len(tops):]
 
 
 def main() -> None:
@@ -76,11 +76,14 @@ def main() -> None:
     env = {k: v for k, v in bench.os.environ.items() if not k.startswith(("AIDP_", "PYTHON"))}
     env.update({"NO_COLOR": "1", "AIDP_SESSION": "bench",
                 "PYTHONPYCACHEPREFIX": str(bench.OUT / "pycache-worktrees")})
-    repo, plain, pending = setup(args.events, args.worktrees, aidp, env)
+    tops, plain, pending = setup(args.events, args.worktrees, aidp, env)
     print("| checkout | row | aidp ms | floor ms | ratio | aidp CPU ms | floor CPU ms | "
           "peak MB |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    for name, folder in (("plain", plain), (f"{args.worktrees} worktrees", repo)):
+    # Read in the main worktree (its tasklist folded first) and in the last one (the
+    # others' lines are folded before its own: the store's rows move down past them).
+    for name, folder in (("plain", plain), (f"{args.worktrees} worktrees, main", tops[0]),
+                         (f"{args.worktrees} worktrees, {tops[-1].name}", tops[-1])):
         for row in measure(folder, env, aidp, floor, pending, args.runs):
             print("| {name} | {row} | {ms:.0f} | {base:.0f} | {ratio:.2f}× | {cpu:.0f} | "
                   "{base_cpu:.0f} | {peak} |".format(name=name, **row), flush=True)
@@ -99,7 +102,7 @@ def measure(folder: Path, env: dict[str, str], aidp: list[str], floor: list[str]
     times: dict[str, list[tuple[float, float]]] = {}
     base: dict[str, list[tuple[float, float]]] = {}
     for turn in range(runs):
-        x = pending[1 + turn]
+        x = pending.pop()
         # A write, then reads at once (as an agent does).
         subprocess.run([*aidp, "tasks", "done", x], env=env, cwd=folder, check=True,
                        stdout=subprocess.DEVNULL)

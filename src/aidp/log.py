@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -122,6 +123,7 @@ class TaskLog:
         self.path = self.dir / LOG_NAME
         self.lock_path = self.dir / LOCK_NAME
         self._memo: tuple[tuple[Any, ...] | None, Fold] | None = None  # see _fold_current
+        self._held: tuple[tuple[Any, ...], weakref.ref[Fold]] | None = None  # the same, weakly
         # `aidp init` sets this: the user asked for a tasklist here, even in a linked .aidp/.
         self.adopt_linked_dir = False
         self.on_notice = on_notice
@@ -229,13 +231,19 @@ class TaskLog:
         lists = repo.tasklists() if repo is not None else []
         if len(lists) > 1:  # other worktrees: one live queue, folded from every file
             key = (worktrees.stat_keys([path for path, _own in lists]), lists, whole_lines)
-        memo = self._memo
+        memo, held = self._memo, self._held
         if key is not None and memo is not None and memo[0] == key:
             return memo[1]
+        if key is not None and held is not None and held[0] == key and (
+                fold := held[1]()) is not None:
+            return fold
         encoding = self.foreign_encoding()
         if len(lists) > 1 and encoding is None and _reader is not None:
+            self._memo = self._held = None
             shared = _reader.load_shared(self, lists, whole_lines=whole_lines)
-            if shared is not None:  # not kept: it holds the store's write lock while used
+            if shared is not None:  # it holds the store's write lock while in use: kept
+                # only as long as a caller keeps it (a read, then an update, fold once)
+                self._held = (key, weakref.ref(shared)) if key is not None else None
                 return shared
         if len(lists) > 1:
             own = self.read_bytes()

@@ -12,7 +12,8 @@ file `gitdir: <common>/worktrees/NAME` whose `commondir` names the common direct
 and `<common>/worktrees/NAME/gitdir` names the worktree's `.git` file. A worktree
 whose folder is gone, or whose `.git` no longer points back at its entry, does not
 count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
-waited on); nothing here writes anywhere but the lock in the common directory.
+waited on); nothing here writes anywhere but the lock in the common directory and a
+memo in this worktree's read cache (`plan`: how far the other tasklists are this one's).
 """
 
 from __future__ import annotations

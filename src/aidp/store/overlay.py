@@ -5,7 +5,6 @@ keeps open and never commits (it holds the store's write lock until the fold is 
 
 from __future__ import annotations
 
-import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -16,6 +15,7 @@ from aidp.store.fill import Filler
 from aidp.store.loader import attempt
 
 if TYPE_CHECKING:
+    import sqlite3
     from pathlib import Path
 
     from aidp.fold import Fold
@@ -24,40 +24,38 @@ if TYPE_CHECKING:
 
 
 class _Merged(Exception):
-    """A task two worktrees changed concurrently: the plain fold merges it."""
+    """A task changed in two worktrees: its lines are in several files (a plain fold)."""
 
 
 class _Overlay(Filler):
-    def _merge(self, rid: str, end: int) -> Any:  # its lines are in several files
-        raise _Merged
+    def _merge(self, rid: str, end: int) -> Any:
+        raise _Merged(rid)
 
 
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                 whole_lines: bool = False) -> Fold | None:
     """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly."""
-    plan = worktrees.plan(tasklists, log.path, db.folder(log.dir, create=False),
-                          whole_lines=whole_lines)
-    if plan is None:
+    try:
+        plan = worktrees.plan(tasklists, log.path, db.folder(log.dir, create=False),
+                              whole_lines=whole_lines)
+    except OSError:
         return None
 
     def apply(conn: sqlite3.Connection, meta: dict[str, Any], fold: StoreFold, fd: int
               ) -> bool:
-        if meta["offset"] != plan.end:
-            return False  # the file grew since the plan: fold plainly
+        if plan is None or meta["offset"] != plan.end:
+            return False  # (the file grew since the plan)
         common, shift = meta["lines"] - plan.own_lines, len(plan.before)
         conn.execute("BEGIN")
-        if shift:  # the lines fed before this file's own: its own move down
-            for table in ("task", "typed", "tag"):
-                conn.execute(f"UPDATE {table} SET seq = -seq - ? WHERE seq > ?",
-                             (shift, common))
-                conn.execute(f"UPDATE {table} SET seq = -seq WHERE seq < 0")
-            for table in ("task", "typed"):
-                conn.executemany(f"UPDATE {table} SET line = line + ? WHERE id = ? AND "
-                                 "line > ?", [(shift, rid, common) for rid in plan.own_ids])
-        pending = meta.get("pending")
+        for table in ("task", "typed", "tag") if shift else ():  # this file's lines move
+            conn.execute(f"UPDATE {table} SET seq = -seq - ? WHERE seq > ?", (shift, common))
+            conn.execute(f"UPDATE {table} SET seq = -seq WHERE seq < 0")  # down past them
+            if table != "tag":
+                conn.executemany(f"UPDATE {table} SET line = line + ? WHERE id = ? AND line "
+                                 "> ?", [(shift, rid, common) for rid in plan.own_ids])
+        pending = orjson.loads(meta.get("pending") or "[]")
         fill = _Overlay(conn, common, 0, empty=False, fielded=bool(meta.get("fielded")),
-                        pending={(t, u): r for t, u, r in orjson.loads(pending)}
-                        if pending else None)
+                        pending={(t, u): r for t, u, r in pending})
         fill.fd = fd  # the store's winners are read from this log
         try:
             fill.feed_lines(plan.before)
@@ -69,4 +67,4 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
         fold.lines = fill.lines
         return True
 
-    return attempt(log, whole_lines=whole_lines, overlay=apply)
+    return None if plan is None else attempt(log, whole_lines=whole_lines, overlay=apply)
