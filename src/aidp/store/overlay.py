@@ -5,13 +5,15 @@ keeps open and never commits (it holds the store's write lock until the fold is 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from aidp import worktrees
+from aidp.fold import DAMAGED, TASK, read_line, read_lines
 from aidp.store import db
-from aidp.store.fill import Filler
+from aidp.store.fill import SEQ_MASK, SPAN_MASK, Filler
 from aidp.store.loader import attempt
 
 if TYPE_CHECKING:
@@ -20,16 +22,37 @@ if TYPE_CHECKING:
 
     from aidp.fold import Fold
     from aidp.log import TaskLog
+    from aidp.model import Record
     from aidp.store.view import StoreFold
 
-
-class _Merged(Exception):
-    """A task changed in two worktrees: its lines are in several files (a plain fold)."""
+BASE = 1 << 39  # the other files' lines are "at" BASE + where they are in `text`
 
 
 class _Overlay(Filler):
-    def _merge(self, rid: str, end: int) -> Any:
-        raise _Merged(rid)
+    text = b""
+
+    def add(self, lines: list[bytes]) -> None:
+        off = BASE + len(self.text)
+        self.text += b"".join(raw + b"\n" for raw in lines)
+        for raw, (kind, rid, record) in zip(lines, read_lines(lines), strict=True):
+            self.lines += 1
+            if record is None:
+                self.damaged += kind == DAMAGED
+            else:
+                self._take(kind == TASK, rid, record, off, len(raw))
+            off += len(raw) + 1
+
+    def line(self, span: int) -> bytes:
+        return self.text[(span >> 40) - BASE:][:span & SEQ_MASK]
+
+    def _lines_at(self, spans: list[int]) -> Iterator[tuple[int, bytes]]:
+        yield from super()._lines_at([s for s in spans if s >> 40 < BASE])
+        yield from ((s >> 40, self.line(s)) for s in spans if s >> 40 >= BASE)
+
+    def _winner(self, rid: str, known: int) -> Record:
+        if (known & SPAN_MASK) >> 40 < BASE or rid in self.recent:
+            return super()._winner(rid, known)
+        return read_line(self.line(known & SPAN_MASK))[2] or {}
 
 
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
@@ -56,14 +79,19 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
         pending = orjson.loads(meta.get("pending") or "[]")
         fill = _Overlay(conn, common, 0, empty=False, fielded=bool(meta.get("fielded")),
                         pending={(t, u): r for t, u, r in pending})
-        fill.fd = fd  # the store's winners are read from this log
-        try:
-            fill.feed_lines(plan.before)
-            fill.lines = meta["lines"] + shift
-            fill.feed_lines(plan.after)
-            fill.flush()
-        except _Merged:
-            return False
+        fill.fd, fill.end = fd, plan.end  # the store's winners are read from this log
+        fill.add(plan.before)
+        fill.lines = meta["lines"] + shift
+        fill.add(plan.after)
+        if fill.merged:
+            return False  # a task changed in two worktrees: its lines are in several files
+        fill._write()
+        won = [(rid, fill.line(v & SPAN_MASK)) for rid, v in fill.task_keys.items()
+               if v is not None and (v & SPAN_MASK) >> 40 >= BASE]
+        conn.executemany("UPDATE task SET off = -1, len = 0 WHERE id = ?",
+                         [(rid,) for rid, _raw in won])  # read from `merged`, not the log
+        conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
+                         [(rid, orjson.dumps(read_line(raw)[2]).decode()) for rid, raw in won])
         fold.lines = fill.lines
         return True
 
