@@ -73,8 +73,7 @@ class Reader(Protocol):
     def load(self, log: TaskLog, *, whole_lines: bool = False) -> Fold: ...
 
     def load_shared(self, log: TaskLog, tasklists: list[tuple[Path, bool]], *,
-                    whole_lines: bool = False) -> Fold | None:
-        """worktrees.fold(tasklists, …) through the store, or None: fold plainly."""
+                    whole_lines: bool = False) -> Fold | None: ...  # None: worktrees.fold
 
 
 _reader: Reader | None = None
@@ -241,8 +240,7 @@ class TaskLog:
         if len(lists) > 1 and encoding is None and _reader is not None:
             self._memo = self._held = None
             shared = _reader.load_shared(self, lists, whole_lines=whole_lines)
-            if shared is not None:  # it holds the store's write lock while in use: kept
-                # only as long as a caller keeps it (a read, then an update, fold once)
+            if shared is not None:  # holds the store's write lock: kept while a caller does
                 self._held = (key, weakref.ref(shared)) if key is not None else None
                 return shared
         if len(lists) > 1:
