@@ -169,7 +169,9 @@ def mcp_plan(world: AgentWorld, server: FakeModelServer) -> None:
 
 # CLIs that take no MCP server for one run: `aidp setup CLI --mcp` registers aidp's in
 # the project's settings, which `aidp run` then tells the agent about (docs/agents.md).
-MCP_BY_SETUP = {"gemini"}
+# None now: Gemini CLI gets it in a run-local home (GEMINI_CLI_HOME); its registered
+# server is tests/agents/test_hooks_real.py's.
+MCP_BY_SETUP: set[str] = set()
 
 
 def give_mcp(world: AgentWorld) -> None:

@@ -114,10 +114,16 @@ class Gemini(Adapter):
     def hand_mcp(self, argv: list[str], server: McpServer, env: dict[str, str], *,
                  registered: Callable[[], bool]) -> Given | None:
         """Gemini CLI (0.61) takes MCP servers only from its settings files and extensions,
-        not for one run: its system settings and defaults files (GEMINI_CLI_SYSTEM_*_PATH)
-        are skipped unless they and every folder above them are root's and writable by
-        nobody else. So the run gives no server of its own; when the project's
-        `.gemini/settings.json` registers aidp's (`aidp setup gemini --mcp`), Gemini starts
-        that one with its own environment, which holds the run's AIDP_DIR and AIDP_SESSION,
-        and the agent is told about its tools."""
-        return (argv, {}) if registered() else None
+        not on its command line (its system settings files, GEMINI_CLI_SYSTEM_*_PATH, are
+        skipped unless they and every folder above them are root's). When the project's
+        `.gemini/settings.json` registers aidp's (`aidp setup gemini --mcp`), Gemini
+        starts that one, with its own environment, which holds the run's AIDP_DIR and
+        AIDP_SESSION. Otherwise the run gets a home of its own (GEMINI_CLI_HOME) whose
+        user settings are the user's plus aidp's server (.gemini_home); None when the
+        user's settings cannot be read as JSON or already name a server `aidp`."""
+        from aidp.agent.agents.gemini_home import run_home
+
+        if registered():
+            return argv, {}
+        home = run_home(env, server)
+        return (argv, {"GEMINI_CLI_HOME": str(home)}) if home is not None else None
