@@ -16,6 +16,9 @@ folder is crossed and nothing can be swapped in between. `Folder.open` opens a f
 with `O_NOFOLLOW | O_NONBLOCK` (a FIFO never hangs the open) and refuses anything
 but a regular file after `fstat`; `unlink`, `replace` and `scandir` work on the
 folder's descriptor too. A refusal is a StorageError (exit 1) of one line.
+`present_folder` is None where a folder on the way is missing (so nobody reads a
+StorageError's cause to tell), and `Folder.create` makes a file only where nothing
+holds its name.
 """
 
 from __future__ import annotations
@@ -111,12 +114,19 @@ class Folder:
 
     def child(self, name: str, *, create: bool = False) -> Folder:
         """The sub-folder `name` (made when `create`), never through a link."""
+        found = self._child(name, create=create, missing_ok=False)
+        assert found is not None
+        return found
+
+    def _child(self, name: str, *, create: bool, missing_ok: bool) -> Folder | None:
         path = self.path / name
         flags = os.O_RDONLY | _DIRECTORY | NOFOLLOW | _CLOEXEC
         for attempt in (0, 1):
             try:
                 return Folder(os.open(name, flags, dir_fd=self.fd), path)
             except FileNotFoundError as exc:
+                if missing_ok and not create:
+                    return None
                 if not create or attempt:
                     raise storage_error("write", path, exc) from exc
                 try:
@@ -185,6 +195,28 @@ class Folder:
             raise storage_error("write", self.path / name, exc) from exc
         finally:
             os.close(fd)
+
+    def create(self, name: str, data: bytes, mode: int = 0o644) -> bool:
+        """Write `data` to a new file `name`; False, and nothing written, when the name is
+        taken by anything (a file, a link even dangling, a FIFO, a folder): what a
+        repository planted there is left alone (`.gitignore` files aidp makes once)."""
+        path = self.path / name
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | _CLOEXEC
+        try:
+            fd = os.open(name, flags, mode, dir_fd=self.fd)  # O_EXCL: never an old file
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            raise storage_error("create", path, exc) from exc
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError as exc:
+            raise storage_error("write", path, exc) from exc
+        finally:
+            os.close(fd)
+        return True
 
     def read(self, name: str, limit: int = 1 << 24) -> bytes | None:
         """The bytes of the regular file `name` here (None when it does not exist);
@@ -257,8 +289,24 @@ def folder(base: Path, relative: str | Path = "", *, create: bool = False) -> Fo
     """The folder `base/relative`, each component of `relative` opened without following
     a link (made when `create`). `base` itself is trusted (it may be a link the user
     made). Raises StorageError (a link, a file in the way, no permission)."""
+    found = _walk(base, relative, create=create, missing_ok=False)
+    assert found is not None
+    return found
+
+
+def present_folder(base: Path, relative: str | Path = "") -> Folder | None:
+    """The folder `base/relative` as `folder` opens it, or None when it (or a folder on
+    the way) does not exist; a link, a file in the way, no permission: StorageError."""
+    return _walk(base, relative, create=False, missing_ok=True)
+
+
+def _walk(base: Path, relative: str | Path, *, create: bool, missing_ok: bool) -> Folder | None:
     try:
         fd = os.open(base, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+    except FileNotFoundError as exc:
+        if missing_ok:
+            return None
+        raise storage_error("write under", base, exc) from exc
     except OSError as exc:
         raise storage_error("write under", base, exc) from exc
     current = Folder(fd, base)
@@ -269,9 +317,11 @@ def folder(base: Path, relative: str | Path = "", *, create: bool = False) -> Fo
             current.close()
             raise StorageError(f"Cannot write under {base / relative}: not a plain path")
         try:
-            nxt = current.child(part, create=create)
+            nxt = current._child(part, create=create, missing_ok=missing_ok)
         finally:
             current.close()
+        if nxt is None:
+            return None
         current = nxt
     return current
 
@@ -297,13 +347,11 @@ def read_file(base: Path, relative: str | Path) -> bytes | None:
     """The bytes of `base/relative` read without following a link below `base` (None
     when it or a folder on the way does not exist)."""
     rel = Path(relative)
-    try:
-        with folder(base, rel.parent) as parent:
-            return parent.read(rel.name)
-    except StorageError as exc:
-        if isinstance(exc.__cause__, FileNotFoundError):
-            return None
-        raise
+    parent = present_folder(base, rel.parent)
+    if parent is None:
+        return None
+    with parent:
+        return parent.read(rel.name)
 
 
 def checked_path(base: Path, relative: str | Path, *, create_dirs: bool = False) -> Path:

@@ -341,15 +341,8 @@ class TaskLog:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise storage_error("create", self.dir, exc) from exc
-        try:  # created once, never through a link (one planted there is left alone)
-            files.write_file(self.dir, ".gitignore", GITIGNORE.encode(), exclusive=True)
-        except FileExistsError:
-            return
-        except StorageError as exc:
-            if not isinstance(exc.__cause__, FileExistsError):
-                raise
-        except OSError as exc:
-            raise storage_error("create", self.dir / ".gitignore", exc) from exc
+        with files.folder(self.dir) as folder:  # created once; anything there is left alone
+            folder.create(".gitignore", GITIGNORE.encode())
 
     # --- writing ------------------------------------------------------------------
 

@@ -40,12 +40,7 @@ class State:
             # Never through a link a cloned repository planted (`.aidp` or
             # `.aidp/hooks` included), never a FIFO: aidp.files.
             with _folder(self.path.parents[2], create=True) as folder:
-                if folder.lstat(".gitignore") is None:
-                    try:
-                        folder.write(".gitignore", b"# aidp hook state: local to this clone\n*\n",
-                                     exclusive=True)
-                    except FileExistsError:
-                        pass
+                folder.create(".gitignore", b"# aidp hook state: local to this clone\n*\n")
                 self._fd = folder.open(self.path.name, os.O_RDWR | os.O_CREAT)
             fcntl.flock(self._fd, fcntl.LOCK_EX)
             raw = b""

@@ -21,7 +21,7 @@ import orjson
 
 from aidp import files
 from aidp.agent import agents
-from aidp.errors import AidpError, InvalidInput, StorageError
+from aidp.errors import AidpError, InvalidInput
 
 if TYPE_CHECKING:
     from aidp.agent.agents.base import Adapter
@@ -87,11 +87,12 @@ def inside_project(root: Path, path: Path) -> None:
     project root (aidp.files): a cloned repository may plant `.claude -> ~/.claude` or
     `CLAUDE.md -> ~/.bashrc`, and setup must never edit anything through it; a FIFO or
     device is refused too (aidp.agent.integrate_mcp uses it as well). StorageError, exit 1."""
-    try:
-        files.checked_path(root, path.relative_to(root))
-    except StorageError as exc:
-        if not isinstance(exc.__cause__, FileNotFoundError):
-            raise  # a missing folder on the way is made when the file is written
+    relative = path.relative_to(root)
+    parent = files.present_folder(root, relative.parent)
+    if parent is None:
+        return  # a missing folder on the way is made when the file is written
+    with parent:
+        parent.require_regular(relative.name)
 
 
 def read_settings(root: Path, path: Path) -> bytes | None:
@@ -165,12 +166,11 @@ def _would_write(root: Path, path: Path) -> None:
     """Refuse now what writing `path` would refuse (a link on the way or there, a FIFO,
     a file in a folder's place); folders still to be made are fine."""
     relative = path.relative_to(root)
-    try:
-        with files.folder(root, relative.parent) as folder:
-            _regular_or_none(folder, relative.name)
-    except StorageError as exc:
-        if not isinstance(exc.__cause__, FileNotFoundError):
-            raise
+    parent = files.present_folder(root, relative.parent)
+    if parent is None:
+        return  # folders still to be made
+    with parent:
+        _regular_or_none(parent, relative.name)
 
 
 def write_settings(root: Path, path: Path, body: bytes) -> None:
