@@ -558,10 +558,12 @@ def test_ctrl_c_during_a_real_merge_finishes_it_reports_it_and_stops_the_rest(
     commit_all(repo)
     marker = tmp_path / "run.pgid"
     hook(repo, "pre-merge-commit", ctrl_c_from(marker))
+    scratch = repo / ".aidp" / "worktrees" / hex_of(slow) / "scratch.txt"
     worker = agent(
         "wait_for(2)\n"
-        "if TASK == " + repr(fast) + ":\n" + "".join(
-            "    " + line + "\n" for line in DILIGENT.splitlines()) +
+        "if TASK == " + repr(fast) + ":\n"
+        f"    while not Path({str(scratch)!r}).exists():\n        time.sleep(0.05)\n"
+        + "".join("    " + line + "\n" for line in DILIGENT.splitlines()) +
         "else:\n"
         "    Path('scratch.txt').write_text('half done')\n"
         "    time.sleep(120)\n")
@@ -589,8 +591,8 @@ def test_ctrl_c_during_a_real_merge_finishes_it_reports_it_and_stops_the_rest(
     found = state(cli)
     assert found[fast]["status"] == "done"
     assert found[slow]["status"] == "pending" and "assignee" not in found[slow]
-    kept = repo / ".aidp" / "worktrees" / hex_of(slow)
-    assert (kept / "scratch.txt").read_text() == "half done"
+    kept = scratch.parent
+    assert scratch.read_text() == "half done"
     assert f"[{hex_of(slow)}] Kept the worktree {kept} (interrupted)" in err
 
 

@@ -211,16 +211,21 @@ class Parallel:
         return True
 
     def _waiting_on_running(self) -> list[str]:
-        """Ready tasks that waited on a task an agent of this run still works on: its
-        work is not in any branch a worktree starts from until that agent has ended
-        (and, with --merge, its branch is merged), so they wait for that."""
+        """Tasks that wait on a task an agent of this run still works on (its
+        dependents, the epic it is a child of): its work is not in any branch a worktree
+        starts from until that agent has ended (and, with --merge, its branch is
+        merged), so they wait for that. Blocked ones too: the agent may close its task
+        between this read and the claim's, making them ready there."""
         if not self.running:
             return []
-        fold = self.log.read()
-        qs = queue.state(fold)
         busy = {agent.tid for agent in self.running.values()}
-        return [entry.id for entry in queue.ready(fold)
-                if busy.intersection(qs.waits(entry.id))]
+        qs = queue.state(self.log.read(), about=busy)
+        waiting: set[str] = set()
+        for tid in busy:
+            waiting.update(qs.dependents.get(tid, ()))
+            if tid in qs.parent:
+                waiting.add(qs.parent[tid])
+        return sorted(waiting)
 
     def _spawn(self, project: Path, tid: str) -> subprocess.Popen[bytes]:
         env = {**os.environ, "AIDP_DIR": str(project), "AIDP_TASK": tid,
