@@ -6,10 +6,12 @@ through `parse_line`; docs/file-format.md "Damage" lists what this module refuse
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import orjson
 
+from aidp.errors import StorageError
 from aidp.model import CONTROL_RE, TASK_KEY_ORDER, Record, stamp_out_of_reach, task_tags
 
 BOM = b"\xef\xbb\xbf"  # an editor's UTF-8 byte order mark, ahead of a line
@@ -136,3 +138,50 @@ def mend_tags(record: Record) -> Record:
     if type(record.get("tags")) is str:
         record["tags"] = task_tags(record)
     return record
+
+
+# --- lines read again where a cache says they are ---------------------------------------
+
+
+def changed() -> StorageError:
+    return StorageError(
+        "The tasklist was rewritten by another program while it was read; run the "
+        "command again"
+    )
+
+
+def read_span(fd: int, start: int, end: int) -> bytes:
+    """Bytes start:end of the log, all of them (a file that shrank meanwhile: changed)."""
+    data = os.pread(fd, end - start, start)
+    while len(data) < end - start:
+        more = os.pread(fd, end - start - len(data), start + len(data))
+        if not more:
+            raise changed()
+        data += more
+    return data
+
+
+class LogFile:
+    """The log's descriptor, closed when the last reader of it is gone: the records of
+    lines read_line admitted before, read again at their offsets (the store's rows)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+
+    def record(self, rid: str, off: int, size: int) -> Record:
+        return self.decode(rid, read_span(self.fd, off, off + size))
+
+    @staticmethod
+    def decode(rid: str, raw: bytes) -> Record:
+        """The record of `raw` (reread), which must be `rid`'s: anything else means the
+        file was rewritten in place meanwhile (changed)."""
+        found = reread(raw)
+        if found is None or found.get("id") != rid:
+            raise changed()
+        return found

@@ -9,7 +9,6 @@ the lines that won, in file order, and writes one row each (docs/architecture.md
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import zlib
 from collections.abc import Iterator
@@ -18,7 +17,6 @@ from typing import Any
 
 import orjson
 
-from aidp.errors import StorageError
 from aidp.fields import merge_all
 from aidp.fold import (
     CONFLICT,
@@ -38,6 +36,7 @@ from aidp.fold import (
     task_tags,
     unpacked,
 )
+from aidp.line import changed, read_span
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
 CHUNK = 1 << 20  # the log is read this much at a time
@@ -50,24 +49,6 @@ _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-
-def changed() -> StorageError:
-    return StorageError(
-        "The tasklist was rewritten by another program while it was read; run the "
-        "command again"
-    )
-
-
-def read_span(fd: int, start: int, end: int) -> bytes:
-    """Bytes start:end of the log, all of them (a file that shrank meanwhile: changed)."""
-    data = os.pread(fd, end - start, start)
-    while len(data) < end - start:
-        more = os.pread(fd, end - start - len(data), start + len(data))
-        if not more:
-            raise changed()
-        data += more
-    return data
 
 
 def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:

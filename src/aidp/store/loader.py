@@ -20,10 +20,11 @@ import orjson
 
 from aidp.files import NOFOLLOW
 from aidp.fold import DAMAGED, no_gc, read_line
+from aidp.line import LogFile, read_span
 from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
 from aidp.store import db
-from aidp.store.fill import CHUNK, Filler, read_span
-from aidp.store.view import LogFile, StoreFold
+from aidp.store.fill import CHUNK, Filler
+from aidp.store.view import StoreFold
 
 if TYPE_CHECKING:
     from pathlib import Path

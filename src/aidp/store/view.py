@@ -11,7 +11,6 @@ may see them (aidp.store.loader says why), never anything else.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -19,33 +18,9 @@ from typing import Any
 import orjson
 
 from aidp.fold import Fold, FoldKey
-from aidp.line import reread
+from aidp.line import LogFile, changed
 from aidp.model import DAY, UNKNOWN_TS, Record, week_start
 from aidp.questions import KINDS, Query
-from aidp.store.fill import changed, read_span
-
-
-class LogFile:
-    """The log's descriptor, closed when the last reader of it is gone."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def __del__(self) -> None:
-        try:
-            os.close(self.fd)
-        except OSError:
-            pass
-
-    def record(self, rid: str, off: int, size: int) -> Record:
-        return self.decode(rid, read_span(self.fd, off, off + size))
-
-    @staticmethod
-    def decode(rid: str, raw: bytes) -> Record:
-        found = reread(raw)
-        if found is None or found.get("id") != rid:
-            raise changed()
-        return found
 
 
 class Handle:
