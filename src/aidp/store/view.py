@@ -210,12 +210,10 @@ class StoreFold(Fold):
             self.task_keys = {rid: (ts, line) for rid, ts, line in self.db.execute(
                 "SELECT id, ts, line FROM task ORDER BY seq")}
         elif name in ("typed", "typed_keys"):
-            typed: dict[str, Record] = {}
-            keys: dict[str, FoldKey] = {}
-            for rid, ts, line, body in self.db.execute(
-                    "SELECT id, ts, line, body FROM typed ORDER BY seq"):
-                typed[rid], keys[rid] = self._log.decode(rid, body), (ts, line)
-            self.typed, self.typed_keys = typed, keys
+            rows = self._rows("SELECT id, ts, line, body FROM typed ORDER BY seq")
+            records = self._log.decode_all([(rid, body) for rid, _ts, _line, body in rows])
+            self.typed = {row[0]: record for row, record in zip(rows, records, strict=True)}
+            self.typed_keys = {rid: (ts, line) for rid, ts, line, _body in rows}
         else:
             raise AttributeError(name)
         return self.__dict__[name]
@@ -314,12 +312,14 @@ class StoreFold(Fold):
         if wanted is None or many or "typed" in self.__dict__:
             return super().typed_records(about, own=own)
         ids = orjson.dumps(wanted).decode()
-        decode = self._log.decode
         linked = "" if own else (" OR task IN (SELECT task FROM typed WHERE blocked_by IN "
                                  "wanted UNION SELECT task FROM typed WHERE parent IN wanted)")
-        return [(rid, (ts, line), decode(rid, body)) for rid, ts, line, body in self._rows(
-            "WITH wanted(id) AS (SELECT value FROM json_each(?1)) SELECT id, ts, line, body "
-            f"FROM typed WHERE task IN wanted{linked} ORDER BY seq", (ids,))]
+        rows = self._rows("WITH wanted(id) AS (SELECT value FROM json_each(?1)) SELECT id, ts, "
+                          f"line, body FROM typed WHERE task IN wanted{linked} ORDER BY seq",
+                          (ids,))
+        records = self._log.decode_all([(rid, body) for rid, _ts, _line, body in rows])
+        return [(rid, (ts, line), record)
+                for (rid, ts, line, _body), record in zip(rows, records, strict=True)]
 
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
