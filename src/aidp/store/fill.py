@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from array import array
 from collections.abc import Iterator
 from operator import itemgetter
 from typing import Any
@@ -40,7 +41,7 @@ from aidp.line import changed, read_span
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
 CHUNK = 1 << 20  # the log is read this much at a time
-FLUSH_ROWS = 8_000  # rows per write, and winners' records kept for settle
+FLUSH_ROWS = 2_000  # rows per write, and winners' records kept for settle
 SEQ_MASK = (1 << 40) - 1
 PARTIAL, MERGED = 1, 2  # a winner's flags: it came with a task_fields record; a merge
 SPAN = 80  # entry(): packed(key, seq << 2 | flags) << SPAN | off << 40 | len
@@ -168,7 +169,7 @@ class Filler:
                 self.task_keys[rid] = known
                 return
         self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
-        if len(self.recent) >= FLUSH_ROWS:
+        if len(self.recent) >= 4 * FLUSH_ROWS:
             self.recent = {}
         self.recent[rid] = record
 
@@ -196,12 +197,13 @@ class Filler:
     def _write(self) -> None:
         """The second pass: a row for each winner this fill found, its line read again
         (in file order); then the merged tasks, folded from their lines in one pass."""
-        spans = sorted([value & SPAN_MASK for keys in (self.task_keys, self.typed_keys)
-                        for value in keys.values() if value is not None
-                        and value >> _LINE_SHIFT & SEQ_MASK >= self.first
-                        and value & SPAN_MASK])  # no span: a merge
+        offsets = array("q", sorted([(value & SPAN_MASK) >> 40
+                                     for keys in (self.task_keys, self.typed_keys)
+                                     for value in keys.values() if value is not None
+                                     and value >> _LINE_SHIFT & SEQ_MASK >= self.first
+                                     and value & SPAN_MASK]))  # no span: a merge
         batch: list[tuple[int, bytes]] = []
-        for line in self._lines_at(spans):
+        for line in self._lines_at(offsets):
             batch.append(line)
             if len(batch) >= FLUSH_ROWS:
                 self._rows(batch)
@@ -217,14 +219,16 @@ class Filler:
             self.conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
                                   [(w[1], orjson.dumps(w[5]).decode()) for w in winners])
 
-    def _lines_at(self, spans: list[int]) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) at each of `spans` (sorted by offset), read a chunk at a time."""
+    def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) at each of `offsets` (ascending), read a chunk at a time."""
         data, base = b"", 0
-        for span in spans:
-            off, size = span >> 40, span & SEQ_MASK
-            if off + size > base + len(data):
-                base, data = off, read_span(self.fd, off, min(self.end, off + max(size, CHUNK)))
-            yield off, data[off - base:off - base + size]
+        for off in offsets:
+            at = off - base
+            stop = data.find(b"\n", at) if at < len(data) else -1
+            if stop < 0:
+                (base, data), at = next(blocks(self.fd, off, self.end)), 0
+                stop = data.find(b"\n")
+            yield off, data[at:stop]
 
     def _rows(self, batch: list[tuple[int, bytes]]) -> None:
         tasks, typed = [], []
