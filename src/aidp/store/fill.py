@@ -37,7 +37,7 @@ from aidp.fold import (
     task_tags,
     unpacked,
 )
-from aidp.line import changed, read_span
+from aidp.line import changed, read_span, reread
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
 CHUNK = 1 << 20  # the log is read this much at a time
@@ -117,16 +117,18 @@ class Filler:
     def _block(self, data: bytes, off: int) -> None:
         parts = data.split(b"\n")
         parts.pop()  # after the last newline: nothing
-        take = self._take
+        take, line = self._take, self.lines
         for raw, (kind, rid, record) in zip(parts, read_lines(parts), strict=True):
-            self.lines += 1
+            line += 1
             if record is None:
                 self.damaged += kind == DAMAGED
             else:
-                take(kind == TASK, rid, record, off, len(raw))
+                take(kind == TASK, rid, record, line, off, len(raw))
             off += len(raw) + 1
+        self.lines = line
 
-    def _take(self, is_task: bool, rid: str, record: Record, off: int, size: int) -> None:
+    def _take(self, is_task: bool, rid: str, record: Record, line: int, off: int,
+              size: int) -> None:
         if not is_task and record["type"] == FIELDS:
             self.fielded = True
             waiting = companion_key(record)
@@ -134,23 +136,23 @@ class Filler:
                 self.pending[waiting] = record
             return
         keys = self.task_keys if is_task else self.typed_keys
-        known = keys[rid] if rid in keys else None if self.empty else self._lookup(
-            is_task, rid)
-        key = key_of(record, self.lines)
-        if is_task and self.fielded:
-            self._settle(rid, record, key, known, off, size)
-        elif known is not None and packed(key) <= known >> SPAN:  # fold.beats, packed
-            keys[rid] = known
+        if rid in keys:
+            known = keys[rid]
         else:
-            seq = self.lines if known is None else (known >> SPAN & SEQ_MASK) >> 2
+            known = keys[rid] = None if self.empty else self._lookup(is_task, rid)
+        key = key_of(record, line)
+        if is_task and self.fielded:
+            self._settle(rid, record, key, known, line, off, size)
+        elif known is None or packed(key) > known >> SPAN:  # fold.beats, packed
+            seq = line if known is None else (known >> SPAN & SEQ_MASK) >> 2
             keys[rid] = entry(key, seq, 0, off, size)
 
     def _settle(self, rid: str, record: Record, key: FoldKey, known: int | None,
-                off: int, size: int) -> None:
+                line: int, off: int, size: int) -> None:
         """A task record, once the log holds task_fields records: fold.settle decides
         (a task merged already stays merged: CONFLICT)."""
         spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
-        seq = self.lines
+        seq = line
         if known is not None:
             old, field = unpacked(known >> SPAN)
             seq, flags = field >> 2, field & 3
@@ -166,7 +168,6 @@ class Filler:
                 self.task_keys[rid] = entry(max(key, old), seq, flags | MERGED, 0, 0)
                 return
             if verdict == LOSES:
-                self.task_keys[rid] = known
                 return
         self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
         if len(self.recent) >= 4 * FLUSH_ROWS:
@@ -232,13 +233,16 @@ class Filler:
 
     def _rows(self, batch: list[tuple[int, bytes]]) -> None:
         tasks, typed = [], []
-        records = read_lines([raw for _off, raw in batch])
-        for (off, raw), (kind, rid, record) in zip(batch, records, strict=True):
-            value = (self.task_keys if kind == TASK else self.typed_keys).get(rid)
-            if record is None or value is None or value & SPAN_MASK != off << 40 | len(raw):
+        for off, raw in batch:
+            record = reread(raw)  # admitted by the first pass: not checked again
+            if record is None:
+                raise changed()
+            is_task, rid = "type" not in record, str(record.get("id"))
+            value = (self.task_keys if is_task else self.typed_keys).get(rid)
+            if value is None or value & SPAN_MASK != off << 40 | len(raw):
                 raise changed()  # not the line the first pass read there
             key, field = unpacked(value >> SPAN)
-            if kind == TASK:
+            if is_task:
                 tasks.append((field >> 2, rid, key, off, len(raw), record, field & PARTIAL))
             else:
                 typed.append((field >> 2, rid, key[0], key[1], off, len(raw), raw,
