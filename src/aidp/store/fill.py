@@ -1,10 +1,6 @@
-"""Lines of the log into the store's rows: the cold build and the refresh of a tail.
-
-Which record wins is decided by `aidp.fold` alone (`read_lines`, `key_of`, `beats`,
-`settle`), and the record of a task two clones changed concurrently by
-`aidp.fields.merge_all`. Two passes: the first folds every line into one int per id
-(`entry`: the winner's fold key, seq, flags and where its line is); the second reads
-the lines that won, in file order, and writes one row each (docs/architecture.md).
+"""Lines of the log into the store's rows, in two passes (docs/architecture.md): every
+line folded into one int per id (`entry`), then a row for each winning line. Which
+record wins is decided by `aidp.fold` alone, a merged task's record by `aidp.fields`.
 """
 
 from __future__ import annotations
@@ -18,33 +14,17 @@ from typing import Any
 
 import orjson
 
+from aidp import fold
 from aidp.fields import merge_all
-from aidp.fold import (
-    CONFLICT,
-    DAMAGED,
-    FIELDS,
-    LOSES,
-    TASK,
-    WINS,
-    FoldKey,
-    beats,
-    companion_key,
-    key_of,
-    packed,
-    read_line,
-    read_lines,
-    settle,
-    task_tags,
-    unpacked,
-)
+from aidp.fold import FoldKey
 from aidp.line import changed, read_span, reread
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
 CHUNK = 1 << 20  # the log is read this much at a time
-FLUSH_ROWS = 2_000  # rows per write, and winners' records kept for settle
+FLUSH_ROWS = 2_000  # rows per write; 4x that many winners kept for settle
 SEQ_MASK = (1 << 40) - 1
 PARTIAL, MERGED = 1, 2  # a winner's flags: it came with a task_fields record; a merge
-SPAN = 80  # entry(): packed(key, seq << 2 | flags) << SPAN | off << 40 | len
+SPAN = 80  # entry(): fold.packed(key, seq << 2 | flags) << SPAN | off << 40 | len
 SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 
@@ -67,7 +47,7 @@ def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
 
 def entry(key: FoldKey, seq: int, flags: int, off: int, size: int) -> int:
     """One id's winner as one int (a tuple of tuples took 200 bytes a winner at 1M)."""
-    return packed(key, seq << 2 | flags) << SPAN | off << 40 | size
+    return fold.packed(key, seq << 2 | flags) << SPAN | off << 40 | size
 
 
 def _text(value: object) -> str | None:
@@ -118,20 +98,20 @@ class Filler:
         parts = data.split(b"\n")
         parts.pop()  # after the last newline: nothing
         take, line = self._take, self.lines
-        for raw, (kind, rid, record) in zip(parts, read_lines(parts), strict=True):
+        for raw, (kind, rid, record) in zip(parts, fold.read_lines(parts), strict=True):
             line += 1
             if record is None:
-                self.damaged += kind == DAMAGED
+                self.damaged += kind == fold.DAMAGED
             else:
-                take(kind == TASK, rid, record, line, off, len(raw))
+                take(kind == fold.TASK, rid, record, line, off, len(raw))
             off += len(raw) + 1
         self.lines = line
 
     def _take(self, is_task: bool, rid: str, record: Record, line: int, off: int,
               size: int) -> None:
-        if not is_task and record["type"] == FIELDS:
+        if not is_task and record["type"] == fold.FIELDS:
             self.fielded = True
-            waiting = companion_key(record)
+            waiting = fold.companion_key(record)
             if waiting is not None:
                 self.pending[waiting] = record
             return
@@ -140,34 +120,34 @@ class Filler:
             known = keys[rid]
         else:
             known = keys[rid] = None if self.empty else self._lookup(is_task, rid)
-        key = key_of(record, line)
+        key = fold.key_of(record, line)
         if is_task and self.fielded:
             self._settle(rid, record, key, known, line, off, size)
-        elif known is None or packed(key) > known >> SPAN:  # fold.beats, packed
+        elif known is None or fold.packed(key) > known >> SPAN:  # fold.beats, packed
             seq = line if known is None else (known >> SPAN & SEQ_MASK) >> 2
             keys[rid] = entry(key, seq, 0, off, size)
 
     def _settle(self, rid: str, record: Record, key: FoldKey, known: int | None,
                 line: int, off: int, size: int) -> None:
         """A task record, once the log holds task_fields records: fold.settle decides
-        (a task merged already stays merged: CONFLICT)."""
+        (a task merged already stays merged: fold.CONFLICT)."""
         spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
         seq = line
         if known is not None:
-            old, field = unpacked(known >> SPAN)
+            old, field = fold.unpacked(known >> SPAN)
             seq, flags = field >> 2, field & 3
             if flags & MERGED:
-                verdict = CONFLICT
+                verdict = fold.CONFLICT
             elif spec is None and not flags & PARTIAL:
-                verdict = WINS if beats(key, old) else LOSES
+                verdict = fold.WINS if fold.beats(key, old) else fold.LOSES
             else:
-                verdict = settle(self._winner(rid, known), old, bool(flags & PARTIAL),
+                verdict = fold.settle(self._winner(rid, known), old, bool(flags & PARTIAL),
                                  record, key, spec)
-            if verdict == CONFLICT:  # its record: folded from all its lines
+            if verdict == fold.CONFLICT:  # its record: folded from all its lines
                 self.merged.add(rid)
                 self.task_keys[rid] = entry(max(key, old), seq, flags | MERGED, 0, 0)
                 return
-            if verdict == LOSES:
+            if verdict == fold.LOSES:
                 return
         self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
         if len(self.recent) >= 4 * FLUSH_ROWS:
@@ -179,7 +159,7 @@ class Filler:
         found = self.recent.get(rid)
         if found is None:
             off, size = (known & SPAN_MASK) >> 40, known & SEQ_MASK
-            _kind, _rid, found = read_line(read_span(self.fd, off, off + size))
+            _kind, _rid, found = fold.read_line(read_span(self.fd, off, off + size))
             if found is None:
                 raise changed()
         return found
@@ -214,7 +194,7 @@ class Filler:
             found = merge_all(self.merged, (data for _at, data in blocks(self.fd, 0, self.end)))
             winners = []
             for rid, record in found.items():
-                key, field = unpacked((self.task_keys[rid] or 0) >> SPAN)
+                key, field = fold.unpacked((self.task_keys[rid] or 0) >> SPAN)
                 winners.append((field >> 2, rid, key, -1, 0, record, field & PARTIAL))
             self._tasks(winners)
             self.conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
@@ -241,7 +221,7 @@ class Filler:
             value = (self.task_keys if is_task else self.typed_keys).get(rid)
             if value is None or value & SPAN_MASK != off << 40 | len(raw):
                 raise changed()  # not the line the first pass read there
-            key, field = unpacked(value >> SPAN)
+            key, field = fold.unpacked(value >> SPAN)
             if is_task:
                 tasks.append((field >> 2, rid, key, off, len(raw), record, field & PARTIAL))
             else:
@@ -265,6 +245,6 @@ class Filler:
         conn.executemany("INSERT INTO tag VALUES (?, ?, ?, ?)",
                          [(row[0], tag, row[7], row[8])
                           for row, winner in zip(rows, winners, strict=True)
-                          for tag in task_tags(winner[5])])
+                          for tag in fold.task_tags(winner[5])])
         conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
                          [(w[1],) for w in winners if w[6]])

@@ -1,9 +1,6 @@
-"""`load`: the folded state of a log, from the store brought up to date with it.
-
-Every answer equals a plain fold of the file as it is now (docs/architecture.md, "The
-read path", says how: the stamp, the prefix's crc32, the database's own stat data and
-inode, the flock its writers hold). Any doubt — a lock held elsewhere past
-db.BUSY_SECONDS, a file that is not a database, an unwritable folder — is a plain fold.
+"""`load`: the folded state of a log, from the store brought up to date with it; when
+it may be trusted and how it is kept exact: docs/architecture.md, "The read path".
+Any doubt (a lock held too long, not a database, an unwritable folder): a plain fold.
 """
 
 from __future__ import annotations
@@ -20,10 +17,10 @@ import orjson
 
 from aidp.files import NOFOLLOW
 from aidp.fold import DAMAGED, no_gc, read_line
-from aidp.line import LogFile, read_span
+from aidp.line import LogFile
 from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
 from aidp.store import db
-from aidp.store.fill import CHUNK, Filler
+from aidp.store.fill import Filler, blocks
 from aidp.store.view import StoreFold
 
 if TYPE_CHECKING:
@@ -33,14 +30,12 @@ if TYPE_CHECKING:
     from aidp.log import TaskLog
 
 MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
-# Stat data read this close to the file's last change may hide a later change in the
-# same timestamp tick: a reader vouches only for data older than this.
-RACY_NS = 2_000_000_000
+RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick change
 STRICT = False  # tests: a bug in the store fails them, never falls back silently
 
 
 class _Retry(Exception):
-    """The store changed under this read (moved on elsewhere, or built here): again."""
+    """The store changed under this read (moved on elsewhere, or built here)."""
 
 
 def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
@@ -157,10 +152,8 @@ class _Load:
 
     def _checked(self, path: Path, dbfd: int) -> sqlite3.Connection | None:
         """A connection (in a read transaction) to the database, if it is intact and
-        covers a prefix of this very log; None: rebuild it."""
-        # No SQL runs on a database before its stat data is the one its last aidp
-        # writer recorded: a file planted in a clone (a view named meta that never
-        # ends, a trigger) has an inode and a ctime no committed stamp can know.
+        covers a prefix of this very log (no SQL runs before its stat data is the one
+        its last aidp writer stamped); None: rebuild it."""
         stamp = read_stamp(self.log.dir)
         if stamp is None or stamp[2] != stat_key(os.fstat(dbfd)):
             return None  # changed by something else than aidp, or its stamp is lost
@@ -192,12 +185,11 @@ class _Load:
         """Whether the log starts with the bytes the store covers (read in full)."""
         import zlib
 
-        offset, crc, at = meta["offset"], 0, 0
+        offset, crc = meta["offset"], 0
         if not 0 < offset <= self.st.st_size or os.pread(self.fd, 1, offset - 1) != b"\n":
             return False
-        while at < offset:
-            block = read_span(self.fd, at, min(offset, at + CHUNK))
-            crc, at = zlib.crc32(block, crc), at + len(block)
+        for _at, data in blocks(self.fd, 0, offset):
+            crc = zlib.crc32(data, crc)
         return bool(crc == meta["crc"])
 
     def _refresh(self, conn: sqlite3.Connection, dbfd: int, meta: dict[str, Any],
@@ -222,7 +214,7 @@ class _Load:
                         fielded=bool(meta.get("fielded")),
                         pending={(t, u): r for t, u, r in orjson.loads(pending)}
                         if pending else None)
-        with no_gc():  # the winners held until a flush: a quarter of a build's CPU
+        with no_gc():
             crc = filler.feed(self.fd, meta["offset"], end, meta["crc"])
         nonce = os.urandom(8)
         db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
@@ -234,8 +226,7 @@ class _Load:
 
     def _create(self, path: Path, end: int) -> NoReturn:
         """A new database of the file up to `end`, built under a name of its own, linked
-        into place and locked until its stamp is written (or another process's, linked
-        first); _Retry then opens and checks it like any other."""
+        into place and locked until stamped; _Retry then checks it like any other."""
         db.sweep(path.parent)
         temp = path.with_name(f"{db.NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         conn = db.create(temp)
@@ -262,9 +253,8 @@ class _Load:
         raise _Retry
 
     def _log_key(self) -> tuple[int, int, int, int, int]:
-        """The log's stat data to vouch for: what this load read it under, if unchanged
-        since and not so recent that a same-tick change could hide behind it (or
-        vouched already); else NO_KEY."""
+        """The log's stat data to vouch for: as this load read it, if unchanged since
+        and older than RACY_NS (or vouched already); else NO_KEY."""
         try:
             now = os.fstat(self.fd)
         except OSError:
@@ -274,10 +264,9 @@ class _Load:
         return stat_key(now) if same and (self.trusted or not recent) else NO_KEY
 
     def _vouch(self, nonce: bytes, dbfd: int) -> None:
-        """Stamp the state `nonce` just committed (the caller holds the flock), with the
-        database's mtime set to a fine-grained value of our own first, as
-        TaskLog._vouch_append does for the log: a later change by another program
-        sets the clock's coarser time, so equal stat data means this very file."""
+        """Stamp the state `nonce` just committed (the caller holds the flock), the
+        database's mtime first set to a fine-grained value of our own (as
+        TaskLog._vouch_append does): equal stat data then means this very file."""
         mark = time.time_ns() | 1
         try:
             before = os.fstat(dbfd)
@@ -290,10 +279,7 @@ class _Load:
 
     def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
               ) -> Fold | None:
-        # No read transaction for the fold's life: it would make every refresh wait
-        # (this process's own, after its write). Others can only add lines appended
-        # since (a rewrite builds a new file): later questions may see those.
-        conn.execute("ROLLBACK")
+        conn.execute("ROLLBACK")  # none for the fold's life: refreshes would wait
         fold = StoreFold(conn, self.file, damaged=meta["damaged"], lines=meta["lines"])
         if torn:  # a last line without its newline: damage, unless it is a record
             kind, _rid, record = read_line(torn)
