@@ -5,13 +5,14 @@ keeps open and never commits (it holds the store's write lock until the fold is 
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from aidp import worktrees
-from aidp.fold import DAMAGED, TASK, read_line, read_lines
+from aidp.fold import read_line
 from aidp.store import db
 from aidp.store.fill import SEQ_MASK, SPAN_MASK, Filler
 from aidp.store.loader import attempt
@@ -32,22 +33,20 @@ class _Overlay(Filler):
     text = b""
 
     def add(self, lines: list[bytes]) -> None:
+        data = b"".join(raw + b"\n" for raw in lines)
         off = BASE + len(self.text)
-        self.text += b"".join(raw + b"\n" for raw in lines)
-        for raw, (kind, rid, record) in zip(lines, read_lines(lines), strict=True):
-            self.lines += 1
-            if record is None:
-                self.damaged += kind == DAMAGED
-            else:
-                self._take(kind == TASK, rid, record, off, len(raw))
-            off += len(raw) + 1
+        self.text += data
+        self._block(data, off)
 
     def line(self, span: int) -> bytes:
         return self.text[(span >> 40) - BASE:][:span & SEQ_MASK]
 
-    def _lines_at(self, spans: list[int]) -> Iterator[tuple[int, bytes]]:
-        yield from super()._lines_at([s for s in spans if s >> 40 < BASE])
-        yield from ((s >> 40, self.line(s)) for s in spans if s >> 40 >= BASE)
+    def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
+        yield from super()._lines_at(array("q", [o for o in offsets if o < BASE]))
+        for off in offsets:
+            if off >= BASE:
+                start = off - BASE
+                yield off, self.text[start:self.text.index(b"\n", start)]
 
     def _winner(self, rid: str, known: int) -> Record:
         if (known & SPAN_MASK) >> 40 < BASE or rid in self.recent:
