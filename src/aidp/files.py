@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from aidp.errors import StorageError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from types import TracebackType
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -363,3 +363,49 @@ def checked_path(base: Path, relative: str | Path, *, create_dirs: bool = False)
     with folder(base, rel.parent, create=create_dirs) as parent:
         parent.require_regular(rel.name)
         return parent.path / rel.name
+
+
+# --- cache files: derived state, kept only when it is safe ---------------------------
+
+
+def create_quietly(path: Path, data: bytes) -> None:
+    """A new file at `path` holding `data`; nothing when anything holds the name (a link
+    included) or it cannot be written."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, data)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def remove_irregular(paths: Iterable[Path]) -> bool:
+    """Whatever is at `paths` and is not a regular file (a link, a fifo) removed;
+    whether every one is now absent or regular."""
+    for path in paths:
+        try:
+            if not stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return False
+    return True
+
+
+def remove_older(folder: Path, prefix: str, suffix: str, seconds: float) -> None:
+    """The entries of `folder` named prefix…suffix and last changed `seconds` ago or
+    more removed (as far as possible)."""
+    import time
+
+    try:
+        for entry in list(os.scandir(folder)):
+            if (entry.name.startswith(prefix) and entry.name.endswith(suffix)
+                    and entry.stat(follow_symlinks=False).st_mtime < time.time() - seconds):
+                os.unlink(entry.path)
+    except OSError:
+        pass

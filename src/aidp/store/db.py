@@ -1,14 +1,6 @@
 """The store's database file, `.aidp/cache/store.db`: opening it safely, its schema, and
-whether it may be trusted at all.
-
-The cache folder is git-ignored, but a repository can force-add files there, and a
-person can copy one from another checkout: a database is used only if it records its
-own device and inode (a copy or a planted file has others), has this format, and
-opens as SQLite. Nothing in the folder is followed through a symbolic link or opened
-when it is not a regular file (a fifo would hang the read): such entries are removed
-(the folder is aidp's own), a linked folder means no cache at all. The connection
-waits at most BUSY_SECONDS for a lock another process holds, then gives up.
-"""
+whether it may be trusted at all (docs/architecture.md, "The read path": its own device
+and inode, this format; no links, no fifos; waits bounded by BUSY_SECONDS)."""
 
 from __future__ import annotations
 
@@ -17,6 +9,7 @@ import sqlite3
 import stat
 from typing import TYPE_CHECKING, Any
 
+from aidp import files
 from aidp.files import NOFOLLOW
 from aidp.stamp import CACHE_DIR, STAMP_NAME
 
@@ -24,34 +17,15 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-FORMAT = 11  # bump when the schema or a column's meaning changes: older files are rebuilt
-# (2: field-level merge: the partial table, meta fielded and pending; 3: session;
-# 4: tags carry the status, covering indexes; 5: merged rows; 6: typed records' lines;
-# 7: the tallies; 8: typed records' task, blocked_by and parent; 9: tags carry the
-# priority; 10: typed records' type and removed, the ready rank index; 11: open tasks'
-# records)
+# Bumped when the schema or a column's meaning changes (older files are rebuilt); 10:
+# typed records' type and removed, the ready rank index; 11: open tasks' records.
+FORMAT = 11
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
-# Tasks and typed records as rows: `seq` is the line an id first appeared on (the
-# fold's order), (ts, line) the winning record's fold key, (off, len) where its line is
-# in the log. Status and priority are NULL when not a string (as the fold's readers
-# count them); stamps are µs, UNKNOWN_TS when unreadable; `hex` is the id's last `_`
-# part (short ids); `finished` is model.finished_at; `session` the task's session (a
-# string, else NULL); `body` an open task's record (orjson), NULL for a closed one: the
-# open tasks are the ones listed most, decoded in one go instead of a read each. Tags:
-# task_tags, one row each, with the task's status and priority (counted per status, and
-# a tag filter narrowed by status and priority, without a look-up of the task). Typed
-# records keep their line (`body`): the work queue reads them all, one query instead of
-# a read per record; and their
-# `task`, `blocked_by`, `parent` and `kind` (the type; each a string, else NULL) and
-# `removed` (1: the key is true), so the records about one task (queue.state(about=…),
-# `tasks show`) are found by index, and `ready` is one query, none decoded.
-# `partial`: the tasks whose winning line came with a task_fields record (fill.py);
-# meta `fielded` (the log holds task_fields records) and `pending` (those still
-# waiting for their task line, JSON) are written with each fill. `merged`: a task two
-# clones changed concurrently, folded field by field (fields.merge_task) as JSON: its
-# row has `off` -1 and is read from here instead of the log.
+# The tables and their columns: docs/architecture.md, "The store's tables". Text columns
+# are NULL where the record's value is not a string; stamps are µs (UNKNOWN_TS when
+# unreadable).
 SCHEMA = """
 CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
@@ -66,12 +40,10 @@ CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NUL
 CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
-# Created after a cold build's rows are in (faster than keeping them up to date); task_id
-# sooner when the log has task_fields records (the fill then looks winners up by id). Each
-# covers what its questions read, so they need no look-up of the row: the tasks of a
-# status in the fold's order (list, ready, prime), counts and ages per status (stats),
-# the weeks' series (since a week), short ids, tags per status, the pending tasks best
-# first (ready: walked in rank order, stopping at the limit).
+# Created after a cold build's rows are in (faster than keeping them up to date). Each
+# covers what its questions read: the tasks of a status in the fold's order (list,
+# prime), counts and ages per status (stats), the weeks' series, short ids, tags per
+# status, the pending tasks best first (ready: walked in rank order to the limit).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
@@ -142,62 +114,24 @@ def folder(log_dir: Path, *, create: bool) -> Path | None:
             os.mkdir(path)
         except OSError:
             return None
-        _ignore_all(path)
+        files.create_quietly(path / ".gitignore", b"*\n")  # derived state only: git ignores it
         return path
     except OSError:
         return None
     return path if stat.S_ISDIR(st.st_mode) else None  # a link or a file: no cache
 
 
-def _ignore_all(path: Path) -> None:
-    """cache/ holds derived state only: git ignores it even without .aidp/.gitignore."""
-    try:
-        fd = os.open(path / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW,
-                     0o644)
-    except OSError:
-        return
-    try:
-        os.write(fd, b"*\n")
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def clear_strays(path: Path) -> bool:
-    """Remove whatever is at the database's (and the stamp's) paths and is not a regular
-    file (a link, a fifo); whether every path is now absent or regular."""
-    for name in (path.name, *(path.name + s for s in SIDECARS), STAMP_NAME):
-        entry = path.with_name(name)
-        try:
-            mode = os.lstat(entry).st_mode
-        except FileNotFoundError:
-            continue
-        except OSError:
-            return False
-        if stat.S_ISREG(mode):
-            continue
-        try:
-            os.unlink(entry)
-        except OSError:
-            return False
-    return True
+    """Whatever is at the database's (and the stamp's) paths and is not a regular file
+    (a link, a fifo) removed; whether every path is now absent or regular."""
+    return files.remove_irregular(path.with_name(name) for name in (
+        path.name, *(path.name + s for s in SIDECARS), STAMP_NAME))
 
 
-def sweep(folder: Path, older_than: float = 3600) -> None:
-    """Remove the half-built databases of killed builders (an hour old: a live builder
+def sweep(folder: Path) -> None:
+    """The half-built databases of killed builders removed (an hour old: a live builder
     is done long before)."""
-    import time
-
-    prefix = NAME + "."
-    try:
-        entries = [e for e in os.scandir(folder) if e.name.startswith(prefix)
-                   and e.name.endswith(".tmp")]
-        for entry in entries:
-            if entry.stat(follow_symlinks=False).st_mtime < time.time() - older_than:
-                os.unlink(entry.path)
-    except OSError:
-        pass
+    files.remove_older(folder, NAME + ".", ".tmp", 3600)
 
 
 def remove(path: Path) -> None:

@@ -1,13 +1,7 @@
-"""The `Fold` a read through the store returns: mappings that ask the database.
-
-`tasks[id]` reads the winning line where the store says it is (pread on the log's
-descriptor, opened before the store was checked against it) and decodes it with
-`aidp.line.reread`: the record parse_line gave when the line was folded. A line
-that is not there any more (the file was rewritten in place meanwhile) is an error
-that says so, never another record. Each question is one query (one consistent state
-of the store); one asked after another process folded lines appended since this read
-may see them (aidp.store.loader says why), never anything else.
-"""
+"""The `Fold` a read through the store returns: mappings that ask the database, each
+question one query (docs/architecture.md, "The read path"). A task's record comes from
+its row (an open task) or its line (`line.LogFile`: a line no longer there is an error
+that says so, never another record)."""
 
 from __future__ import annotations
 
@@ -108,23 +102,6 @@ class StoreTasks(Mapping[str, Record]):
                 counts[str(row[4])] = counts.get(str(row[4]), 0) + 1
         return self.records([row[:4] for row in rows])
 
-    def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
-        """Every task in `tasks list`'s default order (newest created first; equal stamps:
-        later in the fold first), a batch at a time, none of them kept."""
-        rows = self.conn.execute("SELECT id, off, len, body FROM task ORDER BY created DESC, "
-                                 "seq DESC")
-        while found := rows.fetchmany(batch):
-            yield self.records(found)
-
-    def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
-        """The ids (sorted) that start with `prefix`, or whose last `_` part does."""
-        column = "hex" if last_part else "id"
-        sql = f"SELECT id FROM task WHERE {column} >= ? AND {column} < ? ORDER BY id"
-        return [row[0] for row in self.conn.execute(sql, (prefix, prefix + "\U0010ffff"))]
-
-    def ids_with_prefixes(self, prefixes: set[str], *, last_part: bool
-                          ) -> dict[str, list[str]]:
-        return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
 
 
 def _in(statuses: Collection[str] | None) -> tuple[str, list[Any]]:
@@ -295,14 +272,20 @@ class StoreFold(Fold):
         return total, [at[bound] for bound in bounds]
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
-        return self.rows.ids_with_prefix(prefix, last_part=last_part)
+        column = "hex" if last_part else "id"
+        return [row[0] for row in self._rows(f"SELECT id FROM task WHERE {column} >= ? AND "
+                                             f"{column} < ? ORDER BY id",
+                                             (prefix, prefix + "\U0010ffff"))]
 
     def ids_with_prefixes(self, prefixes: Collection[str], *, last_part: bool
                           ) -> dict[str, list[str]]:  # one index search each
-        return self.rows.ids_with_prefixes(set(prefixes), last_part=last_part)
+        return {p: self.ids_with_prefix(p, last_part=last_part) for p in set(prefixes)}
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
-        return self.rows.newest_first(batch)
+        rows = self.db.execute("SELECT id, off, len, body FROM task ORDER BY created DESC, "
+                               "seq DESC")  # none of them kept
+        while found := rows.fetchmany(batch):
+            yield self.rows.records(found)
 
     def typed_records(self, about: str | Collection[str] | None = None, *,
                       own: bool = False) -> Iterable[tuple[str, FoldKey, Record]]:
