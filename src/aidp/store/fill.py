@@ -5,7 +5,11 @@ record wins is decided by `aidp.fold` alone, a merged task's record by `aidp.fie
 
 from __future__ import annotations
 
+import marshal
+import os
+import signal
 import sqlite3
+import threading
 import zlib
 from array import array
 from collections.abc import Iterator
@@ -27,6 +31,8 @@ PARTIAL, MERGED = 1, 2  # a winner's flags: it came with a task_fields record; a
 SPAN = 80  # entry(): fold.packed(key, seq << 2 | flags) << SPAN | off << 40 | len
 SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
+_SEQ_BITS = SEQ_MASK << SPAN  # an entry's seq and flags
+SPLIT_BYTES = 4 << 20  # a cold build of a log this big folds its halves on both cores
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -82,15 +88,23 @@ class Filler:
         self.task_keys: dict[str, int | None] = {}
         self.typed_keys: dict[str, int | None] = {}
         self.recent: dict[str, Record] = {}  # winners' records, for settle
+        self.older: dict[str, Record] = {}  # (the generation before)
         self.merged: set[str] = set()  # tasks whose record is a merge of their lines
 
     def feed(self, fd: int, start: int, end: int, crc: int) -> int:
         """Fold the whole lines start:end (end is a line's end) into the tables, and
         return the crc32 of the file up to `end`, given `crc` up to `start`."""
         self.fd, self.end = fd, end
-        for at, data in blocks(fd, start, end):
+        half = _halfway(fd, start, end) if self.empty and not self.fielded else end
+        other = _Half(self, half) if half < end else None  # the second half, folded aside
+        for at, data in blocks(fd, start, half):
             crc = zlib.crc32(data, crc)
             self._block(data, at)
+        folded = other is not None and other.join(self)
+        for at, data in blocks(fd, half, end):
+            crc = zlib.crc32(data, crc)
+            if not folded:
+                self._block(data, at)
         self._write()
         return crc
 
@@ -106,6 +120,19 @@ class Filler:
                 take(kind == fold.TASK, rid, record, line, off, len(raw))
             off += len(raw) + 1
         self.lines = line
+
+    def adopt(self, lines: int, damaged: int, halves: tuple[Any, Any]) -> None:
+        """Another process's fold of the lines after these (unfielded, from line 1):
+        its winners replace these where their key is greater; seq stays the first."""
+        shift = self.lines << _LINE_SHIFT | self.lines << SPAN + 2  # its line numbers
+        for keys, theirs in zip((self.task_keys, self.typed_keys), halves, strict=True):
+            for rid, found in theirs.items():
+                value, mine = found + shift, keys.get(rid)
+                if mine is None:
+                    keys[rid] = value
+                elif value >> _LINE_SHIFT > mine >> _LINE_SHIFT:  # fold.beats, packed
+                    keys[rid] = value & ~_SEQ_BITS | mine & _SEQ_BITS
+        self.lines, self.damaged = self.lines + lines, self.damaged + damaged
 
     def _take(self, is_task: bool, rid: str, record: Record, line: int, off: int,
               size: int) -> None:
@@ -151,12 +178,12 @@ class Filler:
                 return
         self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
         if len(self.recent) >= 4 * FLUSH_ROWS:
-            self.recent = {}
+            self.older, self.recent = self.recent, {}
         self.recent[rid] = record
 
     def _winner(self, rid: str, known: int) -> Record:
         """The task's winning record so far (read back from its line if not recent)."""
-        found = self.recent.get(rid)
+        found = self.recent.get(rid) or self.older.get(rid)
         if found is None:
             off, size = (known & SPAN_MASK) >> 40, known & SEQ_MASK
             _kind, _rid, found = fold.read_line(read_span(self.fd, off, off + size))
@@ -248,3 +275,54 @@ class Filler:
                           for tag in fold.task_tags(winner[5])])
         conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
                          [(w[1],) for w in winners if w[6]])
+
+
+def _halfway(fd: int, start: int, end: int) -> int:
+    """A line's end near the middle of start:end, or `end`: no split (a small log, or
+    threads this process would fork with)."""
+    if end - start < SPLIT_BYTES or threading.active_count() > 1:
+        return end
+    middle = (start + end) // 2
+    found = os.pread(fd, 1 << 16, middle).find(b"\n")
+    return end if found < 0 else middle + found + 1
+
+
+class _Half:
+    """The lines half:end folded in a child process (fork: the other core) into the
+    fill's int per id, sent back marshalled; b"" when it met a task_fields record
+    (then settle decides in line order: this process folds them itself)."""
+
+    def __init__(self, filler: Filler, half: int) -> None:
+        read, write = os.pipe()
+        self.pid, self.fd = os.fork(), read
+        if self.pid:
+            os.close(write)
+            return
+        code = 1
+        try:  # the child: no return from here
+            os.close(read)
+            other = Filler(filler.conn, 0, 0, empty=True)
+            other.fd, other.end = filler.fd, filler.end
+            for at, data in blocks(filler.fd, half, filler.end):
+                other._block(data, at)
+                if other.fielded:
+                    break
+            out = b"" if other.fielded else marshal.dumps(
+                (other.lines, other.damaged, (other.task_keys, other.typed_keys)))
+            with os.fdopen(write, "wb") as pipe:
+                pipe.write(out)
+            code = 0
+        finally:
+            os._exit(code)
+
+    def join(self, filler: Filler) -> bool:
+        """Whether the child's fold was adopted (else: fold the lines here)."""
+        with os.fdopen(self.fd, "rb") as pipe:
+            out = b"" if filler.fielded else pipe.read()
+        if not out:
+            os.kill(self.pid, signal.SIGKILL)
+        _pid, status = os.waitpid(self.pid, 0)
+        if not out or status != 0:
+            return False
+        filler.adopt(*marshal.loads(out))
+        return True
