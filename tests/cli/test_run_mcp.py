@@ -29,10 +29,17 @@ import json, os, subprocess, sys, tomllib
 stdin = sys.stdin.read()
 argv = sys.argv[1:]
 record = {"argv": argv, "stdin": stdin, "env": dict(os.environ)}
+if os.environ.get("GEMINI_CLI_HOME"):  # Gemini CLI: its user settings, in that home
+    home = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini")
+    with open(os.path.join(home, "settings.json")) as handle:
+        record["gemini_settings"] = json.load(handle)
+    record["gemini_home"] = sorted(os.listdir(home))
 with open(os.environ["FAKE_RECORD"], "w") as handle:
     json.dump(record, handle)
 
 def server_config():
+    if "gemini_settings" in record:
+        return record["gemini_settings"]["mcpServers"]["aidp"]
     if "--mcp-config" in argv:  # Claude Code
         return json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]["aidp"]
     found = {}
@@ -163,18 +170,44 @@ def test_opencode_gets_an_inline_config(cli, fake_cli, project: Path,
                    "env": server["environment"]}, project)
 
 
-def test_gemini_uses_the_server_the_project_registered(cli, fake_cli, project: Path) -> None:
-    # Gemini CLI takes no MCP server for one run: without `setup gemini --mcp`, none,
-    # and the prompt does not mention the tools.
+def test_gemini_gets_the_server_in_a_home_of_its_own_for_the_run(
+        cli, fake_cli, project: Path) -> None:
+    # Gemini CLI takes no MCP server on its command line: its user settings, in a home
+    # of its own for the run (GEMINI_CLI_HOME), are the user's plus aidp's server.
+    user = Path(os.environ["HOME"]) / ".gemini"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / "settings.json").write_text('{"ui": {"theme": "Dracula"}}')
+    (user / "oauth_creds.json").write_text("{}")
     seen = run(cli, "gemini", fake_cli)
     assert not any("mcp" in arg for arg in seen["argv"])
-    assert "todo_write" not in " ".join(seen["argv"])
+    assert Path(seen["env"]["GEMINI_CLI_HOME"]) != Path(os.environ["HOME"])
+    settings = seen["gemini_settings"]
+    assert settings["ui"] == {"theme": "Dracula"}
+    expect_server(settings["mcpServers"]["aidp"], project)
+    assert settings["mcpServers"]["aidp"]["trust"] is True
+    assert seen["gemini_home"] == ["oauth_creds.json", "settings.json"]
+    prompt = next(a for a in seen["argv"] if a.startswith("--prompt="))
+    assert "todo_write" in prompt
+    assert (user / "settings.json").read_text() == '{"ui": {"theme": "Dracula"}}'
+
+
+def test_gemini_uses_the_server_the_project_registered(cli, fake_cli, project: Path) -> None:
     assert cli("setup", "gemini", "--mcp").code == 0
     seen = run(cli, "gemini", fake_cli)
+    assert "GEMINI_CLI_HOME" not in seen["env"]  # no home of its own: the project's server
     prompt = next(a for a in seen["argv"] if a.startswith("--prompt="))
     assert "todo_write" in prompt
     # the server Gemini starts from the project's settings gets the run's session
     assert seen["env"]["AIDP_SESSION"] == "mcp-run"
+
+
+def test_gemini_settings_aidp_cannot_read_run_without_the_server(cli, fake_cli) -> None:
+    user = Path(os.environ["HOME"]) / ".gemini"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / "settings.json").write_text('{\n  // a comment, as Gemini allows\n}')
+    seen = run(cli, "gemini", fake_cli)
+    assert "GEMINI_CLI_HOME" not in seen["env"]
+    assert "todo_write" not in " ".join(seen["argv"])
 
 
 @pytest.mark.parametrize("preset", ["aider", "cursor"])
@@ -191,7 +224,7 @@ def test_a_command_line_of_your_own_is_run_as_given(cli, fake_cli) -> None:
     assert fake_cli.seen()["argv"] == ["-p", "--verbose"]
 
 
-@pytest.mark.parametrize("preset", ["claude", "codex"])
+@pytest.mark.parametrize("preset", ["claude", "codex", "gemini"])
 def test_an_agent_that_plans_with_todo_write_changes_the_runs_todo_list(
         cli, fake_cli, project: Path, monkeypatch: pytest.MonkeyPatch, preset: str) -> None:
     monkeypatch.setenv("PLAN", "Read the code;Write the fix")
