@@ -68,17 +68,19 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
         return lines
 
     splits = [split(data) for data in datas]
+    present = [n for n, data in enumerate(datas) if data] or [own_at]  # no file: no lines
+    first = splits[present[0]]
     common = 0
-    while all(len(some) > common and some[common] == splits[0][common]
-              and (common + 1 < len(some) or datas[n].endswith(b"\n"))
-              for n, some in enumerate(splits)):
+    while all(len(splits[n]) > common and splits[n][common] == first[common]
+              and (common + 1 < len(splits[n]) or datas[n].endswith(b"\n"))
+              for n in present):
         common += 1
     state, fed, damaged, seen = Fold(), [], 0, set()
-    for raw in splits[0][:common]:
+    for raw in first[:common]:
         before = state.damaged
         state.add_line(raw)
         fed.append(raw)
-        damaged += state.damaged != before
+        damaged += state.damaged != before and own_at in present
     for n, some in enumerate(splits):
         for raw in some[common:]:
             if raw in seen:

@@ -629,6 +629,20 @@ def test_a_merged_branch_a_removed_worktree_and_one_line_in_two_files(
         "task_8_same", "task_9_mine", "task_7_theirs"]
 
 
+def test_a_worktree_without_a_tasklist_brings_no_line(tmp_path: Path,
+                                                      any_size_store: None) -> None:
+    from aidp.store import StoreFold
+
+    common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(10))
+    datas = [b"", common + _line("task_2_mine", 50) + b"\n",  # w0: none on its branch
+             common + _line("task_3_theirs", 51) + b"\n", b"{\"id\": "]  # w3: no whole line
+    log, lists = _tasklists(tmp_path, datas, 1)
+    lists[0][0].unlink()
+    got, full = _store_answer(log, lists)
+    assert isinstance(got, StoreFold) and full.lines == 12  # the shared lines once
+    assert list(got.tasks)[10:] == ["task_2_mine", "task_3_theirs"]
+
+
 def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
                                                             any_size_store: None) -> None:
     from hypothesis import HealthCheck, given, settings

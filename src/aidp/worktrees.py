@@ -25,7 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aidp.files import read_regular
+from aidp.errors import StorageError
+from aidp.files import read_regular, write_file
 from aidp.paths import DATA_DIR, LOG_NAME
 
 if TYPE_CHECKING:
@@ -59,8 +60,6 @@ class Shared:
                     continue
             except OSError:
                 continue
-            from aidp.errors import StorageError
-
             other = path.parents[1 + len(self.subpath.parts)]
             raise StorageError(
                 f"Cannot write {folder / path.name}: {folder} is the .aidp folder of the "
@@ -188,11 +187,13 @@ def _split(data: bytes) -> list[bytes]:
     return parts
 
 
-def common_start(datas: list[bytes]) -> int:
-    """The length of the whole lines every one of `datas` starts with (the history the
-    worktrees' branches share, nearly all of each tasklist)."""
-    return min((shared_prefix(datas[0], data) for data in datas[1:]),
-               default=datas[0].rfind(b"\n") + 1 if datas else 0)
+def common_start(datas: list[bytes]) -> tuple[int, bytes]:
+    """(the length of the whole lines every one of `datas` that is not empty starts
+    with: the history the worktrees' branches share, nearly all of each tasklist; the
+    first such data). A worktree without a tasklist brings no line, and takes none."""
+    present = [data for data in datas if data] or [b""]
+    return min((shared_prefix(present[0], data) for data in present[1:]),
+               default=present[0].rfind(b"\n") + 1), present[0]
 
 
 def records(shared: Shared | None, own: bytes
@@ -209,10 +210,12 @@ def records(shared: Shared | None, own: bytes
             yield number, None, number, parse_line(raw)
         return
     datas = [own if is_own else read_tasklist(path) or b"" for path, is_own in tasklists]
-    start = common_start(datas)
-    common = _split(own[:start])
+    start, first = common_start(datas)
+    common = _split(first[:start])
+    source = None if own or not common else next(
+        p for (p, _own), data in zip(tasklists, datas, strict=True) if data is first)
     for number, raw in enumerate(common, start=1):
-        yield number, None, number, parse_line(raw)
+        yield number, source, number, parse_line(raw)
     mine: dict[bytes, int] = {}
     for number, raw in enumerate(_split(own), start=1):
         mine.setdefault(raw, number)
@@ -256,11 +259,12 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
         else:
             data = read_tasklist(path) or b""
         datas.append(data)
-    start = common_start(datas)
+    start, first = common_start(datas)
     state, seen = Fold(), set()
     with no_gc():
-        fed = _split(datas[0][:start])
+        fed = _split(first[:start])
         damaged = sum(state.add_lines(fed))  # every tasklist's first lines: this one's too
+        damaged *= bool(own)  # (unless it has none)
         for data, (_path, is_own) in zip(datas, tasklists, strict=True):
             lines = _split(data[start:])
             new = [raw for raw in lines if raw not in seen]
@@ -337,16 +341,22 @@ def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None,
     from aidp.attributes import SNIFF_BYTES, sniff
 
     opened: list[tuple[int, os.stat_result, int]] = []
+    names: list[str] = []  # the other tasklists that bring lines, in the fold's order
     try:
         for path in [own_path] + [p for p, is_own in tasklists if not is_own]:
             found = _opened(path)
+            if found is not None and (not found[2] or sniff(os.pread(
+                    found[0], SNIFF_BYTES, 0)) is not None):  # as `fold` reads it: no lines
+                os.close(found[0])
+                found = None
             if found is None:
-                return None
+                if path == own_path:
+                    return None
+                continue
             opened.append(found)
-            if sniff(os.pread(found[0], SNIFF_BYTES, 0)) is not None:
-                return None
+            names.append(str(path))
         (own, own_st, end), others = opened[0], opened[1:]
-        if not others or (not whole_lines and own_st.st_size != end):
+        if not whole_lines and own_st.st_size != end:
             return None  # a line being written here: the plain fold decides
         memo: dict[str, list[int]] = {}
         if cache is not None:
@@ -354,7 +364,7 @@ def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None,
                 memo = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
             memo = memo if isinstance(memo, dict) else {}
         known = dict(memo)
-        names = [str(p) for p, is_own in tasklists if not is_own]
+        names = names[1:]
         bases = []
         for name, (fd, st, f_end) in zip(names, others, strict=True):
             was = memo.get(name)
@@ -367,7 +377,7 @@ def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None,
                 if os.pread(fd, base - edge, edge) != os.pread(own, base - edge, edge):
                     base = 0
             bases.append(base)
-        low = min(bases)
+        low = min(bases, default=end)
         ours = os.pread(own, end - low, low)
         prefixes = []
         for name, base, (fd, st, f_end) in zip(names, bases, others, strict=True):
@@ -376,49 +386,35 @@ def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None,
             memo[name] = [st.st_dev, st.st_ino, f_end, own_st.st_dev, own_st.st_ino, end,
                           prefix]
             prefixes.append(prefix)
-        start = min(prefixes)
+        start = min(prefixes, default=end)
         own_lines = _split(ours[start - low:])
         seen: set[bytes] = set()
         before: list[bytes] = []
         after: list[bytes] = []
-        rests, target = iter(others), before
-        for _path, is_own in tasklists:
+        rests, target = dict(zip(names, others, strict=True)), before
+        for path, is_own in tasklists:
+            if str(path) not in rests and not is_own:
+                continue
             if is_own:
                 if any(raw in seen for raw in own_lines):
                     return None  # the rule leaves out this file's copy: not the store's lines
                 seen.update(own_lines)
                 target = after
                 continue
-            fd, _st, f_end = next(rests)
+            fd, _st, f_end = rests[str(path)]
             lines = _split(os.pread(fd, f_end - start, start))
             target += [raw for raw in lines if raw not in seen]
             seen.update(lines)
         own_ids = _ids(own_lines)
         if before and own_ids & _ids(before):
             return None  # a task changed in both: the store's order would decide it
-        if cache is not None and memo != known:
-            _write_memo(cache, orjson.dumps(memo))
+        if cache is not None and memo != known:  # never through a link; a torn one: {}
+            with contextlib.suppress(OSError, StorageError):
+                write_file(cache, MEMO_NAME, orjson.dumps(memo))
         return Plan(end, len(own_lines), own_ids, before, after)
     finally:
         for fd, _st, _end in opened:
             os.close(fd)
-
-
-def _write_memo(cache: Path, data: bytes) -> None:
-    """The memo, replaced whole (a temporary file renamed over it); not at all when the
-    folder cannot take it: it only saves time."""
-    temp = cache / f"{MEMO_NAME}.{os.getpid()}.tmp"
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
-                     0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temp, cache / MEMO_NAME)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
 
 
 def shared_prefix(a: bytes, b: bytes) -> int:
