@@ -528,14 +528,17 @@ def hook(repo: Path, name: str, body: str) -> None:
     path.chmod(0o755)
 
 
-def ctrl_c_from(marker: Path) -> str:
+def ctrl_c_from(marker: Path, how: str = "ctrl-c") -> str:
     """Hook body: once, Ctrl-C to the run's process group (its id in `marker`), as a
-    terminal sends it while git is at work for the run."""
+    terminal sends it while git is at work for the run; or (`how="sigterm"`) SIGTERM to
+    the run's process alone, as `kill PID` sends it."""
+    send = ("os.killpg(pid, signal.SIGINT)" if how == "ctrl-c"
+            else "os.kill(pid, signal.SIGTERM)")
     return (f"marker = Path({str(marker)!r})\n"
             "if marker.exists():\n"
-            "    pgid = int(marker.read_text())\n"
+            "    pid = int(marker.read_text())\n"
             "    marker.rename(str(marker) + '.sent')\n"
-            "    os.killpg(pgid, signal.SIGINT)\n")
+            f"    {send}\n")
 
 
 def start_run(repo: Path, *args: str) -> subprocess.Popen[str]:
@@ -547,17 +550,18 @@ def start_run(repo: Path, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+@pytest.mark.parametrize("how", ["ctrl-c", "sigterm"])
 def test_ctrl_c_during_a_real_merge_finishes_it_reports_it_and_stops_the_rest(
-        cli, agent, repo: Path, tmp_path: Path) -> None:
-    """Ctrl-C to the run's group while `--merge` runs git merge (a pre-merge-commit
-    hook sends it, mid-merge): git does not get it, the merge completes, the task's
-    outcome is in --json with its Merged and ended lines, and then the other agent is
-    stopped, its task released and its worktree kept."""
+        cli, agent, repo: Path, tmp_path: Path, how: str) -> None:
+    """Ctrl-C to the run's group (or SIGTERM to the run) while `--merge` runs git merge
+    (a pre-merge-commit hook sends it, mid-merge): git does not get it, the merge
+    completes, the task's outcome is in --json with its Merged and ended lines, and then
+    the other agent is stopped, its task released and its worktree kept."""
     fast = add(cli, "Fast", "-p", "high")
     slow = add(cli, "Slow")
     commit_all(repo)
     marker = tmp_path / "run.pgid"
-    hook(repo, "pre-merge-commit", ctrl_c_from(marker))
+    hook(repo, "pre-merge-commit", ctrl_c_from(marker, how))
     scratch = repo / ".aidp" / "worktrees" / hex_of(slow) / "scratch.txt"
     worker = agent(
         "wait_for(2)\n"
