@@ -686,3 +686,29 @@ def test_a_worktree_add_that_never_finished_is_made_again(cli, agent, repo: Path
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
     assert git(repo, "show", f"aidp/{hex_of(tid)}:file-{hex_of(tid)}.txt") == \
         f"{hex_of(tid)}\n"
+
+
+def test_ctrl_c_during_the_last_merge_stops_a_run_with_no_agent_left(
+        cli, agent, repo: Path, tmp_path: Path) -> None:
+    """Ctrl-C mid-merge when that task's agent was the only one: the merge completes and
+    is reported, the task after it is not started, and the run says no agent was left
+    to stop."""
+    only = add(cli, "Only one", "-p", "high")
+    after = add(cli, "Needs it", "--blocked-by", only)
+    commit_all(repo)
+    marker = tmp_path / "run.pgid"
+    hook(repo, "pre-merge-commit", ctrl_c_from(marker))
+    worker = agent(f"while not Path({str(marker)!r}).exists():\n    time.sleep(0.05)\n"
+                   + DILIGENT)
+    proc = start_run(repo, "--parallel", "2", "--merge", "--json", "--agent",
+                     worker.command)
+    marker.write_text(str(proc.pid))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert json.loads(out)["tasks"] == [
+        {"id": only, "status": "done", "branch": f"aidp/{hex_of(only)}", "merged": True,
+         "exit_code": 0}]
+    assert (repo / f"file-{hex_of(only)}.txt").read_text() == f"{hex_of(only)}\n"
+    assert worker.calls(after) == [] and state(cli)[after]["status"] == "pending"
+    assert "Warning: Interrupted: no agent was running; nothing more is started" in err
+    assert "every agent was stopped" not in err

@@ -389,6 +389,7 @@ class Parallel:
         then wait for them, SIGKILL after a grace (or a second Ctrl-C). The agents that
         ended before are settled already (a Ctrl-C waits for a step under way)."""
         self.interrupted = True
+        stopping = len(self.running)
         for agent in self.running.values():
             _signal(agent.proc, signal.SIGINT)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
@@ -403,8 +404,11 @@ class Parallel:
                 agent.exit_code = _exit_code(agent.proc)
                 agent.open_streams = 0
                 self._ended(agent)
-        self.view.warning("Interrupted: every agent was stopped and its task released; "
-                          "the worktrees are kept (listed above)")
+        if stopping:
+            self.view.warning("Interrupted: every agent was stopped and its task released; "
+                              "the worktrees are kept (listed above)")
+        else:
+            self.view.warning("Interrupted: no agent was running; nothing more is started")
 
 
 def _signal(proc: subprocess.Popen[bytes], signum: signal.Signals) -> None:
