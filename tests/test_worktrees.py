@@ -629,6 +629,27 @@ def test_a_merged_branch_a_removed_worktree_and_one_line_in_two_files(
         "task_8_same", "task_9_mine", "task_7_theirs"]
 
 
+def test_a_worktree_made_from_a_later_commit_reads_through_the_store(
+        tmp_path: Path, any_size_store: None) -> None:
+    from aidp.store import StoreFold
+
+    common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(10))
+    later = _line("task_2_committed", 40) + b"\n" + _line("task_1_c1", 41) + b"\n"
+    datas = [common + later + _line("task_3_main", 50) + b"\n",  # w0: main, sorted first
+             common + later + _line("task_4_mine", 51) + b"\n",  # w1: made from `later`
+             common + _line("task_5_old", 52) + b"\n"]  # w2: made before it
+    log, lists = _tasklists(tmp_path, datas, 1)
+    got, full = _store_answer(log, lists)
+    assert isinstance(got, StoreFold)
+    assert list(got.tasks)[10:] == ["task_2_committed", "task_3_main", "task_4_mine",
+                                     "task_5_old"]
+    del got
+    datas[1] = common + later + _line("task_3_main", 50) + b"\n"  # the same line again
+    log, lists = _tasklists(tmp_path, datas, 1)
+    got, full = _store_answer(log, lists)
+    assert isinstance(got, StoreFold) and full.lines == 14
+
+
 def test_a_worktree_without_a_tasklist_brings_no_line(tmp_path: Path,
                                                       any_size_store: None) -> None:
     from aidp.store import StoreFold

@@ -395,7 +395,11 @@ def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None,
         for path, is_own in tasklists:
             if str(path) not in rests and not is_own:
                 continue
-            if is_own:
+            if is_own:  # its first lines that come first in the earlier files' too (a
+                same = 0  # later commit this worktree branched from) are where the store has them
+                while same < min(len(own_lines), len(before)) and own_lines[same] == before[same]:
+                    same += 1
+                del own_lines[:same], before[:same]
                 if any(raw in seen for raw in own_lines):
                     return None  # the rule leaves out this file's copy: not the store's lines
                 seen.update(own_lines)
