@@ -126,7 +126,8 @@ class Filler:
         its winners replace these where their key is greater; seq stays the first."""
         shift = self.lines << _LINE_SHIFT | self.lines << SPAN + 2  # its line numbers
         for keys, theirs in zip((self.task_keys, self.typed_keys), halves, strict=True):
-            for rid, found in theirs.items():
+            while theirs:  # emptied as it goes: its ints freed (peak memory)
+                rid, found = theirs.popitem()
                 value, mine = found + shift, keys.get(rid)
                 if mine is None:
                     keys[rid] = value
@@ -324,5 +325,7 @@ class _Half:
         _pid, status = os.waitpid(self.pid, 0)
         if not out or status != 0:
             return False
-        filler.adopt(*marshal.loads(out))
+        lines, damaged, halves = marshal.loads(out)
+        del out  # before the adoption, which holds every winner (peak memory)
+        filler.adopt(lines, damaged, halves)
         return True
