@@ -47,7 +47,7 @@ from aidp import queue
 from aidp.agent.continuation import Limits
 from aidp.agent.parallel_git import Checkout, branch_of, held_interrupts, hex_of
 from aidp.agent.parallel_view import PlainView
-from aidp.agent.parallel_worker import job_for
+from aidp.agent.parallel_worker import READY, job_for
 from aidp.agent.presets import AgentSpec
 from aidp.errors import AidpError, ExitCode, InvalidInput
 from aidp.line import parse_line
@@ -74,6 +74,7 @@ class Agent:
     project: Path  # the project folder in the task's worktree
     proc: subprocess.Popen[bytes]
     open_streams: int = 2
+    ready: bool = False  # the worker said it stops on SIGINT (its handler is in place)
     exit_code: int | None = None
     status: str = ""
     merged: bool = False
@@ -290,6 +291,11 @@ class Parallel:
             kind, said = str(message["kind"]), str(message["text"])
         except (orjson.JSONDecodeError, KeyError, TypeError):
             kind, said = "agent", text
+        if kind == READY and not agent.ready:
+            agent.ready = True
+            if self.interrupted:  # the stop it could not take before: now it can
+                _signal(agent.proc, signal.SIGINT)
+            return
         self.view.event(key, kind, said)
 
     # --- an agent ended ---------------------------------------------------------------
@@ -391,7 +397,8 @@ class Parallel:
         self.interrupted = True
         stopping = len(self.running)
         for agent in self.running.values():
-            _signal(agent.proc, signal.SIGINT)
+            if agent.ready:  # else when it says it is (a SIGINT before could kill it mid-start)
+                _signal(agent.proc, signal.SIGINT)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         try:
             while self.running and time.monotonic() < deadline:

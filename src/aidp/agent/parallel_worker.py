@@ -8,7 +8,10 @@ each message the loop emits as one JSON line `{"kind", "text"}` on stdout. Its e
 code is the task's: 0, the agent's own code, 124 on timeout, 130 when interrupted
 (SIGINT or SIGTERM stops the agent's process group first). A process of its own per
 agent keeps each loop's state, the store's caches and the agent's process group
-apart, and lets the run stop every agent with one signal each.
+apart, and lets the run stop every agent with one signal each. Its first line, `{"kind":
+"ready"}`, says its handlers are in place: the run sends SIGINT only after it, as one
+that came during Python's start would kill the worker half started (exit 1, a
+traceback, the task not released by it).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from typing import Any
 import orjson
 
 from aidp.errors import AidpError, ExitCode
+
+READY = "ready"  # the first line: the worker stops cleanly on SIGINT from now on
 
 
 def job_for(*, root: Path, home: Path, tid: str, actor: str, agent: Any,
@@ -47,9 +52,9 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, interrupt)
     signal.signal(signal.SIGINT, interrupt)
-    job = orjson.loads(sys.stdin.buffer.readline())
+    _say(READY, "")
     try:
-        return _work(job)
+        return _work(orjson.loads(sys.stdin.buffer.readline()))
     except KeyboardInterrupt:
         return ExitCode.INTERRUPTED
     except AidpError as exc:
