@@ -32,7 +32,6 @@ def always_store(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(loader, "STRICT", True)
     monkeypatch.setattr(fill, "CHUNK", 64)  # many chunks, even for tiny files
     monkeypatch.setattr(fill, "FLUSH_ROWS", 1)  # rows written (and replaced) one by one
-    monkeypatch.setattr(fill, "SPLIT_BYTES", 0)  # a cold build folds its halves apart
 
 
 def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None) -> Fold:
@@ -812,37 +811,3 @@ def test_tasks_changed_concurrently_are_answered_by_the_store(
     merged = got.tasks[first["id"]]
     assert (merged["description"], merged["priority"], merged["tags"]) == (
         "theirs", "high", ["a", "b"])
-
-
-def test_a_cold_build_folds_the_second_half_in_another_process(
-        log: TaskLog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A log without task_fields records: the second half is folded by a child process
-    and adopted (its winners over the first half's where their key is greater, the
-    first line an id came on kept, damage and line counts added) — the same answers as
-    a plain fold. With a task_fields record the child gives up and the rule decides in
-    line order here."""
-    adopted: list[bool] = []
-    join = fill._Half.join
-
-    def spying(self: fill._Half, filler: fill.Filler) -> bool:
-        adopted.append(join(self, filler))
-        return adopted[-1]
-
-    monkeypatch.setattr(fill._Half, "join", spying)
-    log.ensure_dir()
-    first = [task_line(f"task_1700000000_{k:08x}", "pending", 3, "ab"[k % 2])
-             for k in range(30)]
-    second = [task_line(f"task_1700000000_{k:08x}", "done", 1 + k % 4, "a")  # some lose
-              for k in range(0, 60, 2)]
-    log.path.write_bytes(b"\n".join([*first, b"{damage", *second, b"[]"]) + b"\n")
-    got = assert_same(log)
-    assert adopted == [True]
-    assert got.tasks["task_1700000000_00000000"]["status"] == "pending"  # stamp 3 beats 1
-    assert got.tasks["task_1700000000_00000002"]["status"] == "done"  # same stamp, later
-    assert got.tasks["task_1700000000_00000020"]["status"] == "done"  # only in the second
-    assert got.damaged == 2
-    fielded = fielded_line(second[0], ["status"], [], [], "pending", 7)
-    log.path.write_bytes(b"\n".join([*first, b"{damage", fielded, *second]) + b"\n")
-    (log.dir / store.CACHE_DIR / store.NAME).unlink()
-    assert_same(log)
-    assert adopted == [True, False]

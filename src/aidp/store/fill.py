@@ -5,11 +5,7 @@ record wins is decided by `aidp.fold` alone, a merged task's record by `aidp.fie
 
 from __future__ import annotations
 
-import marshal
-import os
-import signal
 import sqlite3
-import threading
 import zlib
 from array import array
 from collections.abc import Iterator
@@ -31,8 +27,6 @@ PARTIAL, MERGED = 1, 2  # a winner's flags: it came with a task_fields record; a
 SPAN = 80  # entry(): fold.packed(key, seq << 2 | flags) << SPAN | off << 40 | len
 SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
-_SEQ_BITS = SEQ_MASK << SPAN  # an entry's seq and flags
-SPLIT_BYTES = 4 << 20  # a cold build of a log this big folds its halves on both cores
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -95,16 +89,9 @@ class Filler:
         """Fold the whole lines start:end (end is a line's end) into the tables, and
         return the crc32 of the file up to `end`, given `crc` up to `start`."""
         self.fd, self.end = fd, end
-        half = _halfway(fd, start, end) if self.empty and not self.fielded else end
-        other = _Half(self, half) if half < end else None  # the second half, folded aside
-        for at, data in blocks(fd, start, half):
+        for at, data in blocks(fd, start, end):
             crc = zlib.crc32(data, crc)
             self._block(data, at)
-        folded = other is not None and other.join(self)
-        for at, data in blocks(fd, half, end):
-            crc = zlib.crc32(data, crc)
-            if not folded:
-                self._block(data, at)
         self._write()
         return crc
 
@@ -120,20 +107,6 @@ class Filler:
                 take(kind == fold.TASK, rid, record, line, off, len(raw))
             off += len(raw) + 1
         self.lines = line
-
-    def adopt(self, lines: int, damaged: int, halves: tuple[Any, Any]) -> None:
-        """Another process's fold of the lines after these (unfielded, from line 1):
-        its winners replace these where their key is greater; seq stays the first."""
-        shift = self.lines << _LINE_SHIFT | self.lines << SPAN + 2  # its line numbers
-        for keys, theirs in zip((self.task_keys, self.typed_keys), halves, strict=True):
-            while theirs:  # emptied as it goes: its ints freed (peak memory)
-                rid, found = theirs.popitem()
-                value, mine = found + shift, keys.get(rid)
-                if mine is None:
-                    keys[rid] = value
-                elif value >> _LINE_SHIFT > mine >> _LINE_SHIFT:  # fold.beats, packed
-                    keys[rid] = value & ~_SEQ_BITS | mine & _SEQ_BITS
-        self.lines, self.damaged = self.lines + lines, self.damaged + damaged
 
     def _take(self, is_task: bool, rid: str, record: Record, line: int, off: int,
               size: int) -> None:
@@ -277,55 +250,3 @@ class Filler:
         conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
                          [(w[1],) for w in winners if w[6]])
 
-
-def _halfway(fd: int, start: int, end: int) -> int:
-    """A line's end near the middle of start:end, or `end`: no split (a small log, or
-    threads this process would fork with)."""
-    if end - start < SPLIT_BYTES or threading.active_count() > 1:
-        return end
-    middle = (start + end) // 2
-    found = os.pread(fd, 1 << 16, middle).find(b"\n")
-    return end if found < 0 else middle + found + 1
-
-
-class _Half:
-    """The lines half:end folded in a child process (fork: the other core) into the
-    fill's int per id, sent back marshalled; b"" when it met a task_fields record
-    (then settle decides in line order: this process folds them itself)."""
-
-    def __init__(self, filler: Filler, half: int) -> None:
-        read, write = os.pipe()
-        self.pid, self.fd = os.fork(), read
-        if self.pid:
-            os.close(write)
-            return
-        code = 1
-        try:  # the child: no return from here
-            os.close(read)
-            other = Filler(filler.conn, 0, 0, empty=True)
-            other.fd, other.end = filler.fd, filler.end
-            for at, data in blocks(filler.fd, half, filler.end):
-                other._block(data, at)
-                if other.fielded:
-                    break
-            out = b"" if other.fielded else marshal.dumps(
-                (other.lines, other.damaged, (other.task_keys, other.typed_keys)))
-            with os.fdopen(write, "wb") as pipe:
-                pipe.write(out)
-            code = 0
-        finally:
-            os._exit(code)
-
-    def join(self, filler: Filler) -> bool:
-        """Whether the child's fold was adopted (else: fold the lines here)."""
-        with os.fdopen(self.fd, "rb") as pipe:
-            out = b"" if filler.fielded else pipe.read()
-        if not out:
-            os.kill(self.pid, signal.SIGKILL)
-        _pid, status = os.waitpid(self.pid, 0)
-        if not out or status != 0:
-            return False
-        lines, damaged, halves = marshal.loads(out)
-        del out  # before the adoption, which holds every winner (peak memory)
-        filler.adopt(lines, damaged, halves)
-        return True
