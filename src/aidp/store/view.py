@@ -96,11 +96,14 @@ class StoreTasks(Mapping[str, Record]):
         `counts`: filled with how many of them have each status (str() of it)."""
         sql = (f"SELECT id, off, len, body, status FROM task {condition} ORDER BY {order} "
                f"LIMIT {int(limit)}")
-        rows = self.conn.execute(sql, params).fetchall()
-        if counts is not None:
-            for row in rows:
-                counts[str(row[4])] = counts.get(str(row[4]), 0) + 1
-        return self.records([row[:4] for row in rows])
+        found: list[Record] = []
+        cursor = self.conn.execute(sql, params)
+        while rows := cursor.fetchmany(2000):  # a batch's bodies at a time (peak memory)
+            if counts is not None:
+                for row in rows:
+                    counts[str(row[4])] = counts.get(str(row[4]), 0) + 1
+            found += self.records([row[:4] for row in rows])
+        return found
 
 
 
