@@ -4,6 +4,7 @@ and inode, this format; no links, no fifos; waits bounded by BUSY_SECONDS)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import sqlite3
 import stat
@@ -141,6 +142,52 @@ def remove(path: Path) -> None:
             os.unlink(path.with_name(name))
         except FileNotFoundError:
             pass
+
+
+class Lease:
+    """A descriptor of the database held for this process's connections to it. SQLite
+    locks with POSIX `fcntl` locks, which the kernel drops for the whole process when
+    ANY descriptor of the file is closed: a descriptor of ours (for the flock, fstat,
+    utime) closed while a connection of this process reads or writes the file would
+    let another process write under that read or transaction (a torn view; dirty
+    pages of ours over theirs). So a lease's descriptor is closed only once no lease
+    on the same file is held in this process (as SQLite does with its own); until
+    then it waits, idle, and the next lease on that file reuses it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.ended = fd, False
+        st = os.fstat(fd)
+        self.key = (st.st_dev, st.st_ino)
+        _HELD[self.key] = _HELD.get(self.key, 0) + 1
+
+    def end(self) -> None:
+        """Given back (once; later calls do nothing): closed, with every idle one of its
+        file, if no other lease of it is held."""
+        if self.ended:
+            return
+        self.ended = True
+        fcntl.flock(self.fd, fcntl.LOCK_UN)  # idle: free for the next lease
+        idle = _IDLE.setdefault(self.key, [])
+        idle.append(self.fd)
+        _HELD[self.key] -= 1
+        if _HELD[self.key] == 0:
+            del _HELD[self.key], _IDLE[self.key]
+            for fd in idle:
+                os.close(fd)
+
+
+_HELD: dict[tuple[int, int], int] = {}  # (dev, ino) -> leases held
+_IDLE: dict[tuple[int, int], list[int]] = {}  # descriptors given back, not yet closed
+
+
+def lease(path: Path) -> Lease:
+    """A lease on the database at `path` (FileNotFoundError: none there), an idle
+    descriptor of the same file reused (its flock free: given back unlocked)."""
+    st = os.lstat(path)
+    idle = _IDLE.get((st.st_dev, st.st_ino))
+    if idle and stat.S_ISREG(st.st_mode):
+        return Lease(idle.pop())
+    return Lease(os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW))
 
 
 def connect(path: Path) -> sqlite3.Connection:

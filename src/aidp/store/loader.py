@@ -112,15 +112,16 @@ class _Load:
         folder = db.folder(self.log.dir, create=True)
         if folder is None:
             return None
-        path = folder / db.NAME
+        path, kept = folder / db.NAME, False
         end = _last_newline_end(self.fd, self.st.st_size)
         if end == 0 or not db.clear_strays(path):
             return None
         torn = b"" if whole_lines else os.pread(self.fd, self.st.st_size - end, end)
         try:
-            dbfd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW)
+            lease = db.lease(path)
         except FileNotFoundError:
             self._create(path, end)  # raises _Retry
+        dbfd, self.lease = lease.fd, lease
         try:
             if not _flock(dbfd, fcntl.LOCK_SH):
                 return None  # a writer of the store holds it
@@ -138,12 +139,17 @@ class _Load:
                         return None
                     self._refresh(conn, dbfd, meta, end)
                     meta = self._meta(conn, dbfd)
-                return self._fold(conn, meta, torn)
+                found = self._fold(conn, meta, torn)
+                kept = found is not None
+                return found
             except BaseException:
                 conn.close()
                 raise
         finally:
-            os.close(dbfd)  # releases the flock
+            if kept:  # the fold's connection holds the lease (db.Lease), not the flock
+                fcntl.flock(dbfd, fcntl.LOCK_UN)
+            else:
+                lease.end()  # (ended already if a fold made here was dropped)
 
     def _meta(self, conn: sqlite3.Connection, dbfd: int) -> dict[str, Any]:
         if not conn.in_transaction:
@@ -280,7 +286,8 @@ class _Load:
     def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
               ) -> Fold | None:
         conn.execute("ROLLBACK")  # none for the fold's life: refreshes would wait
-        fold = StoreFold(conn, self.file, damaged=meta["damaged"], lines=meta["lines"])
+        fold = StoreFold(conn, self.file, damaged=meta["damaged"], lines=meta["lines"],
+                         release=self.lease.end)
         if torn:  # a last line without its newline: damage, unless it is a record
             kind, _rid, record = read_line(torn)
             if record is not None:

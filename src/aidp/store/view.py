@@ -6,7 +6,7 @@ that says so, never another record)."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -20,16 +20,21 @@ from aidp.questions import KINDS, Query
 class Handle:
     """The fold's connection, closed when the last of its mappings is gone (a
     connection sits in a reference cycle of its own: left to the collector, it would
-    hold its read transaction, and every writer would wait for it)."""
+    hold its read transaction, and every writer would wait for it); then `release`
+    (the loader's db.Lease: no descriptor of the file is closed before the
+    connection, which would drop its locks)."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, conn: sqlite3.Connection,
+                 release: Callable[[], None] | None = None) -> None:
+        self.conn, self.release = conn, release
 
     def __del__(self) -> None:
         try:
             self.conn.close()
         except sqlite3.Error:
-            pass
+            return  # still open: its descriptor stays too
+        if self.release is not None:
+            self.release()
 
 
 class StoreTasks(Mapping[str, Record]):
@@ -177,8 +182,9 @@ class StoreFold(Fold):
     Its typed records (work queue, TODO lists) and fold keys are read from it on first
     use: commands that never look at them do not."""
 
-    def __init__(self, conn: sqlite3.Connection, log: LogFile, **fields: Any) -> None:
-        handle = Handle(conn)
+    def __init__(self, conn: sqlite3.Connection, log: LogFile,
+                 release: Callable[[], None] | None = None, **fields: Any) -> None:
+        handle = Handle(conn, release)
         self.rows = StoreTasks(handle, log)  # fold.tasks, typed as what it is
         super().__init__(tasks=self.rows, **fields)  # type: ignore[arg-type]
         del self.typed, self.typed_keys, self.task_keys  # see __getattr__
