@@ -88,3 +88,33 @@ def test_a_fold_dropped_keeps_another_folds_read_locked(log: TaskLog,
     assert other_writer(project) == "database is locked"
     del rows
     assert len(second.tasks) == 50
+
+
+def test_the_overlays_write_transaction_keeps_its_lock(tmp_path: Path) -> None:
+    """Another worktree's lines are folded on top in a transaction the fold keeps (never
+    committed): its write lock must hold as long as the fold, from the start."""
+    from aidp import worktrees
+    from aidp.store.overlay import load_shared
+
+    def line(tid: str, stamp: int) -> bytes:
+        return orjson.dumps({"id": tid, "description": tid, "status": "pending",
+                             "created_at": format_ts(0), "updated_at": format_ts(stamp)}
+                            ) + b"\n"
+
+    common = b"".join(line(f"task_1_c{n}", n) for n in range(40))
+    lists = []
+    for n, data in enumerate([common + line("task_3_theirs", 90),
+                              common + line("task_2_mine", 100)]):
+        path = tmp_path / f"w{n}" / ".aidp" / "tasklist.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data)
+        lists.append((path, n == 1))
+    log = TaskLog(tmp_path / "w1")
+    plain = worktrees.fold(lists, log.path.read_bytes(), whole_lines=False)
+    fold = load_shared(log, lists)
+    assert isinstance(fold, store.StoreFold) and "task_3_theirs" in fold.tasks
+    assert fold.tasks == plain.tasks
+    assert other_writer(tmp_path / "w1") == "database is locked"
+    del fold
+    gc.collect()
+    assert other_writer(tmp_path / "w1") == "written"
