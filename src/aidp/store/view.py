@@ -6,7 +6,9 @@ that says so, never another record)."""
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -52,14 +54,20 @@ class StoreTasks(Mapping[str, Record]):
             raise KeyError(rid)
         return self.record(rid, *row)
 
-    def records(self, rows: list[tuple[str, int, int, bytes | None]]) -> list[Record]:
-        """The tasks of rows (id, off, len, body), in their order: the open ones decoded
-        in one go from their bodies, the rest each from its line."""
-        bodies = [body for _rid, _off, _size, body in rows if body is not None]
-        decoded = iter(orjson.loads(b"[" + b",".join(bodies) + b"]") if bodies else ())
+    def records(self, rows: Sequence[Sequence[Any]]) -> list[Record]:
+        """The tasks of rows (id, off, len, body, and any further columns), in their
+        order: the open ones decoded in one go from their bodies, the rest each from its
+        line."""
+        bodies = [row[3] for row in rows if row[3] is not None]
+        if not bodies:
+            return [self.record(row[0], row[1], row[2]) for row in rows]
+        decoded = orjson.loads(b"[" + b",".join(bodies) + b"]")
+        if len(bodies) == len(rows):  # open tasks only (`list`'s usual question)
+            return decoded  # type: ignore[no-any-return]
+        each = iter(decoded)
         record = self.record
-        return [next(decoded) if body is not None else record(rid, off, size)
-                for rid, off, size, body in rows]
+        return [next(each) if row[3] is not None else record(row[0], row[1], row[2])
+                for row in rows]
 
     def record(self, rid: str, off: int, size: int, body: bytes | None = None) -> Record:
         """The task a row stands for: its record kept in the row (an open task), or its
@@ -105,9 +113,9 @@ class StoreTasks(Mapping[str, Record]):
         cursor = self.conn.execute(sql, params)
         while rows := cursor.fetchmany(2000):  # a batch's bodies at a time (peak memory)
             if counts is not None:
-                for row in rows:
-                    counts[str(row[4])] = counts.get(str(row[4]), 0) + 1
-            found += self.records([row[:4] for row in rows])
+                for status, n in Counter(map(itemgetter(4), rows)).items():
+                    counts[str(status)] = counts.get(str(status), 0) + n
+            found += self.records(rows)
         return found
 
 
