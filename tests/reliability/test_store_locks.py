@@ -118,3 +118,32 @@ def test_the_overlays_write_transaction_keeps_its_lock(tmp_path: Path) -> None:
     del fold
     gc.collect()
     assert other_writer(tmp_path / "w1") == "written"
+
+
+def test_a_database_another_loader_is_checking_is_never_removed(log: TaskLog,
+                                                                project: Path) -> None:
+    """A database found wrong (here: no stamp) is rebuilt, but only by a loader that holds
+    its flock alone: removed under a shared flock, another loader still checking or
+    refreshing it would go on with a file (and a journal name) that is no longer the
+    one at the path."""
+    import fcntl
+    import os
+
+    from aidp.stamp import STAMP_NAME
+
+    filled(log)
+    assert isinstance(store.load(log), store.StoreFold)
+    database = project / DATABASE
+    before = database.stat().st_ino
+    (database.parent / STAMP_NAME).unlink()  # the next load must rebuild
+    other = os.open(database, os.O_RDONLY)  # another loader, checking it meanwhile
+    try:
+        fcntl.flock(other, fcntl.LOCK_SH)
+        fold = store.load(log)
+        assert fold == log.full_fold() and not isinstance(fold, store.StoreFold)
+        assert database.stat().st_ino == before  # left to the other loader
+    finally:
+        os.close(other)
+    fold = store.load(log)  # alone now: rebuilt
+    assert isinstance(fold, store.StoreFold) and len(fold.tasks) == 50
+    assert database.stat().st_ino != before

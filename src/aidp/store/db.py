@@ -135,6 +135,15 @@ def sweep(folder: Path) -> None:
     files.remove_older(folder, NAME + ".", ".tmp", 3600)
 
 
+def at_path(path: Path, fd: int) -> bool:
+    """Whether `fd` is the file at `path` (not one removed or replaced since)."""
+    try:
+        st, here = os.fstat(fd), os.lstat(path)
+    except FileNotFoundError:
+        return False
+    return (st.st_dev, st.st_ino) == (here.st_dev, here.st_ino)
+
+
 def remove(path: Path) -> None:
     """The database and its sidecars gone (a stale -wal must never meet a new file)."""
     for name in (path.name, *(path.name + s for s in SIDECARS)):

@@ -126,7 +126,14 @@ class _Load:
             if not _flock(dbfd, fcntl.LOCK_SH):
                 return None  # a writer of the store holds it
             conn = self._checked(path, dbfd)
-            if conn is None:
+            if conn is None:  # removed only by a holder of its flock alone (SQLite's
+                # journal is named after the path: never unlink a file in use, nor the
+                # journal of whatever is at the path by then)
+                fcntl.flock(dbfd, fcntl.LOCK_UN)
+                if not _flock(dbfd, fcntl.LOCK_EX):
+                    return None
+                if not db.at_path(path, dbfd):
+                    raise _Retry  # rebuilt meanwhile: check that one
                 db.remove(path)
                 self._create(path, end)
             try:
