@@ -132,11 +132,11 @@ def list_(
         from aidp.queue import default_actor
 
         query.assignee = default_actor(e.root)
-    fold = e.read()
     # The tasks found are held to the end: cyclic collections would walk them again and
-    # again (at 1M events, 47k pending tasks: ~40% of the command); listing makes no
-    # reference cycles.
+    # again (at 1M events, 47k pending tasks: ~40% of the command); reading the store
+    # (its modules loaded on the way) and listing make no reference cycles.
     with no_gc():
+        fold = e.read()
         _answer(fold, query, fmt, now=now, words=words, include_all=include_all,
                 exit_code=exit_code, tree=tree, raw=raw)
 
