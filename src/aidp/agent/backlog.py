@@ -71,14 +71,7 @@ class Drain:
             self.current = task["id"]
             self.emit("info", f"▶ Task {len(self.tried)}: {task.get('description', '')} "
                               f"({self._short(task['id'])}), claimed as {self.actor}")
-            try:
-                code, stop = self._work_on(task)
-            except KeyboardInterrupt:
-                self._release("interrupted")
-                raise
-            finally:
-                self._enter(self.home)
-            self.current = None
+            code, stop = self._settle(task)
             if stop:
                 return code
         else:
@@ -101,15 +94,20 @@ class Drain:
             raise TaskNotFound(tid, "not in this worktree's queue")
         self.tried.append(tid)
         self.current = tid
+        return self._settle(task)[0]
+
+    def _settle(self, task: Record) -> tuple[int, bool]:
+        """`_work_on` for the current task, its claim released on Ctrl-C (which goes
+        on), back in the run's own session afterwards."""
         try:
-            code, _stop = self._work_on(task)
+            code, stop = self._work_on(task)
         except KeyboardInterrupt:
             self._release("interrupted")
             raise
         finally:
             self._enter(self.home)
         self.current = None
-        return code
+        return code, stop
 
     def _work_on(self, task: Record) -> tuple[int, bool]:
         """(exit code, whether the run stops) once the task is settled."""
