@@ -27,6 +27,7 @@ PARTIAL, MERGED = 1, 2  # a winner's flags: it came with a task_fields record; a
 SPAN = 80  # entry(): fold.packed(key, seq << 2 | flags) << SPAN | off << 40 | len
 SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
+MEMORY = 1 << 39  # lines fed by Filler.add are "at" MEMORY + where they are in its `text`
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -84,6 +85,7 @@ class Filler:
         self.recent: dict[str, Record] = {}  # winners' records, for settle
         self.older: dict[str, Record] = {}  # (the generation before)
         self.merged: set[str] = set()  # tasks whose record is a merge of their lines
+        self.text = b""  # the lines fed from memory (`add`)
 
     def feed(self, fd: int, start: int, end: int, crc: int) -> int:
         """Fold the whole lines start:end (end is a line's end) into the tables, and
@@ -92,8 +94,23 @@ class Filler:
         for at, data in blocks(fd, start, end):
             crc = zlib.crc32(data, crc)
             self._block(data, at)
-        self._write()
+        self.write()
         return crc
+
+    def add(self, lines: list[bytes]) -> None:
+        """Fold lines held in memory (not the log's), after those folded so far; `write`
+        then writes their winners' rows too, and `line` reads one back."""
+        data = b"".join(raw + b"\n" for raw in lines)
+        off = MEMORY + len(self.text)
+        self.text += data
+        self._block(data, off)
+
+    def line(self, span: int) -> bytes:
+        """The line at an entry's span (offset << 40 | length), from the log or memory."""
+        off, size = span >> 40, span & SEQ_MASK
+        if off >= MEMORY:
+            return self.text[off - MEMORY:off - MEMORY + size]
+        return read_span(self.fd, off, off + size)
 
     def _block(self, data: bytes, off: int) -> None:
         parts = data.split(b"\n")
@@ -159,8 +176,7 @@ class Filler:
         """The task's winning record so far (read back from its line if not recent)."""
         found = self.recent.get(rid) or self.older.get(rid)
         if found is None:
-            off, size = (known & SPAN_MASK) >> 40, known & SEQ_MASK
-            _kind, _rid, found = fold.read_line(read_span(self.fd, off, off + size))
+            _kind, _rid, found = fold.read_line(self.line(known & SPAN_MASK))
             if found is None:
                 raise changed()
         return found
@@ -176,7 +192,7 @@ class Filler:
         row = self.conn.execute(sql, (rid,)).fetchone()
         return None if row is None else entry((row[0], row[1]), *row[2:])
 
-    def _write(self) -> None:
+    def write(self) -> None:
         """The second pass: a row for each winner this fill found, its line read again
         (in file order); then the merged tasks, folded from their lines in one pass."""
         offsets = array("q", sorted([(value & SPAN_MASK) >> 40
@@ -205,6 +221,10 @@ class Filler:
         """(offset, line) at each of `offsets` (ascending), read a chunk at a time."""
         data, base = b"", 0
         for off in offsets:
+            if off >= MEMORY:  # (after the log's: the offsets ascend)
+                start = off - MEMORY
+                yield off, self.text[start:self.text.index(b"\n", start)]
+                continue
             at = off - base
             stop = data.find(b"\n", at) if at < len(data) else -1
             if stop < 0:

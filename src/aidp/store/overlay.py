@@ -5,8 +5,6 @@ keeps open and never commits (it holds the store's write lock until the fold is 
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -14,7 +12,7 @@ import orjson
 from aidp import worktrees
 from aidp.fold import read_line
 from aidp.store import db
-from aidp.store.fill import SEQ_MASK, SPAN_MASK, Filler
+from aidp.store.fill import MEMORY, SPAN_MASK, Filler
 from aidp.store.loader import attempt
 
 if TYPE_CHECKING:
@@ -23,36 +21,7 @@ if TYPE_CHECKING:
 
     from aidp.fold import Fold
     from aidp.log import TaskLog
-    from aidp.model import Record
     from aidp.store.view import StoreFold
-
-BASE = 1 << 39  # the other files' lines are "at" BASE + where they are in `text`
-
-
-class _Overlay(Filler):
-    text = b""
-
-    def add(self, lines: list[bytes]) -> None:
-        data = b"".join(raw + b"\n" for raw in lines)
-        off = BASE + len(self.text)
-        self.text += data
-        self._block(data, off)
-
-    def line(self, span: int) -> bytes:
-        return self.text[(span >> 40) - BASE:][:span & SEQ_MASK]
-
-    def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
-        yield from super()._lines_at(array("q", [o for o in offsets if o < BASE]))
-        for off in offsets:
-            if off >= BASE:
-                start = off - BASE
-                yield off, self.text[start:self.text.index(b"\n", start)]
-
-    def _winner(self, rid: str, known: int) -> Record:
-        if (known & SPAN_MASK) >> 40 < BASE or rid in self.recent:
-            return super()._winner(rid, known)
-        return read_line(self.line(known & SPAN_MASK))[2] or {}
-
 
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                 whole_lines: bool = False) -> Fold | None:
@@ -76,17 +45,17 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                 conn.executemany(f"UPDATE {table} SET line = line + ? WHERE id = ? AND line "
                                  "> ?", [(shift, rid, common) for rid in plan.own_ids])
         pending = orjson.loads(meta.get("pending") or "[]")
-        fill = _Overlay(conn, common, 0, empty=False, fielded=bool(meta.get("fielded")),
-                        pending={(t, u): r for t, u, r in pending})
+        fill = Filler(conn, common, 0, empty=False, fielded=bool(meta.get("fielded")),
+                      pending={(t, u): r for t, u, r in pending})
         fill.fd, fill.end = fd, plan.end  # the store's winners are read from this log
         fill.add(plan.before)
         fill.lines = meta["lines"] + shift
         fill.add(plan.after)
         if fill.merged:
             return False  # a task changed in two worktrees: its lines are in several files
-        fill._write()
+        fill.write()
         won = [(rid, fill.line(v & SPAN_MASK)) for rid, v in fill.task_keys.items()
-               if v is not None and (v & SPAN_MASK) >> 40 >= BASE]
+               if v is not None and (v & SPAN_MASK) >> 40 >= MEMORY]
         conn.executemany("UPDATE task SET off = -1, len = 0 WHERE id = ?",
                          [(rid,) for rid, _raw in won])  # read from `merged`, not the log
         conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
