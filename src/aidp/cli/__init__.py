@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 # Loading Typer and the CLI's modules makes thousands of objects and no reference cycles
 # worth collecting, yet sets off a collection every 700 of them (~5 ms of a 100 ms
-# `tasks list`): none while this module loads (collecting again at its end) nor while
-# run() builds the command.
+# `tasks list`): none while this module loads nor while run() builds the command. What
+# loaded is then frozen (gc.freeze, at the end): it lives as long as the process, so no
+# later pass walks it again — neither the first one once collecting is back on (~2 ms,
+# 18k objects) nor the full ones at exit.
 _COLLECTING = gc.isenabled()
 gc.disable()
 
@@ -410,5 +412,6 @@ def main() -> None:
     sys.exit(code)
 
 
+gc.freeze()  # see the top
 if _COLLECTING:  # loaded: see the top
     gc.enable()
