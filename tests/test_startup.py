@@ -62,6 +62,32 @@ def test_the_backlog_commands_do_not_load_the_queue_cli(args: tuple[str, ...]) -
     assert "aidp.cli.queue" not in imported(*args)
 
 
+def test_a_tasks_command_loads_only_its_own_module() -> None:
+    # cli/tasks.py imports the module of the command the line names, and no other.
+    kept_apart = {"aidp.cli.tasks_list", "aidp.cli.tasks_show", "aidp.cli.queue",
+                  "aidp.cli.gitcmds", "aidp.cli.history", "aidp.cli.exchange"}
+    assert imported("tasks", "list", "--json") & kept_apart == {"aidp.cli.tasks_list"}
+    assert imported("tasks", "stats", "--json") & kept_apart == set()
+    assert imported("tasks", "export", "-f", "jsonl") & kept_apart == {"aidp.cli.exchange"}
+
+
+def test_the_tasks_group_knows_where_each_command_lives() -> None:
+    # Every command the tasks group has, registered in full (as for help), is this
+    # module's own or named in ELSEWHERE with the module that holds it.
+    from aidp.cli import tasks
+    from aidp.cli.common import command_name
+
+    tasks.with_commands(None)
+    tasks.with_commands(None)  # asked again: each command once
+    names = [command_name(c) for c in tasks.app.registered_commands]
+    assert len(names) == len(set(names))
+    for command in tasks.app.registered_commands:
+        module = command.callback.__module__
+        name = command_name(command)
+        assert module == "aidp.cli.tasks" or module == f"aidp.cli.{tasks.ELSEWHERE.get(name)}"
+    assert names[:3] == ["add", "list", "show"]  # as `aidp tasks --help` lists them
+
+
 def test_show_and_done_stay_light_too(cli) -> None:
     tid = cli("tasks", "add", "Something", "-q").out.strip()
     assert offenders(imported("tasks", "show", tid, "--json"), "tasks") == []

@@ -131,7 +131,7 @@ def _register(only: str | None = None, sub: str | None = None) -> None:
     if only in (None, "tasks"):
         from aidp.cli import tasks
 
-        tasks.with_queue_commands(sub if only == "tasks" else None)
+        tasks.with_commands(sub if only == "tasks" else None)
         app.add_typer(tasks.app, name="tasks")
     if only in (None, "todo"):
         from aidp.cli import todo

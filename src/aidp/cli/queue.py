@@ -1,7 +1,7 @@
 """`aidp tasks ready|blocked|claim|release|block|unblock|edit|note`: the work queue.
 
 Registered on the `tasks` app only when the command line may name one of them
-(aidp.cli.tasks.with_queue_commands calls `register`); the core is aidp.queue.
+(aidp.cli.tasks.with_commands calls `register`); the core is aidp.queue.
 """
 
 from __future__ import annotations

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import typer
 
 from aidp import render
 from aidp import tasks as core
-from aidp.cli import output, tasks_list, tasks_show
+from aidp.cli import output
 from aidp.cli.common import IDS_HELP, JSON_HELP, command_name, env, split_ids
 from aidp.model import now_micros
 from aidp.terminal import inert
@@ -97,11 +98,6 @@ def add(
             f"{paint('✓', 'green')} Added {marker} [{render.hex_part(task['id'])}] "
             f"{inert(task['description'])}"
         )
-
-
-# In the order `aidp tasks --help` lists them: list and show have modules of their own.
-app.command("list")(tasks_list.list_)
-app.command()(tasks_show.show)
 
 
 def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, as_json: bool,
@@ -324,28 +320,70 @@ def compact(
     )
 
 
-def with_queue_commands(name: str | None) -> None:
-    """The work queue's commands (ready, claim, block, …) live in cli/queue.py: register
-    them unless the command line names one of this group's other commands, so `tasks
-    list` or `tasks done` never loads the queue's CLI (start-up is the product;
-    tests/test_startup.py)."""
-    own = {command_name(command) for command in app.registered_commands}
-    if name is None or name not in own:
+# The commands kept in modules of their own, by name, in the order `aidp tasks --help`
+# lists them after `add` (list and show) and this module's own (the rest). Only the
+# module of the command the line names is imported: `tasks list` loads neither show's,
+# nor the queue's CLI, nor git's (start-up is the product; tests/test_startup.py).
+ELSEWHERE = {
+    "list": "tasks_list", "show": "tasks_show",
+    "changes": "gitcmds", "textconv": "gitcmds",  # teams
+    "history": "history", "undo": "history",
+    "export": "exchange", "import": "exchange",
+    "ready": "queue", "blocked": "queue", "claim": "queue", "release": "queue",
+    "block": "queue", "unblock": "queue", "edit": "queue", "note": "queue",
+}
+_PLACES = ("add", "tasks_list", "tasks_show", "tasks", *dict.fromkeys(ELSEWHERE.values()))
+
+
+def with_commands(name: str | None) -> None:
+    """Register the commands kept elsewhere that the command line may run: the one
+    `name` is, none for one of this module's, every one for anything else (help, an
+    unknown name: its error lists them all). Each command once, however often asked."""
+    own = {command_name(c) for c in app.registered_commands
+           if getattr(c.callback, "__module__", None) == __name__}
+    if name in own:
+        return
+    wanted = [ELSEWHERE[name]] if name in ELSEWHERE else list(dict.fromkeys(ELSEWHERE.values()))
+    if "tasks_list" in wanted:
+        from aidp.cli import tasks_list
+
+        _add(lambda scratch: scratch.command("list")(tasks_list.list_))
+    if "tasks_show" in wanted:
+        from aidp.cli import tasks_show
+
+        _add(lambda scratch: scratch.command()(tasks_show.show))
+    if "gitcmds" in wanted:
+        from aidp.cli import gitcmds
+
+        _add(gitcmds.register)
+    if "history" in wanted:
+        from aidp.cli import history
+
+        _add(history.register)
+    if "exchange" in wanted:
+        from aidp.cli import exchange
+
+        _add(exchange.register)
+    if "queue" in wanted:
         from aidp.cli import queue
 
-        queue.register(app)
+        _add(queue.register)
+    app.registered_commands.sort(key=_place)
 
 
-def _register_git_commands() -> None:
-    from aidp.cli import (
-        exchange,  # `tasks export`, `tasks import`
-        gitcmds,  # `tasks changes`, `tasks textconv` (teams)
-        history,  # `tasks history`, `tasks undo`
-    )
-
-    gitcmds.register(app)
-    history.register(app)
-    exchange.register(app)
+def _add(register: Callable[[typer.Typer], object]) -> None:
+    """The commands `register` adds to an app, added to this one unless already there."""
+    present = {command.callback for command in app.registered_commands}
+    scratch = typer.Typer()
+    register(scratch)
+    app.registered_commands += [command for command in scratch.registered_commands
+                                if command.callback not in present]
 
 
-_register_git_commands()
+def _place(command: typer.models.CommandInfo) -> int:
+    """Where `aidp tasks --help` lists a command (the sort is stable: in its module's
+    order within its module)."""
+    if command_name(command) == "add":
+        return 0
+    module = str(getattr(command.callback, "__module__", "")).rpartition(".")[2]
+    return _PLACES.index(module) if module in _PLACES else _PLACES.index("tasks")
