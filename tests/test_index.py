@@ -105,6 +105,15 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
             for exclude in ((), IDS[:2], [t for t, _p, _c in ready[:1]]):
                 expected = full.ready(limit, priorities=priorities, exclude=exclude)
                 assert got.ready(limit, priorities=priorities, exclude=exclude) == expected
+    # blocked: one query on the store, equal to queue.state's rule (open tasks waiting
+    # on open ones: dependencies, then children; best first, pending before in progress
+    # among equals).
+    blocked = [(tid, priority, created, status, [w for w in links.waits(tid) if w in open_ids])
+               for status in OPEN_STATUSES for tid, priority, created in full.summaries((status,))]
+    blocked = [row for row in blocked if row[4]]
+    blocked.sort(key=lambda row: (model.priority_rank(row[1]), row[2]))
+    assert full.blocked() == blocked
+    assert got.blocked() == blocked
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
         expected_found = tasks.find(full.tasks.values(), query, links)
         assert tasks.find_in(got, query, links) == expected_found
@@ -409,6 +418,34 @@ def test_appends_without_the_racy_guard(batches: list, tmp_path: Path) -> None:
             with open(log.path, "ab") as handle:
                 handle.write(chunk(parts, torn))
             assert_same(log)
+
+
+def test_blocked_lists_what_each_task_waits_on_in_the_queues_order(log: TaskLog) -> None:
+    """`tasks blocked` from the store: dependencies by their records' fold key (not the
+    order the records were first written), then children; equal rank and age: pending
+    before in progress, whatever the file's order; closed and removed links left out."""
+    log.ensure_dir()
+
+    def link(kind: str, task: str, other: str, stamp: int, **more: object) -> bytes:
+        key = "blocked_by" if kind == "dep" else "parent"
+        return orjson.dumps({"type": kind, "id": f"{kind}:{task}:{other}", "task": task,
+                             key: other, "updated_at": format_ts(stamp), **more})
+
+    started, epic, first, second, child, closed = IDS[:6]
+    lines = [task_line(started, "in_progress", 1, "z"), task_line(epic, "pending", 1, "z"),
+             task_line(first, "pending", 2, "bb"), task_line(second, "pending", 2, "bb"),
+             task_line(child, "pending", 3, "bb"), task_line(closed, "done", 3, "bb"),
+             link("dep", epic, second, 9), link("dep", epic, first, 5),
+             link("dep", epic, closed, 5), link("dep", started, first, 5),
+             link("dep", started, second, 5, removed=True), link("parent", child, epic, 5)]
+    log.path.write_bytes(chunk(lines, False))
+    got = assert_same(log)
+    assert isinstance(got, store.StoreFold)
+    day = 3 * 86_400_000_000  # created_at of stamp 1
+    assert [(tid, status, waits) for tid, _p, _c, status, waits in got.blocked()] == [
+        (epic, "pending", [first, second, child]), (started, "in_progress", [first])]
+    assert got.blocked()[0][1:3] == ("medium", day)  # extra "z": medium
+    assert [e.id for e in queue.blocked(got)] == [epic, started]
 
 
 def test_a_torn_line_is_reread_once_completed(log: TaskLog, project: Path) -> None:

@@ -296,7 +296,7 @@ def report_data(fold: Fold, *, now: int, project: str = "",
     qs = queue.state(fold)
     by_id = {task["id"]: task for task in everything if isinstance(task.get("id"), str)}
     ready = [e.id for e in queue.ready(fold)]
-    blocked = [{"id": e.id, "waiting_on": list(e.waiting_on)} for e in queue.blocked(fold, qs)]
+    blocked = [{"id": e.id, "waiting_on": list(e.waiting_on)} for e in queue.blocked(fold)]
     wanted = set(ready) | {b["id"] for b in blocked}
     for entry in blocked:
         wanted.update(entry["waiting_on"])

@@ -193,6 +193,34 @@ class Questions:
                        if isinstance(task := record.get("task"), str) and task in linked]
         return [(rid, keys[rid], record) for rid, record in records]
 
+    def _waits(self) -> dict[str, list[str]]:
+        """task -> what it waits on, as queue.QueueState.waits gives it: its dependencies
+        (`dep` records not `removed`, by their fold key), then its children (the tasks
+        whose last `parent` record names it, in the order of their first one)."""
+        def text(record: Record, key: str) -> str | None:
+            value = record.get(key)
+            return value if isinstance(value, str) and value else None
+
+        edges: list[tuple[FoldKey, str, str]] = []
+        parents: dict[str, str] = {}
+        keys = self.typed_keys
+        for rid, record in self.typed.items():
+            kind, task = record.get("type"), text(record, "task")
+            if kind == "dep" and task is not None and record.get("removed") is not True:
+                blocker = text(record, "blocked_by")
+                if blocker is not None and blocker != task:
+                    edges.append((keys[rid], task, blocker))
+            elif kind == "parent" and task is not None:
+                parent = text(record, "parent")
+                if parent is not None and parent != task:
+                    parents[task] = parent
+        waits: dict[str, list[str]] = {}
+        for _key, task, blocker in sorted(edges, key=lambda edge: edge[0]):
+            waits.setdefault(task, []).append(blocker)
+        for child, parent in parents.items():
+            waits.setdefault(parent, []).append(child)
+        return waits
+
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
         """(id, priority, created_at µs) of the ready tasks (aidp.queue, DESIGN §7): pending,
@@ -200,24 +228,7 @@ class Questions:
         dependency (a `dep` record not `removed`) or, an epic, through a child (the task
         of its last `parent` record naming one). Best first: priority_rank, created, the
         fold's order; at most `limit`; with `priorities`, of those (model.priority_key)."""
-        def text(record: Record, key: str) -> str | None:
-            value = record.get(key)
-            return value if isinstance(value, str) and value else None
-
-        waits: dict[str, list[str]] = {}
-        parents: dict[str, str] = {}
-        for record in self.typed.values():
-            kind, task = record.get("type"), text(record, "task")
-            if kind == "dep" and task is not None and record.get("removed") is not True:
-                blocker = text(record, "blocked_by")
-                if blocker is not None and blocker != task:
-                    waits.setdefault(task, []).append(blocker)
-            elif kind == "parent" and task is not None:
-                parent = text(record, "parent")
-                if parent is not None and parent != task:
-                    parents[task] = parent
-        for child, parent in parents.items():
-            waits.setdefault(parent, []).append(child)
+        waits = self._waits()
         open_ids = {t for t, _p, _c in self.summaries(("pending", "in_progress"))}
         skip, wanted = set(exclude), set(priorities)
         rows = [row for row in self.summaries(("pending",)) if row[0] not in skip
@@ -225,6 +236,21 @@ class Questions:
                 and not any(w in open_ids for w in waits.get(row[0], ()))]
         rows.sort(key=lambda row: (priority_rank(row[1]), row[2]))
         return rows if limit is None else rows[:limit]
+
+    def blocked(self) -> list[tuple[str, str | None, int, str, list[str]]]:
+        """(id, priority, created_at µs, status, what it waits on that is open) of the
+        open tasks waiting on an open task (`ready`'s links: dependencies, then
+        children), best first: priority_rank, created, pending before in progress, the
+        fold's order."""
+        waits = self._waits()
+        rows = [(*row, status) for status in ("pending", "in_progress")
+                for row in self.summaries((status,))]
+        open_ids = {row[0] for row in rows}
+        found = [(tid, priority, created, status, waiting)
+                 for tid, priority, created, status in rows
+                 if (waiting := [w for w in waits.get(tid, ()) if w in open_ids])]
+        found.sort(key=lambda row: (priority_rank(row[1]), row[2]))
+        return found
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         """The tasks that may match `q`, in the fold's order: at least those its filters

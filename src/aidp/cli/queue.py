@@ -108,7 +108,7 @@ def ready(
         return
     total = len(core.ready(fold))
     if not found:
-        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold, core.state(fold))})"
+        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold)})"
                           if not total else "No ready task matches")
         return
     paint, now = output.painter(), now_micros()
@@ -134,11 +134,13 @@ def blocked(
     $ aidp tasks blocked -t config --json
     """
     fold = env(ctx).read()
-    qs = core.state(fold)
-    entries = core.blocked(fold, qs)
+    entries = core.blocked(fold)
     found = _filtered(fold, entries, priorities=priority, tags=tag, session=session,
                       limit=limit)
     waiting = {e.id: e.waiting_on for e in entries}
+    # The links of the tasks shown and of those they wait on (which of them are children).
+    shown = [tid for t in found for tid in (t["id"], *waiting[t["id"]])]
+    qs = core.state(fold, about=shown, own=True)
     if as_json:
         output.json_out([
             {**core.with_extras(qs, t), "waiting_on": waiting[t["id"]]} for t in found
@@ -149,13 +151,12 @@ def blocked(
         return
     paint, now = output.painter(), now_micros()
     lines = [paint(f"BLOCKED ({len(found)})", "bold")]
-    ids = short_ids(fold, [tid for t in found for tid in (t["id"], *waiting[t["id"]])])
+    ids = short_ids(fold, shown)
     for task in found:
         lines.append(f"  {_line(task, now, paint, ids, status=task.get('status') != 'pending')}")
-        children = set(qs.children.get(task["id"], ()))
         for other in waiting[task["id"]]:
             blocker = fold.tasks.get(other) or {"id": other}
-            how = "child" if other in children else "waits on"
+            how = "child" if qs.parent.get(other) == task["id"] else "waits on"
             lines.append(paint(f"      {how}: ", "dim") + _label(blocker, ids)
                          + paint(f" ({inert(blocker.get('status', '?'))})", "dim"))
     render.write_text("\n".join(lines))

@@ -158,15 +158,14 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
             raise typer.Exit(ExitCode.FAILURE)
         return
     qs = None
-    linked_only = fmt in ("json", "jsonl") and query.grep is None and query.assignee is None
-    if query.grep is not None or query.assignee is not None or fmt == "table" or tree:
+    if query.grep is not None or query.assignee is not None:
         from aidp import queue
 
         qs = queue.state(fold)
     result = core.find_in(fold, query, qs)
     found = result.tasks
-    if linked_only:  # the links of the tasks found only
-        from aidp import queue
+    if qs is None and (fmt in ("json", "jsonl", "table") or tree):
+        from aidp import queue  # the links of the tasks found only
 
         qs = queue.state(fold, about=[t["id"] for t in found], own=True)
     notes = None

@@ -109,9 +109,9 @@ class Claimed(Plain):
         self.shown = shown  # the task with its queue keys after the claim (JSON output)
 
 
-def why_nothing_ready(fold: Fold, qs: QueueState, skipped: int = 0) -> str:
+def why_nothing_ready(fold: Fold, skipped: int = 0) -> str:
     """What the open tasks are doing instead, e.g. "2 blocked, 1 in progress"."""
-    waiting = blocked(fold, qs)
+    waiting = blocked(fold)
     parts = []
     if waiting:
         parts.append(f"{len(waiting)} blocked")
@@ -123,8 +123,8 @@ def why_nothing_ready(fold: Fold, qs: QueueState, skipped: int = 0) -> str:
     return ", ".join(parts) or "no open tasks"
 
 
-def _nothing_ready(fold: Fold, qs: QueueState, skipped: int) -> NothingReady:
-    return NothingReady(f"Nothing ready to claim ({why_nothing_ready(fold, qs, skipped)}); "
+def _nothing_ready(fold: Fold, skipped: int) -> NothingReady:
+    return NothingReady(f"Nothing ready to claim ({why_nothing_ready(fold, skipped)}); "
                         "see 'aidp tasks blocked'")
 
 
@@ -158,8 +158,7 @@ def claim(log: TaskLog, ref: str | None, assignee: str | Callable[[], str], *,
             found = first_ready(fold, exclude=skip)
             if found is None:
                 tried = set(skip)
-                raise _nothing_ready(fold, state(fold),
-                                     sum(e.id in tried for e in ready(fold)))
+                raise _nothing_ready(fold, sum(e.id in tried for e in ready(fold)))
             tid = found
         else:
             tid = resolve_id(fold, ref)

@@ -16,7 +16,6 @@ from aidp.model import (
     finished_at,
     format_ts,
     next_updated_at,
-    priority_rank,
     ts_of,
 )
 from aidp.plain import Plain
@@ -212,30 +211,6 @@ class Entry(Plain):
         self.waiting_on = waiting_on
 
 
-def _open_rows(fold: Fold, qs: QueueState) -> list[tuple[str, str | None, int, str, list[str]]]:
-    """(id, priority, created µs, status, what it waits on that is still open) of the
-    open tasks, from the store's columns: no task is decoded."""
-    pending = fold.summaries(("pending",))
-    started = fold.summaries(("in_progress",))
-    waiters = qs.blockers.keys() | qs.children.keys()
-    open_ids = {s[0] for s in pending} | {s[0] for s in started} if waiters else set()
-    none: list[str] = []
-    return [(tid, priority, created, status,
-             [w for w in qs.waits(tid) if w in open_ids] if tid in waiters else none)
-            for rows, status in ((pending, "pending"), (started, "in_progress"))
-            for tid, priority, created in rows]
-
-
-def _rank(row: tuple[str, str | None, int, str, list[str]]) -> tuple[int, int]:
-    return (priority_rank(row[1]), row[2])
-
-
-def ranked(rows: list[tuple[str, str | None, int, str, list[str]]]) -> list[Entry]:
-    """Best first; the fold's order among equals (sorted is stable)."""
-    rows.sort(key=_rank)
-    return [Entry(*row) for row in rows]
-
-
 def ready(fold: Fold, *, exclude: Iterable[str] = (), limit: int | None = None,
           priorities: Collection[str] = ()) -> list[Entry]:
     """Pending tasks that wait on nothing open, best first (DESIGN §7); the first
@@ -252,30 +227,25 @@ def first_ready(fold: Fold, *, exclude: Iterable[str] = ()) -> str | None:
     return found[0][0] if found else None
 
 
-def blocked(fold: Fold, qs: QueueState | None = None) -> list[Entry]:
-    """Open tasks waiting on an open blocker (or an epic on an open child), best first."""
-    qs = state(fold) if qs is None else qs
-    return ranked([row for row in _open_rows(fold, qs) if row[4]])
+def blocked(fold: Fold) -> list[Entry]:
+    """Open tasks waiting on an open task (a dependency, or an epic's child), best first:
+    the fold's question (Questions.blocked: one query on the store)."""
+    return [Entry(*row) for row in fold.blocked()]
 
 
 def list_notes(fold: Fold, qs: QueueState, tasks: Iterable[Record]) -> dict[str, str]:
-    """For the `tasks list` table: `@assignee` on a held task, `waits on N` on an open
-    one waiting on open tasks (only the waited-on tasks are looked at)."""
+    """For the `tasks list` table: `@assignee` on a held task (`qs`: at least the
+    tasks' own records), `waits on N` on an open one waiting on N open tasks."""
+    waiting = {entry.id: len(entry.waiting_on) for entry in blocked(fold)}
     notes: dict[str, str] = {}
-    if not qs.claims and not qs.blockers and not qs.children:
-        return notes
-    known = fold.tasks
     for task in tasks:
         tid = task.get("id", "")
         parts = []
         holder = qs.holder(task) if tid in qs.claims else None
         if holder is not None:
             parts.append(f"@{holder['assignee']}")
-        if task.get("status") in OPEN_STATUSES and (tid in qs.blockers or tid in qs.children):
-            waiting = sum((known.get(w) or {}).get("status") in OPEN_STATUSES
-                          for w in qs.waits(tid))
-            if waiting:
-                parts.append(f"waits on {waiting}")
+        if tid in waiting and task.get("status") in OPEN_STATUSES:
+            parts.append(f"waits on {waiting[tid]}")
         if parts:
             notes[tid] = " · ".join(parts)
     return notes

@@ -149,20 +149,34 @@ def _priority_in(priorities: Collection[str]) -> str:
     return f"({' OR '.join(ors) or '0'})"
 
 
+_RANK = "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END"
+_OPEN = "('pending', 'in_progress')"
+# A `parent` row p that is its task's last one naming a parent (what makes it a child).
+_LAST_PARENT = """p.kind = 'parent' AND p.parent != '' AND p.task != p.parent
+  AND NOT EXISTS (SELECT 1 FROM typed q WHERE q.task = p.task AND q.kind = 'parent'
+    AND q.parent != '' AND q.parent != q.task AND q.seq > p.seq)"""
 # Questions.ready as a query: the pending tasks in the task_rank index's order, each
 # kept when no dependency of it (typed_task) nor child of it (typed_parent, the child's
 # last parent record) is an open task; SQLite stops walking at the limit.
-_READY = """SELECT id, priority, created FROM task t WHERE status = 'pending' {where}
+_READY = f"""SELECT id, priority, created FROM task t WHERE status = 'pending' {{where}}
 AND NOT EXISTS (SELECT 1 FROM typed d JOIN task b ON b.id = d.blocked_by
   WHERE d.task = t.id AND d.kind = 'dep' AND NOT d.removed AND d.blocked_by != d.task
-  AND b.status IN ('pending', 'in_progress'))
+  AND b.status IN {_OPEN})
 AND NOT EXISTS (SELECT 1 FROM typed p JOIN task c ON c.id = p.task
-  WHERE p.parent = t.id AND p.kind = 'parent' AND p.task != p.parent
-  AND c.status IN ('pending', 'in_progress')
-  AND NOT EXISTS (SELECT 1 FROM typed q WHERE q.task = p.task AND q.kind = 'parent'
-    AND q.parent != '' AND q.parent != q.task AND q.seq > p.seq))
-ORDER BY CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END, created, seq
-LIMIT ?"""
+  WHERE p.parent = t.id AND c.status IN {_OPEN} AND {_LAST_PARENT})
+ORDER BY {_RANK}, created, seq LIMIT ?"""
+# Questions.blocked as a query: each open task with what it waits on that is open, a
+# row per link (its dependencies by fold key, then its children by their first parent
+# row), best first as queue.blocked ranks them.
+_BLOCKED = f"""WITH waits(task, other, kind, k1, k2) AS (
+SELECT d.task, d.blocked_by, 0, d.ts, d.line FROM typed d JOIN task b ON b.id = d.blocked_by
+  WHERE d.kind = 'dep' AND NOT d.removed AND d.blocked_by != d.task AND b.status IN {_OPEN}
+UNION ALL
+SELECT p.parent, p.task, 1, (SELECT min(f.seq) FROM typed f WHERE f.task = p.task
+  AND f.kind = 'parent' AND f.parent != '' AND f.parent != f.task), 0
+  FROM typed p JOIN task c ON c.id = p.task WHERE c.status IN {_OPEN} AND {_LAST_PARENT})
+SELECT id, priority, created, status, other FROM waits JOIN task t ON t.id = waits.task
+WHERE status IN {_OPEN} ORDER BY {_RANK}, created, status != 'pending', seq, kind, k1, k2"""
 
 
 def _narrowing(q: Query) -> tuple[str, list[Any]]:
@@ -329,6 +343,15 @@ class StoreFold(Fold):
             where += " AND id NOT IN (SELECT value FROM json_each(?))"
         params = ([] if skip is None else [skip]) + [-1 if limit is None else limit]
         return self._rows(_READY.format(where=where), params)
+
+    def blocked(self) -> list[tuple[str, str | None, int, str, list[str]]]:
+        found: list[tuple[str, str | None, int, str, list[str]]] = []
+        for tid, priority, created, status, other in self._rows(_BLOCKED):
+            if found and found[-1][0] == tid:
+                found[-1][4].append(other)
+            else:
+                found.append((tid, priority, created, status, [other]))
+        return found
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         return self.rows.where(*_narrowing(q))
