@@ -422,9 +422,9 @@ def queue_records(log: Path, pending: list[str]) -> None:
 
 def setup_todo(work: Path) -> None:
     """A 50-item list in the default session of `work`, written item by item."""
-    # aidp.store: reads through the store, as the CLI does (else each of the 50
-    # writes folds the whole log: minutes at 1M events).
-    import aidp.store  # noqa: F401
+    # aidp.worktree_store: reads through the store, as the CLI does (else each of
+    # the 50 writes folds the whole log: minutes at 1M events).
+    import aidp.worktree_store  # noqa: F401
     from aidp import todos
     from aidp.log import TaskLog
 

@@ -537,7 +537,7 @@ def _tasklists(tmp_path: Path, datas: list[bytes], own_at: int
 
 def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: bool = False):
     """(the store's fold for every worktree or None, the plain fold), checked equal."""
-    from aidp.store.overlay import load_shared
+    from aidp.worktree_store import load_shared
     from tests.test_index import assert_same
 
     full = worktrees.fold(lists, log.path.read_bytes(), whole_lines=whole_lines)

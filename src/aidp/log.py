@@ -5,7 +5,8 @@ lines (`aidp.fold`: the rule and the plain fold). This module is the file: where
 is, reading it, appending whole lines under the lock (`aidp.lock` takes it and bounds
 the wait; `aidp.files` opens without following links); `aidp.maintenance` repairs and
 compacts it (replacing it atomically), `aidp.stamp` tells the read cache
-(`aidp.store`, registered through `use_reader`) which stat data it may trust.
+(`aidp.store`, registered through `use_reader` by `aidp.worktree_store`) which stat
+data it may trust.
 """
 
 from __future__ import annotations
@@ -80,9 +81,9 @@ _reader: Reader | None = None
 
 
 def use_reader(reader: Reader | None, *, unless_set: bool = False) -> None:
-    """Read through `reader` (None: plain folds). Importing aidp.store does this (unless
-    a reader is set already: the CLI sets its own), so dependencies point one way:
-    the store builds on log, log knows only this protocol."""
+    """Read through `reader` (None: plain folds). Importing aidp.worktree_store does
+    this (unless a reader is set already: the CLI sets its own), so dependencies point
+    one way: the store builds on log, log knows only this protocol."""
     global _reader  # noqa: PLW0603 - one process-wide choice, made at import
     if unless_set and _reader is not None:
         return

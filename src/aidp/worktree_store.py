@@ -1,6 +1,9 @@
 """Every worktree's tasklist through this worktree's store (the rule and the plan:
 aidp.worktrees): the others' lines folded on top by the fill, in a transaction the fold
 keeps open and never commits (it holds the store's write lock until the fold is dropped).
+A client of the store's public seam (`loader.attempt`'s overlay, `fill.Filler.add`):
+the store knows nothing of worktrees. Importing this module makes `TaskLog.read` go
+through the store, for one worktree and for several (`Reader`).
 """
 
 from __future__ import annotations
@@ -11,7 +14,8 @@ import orjson
 
 from aidp import worktrees
 from aidp.fold import read_line
-from aidp.store import db
+from aidp.log import use_reader
+from aidp.store import db, load
 from aidp.store.fill import MEMORY, SPAN_MASK, Filler
 from aidp.store.loader import attempt
 
@@ -64,3 +68,13 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
         return True
 
     return None if plan is None else attempt(log, whole_lines=whole_lines, overlay=apply)
+
+
+class Reader:
+    """`TaskLog.read` through the store (log.Reader)."""
+
+    load = staticmethod(load)
+    load_shared = staticmethod(load_shared)
+
+
+use_reader(Reader(), unless_set=True)  # TaskLog.read goes through the store from now on

@@ -94,7 +94,7 @@ def test_the_overlays_write_transaction_keeps_its_lock(tmp_path: Path) -> None:
     """Another worktree's lines are folded on top in a transaction the fold keeps (never
     committed): its write lock must hold as long as the fold, from the start."""
     from aidp import worktrees
-    from aidp.store.overlay import load_shared
+    from aidp.worktree_store import load_shared
 
     def line(tid: str, stamp: int) -> bytes:
         return orjson.dumps({"id": tid, "description": tid, "status": "pending",

@@ -29,7 +29,7 @@ class _Store:
     @staticmethod
     def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                     whole_lines: bool = False) -> Fold | None:
-        from aidp.store import load_shared
+        from aidp.worktree_store import load_shared
 
         return load_shared(log, tasklists, whole_lines=whole_lines)
 

@@ -7,24 +7,16 @@ with a query, a plain `Fold` (small logs, any doubt about the cache) with a loop
 its tasks, to the same result. Modules: `db` (the file, its schema), `fill` (lines
 into rows through `aidp.fold`'s rule), `loader` (when the store may be trusted,
 bringing it up to date), `view` (the loaded fold and its queries). Nothing here
-prints; docs/architecture.md has the design and the measurements behind it.
+prints, nor knows of worktrees: `aidp.worktree_store` folds the other worktrees' lines
+on top, and registers the reader `TaskLog.read` goes through. docs/architecture.md has
+the design and the measurements behind it.
 """
 
 from __future__ import annotations
 
-from aidp.log import use_reader
 from aidp.stamp import CACHE_DIR
 from aidp.store.db import NAME
 from aidp.store.loader import load
-from aidp.store.overlay import load_shared
 from aidp.store.view import StoreFold
 
-__all__ = ["CACHE_DIR", "NAME", "StoreFold", "load", "load_shared"]
-
-
-class _Reader:
-    load = staticmethod(load)
-    load_shared = staticmethod(load_shared)
-
-
-use_reader(_Reader(), unless_set=True)  # TaskLog.read goes through the store from now on
+__all__ = ["CACHE_DIR", "NAME", "StoreFold", "load"]

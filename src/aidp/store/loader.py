@@ -52,7 +52,7 @@ Overlay = Callable[[sqlite3.Connection, dict[str, Any], StoreFold, int], bool]
 def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None
             ) -> Fold | None:
     """`load`, or None where it would fold plainly. `overlay` is given the store's fold
-    before it is returned (aidp.store.overlay: other worktrees' lines on top)."""
+    before it is returned (aidp.worktree_store: other worktrees' lines on top)."""
     try:
         fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
