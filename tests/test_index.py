@@ -116,8 +116,9 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
     assert got.blocked() == blocked
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
         expected_found = tasks.find(full.tasks.values(), query, links)
-        assert tasks.find_in(got, query, links) == expected_found
-        assert tasks.find_in(full, query, links) == expected_found
+        for answer in (got, full):  # with the whole queue state, or folding what it needs
+            assert tasks.find_in(answer, query, links) == expected_found
+            assert tasks.find_in(answer, query) == expected_found
         for answer in (got.find(query), full.find(query)):  # None: narrowed answers
             assert answer is None or tasks.Found(*answer) == expected_found
         if query.grep is None and query.assignee is None:
@@ -156,7 +157,10 @@ QUERIES = [
         (None, (), ("ü",), "s1", None, None, "created", None, None),
         (OPEN_STATUSES, ("high",), (), None, None, None, "priority", 2, "DO"),
         ((), (), (), None, None, None, "created", None, None),
-    ]]
+    ]] + [tasks.Query(statuses=statuses, assignee=name, grep=grep, limit=limit)
+          for statuses, name, grep, limit in [
+              (OPEN_STATUSES, "x", None, None), (None, "X", None, 1), (STATUSES, "x", "n", None),
+              (None, None, "N", None), (("done",), "nobody", None, None)]]
 
 
 # --- random logs -------------------------------------------------------------------------
@@ -446,6 +450,34 @@ def test_blocked_lists_what_each_task_waits_on_in_the_queues_order(log: TaskLog)
         (epic, "pending", [first, second, child]), (started, "in_progress", [first])]
     assert got.blocked()[0][1:3] == ("medium", day)  # extra "z": medium
     assert [e.id for e in queue.blocked(got)] == [epic, started]
+
+
+def test_assignee_and_grep_are_answered_from_the_tasks_own_records(log: TaskLog) -> None:
+    """--assignee (casefolded, the holder only: not a released claim, not a pending
+    task's) and --grep (description or note, casefolded) through the store: only the
+    tasks a claim by that name is about are read, their own queue records folded."""
+    log.ensure_dir()
+
+    def claim(task: str, who: str, stamp: int, **more: object) -> bytes:
+        return orjson.dumps({"type": "claim", "id": f"claim:{task}:{who}", "task": task,
+                             "assignee": who, "claimed_at": format_ts(stamp),
+                             "updated_at": format_ts(stamp), **more})
+
+    held, released, waiting, second = IDS[:4]
+    note = orjson.dumps({"type": "note", "id": f"note:{second}:1", "task": second,
+                         "text": "Straße", "created_at": format_ts(1), "updated_at": format_ts(1)})
+    log.path.write_bytes(chunk([
+        task_line(held, "in_progress", 1, "z"), task_line(released, "in_progress", 1, "z"),
+        task_line(waiting, "pending", 1, "z"), task_line(second, "in_progress", 1, "z"),
+        claim(held, "Ann", 1), claim(released, "ann", 1, released_at=format_ts(2)),
+        claim(waiting, "ANN", 1), claim(second, "bob", 1), claim(second, "ann", 2), note],
+        False))
+    got = assert_same(log)
+    assert isinstance(got, store.StoreFold)
+    mine = tasks.Query(assignee="aNN")
+    assert [t["id"] for t in got.narrowed(mine)] == [held, waiting, second]
+    assert [t["id"] for t in tasks.find_in(got, mine).tasks] == [held]
+    assert [t["id"] for t in tasks.find_in(got, tasks.Query(grep="STRASSE")).tasks] == [second]
 
 
 def test_a_torn_line_is_reread_once_completed(log: TaskLog, project: Path) -> None:

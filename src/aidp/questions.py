@@ -254,7 +254,8 @@ class Questions:
 
     def narrowed(self, q: Query) -> Iterable[Record]:
         """The tasks that may match `q`, in the fold's order: at least those its filters
-        that are columns (status, priority, tags, session, created) keep — what
+        that are columns (status, priority, tags, session, created) keep, and with
+        `assignee` those an active claim by that name (casefolded) is about — what
         tasks.find then filters (here: those of its statuses)."""
         return self.tasks.values() if q.statuses is None else self.select(q.statuses)
 

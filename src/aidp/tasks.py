@@ -265,11 +265,20 @@ def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> 
 
 def find_in(fold: Fold, q: Query, links: QueueState | None = None) -> Found:
     """find() over a fold's tasks. The store's fold answers the filters that are columns,
-    the order and the limit with one query, decoding only the tasks it returns."""
+    the order and the limit with one query, decoding only the tasks it returns; with
+    --grep or --assignee it narrows by the columns (and, for --assignee, to the tasks a
+    claim by that name is about), and without `links` only those tasks' own queue
+    records are folded (their notes and claims: what find reads of them)."""
     answered = fold.find(q)
     if answered is not None:
         return Found(*answered)
-    return find(fold.narrowed(q), q, links)
+    narrowed = fold.narrowed(q)
+    if links is None and (q.grep is not None or q.assignee is not None):
+        from aidp.queue import state
+
+        narrowed = list(narrowed)
+        links = state(fold, about=[t["id"] for t in narrowed], own=True)
+    return find(narrowed, q, links)
 
 
 def _mentions(task: Record, links: QueueState, needle: str) -> bool:

@@ -158,21 +158,19 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
             raise typer.Exit(ExitCode.FAILURE)
         return
     qs = None
-    if query.grep is not None or query.assignee is not None:
-        from aidp import queue
-
-        qs = queue.state(fold)
-    result = core.find_in(fold, query, qs)
+    result = core.find_in(fold, query)
     found = result.tasks
-    if qs is None and (fmt in ("json", "jsonl", "table") or tree):
+    if fmt in ("json", "jsonl", "table") or tree:
         from aidp import queue  # the links of the tasks found only
 
         qs = queue.state(fold, about=[t["id"] for t in found], own=True)
     notes = None
     plain = not words and not include_all and query.grep is None and query.assignee is None
     empty = "No open tasks" if plain else "No matching tasks"
-    if not found and query.assignee is not None and qs is not None:
-        empty = _nobody_holds(qs, query.assignee, empty)
+    if not found and query.assignee is not None:
+        from aidp import queue  # who does hold tasks: every claim
+
+        empty = _nobody_holds(queue.state(fold), query.assignee, empty)
     if qs is not None and tree:
         short = core.short_ids(fold, [t["id"] for t in found])
         render.write_text(_tree(found, qs, now, empty=empty, ids=short))

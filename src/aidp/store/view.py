@@ -354,7 +354,16 @@ class StoreFold(Fold):
         return found
 
     def narrowed(self, q: Query) -> Iterable[Record]:
-        return self.rows.where(*_narrowing(q))
+        where, params = _narrowing(q)
+        if q.assignee is not None:  # the tasks an active claim by that name is about
+            rows = self._rows("SELECT id, body FROM typed WHERE kind = 'claim'")
+            name = q.assignee.casefold()
+            held = [c["task"] for c in self._log.decode_all(rows)
+                    if type(c.get("assignee")) is str and c["assignee"].casefold() == name
+                    and not c.get("released_at") and type(c.get("task")) is str]
+            where = f"{_and(where)} id IN (SELECT value FROM json_each(?))"
+            params.append(orjson.dumps(held).decode())
+        return self.rows.where(where, params)
 
     def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
         if q.grep is not None or q.assignee is not None:
