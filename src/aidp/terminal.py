@@ -9,14 +9,20 @@ views (render, charts, the pager), git's diff driver and the TODO list text use 
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from aidp.model import CONTROL_CHARS, INVISIBLE_CHARS
+
 
 # Control characters (escape sequences: colours, cursor moves, OSC 8 links, titles) and
 # the invisible ones that change what a reader sees (model.INVISIBLE_CHARS: every
 # Unicode format character, Zl, Zp and the other default-ignorable code points).
 # tests/reliability/test_model_output.py checks the set against unicodedata.
-_CONTROL_RE = re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
+# The patterns are compiled on first use (~0.3 ms each at start-up, which most commands
+# never need: printable ASCII passes as it is).
+@cache
+def _control_re() -> re.Pattern[str]:
+    return re.compile(f"[{CONTROL_CHARS}{INVISIBLE_CHARS}]")
 
 
 def inert(text: object) -> str:
@@ -24,7 +30,9 @@ def inert(text: object) -> str:
     \\xNN, invisible format characters (bidi overrides, zero-width, …) as \\uNNNN,
     instead of being sent to the terminal."""
     value = text if isinstance(text, str) else str(text)
-    return _CONTROL_RE.sub(_escaped, value)
+    if value.isascii() and value.isprintable():  # no control character, nothing invisible
+        return value
+    return _control_re().sub(_escaped, value)
 
 
 def _escaped(match: re.Match[str]) -> str:
@@ -40,8 +48,10 @@ def _escaped(match: re.Match[str]) -> str:
 # that could move the cursor, reset the screen, open a link, set a title or reorder and
 # hide text (C0, C1, ESC, DEL, bidi and the other invisible characters, a C1 byte of a
 # Latin-1 stream) is shown escaped, whoever wrote it and whichever path printed it.
-_TERMINAL_RE = re.compile(
-    f"\x1b\\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udc9f{INVISIBLE_CHARS}]")
+@cache
+def _terminal_re() -> re.Pattern[str]:
+    return re.compile(
+        f"\x1b\\[[0-9;]*m|[\x00-\x08\x0b-\x1f\x7f-\x9f\udc80-\udc9f{INVISIBLE_CHARS}]")
 
 
 def terminal_text(text: str) -> str:
@@ -49,7 +59,7 @@ def terminal_text(text: str) -> str:
     other control, escape or invisible character shown as \\uNNNN (a C1 byte that is
     not UTF-8 as \\xNN). JSON stays valid and means the same: such a character can only
     be inside one of its strings, where \\uNNNN is its escape."""
-    return _TERMINAL_RE.sub(_terminal_escaped, text)
+    return _terminal_re().sub(_terminal_escaped, text)
 
 
 def _terminal_escaped(match: re.Match[str]) -> str:

@@ -232,13 +232,22 @@ def _only_subcommand(name: str) -> None:
             info.typer_instance = pruned
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+def _has_surrogate(text: str) -> bool:
+    """Whether `text` holds a lone surrogate (U+D800–U+DFFF), the one thing UTF-8 cannot
+    encode (no pattern compiled for it at every start-up)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _as_utf8(arg: str) -> str:
     """Under an ASCII-only locale (LANG=C without UTF-8 coercion) Python decodes the
     command line as ASCII, so valid UTF-8 arrives as lone surrogates: read it as UTF-8."""
-    if not _SURROGATE.search(arg):
+    if not _has_surrogate(arg):
         return arg
     try:
         return arg.encode(sys.getfilesystemencoding(), "surrogateescape").decode("utf-8")
@@ -257,7 +266,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     named = [(f"argument {n}", arg) for n, arg in enumerate(args, start=1)]
     named.append(("AIDP_SESSION", os.environ.get("AIDP_SESSION", "")))
     for what, value in named:
-        if _SURROGATE.search(value):
+        if _has_surrogate(value):
             shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             error(f"Invalid {what} '{shown}': it is not valid UTF-8 text")
             return ExitCode.USAGE
