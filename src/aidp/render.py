@@ -20,7 +20,6 @@ from aidp.model import STATUSES, Record, ts_of
 
 # What may reach a terminal is decided in aidp.terminal; the views take both from here.
 from aidp.terminal import inert
-from aidp.when import age
 
 if TYPE_CHECKING:
     from aidp.todos import Summary, TodoList
@@ -192,6 +191,8 @@ def task_line(task: Record, now: int, paint: Painter,
     description = inert(clip(str(task.get("description", "")), LIST_TEXT_LIMIT))
     if task.get("status") == "done":
         description = paint(description, "dim")
+    from aidp.when import age  # tables only: json and the rest never show an age
+
     when = paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
     line = f"  {marker} {tid} {description} {when}"
     tags = task.get("tags") or []
@@ -250,6 +251,8 @@ def task_detail(task: Record, now: int, *, paint: Painter,
             shown = inert(value)
         shown = clip(shown, DETAIL_TEXT_LIMIT)
         if key == "created_at":
+            from aidp.when import age
+
             shown += f" ({age(ts_of(task, 'created_at'), now)})"
         elif key == "id" and ids and isinstance(value, str) and ids.get(value, value) != value:
             shown += paint(f" (short: {inert(ids[value])})", "dim")

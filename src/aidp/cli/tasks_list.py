@@ -96,8 +96,6 @@ def list_(
     $ aidp tasks list -s done --since 7d
     $ aidp tasks list --all --sort priority -n 20
     """
-    from aidp.when import parse_age, parse_when
-
     fmt = output.list_format(fmt, as_json)
     if tree and fmt != "table":
         raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
@@ -113,6 +111,8 @@ def list_(
     if mine and assignee is not None:
         raise InvalidInput("Conflicting --mine and --assignee: give one of them")
     now = now_micros()
+    if since is not None or older_than is not None:
+        from aidp.when import parse_age, parse_when
     words = ([status_arg] if status_arg else []) + status
     query = core.Query(
         statuses=_statuses(words, include_all=include_all),
