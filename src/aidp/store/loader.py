@@ -20,7 +20,6 @@ from aidp.fold import DAMAGED, no_gc, read_line
 from aidp.line import LogFile
 from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
 from aidp.store import db
-from aidp.store.fill import Filler, blocks
 from aidp.store.view import StoreFold
 
 if TYPE_CHECKING:
@@ -198,6 +197,8 @@ class _Load:
         """Whether the log starts with the bytes the store covers (read in full)."""
         import zlib
 
+        from aidp.store.fill import blocks
+
         offset, crc = meta["offset"], 0
         if not 0 < offset <= self.st.st_size or os.pread(self.fd, 1, offset - 1) != b"\n":
             return False
@@ -222,6 +223,8 @@ class _Load:
 
     def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
               empty: bool = False) -> bytes:
+        from aidp.store.fill import Filler  # not while the store is up to date
+
         pending = meta.get("pending")
         filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty,
                         fielded=bool(meta.get("fielded")),
