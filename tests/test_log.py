@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aidp import maintenance
-from aidp.log import Fold, TaskLog, encode, fold_bytes
+from aidp.fields import fold_bytes
+from aidp.log import Fold, TaskLog, encode
 from aidp.model import TASK_KEY_ORDER, format_ts, new_task, transition
 
 

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from aidp import queue, tasks
 from aidp.errors import InvalidInput, TaskNotFound
+from aidp.fields import fold_bytes
 from aidp.history import history as task_history
-from aidp.log import TaskLog, fold_bytes
+from aidp.log import TaskLog
 from aidp.queue import folded
 
 

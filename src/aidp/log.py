@@ -24,7 +24,6 @@ import orjson
 
 from aidp import attributes, files, lock, worktrees
 from aidp.errors import StorageError
-from aidp.fields import fold_bytes, with_companions
 from aidp.files import storage_error
 from aidp.fold import Fold, FoldKey
 from aidp.line import parse_line, well_typed_task
@@ -41,7 +40,7 @@ from aidp.stamp import CACHE_DIR, STAMP_NAME, StatKey, read_stamp, stat_key, wri
 # Names other modules import from here, kept where they always were.
 __all__ = [
     "CACHE_DIR", "DEFAULT_LOCK_TIMEOUT", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_ENV", "LOG_NAME",
-    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "dumps", "encode", "fold_bytes", "parse_line",
+    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "dumps", "encode", "parse_line",
     "parse_lock_timeout", "read_stamp", "stat_key", "use_reader", "well_typed_task", "write_stamp",
 ]
 
@@ -249,6 +248,8 @@ class TaskLog:
             own = own if encoding is None else attributes.decode(own, encoding)
             fold = worktrees.fold(lists, own, whole_lines=whole_lines)
         elif encoding is not None:  # decoded, then folded plainly (no cache: rare)
+            from aidp.fields import fold_bytes
+
             data = attributes.decode(self.read_bytes(), encoding)
             fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data)
         elif _reader is None:
@@ -259,6 +260,8 @@ class TaskLog:
         return fold
 
     def full_fold(self, *, whole_lines: bool = False) -> Fold:
+        from aidp.fields import fold_bytes
+
         data = self.read_bytes()
         if whole_lines:
             data = data[: data.rfind(b"\n") + 1]
@@ -427,6 +430,8 @@ class TaskLog:
             fold = self._fold_current()
             records = change(fold)
             if records:  # each changed task's task_fields record, in the same write
+                from aidp.fields import with_companions
+
                 records = with_companions(fold.tasks, records)
             self._append_locked(records)
             return records

@@ -26,7 +26,8 @@ import orjson
 import pytest
 from reliability_support import SLOW, child_env
 
-from aidp.log import LOCK_NAME, LOG_NAME, TaskLog, encode, fold_bytes
+from aidp.fields import fold_bytes
+from aidp.log import LOCK_NAME, LOG_NAME, TaskLog, encode
 from aidp.model import new_task, transition
 
 WORKERS = Path(__file__).with_name("workers.py")

@@ -46,7 +46,7 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
 def compare(before_data: bytes, after_data: bytes) -> dict[str, Any]:
     """What happened between two versions of the tasklist, from their folded states:
     tasks filed, status changes, edits, tasks no longer there, and TODO lists changed."""
-    from aidp.log import fold_bytes
+    from aidp.fields import fold_bytes
 
     quick = _relevant_prefix(before_data, after_data)
     if quick is not None:
