@@ -28,12 +28,12 @@ from __future__ import annotations
 import codecs
 import os
 import re
-from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from pathlib import Path
 
 from aidp.files import read_regular
 from aidp.paths import DATA_DIR, locate_git
+from aidp.plain import Plain
 
 TASKLIST = f"{DATA_DIR}/tasklist.jsonl"
 _WATCHED = frozenset({"working-tree-encoding", "merge", "filter", "ident", "eol", "binary"})
@@ -41,14 +41,17 @@ _UTF8 = frozenset({"utf-8", "utf8"})
 _SIZE_LIMIT = 1 << 20  # an attributes file bigger than this is not read by the scan
 
 
-@dataclass
-class Attributes:
+class Attributes(Plain):
     """What applies to the tasklist: the effective overrides, named for people, the
     working-tree encoding (None: UTF-8), and the attributes files that set them."""
 
-    overrides: list[str] = field(default_factory=list)
-    encoding: str | None = None
-    sources: list[str] = field(default_factory=list)
+    __slots__ = _fields = ("overrides", "encoding", "sources")
+
+    def __init__(self, overrides: list[str] | None = None, encoding: str | None = None,
+                 sources: list[str] | None = None) -> None:
+        self.overrides = [] if overrides is None else overrides
+        self.encoding = encoding
+        self.sources = [] if sources is None else sources
 
     def note(self) -> str | None:
         """One line naming every override, or None when there is none."""
