@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -86,6 +87,28 @@ def test_the_tasks_group_knows_where_each_command_lives() -> None:
         name = command_name(command)
         assert module == "aidp.cli.tasks" or module == f"aidp.cli.{tasks.ELSEWHERE.get(name)}"
     assert names[:3] == ["add", "list", "show"]  # as `aidp tasks --help` lists them
+
+
+def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> None:
+    # Filling the store (aidp.store.fill), other worktrees' lines (the overlay), folding
+    # bytes or writing (aidp.fields) and ages (aidp.when): none of them for a plain read.
+    from aidp.model import new_task
+    from aidp.store import loader
+
+    task = new_task("Something to do, described at some length " * 4, tags=["x"])
+    log.append([{**task, "id": f"{task['id'][:-8]}{n:08x}"} for n in range(300)])
+    assert log.path.stat().st_size > loader.MIN_BYTES  # read through the store
+    imported("tasks", "stats", "--json")  # builds the store
+    # A store is vouched for once the file's stat data is older than the racy window
+    # (until then each read checks the bytes it covers): wait that long, read once more.
+    changed = max(log.path.stat().st_mtime_ns, log.path.stat().st_ctime_ns)
+    time.sleep(max(0.0, (changed + loader.RACY_NS - time.time_ns()) / 1e9 + 0.1))
+    imported("tasks", "stats", "--json")
+    for args in (("tasks", "list", "--json"), ("tasks", "list", "--status", "pending", "--json")):
+        names = imported(*args)
+        assert "aidp.store" in names, args  # read through the store
+        found = names & {"aidp.store.fill", "aidp.store.overlay", "aidp.fields", "aidp.when"}
+        assert found == set(), args
 
 
 def test_show_and_done_stay_light_too(cli) -> None:
