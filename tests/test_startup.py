@@ -90,7 +90,7 @@ def test_the_tasks_group_knows_where_each_command_lives() -> None:
 
 
 def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> None:
-    # Filling the store (aidp.store.fill), other worktrees' lines (the overlay), folding
+    # Filling the store (aidp.store.fill), other worktrees' lines (aidp.worktree_store), folding
     # bytes or writing (aidp.fields) and ages (aidp.when): none of them for a plain read.
     from aidp.model import new_task
     from aidp.store import loader
@@ -107,7 +107,7 @@ def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> 
     for args in (("tasks", "list", "--json"), ("tasks", "list", "--status", "pending", "--json")):
         names = imported(*args)
         assert "aidp.store" in names, args  # read through the store
-        found = names & {"aidp.store.fill", "aidp.store.overlay", "aidp.fields", "aidp.when"}
+        found = names & {"aidp.store.fill", "aidp.worktree_store", "aidp.fields", "aidp.when"}
         assert found == set(), args
 
 
