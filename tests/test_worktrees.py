@@ -589,7 +589,9 @@ def test_the_store_answers_for_worktrees_sorted_before_and_after_this_one(
             handle.write(_line(f"task_5_more{step}", 200 + step) + b"\n")
         with open(log.path, "ab") as handle:
             handle.write(_line(f"task_6_here{step}", 300 + step) + b"\n")
-    memo = log.dir / "cache" / worktrees.MEMO_NAME
+    from aidp.worktree_store import MEMO_NAME
+
+    memo = log.dir / "cache" / MEMO_NAME
     assert sorted(json.loads(memo.read_bytes())) == sorted(str(p) for p, own in lists if not own)
 
 

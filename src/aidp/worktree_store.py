@@ -1,6 +1,7 @@
-"""Every worktree's tasklist through this worktree's store (the rule and the plan:
-aidp.worktrees): the others' lines folded on top by the fill, in a transaction the fold
-keeps open and never commits (it holds the store's write lock until the fold is dropped).
+"""Every worktree's tasklist through this worktree's store (the rule: aidp.worktrees;
+`make_plan`: which lines go where): the others' lines folded on top by the fill, in a
+transaction the fold keeps open and never commits (it holds the store's write lock
+until the fold is dropped).
 A client of the store's public seam (`loader.attempt`'s overlay, `fill.Filler.add`):
 the store knows nothing of worktrees. Importing this module makes `TaskLog.read` go
 through the store, for one worktree and for several (`Reader`).
@@ -8,11 +9,16 @@ through the store, for one worktree and for several (`Reader`).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import stat
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from aidp import worktrees
+from aidp.errors import StorageError
+from aidp.files import read_regular, write_file
 from aidp.fold import read_line
 from aidp.log import use_reader
 from aidp.store import db, load
@@ -27,11 +33,148 @@ if TYPE_CHECKING:
     from aidp.log import TaskLog
     from aidp.store.view import StoreFold
 
+MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
+
+
+class Plan:
+    """How a store of this worktree's tasklist answers for every worktree (the rule:
+    worktrees.fold): the store holds this file up to `end`, whose last `own_lines` lines
+    (`own_ids` the ids they name) come after the lines every tasklist starts with; the other
+    tasklists' lines after those are fed `before` and `after` this file's."""
+
+    def __init__(self, end: int, own_lines: int, own_ids: set[str], before: list[bytes],
+                 after: list[bytes]) -> None:
+        self.end, self.own_lines, self.own_ids = end, own_lines, own_ids
+        self.before, self.after = before, after
+
+
+def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
+    """(fd, stat, end of its last whole line) of a regular file, or None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        return None
+    at = st.st_size
+    while at > 0:
+        block = os.pread(fd, min(at, 65536), at - min(at, 65536))
+        if (found := block.rfind(b"\n")) >= 0:
+            return fd, st, at - len(block) + found + 1
+        at -= len(block)
+    return fd, st, 0
+
+
+def _ids(lines: list[bytes]) -> set[str]:
+    """The ids lines name: a task's, a typed record's, the task a task_fields names."""
+    from aidp.fold import read_lines
+
+    found: set[str] = set()
+    for _kind, rid, record in read_lines(lines):
+        if record is not None:
+            found.add(rid)
+            if isinstance(task := record.get("task"), str):
+                found.add(task)
+    return found
+
+
+def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None, *,
+              whole_lines: bool) -> Plan | None:
+    """The plan, or None: fold plainly (a tasklist that is not a regular UTF-8 file, a
+    line being written here, a line or an id of this file's also in a tasklist fed
+    before it: the store's order would not be the rule's). How far each other file
+    shares this one's lines is kept in `cache` (MEMO_NAME) under both files' stat data,
+    and only the bytes past it are compared again once either file grew."""
+    from aidp.attributes import SNIFF_BYTES, sniff
+
+    opened: list[tuple[int, os.stat_result, int]] = []
+    names: list[str] = []  # the other tasklists that bring lines, in the fold's order
+    try:
+        for path in [own_path] + [p for p, is_own in tasklists if not is_own]:
+            found = _opened(path)
+            if found is not None and (not found[2] or sniff(os.pread(
+                    found[0], SNIFF_BYTES, 0)) is not None):  # as `fold` reads it: no lines
+                os.close(found[0])
+                found = None
+            if found is None:
+                if path == own_path:
+                    return None
+                continue
+            opened.append(found)
+            names.append(str(path))
+        (own, own_st, end), others = opened[0], opened[1:]
+        if not whole_lines and own_st.st_size != end:
+            return None  # a line being written here: the plain fold decides
+        memo: dict[str, list[int]] = {}
+        if cache is not None:
+            with contextlib.suppress(orjson.JSONDecodeError):
+                memo = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
+            memo = memo if isinstance(memo, dict) else {}
+        known = dict(memo)
+        names = names[1:]
+        bases = []
+        for name, (fd, st, f_end) in zip(names, others, strict=True):
+            was = memo.get(name)
+            base = 0
+            if (isinstance(was, list) and len(was) == 7 and was[:2] == [st.st_dev, st.st_ino]
+                    and was[3:5] == [own_st.st_dev, own_st.st_ino] and was[2] <= f_end
+                    and was[5] <= end and 0 <= was[6] <= min(was[2], was[5])):
+                base = was[6]  # the files only grew since: the lines before still match
+                edge = max(0, base - 4096)
+                if os.pread(fd, base - edge, edge) != os.pread(own, base - edge, edge):
+                    base = 0
+            bases.append(base)
+        low = min(bases, default=end)
+        ours = os.pread(own, end - low, low)
+        prefixes = []
+        for name, base, (fd, st, f_end) in zip(names, bases, others, strict=True):
+            theirs = os.pread(fd, f_end - base, base)
+            prefix = base + worktrees.shared_prefix(ours[base - low:], theirs)
+            memo[name] = [st.st_dev, st.st_ino, f_end, own_st.st_dev, own_st.st_ino, end,
+                          prefix]
+            prefixes.append(prefix)
+        start = min(prefixes, default=end)
+        own_lines = worktrees.lines_of(ours[start - low:])
+        seen: set[bytes] = set()
+        before: list[bytes] = []
+        after: list[bytes] = []
+        rests, target = dict(zip(names, others, strict=True)), before
+        for path, is_own in tasklists:
+            if str(path) not in rests and not is_own:
+                continue
+            if is_own:  # its first lines that come first in the earlier files' too (a
+                same = 0  # later commit this worktree branched from) are where the store has them
+                while same < min(len(own_lines), len(before)) and own_lines[same] == before[same]:
+                    same += 1
+                del own_lines[:same], before[:same]
+                if any(raw in seen for raw in own_lines):
+                    return None  # the rule leaves out this file's copy: not the store's lines
+                seen.update(own_lines)
+                target = after
+                continue
+            fd, _st, f_end = rests[str(path)]
+            lines = worktrees.lines_of(os.pread(fd, f_end - start, start))
+            target += [raw for raw in lines if raw not in seen]
+            seen.update(lines)
+        own_ids = _ids(own_lines)
+        if before and own_ids & _ids(before):
+            return None  # a task changed in both: the store's order would decide it
+        if cache is not None and memo != known:  # never through a link; a torn one: {}
+            with contextlib.suppress(OSError, StorageError):
+                write_file(cache, MEMO_NAME, orjson.dumps(memo))
+        return Plan(end, len(own_lines), own_ids, before, after)
+    finally:
+        for fd, _st, _end in opened:
+            os.close(fd)
+
+
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                 whole_lines: bool = False) -> Fold | None:
     """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly."""
     try:
-        plan = worktrees.plan(tasklists, log.path, db.folder(log.dir, create=False),
+        plan = make_plan(tasklists, log.path, db.folder(log.dir, create=False),
                               whole_lines=whole_lines)
     except OSError:
         return None

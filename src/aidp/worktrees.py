@@ -12,13 +12,12 @@ file `gitdir: <common>/worktrees/NAME` whose `commondir` names the common direct
 and `<common>/worktrees/NAME/gitdir` names the worktree's `.git` file. A worktree
 whose folder is gone, or whose `.git` no longer points back at its entry, does not
 count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
-waited on); nothing here writes anywhere but the lock in the common directory and a
-memo in this worktree's read cache (`plan`: how far the other tasklists are this one's).
+waited on); nothing here writes anywhere but the lock in the common directory. How the
+store answers for every worktree (by this rule): aidp.worktree_store.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 from collections.abc import Iterator
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aidp.errors import StorageError
-from aidp.files import read_regular, write_file
+from aidp.files import read_regular
 from aidp.paths import DATA_DIR, LOG_NAME
 
 if TYPE_CHECKING:
@@ -179,7 +178,7 @@ def stat_keys(paths: list[Path]) -> tuple[object, ...]:
     return tuple(keys)
 
 
-def _split(data: bytes) -> list[bytes]:
+def lines_of(data: bytes) -> list[bytes]:
     """The lines of `data` (without their newlines); a last line without one counts."""
     parts = data.split(b"\n")
     if parts[-1] == b"":
@@ -206,23 +205,23 @@ def records(shared: Shared | None, own: bytes
 
     tasklists = shared.tasklists() if shared is not None else []
     if len(tasklists) <= 1:  # no other worktree: every line as it is, repeats too
-        for number, raw in enumerate(_split(own), start=1):
+        for number, raw in enumerate(lines_of(own), start=1):
             yield number, None, number, parse_line(raw)
         return
     datas = [own if is_own else read_tasklist(path) or b"" for path, is_own in tasklists]
     start, first = common_start(datas)
-    common = _split(first[:start])
+    common = lines_of(first[:start])
     source = None if own or not common else next(
         p for (p, _own), data in zip(tasklists, datas, strict=True) if data is first)
     for number, raw in enumerate(common, start=1):
         yield number, source, number, parse_line(raw)
     mine: dict[bytes, int] = {}
-    for number, raw in enumerate(_split(own), start=1):
+    for number, raw in enumerate(lines_of(own), start=1):
         mine.setdefault(raw, number)
     seen: set[bytes] = set()
     order = len(common)
     for data, (path, is_own) in zip(datas, tasklists, strict=True):
-        lines = _split(data[start:])
+        lines = lines_of(data[start:])
         for number, raw in enumerate(lines, start=len(common) + 1):
             if raw in seen:
                 continue
@@ -262,11 +261,11 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     start, first = common_start(datas)
     state, seen = Fold(), set()
     with no_gc():
-        fed = _split(first[:start])
+        fed = lines_of(first[:start])
         damaged = sum(state.add_lines(fed))  # every tasklist's first lines: this one's too
         damaged *= bool(own)  # (unless it has none)
         for data, (_path, is_own) in zip(datas, tasklists, strict=True):
-            lines = _split(data[start:])
+            lines = lines_of(data[start:])
             new = [raw for raw in lines if raw not in seen]
             flags = state.add_lines(new)
             if is_own:
@@ -280,145 +279,6 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
 
         resolve(state, b"\n".join(fed))
     return state
-
-
-MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
-
-
-class Plan:
-    """How a store of this worktree's tasklist answers for every worktree (`fold`'s
-    rule): the store holds this file up to `end`, whose last `own_lines` lines (`own_ids`
-    the ids they name) come after the lines every tasklist starts with; the other
-    tasklists' lines after those are fed `before` and `after` this file's."""
-
-    def __init__(self, end: int, own_lines: int, own_ids: set[str], before: list[bytes],
-                 after: list[bytes]) -> None:
-        self.end, self.own_lines, self.own_ids = end, own_lines, own_ids
-        self.before, self.after = before, after
-
-
-def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
-    """(fd, stat, end of its last whole line) of a regular file, or None."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        return None
-    at = st.st_size
-    while at > 0:
-        block = os.pread(fd, min(at, 65536), at - min(at, 65536))
-        if (found := block.rfind(b"\n")) >= 0:
-            return fd, st, at - len(block) + found + 1
-        at -= len(block)
-    return fd, st, 0
-
-
-def _ids(lines: list[bytes]) -> set[str]:
-    """The ids lines name: a task's, a typed record's, the task a task_fields names."""
-    from aidp.fold import read_lines
-
-    found: set[str] = set()
-    for _kind, rid, record in read_lines(lines):
-        if record is not None:
-            found.add(rid)
-            if isinstance(task := record.get("task"), str):
-                found.add(task)
-    return found
-
-
-def plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None, *,
-         whole_lines: bool) -> Plan | None:
-    """The plan, or None: fold plainly (a tasklist that is not a regular UTF-8 file, a
-    line being written here, a line or an id of this file's also in a tasklist fed
-    before it: the store's order would not be the rule's). How far each other file
-    shares this one's lines is kept in `cache` (MEMO_NAME) under both files' stat data,
-    and only the bytes past it are compared again once either file grew."""
-    import orjson
-
-    from aidp.attributes import SNIFF_BYTES, sniff
-
-    opened: list[tuple[int, os.stat_result, int]] = []
-    names: list[str] = []  # the other tasklists that bring lines, in the fold's order
-    try:
-        for path in [own_path] + [p for p, is_own in tasklists if not is_own]:
-            found = _opened(path)
-            if found is not None and (not found[2] or sniff(os.pread(
-                    found[0], SNIFF_BYTES, 0)) is not None):  # as `fold` reads it: no lines
-                os.close(found[0])
-                found = None
-            if found is None:
-                if path == own_path:
-                    return None
-                continue
-            opened.append(found)
-            names.append(str(path))
-        (own, own_st, end), others = opened[0], opened[1:]
-        if not whole_lines and own_st.st_size != end:
-            return None  # a line being written here: the plain fold decides
-        memo: dict[str, list[int]] = {}
-        if cache is not None:
-            with contextlib.suppress(orjson.JSONDecodeError):
-                memo = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
-            memo = memo if isinstance(memo, dict) else {}
-        known = dict(memo)
-        names = names[1:]
-        bases = []
-        for name, (fd, st, f_end) in zip(names, others, strict=True):
-            was = memo.get(name)
-            base = 0
-            if (isinstance(was, list) and len(was) == 7 and was[:2] == [st.st_dev, st.st_ino]
-                    and was[3:5] == [own_st.st_dev, own_st.st_ino] and was[2] <= f_end
-                    and was[5] <= end and 0 <= was[6] <= min(was[2], was[5])):
-                base = was[6]  # the files only grew since: the lines before still match
-                edge = max(0, base - 4096)
-                if os.pread(fd, base - edge, edge) != os.pread(own, base - edge, edge):
-                    base = 0
-            bases.append(base)
-        low = min(bases, default=end)
-        ours = os.pread(own, end - low, low)
-        prefixes = []
-        for name, base, (fd, st, f_end) in zip(names, bases, others, strict=True):
-            theirs = os.pread(fd, f_end - base, base)
-            prefix = base + shared_prefix(ours[base - low:], theirs)
-            memo[name] = [st.st_dev, st.st_ino, f_end, own_st.st_dev, own_st.st_ino, end,
-                          prefix]
-            prefixes.append(prefix)
-        start = min(prefixes, default=end)
-        own_lines = _split(ours[start - low:])
-        seen: set[bytes] = set()
-        before: list[bytes] = []
-        after: list[bytes] = []
-        rests, target = dict(zip(names, others, strict=True)), before
-        for path, is_own in tasklists:
-            if str(path) not in rests and not is_own:
-                continue
-            if is_own:  # its first lines that come first in the earlier files' too (a
-                same = 0  # later commit this worktree branched from) are where the store has them
-                while same < min(len(own_lines), len(before)) and own_lines[same] == before[same]:
-                    same += 1
-                del own_lines[:same], before[:same]
-                if any(raw in seen for raw in own_lines):
-                    return None  # the rule leaves out this file's copy: not the store's lines
-                seen.update(own_lines)
-                target = after
-                continue
-            fd, _st, f_end = rests[str(path)]
-            lines = _split(os.pread(fd, f_end - start, start))
-            target += [raw for raw in lines if raw not in seen]
-            seen.update(lines)
-        own_ids = _ids(own_lines)
-        if before and own_ids & _ids(before):
-            return None  # a task changed in both: the store's order would decide it
-        if cache is not None and memo != known:  # never through a link; a torn one: {}
-            with contextlib.suppress(OSError, StorageError):
-                write_file(cache, MEMO_NAME, orjson.dumps(memo))
-        return Plan(end, len(own_lines), own_ids, before, after)
-    finally:
-        for fd, _st, _end in opened:
-            os.close(fd)
 
 
 def shared_prefix(a: bytes, b: bytes) -> int:
