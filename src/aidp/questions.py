@@ -84,11 +84,6 @@ class Questions:
         """The tasks whose status is one of `statuses`, in the fold's order."""
         return list(self._of(statuses))
 
-    def select_updated(self, statuses: Collection[str], since: int) -> list[Record]:
-        """The tasks whose status is one of `statuses` and whose winning record was
-        updated at or after `since` (µs), in the fold's order."""
-        return [t for t in self._of(statuses) if ts_of(t) >= since]
-
     def status_counts(self) -> dict[str | None, int]:
         """How many tasks have each status (None: missing or not a string)."""
         return _count(_text(t.get("status")) for t in self.tasks.values())
@@ -129,16 +124,11 @@ class Questions:
                   for t in self._of(statuses))
         return _count(week_start(s) for s in stamps if s is not None and s >= since)
 
-    def created_stamps(self, statuses: Collection[str] | None = None) -> list[int]:
-        """created_at µs (UNKNOWN_TS when unreadable) of every task, or of those whose
-        status is one of `statuses`, in no particular order."""
-        return [ts_of(t, "created_at") for t in self._of(statuses)]
-
     def created_at_most(self, statuses: Collection[str], bounds: list[int]
                         ) -> tuple[int, list[int]]:
         """How many tasks have one of `statuses`, and how many of them were created at
         or before each of `bounds` (µs; an unreadable created_at counts as UNKNOWN_TS)."""
-        created = sorted(self.created_stamps(statuses))
+        created = sorted(ts_of(t, "created_at") for t in self._of(statuses))
         return len(created), [bisect_right(created, bound) for bound in bounds]
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:

@@ -46,13 +46,10 @@ class StoreTasks(Mapping[str, Record]):
         self.handle, self.conn, self.log = handle, handle.conn, log
 
     def __getitem__(self, rid: str) -> Record:
-        if type(rid) is not str:
+        found = self.where("WHERE id = ?", (rid,)) if type(rid) is str else None
+        if not found:
             raise KeyError(rid)
-        row = self.conn.execute("SELECT off, len, body FROM task WHERE id = ?",
-                                (rid,)).fetchone()
-        if row is None:
-            raise KeyError(rid)
-        return self.record(rid, *row)
+        return found[0]
 
     def records(self, rows: Sequence[Sequence[Any]]) -> list[Record]:
         """The tasks of rows (id, off, len, body, and any further columns), in their
@@ -69,12 +66,9 @@ class StoreTasks(Mapping[str, Record]):
         return [next(each) if row[3] is not None else record(row[0], row[1], row[2])
                 for row in rows]
 
-    def record(self, rid: str, off: int, size: int, body: bytes | None = None) -> Record:
-        """The task a row stands for: its record kept in the row (an open task), or its
-        line in the log, or (`off` -1: a task two clones changed concurrently) its record
-        folded field by field (fields.merge_all)."""
-        if body is not None:
-            return orjson.loads(body)  # type: ignore[no-any-return]
+    def record(self, rid: str, off: int, size: int) -> Record:
+        """A closed task's record: its line in the log, or (`off` -1: a task two clones
+        changed concurrently) its record folded field by field (fields.merge_all)."""
         if off >= 0:
             return self.log.record(rid, off, size)
         found = self.conn.execute("SELECT record FROM merged WHERE id = ?", (rid,)).fetchone()
@@ -92,50 +86,46 @@ class StoreTasks(Mapping[str, Record]):
     def __len__(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM task").fetchone()[0])
 
-    def values(self) -> Any:  # a list, in the fold's order
+    def values(self) -> Any:  # a list, in the fold's order (Mapping's __eq__ reads items)
         return self.where("")
 
     def items(self) -> Any:
         return [(t["id"], t) for t in self.where("")]
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Mapping) and dict(self.items()) == dict(other.items())
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def where(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
-              limit: int = -1, counts: dict[str, int] | None = None) -> list[Record]:
-        """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`;
-        `counts`: filled with how many of them have each status (str() of it)."""
-        sql = (f"SELECT id, off, len, body, status FROM task {condition} ORDER BY {order} "
-               f"LIMIT {int(limit)}")
-        found: list[Record] = []
-        cursor = self.conn.execute(sql, params)
-        while rows := cursor.fetchmany(2000):  # a batch's bodies at a time (peak memory)
+    def batches(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
+                limit: int = -1, counts: dict[str, int] | None = None, size: int = 2000
+                ) -> Iterator[list[Record]]:
+        """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`, `size`
+        at a time (a batch's bodies held at once: peak memory); `counts`: filled with
+        how many of them have each status (str() of it)."""
+        cursor = self.conn.execute(f"SELECT id, off, len, body, status FROM task {condition} "
+                                   f"ORDER BY {order} LIMIT {int(limit)}", params)
+        while rows := cursor.fetchmany(size):
             if counts is not None:
                 for status, n in Counter(map(itemgetter(4), rows)).items():
                     counts[str(status)] = counts.get(str(status), 0) + n
-            found += self.records(rows)
-        return found
+            yield self.records(rows)
+
+    def where(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
+              limit: int = -1, counts: dict[str, int] | None = None) -> list[Record]:
+        """`batches`' tasks in one list."""
+        return [t for batch in self.batches(condition, params, order, limit, counts)
+                for t in batch]
 
 
-
-def _in(statuses: Collection[str] | None) -> tuple[str, list[Any]]:
-    """A WHERE clause keeping the rows whose status is one of `statuses` (None: all)."""
-    if statuses is None:
-        return "", []
-    wanted = list(dict.fromkeys(statuses))
-    return f"WHERE status IN ({', '.join('?' * len(wanted))})", wanted
-
-
-def _and(where: str) -> str:
-    return f"{where} AND" if where else "WHERE"
+def _in(statuses: Collection[str] | None, *tests: str) -> tuple[str, list[Any]]:
+    """A WHERE clause ("" for none) keeping the rows whose status is one of `statuses`
+    (None: any) that pass each of `tests` (SQL), and its parameters (the statuses)."""
+    wanted = [] if statuses is None else list(dict.fromkeys(statuses))
+    parts = [] if statuses is None else [f"status IN ({', '.join('?' * len(wanted))})"]
+    parts += tests
+    return ("WHERE " + " AND ".join(parts)) if parts else "", wanted
 
 
+_RANK = "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END"  # priority_rank
 # tasks.sort_key as SQL: newest first; equal stamps, later in the fold first.
 _ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DESC",
-          "priority": "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END, "
-                      "created DESC, seq DESC"}
+          "priority": f"{_RANK}, created DESC, seq DESC"}
 
 
 def _priority_in(priorities: Collection[str]) -> str:
@@ -149,7 +139,22 @@ def _priority_in(priorities: Collection[str]) -> str:
     return f"({' OR '.join(ors) or '0'})"
 
 
-_RANK = "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END"
+def _narrowing(q: Query) -> tuple[str, list[Any]]:
+    """A WHERE clause keeping the rows that match the filters of `q` that are columns,
+    exactly as tasks.find reads them, and its parameters."""
+    tests = [_priority_in(q.priorities)] if q.priorities else []
+    more = [(value, test) for value, test in ((q.created_from, "created >= ?"),
+            (q.created_before, "created < ?"), (q.session, "session = ?")) if value is not None]
+    if q.tags:  # tag rows carry status and priority: the index narrows by all three,
+        # and the tasks are then looked up by seq (their rowid), not by status again
+        tagged, params = _in(q.statuses, *tests, f"tag IN ({', '.join('?' * len(q.tags))})")
+        where = _in(None, f"seq IN (SELECT seq FROM tag {tagged})", *(t for _v, t in more))[0]
+        params += q.tags
+    else:
+        where, params = _in(q.statuses, *tests, *(t for _v, t in more))
+    return where, [*params, *(value for value, _t in more)]
+
+
 _OPEN = "('pending', 'in_progress')"
 # A `parent` row p that is its task's last one naming a parent (what makes it a child).
 _LAST_PARENT = """p.kind = 'parent' AND p.parent != '' AND p.task != p.parent
@@ -177,26 +182,11 @@ SELECT p.parent, p.task, 1, (SELECT min(f.seq) FROM typed f WHERE f.task = p.tas
   FROM typed p JOIN task c ON c.id = p.task WHERE c.status IN {_OPEN} AND {_LAST_PARENT})
 SELECT id, priority, created, status, other FROM waits JOIN task t ON t.id = waits.task
 WHERE status IN {_OPEN} ORDER BY {_RANK}, created, status != 'pending', seq, kind, k1, k2"""
-
-
-def _narrowing(q: Query) -> tuple[str, list[Any]]:
-    """A WHERE clause keeping the rows that match the filters of `q` that are columns,
-    exactly as tasks.find reads them."""
-    where, params = _in(q.statuses)
-    parts = [where.removeprefix("WHERE ")] if where else []
-    if q.priorities:
-        parts.append(_priority_in(q.priorities))
-    if q.tags:  # tag rows carry status and priority: the index narrows by all three,
-        # and the tasks are then looked up by seq (their rowid), not by status again
-        parts = [f"seq IN (SELECT seq FROM tag WHERE {' AND '.join([*parts, ''])}"
-                 f"tag IN ({', '.join('?' * len(q.tags))}))"]
-        params += q.tags
-    for value, test in ((q.created_from, "created >= ?"), (q.created_before, "created < ?"),
-                        (q.session, "session = ?")):
-        if value is not None:
-            parts.append(test)
-            params.append(value)
-    return ("WHERE " + " AND ".join(parts)) if parts else "", params
+# The typed records about some tasks (?1: their ids, JSON), and about those linking to them.
+_ABOUT = "task IN (SELECT value FROM json_each(?1))"
+_LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT value FROM "
+           "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
+           "json_each(?1)))")
 
 
 class StoreFold(Fold):
@@ -218,10 +208,9 @@ class StoreFold(Fold):
             self.task_keys = {rid: (ts, line) for rid, ts, line in self.db.execute(
                 "SELECT id, ts, line FROM task ORDER BY seq")}
         elif name in ("typed", "typed_keys"):
-            rows = self._rows("SELECT id, ts, line, body FROM typed ORDER BY seq")
-            records = self._log.decode_all([(rid, body) for rid, _ts, _line, body in rows])
-            self.typed = {row[0]: record for row, record in zip(rows, records, strict=True)}
-            self.typed_keys = {rid: (ts, line) for rid, ts, line, _body in rows}
+            found = self._typed()
+            self.typed = {rid: record for rid, _key, record in found}
+            self.typed_keys = {rid: key for rid, key, _record in found}
         else:
             raise AttributeError(name)
         return self.__dict__[name]
@@ -229,16 +218,24 @@ class StoreFold(Fold):
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self.db.execute(sql, params).fetchall()
 
+    def _typed(self, where: str = "", params: Sequence[Any] = ()
+               ) -> list[tuple[str, FoldKey, Record]]:
+        """(id, fold key, record) of the typed rows meeting `where`, in the fold's order."""
+        rows = self._rows(f"SELECT id, ts, line, body FROM typed {where} ORDER BY seq", params)
+        records = self._log.decode_all([(row[0], row[3]) for row in rows])
+        return [(rid, (ts, line), record)
+                for (rid, ts, line, _body), record in zip(rows, records, strict=True)]
+
+    def _tally(self, key: str, table: str, statuses: Collection[str] | None) -> dict[Any, int]:
+        where, params = _in(statuses)
+        return dict(self._rows(f"SELECT {key}, sum(n) FROM {table} {where} GROUP BY {key} "
+                               "HAVING sum(n) > 0", params))
+
     def select(self, statuses: Collection[str]) -> list[Record]:
         return self.rows.where(*_in(statuses))
 
-    def select_updated(self, statuses: Collection[str], since: int) -> list[Record]:
-        where, params = _in(statuses)
-        return self.rows.where(f"{_and(where)} updated >= ?", [*params, since])
-
     def status_counts(self) -> dict[str | None, int]:
-        return dict(self._rows("SELECT status, sum(n) FROM tally GROUP BY status "
-                               "HAVING sum(n) > 0"))
+        return self._tally("status", "tally", None)
 
     def summaries(self, statuses: Collection[str]) -> list[tuple[str, str | None, int]]:
         where, params = _in(statuses)
@@ -246,14 +243,10 @@ class StoreFold(Fold):
                           params)
 
     def tag_counts(self, statuses: Collection[str] | None = None) -> dict[str, int]:
-        where, params = _in(statuses)
-        return dict(self._rows(f"SELECT tag, sum(n) FROM tag_tally {where} GROUP BY tag "
-                               "HAVING sum(n) > 0", params))
+        return self._tally("tag", "tag_tally", statuses)
 
     def priority_counts(self, statuses: Collection[str]) -> dict[str | None, int]:
-        where, params = _in(statuses)
-        return dict(self._rows(f"SELECT priority, sum(n) FROM tally {where} "
-                               "GROUP BY priority HAVING sum(n) > 0", params))
+        return self._tally("priority", "tally", statuses)
 
     def oldest(self, statuses: Collection[str]) -> str | None:
         # One index seek per status (task_created holds seq as its rowid): an IN over
@@ -268,36 +261,24 @@ class StoreFold(Fold):
         if kind not in KINDS:
             raise ValueError(f"unknown kind {kind!r}")
         since = week_start(since) if since != UNKNOWN_TS else UNKNOWN_TS + 1
-        where, params = _in(statuses)
-        where = _and(where)
-        # Weeks from 1970 on are counted by SQLite; earlier ones here (its integer
-        # division truncates where Python's floors).
-        week = f"({kind} - {kind} % {DAY} - (({kind} / {DAY} + 3) % 7) * {DAY})"
-        counts = dict(self._rows(f"SELECT {week}, count(*) FROM task {where} {kind} >= "
-                                 "max(0, ?) GROUP BY 1", [*params, since]))
-        for (early,) in self._rows(f"SELECT {kind} FROM task {where} {kind} < 0 AND "
-                                   f"{kind} >= ?", [*params, since]):
-            counts[week_start(early)] = counts.get(week_start(early), 0) + 1
-        return counts
-
-    def created_stamps(self, statuses: Collection[str] | None = None) -> list[int]:
-        where, params = _in(statuses)
-        return [row[0] for row in self._rows(f"SELECT created FROM task {where}", params)]
+        # model.week_start in SQL: its % keeps the dividend's sign, Python's floors.
+        day = f"({kind} - ({kind} % {DAY} + {DAY}) % {DAY})"
+        week = f"{day} - (({day} / {DAY} + 3) % 7 + 7) % 7 * {DAY}"
+        where, params = _in(statuses, f"{kind} >= ?")
+        return dict(self._rows(f"SELECT {week}, count(*) FROM task {where} GROUP BY 1",
+                               [*params, since]))
 
     def created_at_most(self, statuses: Collection[str], bounds: list[int]
                         ) -> tuple[int, list[int]]:
         # Per status, the task_created index counted between consecutive bounds (each
         # entry walked once, none above the last bound); the total from the tally.
-        where, params = _in(statuses)
-        total = self._rows(f"SELECT ifnull(sum(n), 0) FROM tally {where}", params)[0][0]
+        total = sum(self._tally("status", "tally", statuses).values())
         at = dict.fromkeys(bounds, 0)
         for status in dict.fromkeys(statuses):
-            running, low = 0, None
+            running, low = 0, UNKNOWN_TS - 1  # below every stamp
             for bound in sorted(at):
-                running += self._rows(
-                    "SELECT count(*) FROM task WHERE status = ? AND created <= ?"
-                    + ("" if low is None else " AND created > ?"),
-                    (status, bound) if low is None else (status, bound, low))[0][0]
+                running += self._rows("SELECT count(*) FROM task WHERE status = ? AND "
+                                      "created <= ? AND created > ?", (status, bound, low))[0][0]
                 at[bound] += running
                 low = bound
         return total, [at[bound] for bound in bounds]
@@ -313,10 +294,7 @@ class StoreFold(Fold):
         return {p: self.ids_with_prefix(p, last_part=last_part) for p in set(prefixes)}
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
-        rows = self.db.execute("SELECT id, off, len, body FROM task ORDER BY created DESC, "
-                               "seq DESC")  # none of them kept
-        while found := rows.fetchmany(batch):
-            yield self.rows.records(found)
+        return self.rows.batches("", order=_ORDER["created"], size=batch)  # none kept
 
     def typed_records(self, about: str | Collection[str] | None = None, *,
                       own: bool = False) -> Iterable[tuple[str, FoldKey, Record]]:
@@ -325,15 +303,8 @@ class StoreFold(Fold):
             "SELECT count(*) FROM typed")[0][0]  # more ids than records: read them all
         if wanted is None or many or "typed" in self.__dict__:
             return super().typed_records(about, own=own)
-        ids = orjson.dumps(wanted).decode()
-        linked = "" if own else (" OR task IN (SELECT task FROM typed WHERE blocked_by IN "
-                                 "wanted UNION SELECT task FROM typed WHERE parent IN wanted)")
-        rows = self._rows("WITH wanted(id) AS (SELECT value FROM json_each(?1)) SELECT id, ts, "
-                          f"line, body FROM typed WHERE task IN wanted{linked} ORDER BY seq",
-                          (ids,))
-        records = self._log.decode_all([(rid, body) for rid, _ts, _line, body in rows])
-        return [(rid, (ts, line), record)
-                for (rid, ts, line, _body), record in zip(rows, records, strict=True)]
+        return self._typed(f"WHERE {_ABOUT}{'' if own else _LINKED}",
+                           (orjson.dumps(wanted).decode(),))
 
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
@@ -356,12 +327,11 @@ class StoreFold(Fold):
     def narrowed(self, q: Query) -> Iterable[Record]:
         where, params = _narrowing(q)
         if q.assignee is not None:  # the tasks an active claim by that name is about
-            rows = self._rows("SELECT id, body FROM typed WHERE kind = 'claim'")
             name = q.assignee.casefold()
-            held = [c["task"] for c in self._log.decode_all(rows)
+            held = [c["task"] for _rid, _key, c in self._typed("WHERE kind = 'claim'")
                     if type(c.get("assignee")) is str and c["assignee"].casefold() == name
                     and not c.get("released_at") and type(c.get("task")) is str]
-            where = f"{_and(where)} id IN (SELECT value FROM json_each(?))"
+            where += f" {'AND' if where else 'WHERE'} id IN (SELECT value FROM json_each(?))"
             params.append(orjson.dumps(held).decode())
         return self.rows.where(where, params)
 
