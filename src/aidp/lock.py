@@ -51,6 +51,20 @@ def parse_lock_timeout(value: str | None, *, what: str = "--lock-timeout") -> fl
     return seconds
 
 
+def flock_within(fd: int, how: int, seconds: float) -> bool:
+    """Take the flock `how` within `seconds` (polling: for locks held for moments, as
+    the store's and its stamp's are), or not at all."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.002)
+
+
 def writer_active(lock_path: Path) -> bool:
     """Whether another process holds the write lock right now (a probe: this never
     waits and holds nothing afterwards)."""

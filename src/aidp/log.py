@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import stat
-import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,7 +34,7 @@ from aidp.lock import (
 )
 from aidp.model import Record
 from aidp.paths import DATA_DIR, LOG_NAME
-from aidp.stamp import CACHE_DIR, STAMP_NAME, StatKey, read_stamp, stat_key, write_stamp
+from aidp.stamp import CACHE_DIR, STAMP_NAME, mark, read_stamp, stat_key, write_stamp
 
 # Names other modules import from here, kept where they always were.
 __all__ = [
@@ -378,29 +377,16 @@ class TaskLog:
                 os.ftruncate(fd, size)
                 raise storage_error("write", self.path, exc) from exc
             if vouched is not None and vouched[1] == stat_key(info):
-                self._vouch_append(fd, info, size + len(data), vouched[0], vouched[2])
+                # The cache knew the file as it was before this append: tell it the file
+                # now is that file plus whole lines (aidp.stamp.mark), so the next read
+                # need not re-read the prefix; unless a refresh moved the store on since.
+                after = mark(fd)
+                if after is not None and after.st_size == size + len(data):
+                    write_stamp(self.dir, vouched[0], stat_key(after), vouched[2],
+                                over=vouched)
             TaskLog.changes += 1
         finally:
             os.close(fd)
-
-    def _vouch_append(self, fd: int, before: os.stat_result, size: int, nonce: bytes,
-                      db_key: StatKey) -> None:
-        """The cache knew the file as it was before this append: tell it the file now is
-        that file plus whole lines, so the next read need not re-read the prefix.
-
-        The modification time is set to a fine-grained value of our own first: any
-        later change by another program sets it to the clock's time again, which cannot
-        be that value, so equal stat data really means an unchanged file even where
-        timestamps are coarse (where they are too coarse to keep it, nothing is vouched
-        and the next read checks the contents)."""
-        mark = time.time_ns() | 1
-        try:
-            os.utime(fd, ns=(before.st_atime_ns, mark))
-            after = os.fstat(fd)
-        except OSError:
-            return  # not the owner, say: the next read checks the contents instead
-        if after.st_mtime_ns == mark and after.st_size == size:
-            write_stamp(self.dir, nonce, stat_key(after), db_key)
 
     def append(self, records: list[Record]) -> None:
         self.refuse_foreign_encoding()  # before the lock makes anything

@@ -14,15 +14,18 @@ flipped byte, a copy over it) is told apart by its stat data, and rebuilt.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import stat
 import struct
+import time
 import zlib
 from typing import TYPE_CHECKING
 
 from aidp import files
 from aidp.errors import StorageError
 from aidp.files import NOFOLLOW
+from aidp.lock import flock_within
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -42,7 +45,10 @@ def stat_key(st: os.stat_result) -> StatKey:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def read_stamp(folder: Path) -> tuple[bytes, StatKey, StatKey] | None:
+Stamp = tuple[bytes, StatKey, StatKey]
+
+
+def read_stamp(folder: Path) -> Stamp | None:
     """(store nonce, the log's vouched stat data, the database's), or None when there is
     no whole stamp."""
     try:
@@ -52,11 +58,14 @@ def read_stamp(folder: Path) -> tuple[bytes, StatKey, StatKey] | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None  # a fifo or a device must never be read (it could block)
-        data = os.pread(fd, _STAMP.size + 1, 0)
+        return _parse(os.pread(fd, _STAMP.size + 1, 0))
     except OSError:
         return None
     finally:
         os.close(fd)
+
+
+def _parse(data: bytes) -> Stamp | None:
     if len(data) != _STAMP.size:
         return None
     magic, nonce, *keys, crc = _STAMP.unpack(data)
@@ -65,18 +74,41 @@ def read_stamp(folder: Path) -> tuple[bytes, StatKey, StatKey] | None:
     return nonce, tuple(keys[:5]), tuple(keys[5:])
 
 
-def write_stamp(folder: Path, nonce: bytes, key: StatKey, db_key: StatKey) -> None:
+def write_stamp(folder: Path, nonce: bytes, key: StatKey, db_key: StatKey, *,
+                over: Stamp | None = None) -> None:
     """Record `key` as vouched for the store `nonce`, whose database has `db_key`. Best
-    effort: without a stamp the next read checks or rebuilds, never answers wrong."""
+    effort: without a stamp the next read checks or rebuilds, never answers wrong.
+    `over`: only if the stamp is still that one (a log writer vouching for its append
+    must not put back the store state a refresh replaced meanwhile: the next read would
+    rebuild). Every write holds the stamp's flock, so that check and the write are one
+    step; one without `over` (the store's, under the database's flock: the newest
+    state) goes ahead even when the flock is not had in time."""
     body = _STAMP.pack(_STAMP_MAGIC, nonce, *key, *db_key, 0)[: _STAMP.size - 4]
     data = body + struct.pack("<I", zlib.crc32(body))
     try:  # never through a link (a linked .aidp/cache included), never into a FIFO
-        fd = files.open_file(folder, f"{CACHE_DIR}/{STAMP_NAME}", os.O_WRONLY | os.O_CREAT)
+        fd = files.open_file(folder, f"{CACHE_DIR}/{STAMP_NAME}", os.O_RDWR | os.O_CREAT)
     except (OSError, StorageError):
         return
     try:
+        held = flock_within(fd, fcntl.LOCK_EX, 0.2)
+        if over is not None and (not held or _parse(os.pread(fd, _STAMP.size + 1, 0)) != over):
+            return
         os.pwrite(fd, data, 0)  # one small write: whole or, if torn, failing its crc
     except OSError:
         pass
     finally:
-        os.close(fd)
+        os.close(fd)  # (the flock with it)
+
+
+def mark(fd: int) -> os.stat_result | None:
+    """The file's stat data after its modification time is set to a fine-grained value
+    of our own, or None where it does not keep it. Any later change by another program
+    sets the time to the clock's again, which cannot be that value: equal stat data
+    then really means an unchanged file, even where timestamps are coarse."""
+    value = time.time_ns() | 1
+    try:
+        os.utime(fd, ns=(os.fstat(fd).st_atime_ns, value))
+        after = os.fstat(fd)
+    except OSError:
+        return None  # not the owner, say: the next read checks the contents instead
+    return after if after.st_mtime_ns == value else None

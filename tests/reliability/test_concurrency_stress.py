@@ -23,15 +23,17 @@ import orjson
 import pytest
 from reliability_support import SLOW, child_env
 
-from aidp import todos
+from aidp import store, todos
 from aidp.log import LOG_NAME, TaskLog
 from aidp.model import ts_of
+from aidp.store import loader
 
 WORKERS = Path(__file__).with_name("workers.py")
 PROCESSES = 16
 
 
-def run_stress(project: Path, seconds: float, *, with_todo: bool) -> list[list[str]]:
+def run_stress(project: Path, seconds: float, *, with_todo: bool, **env: str
+               ) -> list[list[str]]:
     # Everyone starts on an existing task and list.
     TaskLog(project).ensure_dir()
     subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "seed task"],
@@ -42,7 +44,8 @@ def run_stress(project: Path, seconds: float, *, with_todo: bool) -> list[list[s
     procs = [  # each writes for `seconds` once started: start-up takes what it takes
         subprocess.Popen([sys.executable, str(WORKERS), "stress", str(n), str(seconds),
                           "1" if with_todo else "0"],
-                         env=child_env(project), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                         env=child_env(project, **env), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
         for n in range(PROCESSES)
     ]
     acks: list[list[str]] = []
@@ -131,6 +134,28 @@ def test_sixteen_writers_lose_nothing(project: Path, with_todo: bool) -> None:
 def test_sixteen_writers_for_a_while(project: Path) -> None:
     acks = run_stress(project, 30.0 if SLOW else 3.0, with_todo=todo_available())
     check_stress(project, acks, with_todo=todo_available())
+
+
+def test_sixteen_writers_never_rebuild_the_store(project: Path, tmp_path: Path) -> None:
+    """Backlog 89ac: the store, built once, is only ever brought up to date while 16
+    processes write (a rebuild costs seconds at 1M events). Each build is counted
+    through loader.BUILDS_ENV, with its reason. Two causes were found: a reader that
+    looked at the log before another process refreshed the store past it took the
+    store for another file's (it looks again now), and a writer vouching for its
+    append put back the stamp of a store state a refresh had replaced (it writes only
+    over the stamp it read now)."""
+    log = TaskLog(project)
+    log.ensure_dir()
+    log.append([{"id": f"task_1700000000_{n:08x}", "description": "seed " + "x" * 200,
+                 "status": "pending", "priority": "medium", "tags": ["seed"],
+                 "created_at": "2026-01-01T00:00:00.000000Z",
+                 "updated_at": "2026-01-01T00:00:00.000000Z"} for n in range(200)])
+    assert log.path.stat().st_size > loader.MIN_BYTES  # every read goes through the store
+    assert isinstance(store.load(log), store.StoreFold)  # built here, once
+    builds = tmp_path / "builds"
+    acks = run_stress(project, 3.0, with_todo=todo_available(), AIDP_STORE_BUILDS=str(builds))
+    check_stress(project, acks, with_todo=todo_available())
+    assert not builds.exists() or builds.read_text() == ""
 
 
 def test_the_stress_check_sees_a_lost_update(project: Path) -> None:

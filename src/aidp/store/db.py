@@ -242,19 +242,46 @@ def write_meta(conn: sqlite3.Connection, values: dict[str, Any]) -> None:
     conn.executemany("INSERT OR REPLACE INTO meta(k, v) VALUES (?, ?)", values.items())
 
 
-def create(path: Path) -> sqlite3.Connection:
-    """A new, empty database at `path` (which must not exist), set up for a bulk fill:
-    no journal until the fill is committed (a crash leaves a file Unusable, not wrong)."""
+def create(path: Path) -> tuple[sqlite3.Connection, int]:
+    """A new, empty database at `path` (which must not exist) and a descriptor of it, set
+    up for a bulk fill: no journal until the fill is committed (a crash leaves a file
+    Unusable, not wrong). SQLite opens the file by its name, and would follow a link
+    swapped in at the path meanwhile: no SQL runs before the file it opened is checked
+    to be the one created here."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
-    os.close(fd)
+    try:
+        conn = _opened(path, os.fstat(fd))
+        conn.execute("PRAGMA journal_mode=OFF")
+        conn.execute("PRAGMA synchronous=OFF")
+        conn.execute("PRAGMA cache_size=-16000")
+        conn.executescript(SCHEMA)
+        st = os.fstat(fd)
+        write_meta(conn, {"format": 0, "dev": st.st_dev, "ino": st.st_ino})  # not yet
+    except BaseException:
+        os.close(fd)
+        raise
+    return conn, fd
+
+
+def _opened(path: Path, st: os.stat_result) -> sqlite3.Connection:
+    """connect(path), whose file (the descriptor SQLite opened) is the file `st` is of."""
+    def ours() -> set[str]:  # this process's descriptors of that file
+        found = set()
+        for name in os.listdir(fds):
+            try:
+                if os.path.samestat(os.fstat(int(name)), st):
+                    found.add(name)
+            except OSError:
+                pass  # (the listing's own descriptor, closed)
+        return found
+
+    fds = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    before = ours()
     conn = connect(path)
-    conn.execute("PRAGMA journal_mode=OFF")
-    conn.execute("PRAGMA synchronous=OFF")
-    conn.execute("PRAGMA cache_size=-16000")
-    conn.executescript(SCHEMA)
-    st = os.stat(path)
-    write_meta(conn, {"format": 0, "dev": st.st_dev, "ino": st.st_ino})  # format: not yet
-    return conn
+    if ours() - before:
+        return conn
+    conn.close()
+    raise Unusable("SQLite opened another file than the one created")
 
 
 def finish_create(conn: sqlite3.Connection) -> None:

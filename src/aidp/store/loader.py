@@ -5,6 +5,7 @@ Any doubt (a lock held too long, not a database, an unwritable folder): a plain 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import sqlite3
@@ -15,10 +16,10 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 
-from aidp.files import NOFOLLOW
 from aidp.fold import DAMAGED, no_gc, read_line
 from aidp.line import LogFile
-from aidp.stamp import NO_KEY, read_stamp, stat_key, write_stamp
+from aidp.lock import flock_within
+from aidp.stamp import NO_KEY, mark, read_stamp, stat_key, write_stamp
 from aidp.store import db
 from aidp.store.view import StoreFold
 
@@ -31,10 +32,11 @@ if TYPE_CHECKING:
 MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
 RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick change
 STRICT = False  # tests: a bug in the store fails them, never falls back silently
+BUILDS_ENV = "AIDP_STORE_BUILDS"  # tests: a file each build adds a line to (its reason)
 
 
 class _Retry(Exception):
-    """The store changed under this read (moved on elsewhere, or built here)."""
+    """The store or the log changed under this read (moved on elsewhere, built here)."""
 
 
 def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
@@ -57,10 +59,10 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
     except OSError:
         return None  # missing: empty; else its error
     file = LogFile(fd)  # closed when the last task read from it is
-    st = os.fstat(fd)
-    if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
-        return None
     for _attempt in range(4):
+        st = os.fstat(fd)  # again on a retry: the log may have grown meanwhile
+        if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
+            return None
         try:
             found = _Load(log, file, st, overlay).run(whole_lines)
         except _Retry:
@@ -73,19 +75,6 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
             break
         return found
     return None
-
-
-def _flock(fd: int, how: int) -> bool:
-    """Take the flock within db.BUSY_SECONDS, or not at all."""
-    deadline = time.monotonic() + db.BUSY_SECONDS
-    while True:
-        try:
-            fcntl.flock(fd, how | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.002)
 
 
 def _last_newline_end(fd: int, size: int) -> int:
@@ -105,46 +94,46 @@ class _Load:
         self.log, self.file, self.st, self.fd = log, file, st, file.fd
         self.overlay = overlay
         self.trusted = False  # the prefix was trusted on vouched stat data
+        self.why = "missing"  # why the store is (re)built, for BUILDS_ENV
 
     def run(self, whole_lines: bool) -> Fold | None:
         """The fold, or None: answer with a plain fold instead."""
         folder = db.folder(self.log.dir, create=True)
         if folder is None:
             return None
-        path, kept = folder / db.NAME, False
+        path = folder / db.NAME
         end = _last_newline_end(self.fd, self.st.st_size)
         if end == 0 or not db.clear_strays(path):
             return None
         torn = b"" if whole_lines else os.pread(self.fd, self.st.st_size - end, end)
         try:
-            lease = db.lease(path)
+            self.lease = db.lease(path)
         except FileNotFoundError:
             self._create(path, end)  # raises _Retry
-        dbfd, self.lease = lease.fd, lease
+        dbfd, kept = self.lease.fd, False
         try:
-            if not _flock(dbfd, fcntl.LOCK_SH):
+            if not flock_within(dbfd, fcntl.LOCK_SH, db.BUSY_SECONDS):
                 return None  # a writer of the store holds it
-            conn = self._checked(path, dbfd)
-            if conn is None:  # removed only by a holder of its flock alone (SQLite's
+            checked = self._checked(path, dbfd)
+            if checked is None:  # removed only by a holder of its flock alone (SQLite's
                 # journal is named after the path: never unlink a file in use, nor the
                 # journal of whatever is at the path by then)
-                fcntl.flock(dbfd, fcntl.LOCK_UN)
-                if not _flock(dbfd, fcntl.LOCK_EX):
+                if not self._exclusive(dbfd):
                     return None
                 if not db.at_path(path, dbfd):
                     raise _Retry  # rebuilt meanwhile: check that one
                 db.remove(path)
                 self._create(path, end)
+            conn, meta = checked
             try:
-                meta = self._meta(conn, dbfd)
                 if meta["offset"] != end:
-                    conn.execute("ROLLBACK")
-                    fcntl.flock(dbfd, fcntl.LOCK_UN)
-                    if not _flock(dbfd, fcntl.LOCK_EX):
+                    conn.execute("ROLLBACK")  # (the read transaction _checked began)
+                    if not self._exclusive(dbfd):
                         conn.close()
                         return None
                     self._refresh(conn, dbfd, meta, end)
-                    meta = self._meta(conn, dbfd)
+                    conn.execute("BEGIN")
+                    meta = db.read_meta(conn, os.fstat(dbfd))
                 found = self._fold(conn, meta, torn)
                 kept = found is not None
                 return found
@@ -155,43 +144,52 @@ class _Load:
             if kept:  # the fold's connection holds the lease (db.Lease), not the flock
                 fcntl.flock(dbfd, fcntl.LOCK_UN)
             else:
-                lease.end()  # (ended already if a fold made here was dropped)
+                self.lease.end()  # (ended already if a fold made here was dropped)
 
-    def _meta(self, conn: sqlite3.Connection, dbfd: int) -> dict[str, Any]:
-        if not conn.in_transaction:
-            conn.execute("BEGIN")
-        return db.read_meta(conn, os.fstat(dbfd))
+    def _exclusive(self, dbfd: int) -> bool:
+        """The shared flock traded for the exclusive one within db.BUSY_SECONDS."""
+        fcntl.flock(dbfd, fcntl.LOCK_UN)
+        return flock_within(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS)
 
-    def _checked(self, path: Path, dbfd: int) -> sqlite3.Connection | None:
-        """A connection (in a read transaction) to the database, if it is intact and
-        covers a prefix of this very log (no SQL runs before its stat data is the one
-        its last aidp writer stamped); None: rebuild it."""
+    def _checked(self, path: Path, dbfd: int
+                 ) -> tuple[sqlite3.Connection, dict[str, Any]] | None:
+        """A connection (in a read transaction) to the database and its meta, if it is
+        intact and covers a prefix of this very log (no SQL runs before its stat data is
+        the one its last aidp writer stamped); None: rebuild it (self.why says why)."""
         stamp = read_stamp(self.log.dir)
         if stamp is None or stamp[2] != stat_key(os.fstat(dbfd)):
-            return None  # changed by something else than aidp, or its stamp is lost
+            self.why = "changed"  # by something else than aidp, or its stamp is lost
+            return None
         conn = None
         try:
             conn = db.connect(path)
             db.tune(conn)
-            meta = self._meta(conn, dbfd)
+            conn.execute("BEGIN")
+            meta = db.read_meta(conn, os.fstat(dbfd))
         except (sqlite3.DatabaseError, db.Unusable) as exc:
             if conn is not None:
                 conn.close()
             if db.locked(exc):
                 raise
+            self.why = str(exc)
             return None
-        if stamp[0] != meta["nonce"]:
+        try:
+            if stamp[0] != meta["nonce"]:
+                self.why = "another store's stamp"
+            elif stamp[1] == stat_key(self.st):
+                self.trusted = True
+                return conn, meta
+            elif self._prefix_holds(meta):
+                if self._log_key() != NO_KEY:
+                    write_stamp(self.log.dir, meta["nonce"], self._log_key(), stamp[2])
+                return conn, meta
+            else:
+                self.why = "another file"
+        except BaseException:
             conn.close()
-            return None  # another store's stamp
-        if stamp[1] == stat_key(self.st):
-            self.trusted = True
-        elif self._prefix_holds(meta):
-            if self._log_key() != NO_KEY:
-                write_stamp(self.log.dir, meta["nonce"], self._log_key(), stamp[2])
-        else:
-            conn.close()
-            return None
-        return conn
+            raise
+        conn.close()
+        return None
 
     def _prefix_holds(self, meta: dict[str, Any]) -> bool:
         """Whether the log starts with the bytes the store covers (read in full)."""
@@ -200,6 +198,8 @@ class _Load:
         from aidp.store.fill import blocks
 
         offset, crc = meta["offset"], 0
+        if offset > self.st.st_size and os.fstat(self.fd).st_size >= offset:
+            raise _Retry  # refreshed past this look at the log: look again
         if not 0 < offset <= self.st.st_size or os.pread(self.fd, 1, offset - 1) != b"\n":
             return False
         for _at, data in blocks(self.fd, 0, offset):
@@ -243,29 +243,35 @@ class _Load:
     def _create(self, path: Path, end: int) -> NoReturn:
         """A new database of the file up to `end`, built under a name of its own, linked
         into place and locked until stamped; _Retry then checks it like any other."""
+        if os.environ.get(BUILDS_ENV):
+            with open(os.environ[BUILDS_ENV], "a", encoding="utf-8") as out:
+                out.write(f"{os.getpid()} {self.why}\n")
         db.sweep(path.parent)
         temp = path.with_name(f"{db.NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
-        conn = db.create(temp)
-        fd = os.open(temp, os.O_RDONLY | NOFOLLOW)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows this file yet
+            conn, fd = db.create(temp)
             try:
-                conn.execute("BEGIN")
-                nonce = self._fill(conn, {"offset": 0, "crc": 0, "lines": 0, "damaged": 0},
-                                   end, empty=True)
-                conn.execute("COMMIT")
-                db.finish_create(conn)
+                fcntl.flock(fd, fcntl.LOCK_EX)  # nobody else knows this file yet
+                try:
+                    conn.execute("BEGIN")
+                    nonce = self._fill(conn, {"offset": 0, "crc": 0, "lines": 0,
+                                              "damaged": 0}, end, empty=True)
+                    conn.execute("COMMIT")
+                    db.finish_create(conn)
+                finally:
+                    conn.close()
+                try:
+                    os.link(temp, path)
+                except FileExistsError:
+                    raise _Retry from None
+                finally:
+                    os.unlink(temp)  # before the stamp: it changes the file's ctime
+                self._vouch(nonce, fd)
             finally:
-                conn.close()
-            try:
-                os.link(temp, path)
-            except FileExistsError:
-                raise _Retry from None
-            finally:
+                os.close(fd)
+        finally:  # (a full disk leaves no half-built file behind)
+            with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
-            self._vouch(nonce, fd)
-        finally:
-            os.close(fd)
         raise _Retry
 
     def _log_key(self) -> tuple[int, int, int, int, int]:
@@ -280,17 +286,10 @@ class _Load:
         return stat_key(now) if same and (self.trusted or not recent) else NO_KEY
 
     def _vouch(self, nonce: bytes, dbfd: int) -> None:
-        """Stamp the state `nonce` just committed (the caller holds the flock), the
-        database's mtime first set to a fine-grained value of our own (as
-        TaskLog._vouch_append does): equal stat data then means this very file."""
-        mark = time.time_ns() | 1
-        try:
-            before = os.fstat(dbfd)
-            os.utime(dbfd, ns=(before.st_atime_ns, mark))
-            after = os.fstat(dbfd)
-        except OSError:
-            return  # no stamp: the next read rebuilds
-        if after.st_mtime_ns == mark:
+        """Stamp the state `nonce` just committed (the caller holds the flock): the
+        database marked (aidp.stamp.mark), so equal stat data means this very file;
+        unmarked, no stamp, and the next read rebuilds."""
+        if (after := mark(dbfd)) is not None:
             write_stamp(self.log.dir, nonce, self._log_key(), stat_key(after))
 
     def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
