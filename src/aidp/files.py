@@ -383,6 +383,40 @@ def create_quietly(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
+def is_at(path: Path, fd: int) -> bool:
+    """Whether `fd` is the file at `path` (not one removed or replaced since)."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.lstat(path))
+    except FileNotFoundError:
+        return False
+
+
+def last_newline_end(fd: int, size: int) -> int:
+    """Where the file's last whole line ends (0: it has none), read from its end."""
+    at = size
+    while at > 0:
+        start = max(0, at - 65536)
+        found = os.pread(fd, at - start, start).rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        at = start
+    return 0
+
+
+def descriptors_of(st: os.stat_result) -> set[int]:
+    """This process's descriptors of the file `st` is of (Linux, macOS: /proc or /dev/fd):
+    which file a library opened by name, when a link could have been swapped in."""
+    found = set()
+    folder = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
+    for name in os.listdir(folder):
+        try:
+            if os.path.samestat(os.fstat(int(name)), st):
+                found.add(int(name))
+        except OSError:
+            pass  # (the listing's own descriptor, closed by now)
+    return found
+
+
 def remove_irregular(paths: Iterable[Path]) -> bool:
     """Whatever is at `paths` and is not a regular file (a link, a fifo) removed;
     whether every one is now absent or regular."""

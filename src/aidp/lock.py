@@ -2,7 +2,9 @@
 
 A writer takes an exclusive `flock` on `.aidp/tasklist.jsonl.lock` and writes its pid
 into it. Another writer waits at most `--lock-timeout` seconds (`AIDP_LOCK_TIMEOUT`,
-default 30) and then fails naming that pid; readers never take the lock.
+default 30) and then fails naming that pid; readers never take the lock. Also the
+short, bounded flocks of the read cache (`flock_within`) and the descriptors SQLite's
+`fcntl` locks need kept open (`Lease`).
 """
 
 from __future__ import annotations
@@ -197,3 +199,52 @@ def _timeout_error(log: TaskLog, timeout: float, path: Path) -> StorageError:
         f"(a stopped or hung aidp?); set --lock-timeout or {LOCK_TIMEOUT_ENV} to wait "
         "longer; the tasklist was not changed"
     )
+
+
+# --- SQLite files: descriptors that must outlive every connection of the process ---
+
+
+class Lease:
+    """A descriptor of a SQLite database (aidp.store's) held for this process's
+    connections to it. SQLite locks with POSIX `fcntl` locks, which the kernel drops
+    for the whole process when ANY descriptor of the file is closed: a descriptor of
+    ours (for the flock, fstat, utime) closed while a connection of this process reads
+    or writes the file would let another process write under that read or transaction
+    (a torn view; dirty pages of ours over theirs). So a lease's descriptor is closed
+    only once no lease on the same file is held in this process (as SQLite does with
+    its own); until then it waits, idle, and the next lease on that file reuses it."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.ended = fd, False
+        st = os.fstat(fd)
+        self.key = (st.st_dev, st.st_ino)
+        _HELD[self.key] = _HELD.get(self.key, 0) + 1
+
+    def end(self) -> None:
+        """Given back (once; later calls do nothing): closed, with every idle one of its
+        file, if no other lease of it is held."""
+        if self.ended:
+            return
+        self.ended = True
+        fcntl.flock(self.fd, fcntl.LOCK_UN)  # idle: free for the next lease
+        idle = _IDLE.setdefault(self.key, [])
+        idle.append(self.fd)
+        _HELD[self.key] -= 1
+        if _HELD[self.key] == 0:
+            del _HELD[self.key], _IDLE[self.key]
+            for fd in idle:
+                os.close(fd)
+
+
+_HELD: dict[tuple[int, int], int] = {}  # (dev, ino) -> leases held
+_IDLE: dict[tuple[int, int], list[int]] = {}  # descriptors given back, not yet closed
+
+
+def lease(path: Path) -> Lease:
+    """A lease on the database at `path` (FileNotFoundError: none there), an idle
+    descriptor of the same file reused (its flock free: given back unlocked)."""
+    st = os.lstat(path)
+    idle = _IDLE.get((st.st_dev, st.st_ino))
+    if idle and stat.S_ISREG(st.st_mode):
+        return Lease(idle.pop())
+    return Lease(os.open(path, os.O_RDONLY | os.O_NONBLOCK | NOFOLLOW))

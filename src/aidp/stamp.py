@@ -1,4 +1,5 @@
-"""Which stat data the read cache may trust: `.aidp/cache/log.stamp`.
+"""The read cache's folder, `.aidp/cache`, and which stat data it may trust: its
+`log.stamp`.
 
 The store (aidp.store) covers a prefix of the log. It may be trusted without reading
 that prefix again only when the log's stat data equals data that was *vouched for*:
@@ -39,6 +40,30 @@ _STAMP_MAGIC = b"aidpstm2"
 
 StatKey = tuple[int, int, int, int, int]
 NO_KEY: StatKey = (0, 0, -1, 0, 0)  # stat data nothing has (the log's, when not vouched)
+
+
+def cache_folder(log_dir: Path, *, create: bool) -> Path | None:
+    """`.aidp/cache`, a real folder (created when `create`), or None: no cache here.
+    Through a linked `.aidp` there is none: the link may be a cloned repository's
+    (`.aidp -> ../other/.aidp`), and a read must not write into the folder it names;
+    such a tasklist is folded plainly (docs/security.md)."""
+    path = log_dir / CACHE_DIR
+    try:
+        if stat.S_ISLNK(os.lstat(log_dir).st_mode):
+            return None
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            return None
+        try:
+            os.mkdir(path)
+        except OSError:
+            return None
+        files.create_quietly(path / ".gitignore", b"*\n")  # derived state only: git ignores it
+        return path
+    except OSError:
+        return None
+    return path if stat.S_ISDIR(st.st_mode) else None  # a link or a file: no cache
 
 
 def stat_key(st: os.stat_result) -> StatKey:

@@ -18,10 +18,11 @@ import orjson
 
 from aidp import worktrees
 from aidp.errors import StorageError
-from aidp.files import read_regular, write_file
+from aidp.files import last_newline_end, read_regular, write_file
 from aidp.fold import read_line
 from aidp.log import use_reader
-from aidp.store import db, load
+from aidp.stamp import cache_folder
+from aidp.store import load
 from aidp.store.fill import MEMORY, SPAN_MASK, Filler
 from aidp.store.loader import attempt
 
@@ -58,13 +59,7 @@ def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return None
-    at = st.st_size
-    while at > 0:
-        block = os.pread(fd, min(at, 65536), at - min(at, 65536))
-        if (found := block.rfind(b"\n")) >= 0:
-            return fd, st, at - len(block) + found + 1
-        at -= len(block)
-    return fd, st, 0
+    return fd, st, last_newline_end(fd, st.st_size)
 
 
 def _ids(lines: list[bytes]) -> set[str]:
@@ -174,7 +169,7 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                 whole_lines: bool = False) -> Fold | None:
     """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly."""
     try:
-        plan = make_plan(tasklists, log.path, db.folder(log.dir, create=False),
+        plan = make_plan(tasklists, log.path, cache_folder(log.dir, create=False),
                               whole_lines=whole_lines)
     except OSError:
         return None

@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import orjson
 
+from aidp import files
+from aidp.files import is_at
 from aidp.fold import DAMAGED, no_gc, read_line
 from aidp.line import LogFile
-from aidp.lock import flock_within
-from aidp.stamp import NO_KEY, mark, read_stamp, stat_key, write_stamp
+from aidp.lock import flock_within, lease
+from aidp.stamp import NO_KEY, cache_folder, mark, read_stamp, stat_key, write_stamp
 from aidp.store import db
 from aidp.store.view import StoreFold
 
@@ -77,17 +79,6 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
     return None
 
 
-def _last_newline_end(fd: int, size: int) -> int:
-    at = size
-    while at > 0:
-        start = max(0, at - 65536)
-        found = os.pread(fd, at - start, start).rfind(b"\n")
-        if found >= 0:
-            return start + found + 1
-        at = start
-    return 0
-
-
 class _Load:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result,
                  overlay: Overlay | None = None) -> None:
@@ -98,16 +89,16 @@ class _Load:
 
     def run(self, whole_lines: bool) -> Fold | None:
         """The fold, or None: answer with a plain fold instead."""
-        folder = db.folder(self.log.dir, create=True)
+        folder = cache_folder(self.log.dir, create=True)
         if folder is None:
             return None
         path = folder / db.NAME
-        end = _last_newline_end(self.fd, self.st.st_size)
+        end = files.last_newline_end(self.fd, self.st.st_size)
         if end == 0 or not db.clear_strays(path):
             return None
         torn = b"" if whole_lines else os.pread(self.fd, self.st.st_size - end, end)
         try:
-            self.lease = db.lease(path)
+            self.lease = lease(path)
         except FileNotFoundError:
             self._create(path, end)  # raises _Retry
         dbfd, kept = self.lease.fd, False
@@ -120,7 +111,7 @@ class _Load:
                 # journal of whatever is at the path by then)
                 if not self._exclusive(dbfd):
                     return None
-                if not db.at_path(path, dbfd):
+                if not is_at(path, dbfd):
                     raise _Retry  # rebuilt meanwhile: check that one
                 db.remove(path)
                 self._create(path, end)
@@ -141,7 +132,7 @@ class _Load:
                 conn.close()
                 raise
         finally:
-            if kept:  # the fold's connection holds the lease (db.Lease), not the flock
+            if kept:  # the fold's connection holds the lease (aidp.lock.Lease), not the flock
                 fcntl.flock(dbfd, fcntl.LOCK_UN)
             else:
                 self.lease.end()  # (ended already if a fold made here was dropped)
@@ -163,7 +154,6 @@ class _Load:
         conn = None
         try:
             conn = db.connect(path)
-            db.tune(conn)
             conn.execute("BEGIN")
             meta = db.read_meta(conn, os.fstat(dbfd))
         except (sqlite3.DatabaseError, db.Unusable) as exc:
@@ -246,7 +236,7 @@ class _Load:
         if os.environ.get(BUILDS_ENV):
             with open(os.environ[BUILDS_ENV], "a", encoding="utf-8") as out:
                 out.write(f"{os.getpid()} {self.why}\n")
-        db.sweep(path.parent)
+        files.remove_older(path.parent, db.NAME + ".", ".tmp", 3600)  # killed builders'
         temp = path.with_name(f"{db.NAME}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
         try:
             conn, fd = db.create(temp)

@@ -23,7 +23,7 @@ class Handle:
     """The fold's connection, closed when the last of its mappings is gone (a
     connection sits in a reference cycle of its own: left to the collector, it would
     hold its read transaction, and every writer would wait for it); then `release`
-    (the loader's db.Lease: no descriptor of the file is closed before the
+    (the loader's aidp.lock.Lease: no descriptor of the file is closed before the
     connection, which would drop its locks)."""
 
     def __init__(self, conn: sqlite3.Connection,
