@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import fold, maintenance, model, queue, render, store, tasks
+from aidp import fold, line, maintenance, model, queue, render, store, tasks
 from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.model import OPEN_STATUSES, STATUSES, format_ts
 from aidp.stamp import NO_KEY
@@ -30,7 +30,7 @@ def always_store(monkeypatch: pytest.MonkeyPatch) -> None:
     """Test files are tiny: use the store for every size, in many small steps."""
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
     monkeypatch.setattr(loader, "STRICT", True)
-    monkeypatch.setattr(fill, "CHUNK", 64)  # many chunks, even for tiny files
+    monkeypatch.setattr(line, "CHUNK", 64)  # many chunks, even for tiny files
     monkeypatch.setattr(fill, "FLUSH_ROWS", 1)  # rows written (and replaced) one by one
 
 

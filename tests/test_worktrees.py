@@ -549,11 +549,12 @@ def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: 
 
 @pytest.fixture
 def any_size_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aidp.store import fill, loader
+    from aidp import line
+    from aidp.store import loader
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
     monkeypatch.setattr(loader, "STRICT", True)
-    monkeypatch.setattr(fill, "CHUNK", 64)
+    monkeypatch.setattr(line, "CHUNK", 64)
 
 
 def _line(tid: str, stamp: int, **more: object) -> bytes:

@@ -7,6 +7,7 @@ through `parse_line`; docs/file-format.md "Damage" lists what this module refuse
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -159,6 +160,22 @@ def read_span(fd: int, start: int, end: int) -> bytes:
             raise changed()
         data += more
     return data
+
+
+CHUNK = 1 << 20  # the log is read this much at a time
+
+
+def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, bytes) of the whole lines start:end (end is a line's end), a chunk each."""
+    while start < end:
+        step = CHUNK
+        while not (cut := (data := read_span(fd, start, min(end, start + step))).rfind(
+                b"\n") + 1):
+            if start + step >= end:
+                raise changed()  # no newline where the last one was
+            step *= 2  # a line longer than a chunk
+        yield start, data[:cut]
+        start += cut
 
 
 class LogFile:

@@ -17,10 +17,9 @@ import orjson
 from aidp import fold
 from aidp.fields import merge_all
 from aidp.fold import FoldKey
-from aidp.line import changed, read_span, reread
+from aidp.line import blocks, changed, read_span, reread
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
-CHUNK = 1 << 20  # the log is read this much at a time
 FLUSH_ROWS = 2_000  # rows per write; 4x that many winners kept for settle
 SEQ_MASK = (1 << 40) - 1
 PARTIAL, MERGED = 1, 2  # a winner's flags: it came with a task_fields record; a merge
@@ -31,19 +30,6 @@ MEMORY = 1 << 39  # lines fed by Filler.add are "at" MEMORY + where they are in 
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-
-
-def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) of the whole lines start:end (end is a line's end), a chunk each."""
-    while start < end:
-        step = CHUNK
-        while not (cut := (data := read_span(fd, start, min(end, start + step))).rfind(
-                b"\n") + 1):
-            if start + step >= end:
-                raise changed()  # no newline where the last one was
-            step *= 2  # a line longer than a chunk
-        yield start, data[:cut]
-        start += cut
 
 
 def entry(key: FoldKey, seq: int, flags: int, off: int, size: int) -> int:

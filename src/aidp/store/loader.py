@@ -19,7 +19,7 @@ import orjson
 from aidp import files
 from aidp.files import is_at
 from aidp.fold import DAMAGED, no_gc, read_line
-from aidp.line import LogFile
+from aidp.line import LogFile, blocks
 from aidp.lock import flock_within, lease
 from aidp.stamp import NO_KEY, cache_folder, mark, read_stamp, stat_key, write_stamp
 from aidp.store import db
@@ -184,8 +184,6 @@ class _Load:
     def _prefix_holds(self, meta: dict[str, Any]) -> bool:
         """Whether the log starts with the bytes the store covers (read in full)."""
         import zlib
-
-        from aidp.store.fill import blocks
 
         offset, crc = meta["offset"], 0
         if offset > self.st.st_size and os.fstat(self.fd).st_size >= offset:
