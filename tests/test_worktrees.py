@@ -653,6 +653,37 @@ def test_a_worktree_made_from_a_later_commit_reads_through_the_store(
     assert isinstance(got, StoreFold) and full.lines == 14
 
 
+@pytest.mark.parametrize("old", [True, False], ids=["settled", "just-written"])
+@pytest.mark.parametrize("rewritten", ["theirs", "mine"])
+def test_a_tasklist_rewritten_in_place_is_compared_again(
+        tmp_path: Path, any_size_store: None, rewritten: str, old: bool) -> None:
+    """A copy onto a tasklist (same inode, same size, a line far before the end of the
+    lines it shares with this one changed) is not taken for an append (backlog a81f)."""
+    from aidp.store import StoreFold
+    from aidp.worktree_store import MEMO_NAME
+
+    common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(100))  # ~19 KB
+    datas = [common + _line("task_2_theirs", 200) + b"\n",
+             common + _line("task_3_mine", 201) + b"\n"]
+    log, lists = _tasklists(tmp_path, datas, 1)
+    if old:  # stat data the memo keeps whole: the rewrite must change it
+        for path, _own in lists:
+            os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns - 10**10))
+    for _read in range(2):  # the first makes the store's cache folder, the second the memo
+        got, full = _store_answer(log, lists)
+        assert isinstance(got, StoreFold) and got.tasks["task_1_c0"]["status"] == "pending"
+        del got
+    assert (log.dir / "cache" / MEMO_NAME).is_file()
+    path = lists[0 if rewritten == "theirs" else 1][0]
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:  # in place, as `cp` onto it: the same inode
+        handle.write(_line("task_1_c0", 1, status="blocked"))  # as long as the line was
+    assert path.stat().st_size == size
+    got, full = _store_answer(log, lists)  # (equal to the plain fold: checked there)
+    assert full.tasks["task_1_c0"]["status"] == "blocked"
+    assert got is None or got.tasks["task_1_c0"]["status"] == "blocked"
+
+
 def test_a_worktree_without_a_tasklist_brings_no_line(tmp_path: Path,
                                                       any_size_store: None) -> None:
     from aidp.store import StoreFold

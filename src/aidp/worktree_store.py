@@ -12,6 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import time
+import zlib
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -24,7 +26,7 @@ from aidp.log import use_reader
 from aidp.stamp import cache_folder
 from aidp.store import load
 from aidp.store.fill import MEMORY, SPAN_MASK, Filler
-from aidp.store.loader import attempt
+from aidp.store.loader import RACY_NS, attempt
 
 if TYPE_CHECKING:
     import sqlite3
@@ -62,6 +64,48 @@ def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
     return fd, st, last_newline_end(fd, st.st_size)
 
 
+def _stat_key(st: os.stat_result, now: int) -> list[int]:
+    """What the memo keeps of a file's stat data: all of it once older than RACY_NS,
+    else its inode only (and a size no file has: never taken for unchanged)."""
+    if now - max(st.st_mtime_ns, st.st_ctime_ns) < RACY_NS:
+        return [st.st_dev, st.st_ino, -1, 0, 0]
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _crc(fd: int, end: int) -> int:
+    """The crc32 of a file's first `end` bytes, read a megabyte at a time (-1: shorter)."""
+    crc, at = 0, 0
+    while at < end:
+        data = os.pread(fd, min(end - at, 1 << 20), at)
+        if not data:
+            return -1
+        crc, at = zlib.crc32(data, crc), at + len(data)
+    return crc
+
+
+def _memo_prefix(was: Any, files: list[tuple[int, os.stat_result, int]],
+                 crcs: dict[tuple[int, int], int]) -> tuple[int, int]:
+    """(length, crc32) of the whole lines another tasklist and this one start with, as
+    the memo `was` holds them: [their stat key, ours, the length, its crc]; (0, 0) once
+    either file is another, shorter than that, or, its stat data changed since, no
+    longer has that crc there (rewritten in place, not appended to). `files`: (fd, stat,
+    end of its whole lines) of the other file and this one; `crcs`: the ones read."""
+    if not (isinstance(was, list) and len(was) == 4 and all(
+            isinstance(key, list) and len(key) == 5 for key in was[:2])
+            and type(was[2]) is int and type(was[3]) is int):
+        return 0, 0
+    prefix, crc = was[2], was[3]
+    for key, (fd, st, end) in zip(was[:2], files, strict=True):
+        if key[:2] != [st.st_dev, st.st_ino] or not 0 < prefix <= end:
+            return 0, 0
+        if key != [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]:
+            if (fd, prefix) not in crcs:
+                crcs[fd, prefix] = _crc(fd, prefix)
+            if crcs[fd, prefix] != crc:
+                return 0, 0
+    return prefix, crc
+
+
 def _ids(lines: list[bytes]) -> set[str]:
     """The ids lines name: a task's, a typed record's, the task a task_fields names."""
     from aidp.fold import read_lines
@@ -80,8 +124,10 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
     """The plan, or None: fold plainly (a tasklist that is not a regular UTF-8 file, a
     line being written here, a line or an id of this file's also in a tasklist fed
     before it: the store's order would not be the rule's). How far each other file
-    shares this one's lines is kept in `cache` (MEMO_NAME) under both files' stat data,
-    and only the bytes past it are compared again once either file grew."""
+    shares this one's lines is kept in `cache` (MEMO_NAME) with its crc32 and both
+    files' stat data: while a file's stat data is the same, it is not read again; once
+    it changed, its crc up to there is (an append keeps it, a rewrite in place does not),
+    and only the bytes past it are compared."""
     from aidp.attributes import SNIFF_BYTES, sniff
 
     opened: list[tuple[int, os.stat_result, int]] = []
@@ -102,33 +148,24 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
         (own, own_st, end), others = opened[0], opened[1:]
         if not whole_lines and own_st.st_size != end:
             return None  # a line being written here: the plain fold decides
-        memo: dict[str, list[int]] = {}
+        memo: dict[str, Any] = {}
         if cache is not None:
             with contextlib.suppress(orjson.JSONDecodeError):
                 memo = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
             memo = memo if isinstance(memo, dict) else {}
         known = dict(memo)
         names = names[1:]
-        bases = []
-        for name, (fd, st, f_end) in zip(names, others, strict=True):
-            was = memo.get(name)
-            base = 0
-            if (isinstance(was, list) and len(was) == 7 and was[:2] == [st.st_dev, st.st_ino]
-                    and was[3:5] == [own_st.st_dev, own_st.st_ino] and was[2] <= f_end
-                    and was[5] <= end and 0 <= was[6] <= min(was[2], was[5])):
-                base = was[6]  # the files only grew since: the lines before still match
-                edge = max(0, base - 4096)
-                if os.pread(fd, base - edge, edge) != os.pread(own, base - edge, edge):
-                    base = 0
-            bases.append(base)
-        low = min(bases, default=end)
+        crcs: dict[tuple[int, int], int] = {}
+        bases = [_memo_prefix(memo.get(name), [other, opened[0]], crcs)
+                 for name, other in zip(names, others, strict=True)]
+        low = min((base for base, _crc in bases), default=end)
         ours = os.pread(own, end - low, low)
-        prefixes = []
-        for name, base, (fd, st, f_end) in zip(names, bases, others, strict=True):
+        prefixes, now = [], time.time_ns()
+        for name, (base, base_crc), (fd, st, f_end) in zip(names, bases, others, strict=True):
             theirs = os.pread(fd, f_end - base, base)
             prefix = base + worktrees.shared_prefix(ours[base - low:], theirs)
-            memo[name] = [st.st_dev, st.st_ino, f_end, own_st.st_dev, own_st.st_ino, end,
-                          prefix]
+            crc = zlib.crc32(ours[base - low:prefix - low], base_crc)
+            memo[name] = [_stat_key(st, now), _stat_key(own_st, now), prefix, crc]
             prefixes.append(prefix)
         start = min(prefixes, default=end)
         own_lines = worktrees.lines_of(ours[start - low:])
@@ -170,7 +207,7 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
     """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly."""
     try:
         plan = make_plan(tasklists, log.path, cache_folder(log.dir, create=False),
-                              whole_lines=whole_lines)
+                         whole_lines=whole_lines)
     except OSError:
         return None
 
