@@ -7,6 +7,7 @@ through `parse_line`; docs/file-format.md "Damage" lists what this module refuse
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
@@ -176,6 +177,19 @@ def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
             step *= 2  # a line longer than a chunk
         yield start, data[:cut]
         start += cut
+
+
+def lines_at(fd: int, offsets: array[int], end: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) at each of `offsets` (ascending, each a line's start before `end`),
+    read a chunk at a time (blocks): the store's winning lines, read again."""
+    data, base = b"", 0
+    for off in offsets:
+        at = off - base
+        stop = data.find(b"\n", at) if at < len(data) else -1
+        if stop < 0:
+            (base, data), at = next(blocks(fd, off, end)), 0
+            stop = data.find(b"\n")
+        yield off, data[at:stop]
 
 
 class LogFile:

@@ -8,7 +8,9 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
+from itertools import islice
 from operator import itemgetter
 from typing import Any
 
@@ -17,7 +19,7 @@ import orjson
 from aidp import fold
 from aidp.fields import merge_all
 from aidp.fold import FoldKey
-from aidp.line import blocks, changed, read_span, reread
+from aidp.line import blocks, changed, lines_at, read_span, reread
 from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
 
 FLUSH_ROWS = 2_000  # rows per write; 4x that many winners kept for settle
@@ -160,11 +162,10 @@ class Filler:
 
     def _winner(self, rid: str, known: int) -> Record:
         """The task's winning record so far (read back from its line if not recent)."""
-        found = self.recent.get(rid) or self.older.get(rid)
+        found = (self.recent.get(rid) or self.older.get(rid)
+                 or fold.read_line(self.line(known & SPAN_MASK))[2])
         if found is None:
-            _kind, _rid, found = fold.read_line(self.line(known & SPAN_MASK))
-            if found is None:
-                raise changed()
+            raise changed()
         return found
 
     def _lookup(self, is_task: bool, rid: str) -> int | None:
@@ -186,13 +187,9 @@ class Filler:
                                      for value in keys.values() if value is not None
                                      and value >> _LINE_SHIFT & SEQ_MASK >= self.first
                                      and value & SPAN_MASK]))  # no span: a merge
-        batch: list[tuple[int, bytes]] = []
-        for line in self._lines_at(offsets):
-            batch.append(line)
-            if len(batch) >= FLUSH_ROWS:
-                self._rows(batch)
-                batch = []
-        self._rows(batch)
+        lines = self._lines_at(offsets)
+        for _batch in range(0, len(offsets), FLUSH_ROWS):
+            self._rows(list(islice(lines, FLUSH_ROWS)))
         if self.merged:
             found = merge_all(self.merged, (data for _at, data in blocks(self.fd, 0, self.end)))
             winners = []
@@ -204,19 +201,11 @@ class Filler:
                                   [(w[1], orjson.dumps(w[5]).decode()) for w in winners])
 
     def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) at each of `offsets` (ascending), read a chunk at a time."""
-        data, base = b"", 0
-        for off in offsets:
-            if off >= MEMORY:  # (after the log's: the offsets ascend)
-                start = off - MEMORY
-                yield off, self.text[start:self.text.index(b"\n", start)]
-                continue
-            at = off - base
-            stop = data.find(b"\n", at) if at < len(data) else -1
-            if stop < 0:
-                (base, data), at = next(blocks(self.fd, off, self.end)), 0
-                stop = data.find(b"\n")
-            yield off, data[at:stop]
+        """(offset, line) at each of `offsets` (ascending): the log's, then memory's."""
+        cut = bisect_left(offsets, MEMORY)
+        yield from lines_at(self.fd, offsets[:cut], self.end)
+        for off in offsets[cut:]:
+            yield off, self.text[off - MEMORY:self.text.index(b"\n", off - MEMORY)]
 
     def _rows(self, batch: list[tuple[int, bytes]]) -> None:
         tasks, typed = [], []
