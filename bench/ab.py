@@ -63,6 +63,9 @@ def main() -> None:
     commands = {
         "list": lambda: ["tasks", "list", "--status", "pending", "--json"],
         "stats": lambda: ["tasks", "stats", "--json"],
+        "filtered": lambda: ["tasks", "list", "--tag", "perf", "--priority", "high", "--sort",
+                             "updated", "--json"],
+        "open": lambda: ["tasks", "list", "--json"],
         "show": lambda: ["tasks", "show", some],
         "add": lambda: ["tasks", "add", "Benchmark task", "-q"],
         "done": lambda: ["tasks", "done", next(fresh)[-8:]],
