@@ -663,9 +663,9 @@ def test_a_tasklist_rewritten_in_place_is_compared_again(
     from aidp.worktree_store import MEMO_NAME
 
     common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(100))  # ~19 KB
-    datas = [common + _line("task_2_theirs", 200) + b"\n",
-             common + _line("task_3_mine", 201) + b"\n"]
-    log, lists = _tasklists(tmp_path, datas, 1)
+    datas = [common + _line("task_3_mine", 201) + b"\n",  # w0: this worktree's
+             common + _line("task_2_theirs", 200) + b"\n"]
+    log, lists = _tasklists(tmp_path, datas, 0)
     if old:  # stat data the memo keeps whole: the rewrite must change it
         for path, _own in lists:
             os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns - 10**10))
@@ -674,7 +674,7 @@ def test_a_tasklist_rewritten_in_place_is_compared_again(
         assert isinstance(got, StoreFold) and got.tasks["task_1_c0"]["status"] == "pending"
         del got
     assert (log.dir / "cache" / MEMO_NAME).is_file()
-    path = lists[0 if rewritten == "theirs" else 1][0]
+    path = lists[1 if rewritten == "theirs" else 0][0]
     size = path.stat().st_size
     with open(path, "r+b") as handle:  # in place, as `cp` onto it: the same inode
         handle.write(_line("task_1_c0", 1, status="blocked"))  # as long as the line was
@@ -682,6 +682,9 @@ def test_a_tasklist_rewritten_in_place_is_compared_again(
     got, full = _store_answer(log, lists)  # (equal to the plain fold: checked there)
     assert full.tasks["task_1_c0"]["status"] == "blocked"
     assert got is None or got.tasks["task_1_c0"]["status"] == "blocked"
+    del got
+    got, full = _store_answer(log, lists)  # the memo is mended: the store answers again
+    assert isinstance(got, StoreFold) and got.tasks["task_1_c0"]["status"] == "blocked"
 
 
 def test_a_worktree_without_a_tasklist_brings_no_line(tmp_path: Path,

@@ -43,12 +43,15 @@ class Plan:
     """How a store of this worktree's tasklist answers for every worktree (the rule:
     worktrees.fold): the store holds this file up to `end`, whose last `own_lines` lines
     (`own_ids` the ids they name) come after the lines every tasklist starts with; the other
-    tasklists' lines after those are fed `before` and `after` this file's."""
+    tasklists' lines after those are fed `before` and `after` this file's. `crc`: the
+    crc32 of this file up to `end` as the plan took it (the memo's crc up to where it
+    was not read; None: no other file, nothing taken): unless the store's is the same,
+    the plan is not this file's."""
 
     def __init__(self, end: int, own_lines: int, own_ids: set[str], before: list[bytes],
-                 after: list[bytes]) -> None:
+                 after: list[bytes], crc: int | None) -> None:
         self.end, self.own_lines, self.own_ids = end, own_lines, own_ids
-        self.before, self.after = before, after
+        self.before, self.after, self.crc = before, after, crc
 
 
 def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
@@ -83,26 +86,22 @@ def _crc(fd: int, end: int) -> int:
     return crc
 
 
-def _memo_prefix(was: Any, files: list[tuple[int, os.stat_result, int]],
-                 crcs: dict[tuple[int, int], int]) -> tuple[int, int]:
-    """(length, crc32) of the whole lines another tasklist and this one start with, as
-    the memo `was` holds them: [their stat key, ours, the length, its crc]; (0, 0) once
-    either file is another, shorter than that, or, its stat data changed since, no
-    longer has that crc there (rewritten in place, not appended to). `files`: (fd, stat,
-    end of its whole lines) of the other file and this one; `crcs`: the ones read."""
-    if not (isinstance(was, list) and len(was) == 4 and all(
-            isinstance(key, list) and len(key) == 5 for key in was[:2])
-            and type(was[2]) is int and type(was[3]) is int):
+def _memo_prefix(was: Any, other: tuple[int, os.stat_result, int], end: int
+                 ) -> tuple[int, int]:
+    """(length, crc32) of the whole lines another tasklist (`other`: fd, stat, end of
+    its whole lines) and this one (`end`: the anchor's offset, or less) start with, as
+    the memo `was` holds them: [their stat key, the length, its crc]; (0, 0) once the
+    other file is another, shorter than that, or, its stat data changed since, no longer
+    has that crc there (rewritten in place, not appended to)."""
+    if not (isinstance(was, list) and len(was) == 3 and isinstance(key := was[0], list)
+            and len(key) == 5 and type(was[1]) is int and type(was[2]) is int):
         return 0, 0
-    prefix, crc = was[2], was[3]
-    for key, (fd, st, end) in zip(was[:2], files, strict=True):
-        if key[:2] != [st.st_dev, st.st_ino] or not 0 < prefix <= end:
-            return 0, 0
-        if key != [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]:
-            if (fd, prefix) not in crcs:
-                crcs[fd, prefix] = _crc(fd, prefix)
-            if crcs[fd, prefix] != crc:
-                return 0, 0
+    (fd, st, f_end), prefix, crc = other, was[1], was[2]
+    if key[:2] != [st.st_dev, st.st_ino] or not 0 < prefix <= min(f_end, end):
+        return 0, 0
+    if key != [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns] and (
+            _crc(fd, prefix) != crc):
+        return 0, 0
     return prefix, crc
 
 
@@ -124,10 +123,11 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
     """The plan, or None: fold plainly (a tasklist that is not a regular UTF-8 file, a
     line being written here, a line or an id of this file's also in a tasklist fed
     before it: the store's order would not be the rule's). How far each other file
-    shares this one's lines is kept in `cache` (MEMO_NAME) with its crc32 and both
-    files' stat data: while a file's stat data is the same, it is not read again; once
-    it changed, its crc up to there is (an append keeps it, a rewrite in place does not),
-    and only the bytes past it are compared."""
+    shares this one's lines is kept in `cache` (MEMO_NAME) with its crc32 and the other
+    file's stat data: while that is the same, the other file is not read again; once it
+    changed, its crc up to there is (an append keeps it, a rewrite in place does not);
+    this file is checked against the store's crc (`Plan.crc`); only the bytes past the
+    prefix are compared."""
     from aidp.attributes import SNIFF_BYTES, sniff
 
     opened: list[tuple[int, os.stat_result, int]] = []
@@ -148,24 +148,27 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
         (own, own_st, end), others = opened[0], opened[1:]
         if not whole_lines and own_st.st_size != end:
             return None  # a line being written here: the plain fold decides
-        memo: dict[str, Any] = {}
+        known: Any = {}
         if cache is not None:
             with contextlib.suppress(orjson.JSONDecodeError):
-                memo = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
-            memo = memo if isinstance(memo, dict) else {}
-        known = dict(memo)
+                known = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
+        known = known if isinstance(known, dict) else {}
+        memo: dict[str, Any] = {}
         names = names[1:]
-        crcs: dict[tuple[int, int], int] = {}
-        bases = [_memo_prefix(memo.get(name), [other, opened[0]], crcs)
+        bases = [_memo_prefix(known.get(name), other, end)
                  for name, other in zip(names, others, strict=True)]
         low = min((base for base, _crc in bases), default=end)
         ours = os.pread(own, end - low, low)
+        low_crc = next((crc for base, crc in bases if base == low), 0)
+        if any(zlib.crc32(ours[:base - low], low_crc) != crc for base, crc in bases):
+            bases, low = [(0, 0)] * len(bases), 0  # not this file's prefix (then): all of it
+            ours, low_crc = os.pread(own, end, 0), 0
         prefixes, now = [], time.time_ns()
         for name, (base, base_crc), (fd, st, f_end) in zip(names, bases, others, strict=True):
             theirs = os.pread(fd, f_end - base, base)
             prefix = base + worktrees.shared_prefix(ours[base - low:], theirs)
             crc = zlib.crc32(ours[base - low:prefix - low], base_crc)
-            memo[name] = [_stat_key(st, now), _stat_key(own_st, now), prefix, crc]
+            memo[name] = [_stat_key(st, now), prefix, crc]
             prefixes.append(prefix)
         start = min(prefixes, default=end)
         own_lines = worktrees.lines_of(ours[start - low:])
@@ -196,7 +199,8 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
         if cache is not None and memo != known:  # never through a link; a torn one: {}
             with contextlib.suppress(OSError, StorageError):
                 write_file(cache, MEMO_NAME, orjson.dumps(memo))
-        return Plan(end, len(own_lines), own_ids, before, after)
+        return Plan(end, len(own_lines), own_ids, before, after,
+                    zlib.crc32(ours, low_crc) if bases else None)
     finally:
         for fd, _st, _end in opened:
             os.close(fd)
@@ -205,16 +209,20 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                 whole_lines: bool = False) -> Fold | None:
     """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly."""
+    cache = cache_folder(log.dir, create=False)
     try:
-        plan = make_plan(tasklists, log.path, cache_folder(log.dir, create=False),
-                         whole_lines=whole_lines)
+        plan = make_plan(tasklists, log.path, cache, whole_lines=whole_lines)
     except OSError:
         return None
+    wrong: list[bool] = []  # the memo's prefixes are not this file's (rewritten in place)
 
     def apply(conn: sqlite3.Connection, meta: dict[str, Any], fold: StoreFold, fd: int
               ) -> bool:
         if plan is None or meta["offset"] != plan.end:
             return False  # (the file grew since the plan)
+        if plan.crc is not None and meta["crc"] != plan.crc:
+            wrong.append(True)
+            return False
         common, shift = meta["lines"] - plan.own_lines, len(plan.before)
         conn.execute("BEGIN")
         for table in ("task", "typed", "tag") if shift else ():  # this file's lines move
@@ -242,7 +250,13 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
         fold.lines = fill.lines
         return True
 
-    return None if plan is None else attempt(log, whole_lines=whole_lines, overlay=apply)
+    if plan is None:
+        return None
+    found = attempt(log, whole_lines=whole_lines, overlay=apply)
+    if wrong and cache is not None:  # the next read compares the files in full
+        with contextlib.suppress(OSError, StorageError):
+            write_file(cache, MEMO_NAME, b"{}")
+    return found
 
 
 class Reader:
