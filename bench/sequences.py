@@ -38,8 +38,11 @@ TARGETS = {  # (events, row) -> the ratio issue 23 asks for
 DONE_TARGET = {100_000: 1.3, 1_000_000: 1.5}
 
 
-def timed(argv: list[str], env: dict[str, str], cwd: Path) -> float:
-    return bench.run_once(argv, env, cwd)[0]
+def timed(argv: list[str], env: dict[str, str], cwd: Path, cpu: list[float]) -> float:
+    """Wall time; the CPU time (user + system) goes to `cpu`."""
+    seconds, _peak, used = bench.run_once(argv, env, cwd)
+    cpu.append(used)
+    return seconds
 
 
 def main() -> None:
@@ -92,11 +95,14 @@ def measure(events: int, runs: int, aidp: list[str], floor: list[str]) -> list[d
     some = rng.choice(pending)
     times: dict[str, list[float]] = {}
     base: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}  # name, and name + " floor"
     argvs: dict[str, list[str]] = {}
 
     def step(name: str, argv: list[str], turn: int) -> None:
-        pair = [lambda: times.setdefault(name, []).append(timed(argv, env, work)),
-                lambda: base.setdefault(name, []).append(timed(floor, env, work))]
+        pair = [lambda: times.setdefault(name, []).append(
+                    timed(argv, env, work, cpu.setdefault(name, []))),
+                lambda: base.setdefault(name, []).append(
+                    timed(floor, env, work, cpu.setdefault(name + " floor", [])))]
         for go in (pair if turn % 2 else pair[::-1]):
             go()
         argvs[name] = argv
@@ -121,7 +127,9 @@ def measure(events: int, runs: int, aidp: list[str], floor: list[str]) -> list[d
     for name, argv in argvs.items():
         ms, floor_ms = statistics.median(times[name]) * 1000, statistics.median(base[name]) * 1000
         target = DONE_TARGET[events] if name == "done after a write" else TARGETS[name]
-        rows.append({"row": f"{name}: `{' '.join(argv[3:])}`", "ms": ms, "base": floor_ms,
+        cpu_ratio = statistics.median(cpu[name]) / statistics.median(cpu[name + " floor"])
+        rows.append({"row": f"{name}: `{' '.join(argv[3:])}` (CPU time {cpu_ratio:.2f}×)",
+                     "ms": ms, "base": floor_ms,
                      "ratio": ms / floor_ms, "target": f"≤ {target}×" if target else "",
                      "peak": round(bench.peak_kb(argv, env, work) / 1024)})
     rows.append(first_after_clone(events, aidp, env, source, runs))
