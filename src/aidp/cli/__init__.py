@@ -4,7 +4,8 @@ Core code raises `AidpError`s; only `run` below turns them (and Typer's usage er
 into a one-line `Error: …` on stderr and an exit code from `ExitCode`.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here: Typer reads the global options'
+# annotations (`_global`) at every start-up, and a string annotation costs an eval each.
 
 import errno
 import gc
@@ -202,7 +203,7 @@ def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _command_for(args: Sequence[str]) -> Command:
+def _command_for(args: Sequence[str]) -> "Command":
     group, sub = _named_command(args)
     _register(group, sub)
     if not app.registered_groups and not app.registered_commands:
