@@ -4,7 +4,8 @@ Registered on the `tasks` app only when the command line may name one of them
 (aidp.cli.tasks.with_commands calls `register`); the core is aidp.queue.
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Typer reads the commands' annotations at
+# every run, and a string annotation costs an eval each (aidp.cli, the same).
 
 from collections.abc import Callable
 

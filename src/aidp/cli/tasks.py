@@ -1,6 +1,7 @@
 """`aidp tasks …`: the persistent backlog."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Typer reads the commands' annotations at
+# every run, and a string annotation costs an eval each (aidp.cli, the same).
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-def _emit_tasks(changes: list[Change], *, as_json: bool, verb: str,
+def _emit_tasks(changes: list["Change"], *, as_json: bool, verb: str,
                 ids: dict[str, str] | None = None) -> None:
     """`ids`: full id → the short id to show (tasks.short_ids)."""
     if as_json:

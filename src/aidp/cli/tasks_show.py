@@ -1,7 +1,8 @@
 """`aidp tasks show`: one task with every field, its links, claim and notes (the `tasks`
 group registers it: aidp.cli.tasks)."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: Typer reads the commands' annotations at
+# every run, and a string annotation costs an eval each (aidp.cli, the same).
 
 from typing import TYPE_CHECKING
 
@@ -55,7 +56,7 @@ def show(
         render.write_text(text + _queue_detail(fold, qs, task, now, paint, sections, ids))
 
 
-def _queue_detail(fold: Fold, qs: QueueState, task: Record, now: int, paint: render.Painter,
+def _queue_detail(fold: Fold, qs: "QueueState", task: Record, now: int, paint: render.Painter,
                   sections: list[tuple[str, list[str]]], short: dict[str, str]) -> str:
     from aidp.model import ts_of
     from aidp.when import age
