@@ -134,6 +134,11 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
                 t for t in full.tasks if t.startswith(tid[:6]))
             assert answer.ids_with_prefixes({part, tid[:3]}, last_part=True) == {
                 p: answer.ids_with_prefix(p, last_part=True) for p in {part, tid[:3]}}
+    some = [*list(full.tasks)[::-2], *list(full.tasks)[:1]]  # any order, repeats
+    assert got.tasks_of(some) == full.tasks_of(some) == [full.tasks[tid] for tid in some]
+    for answer in (got, full):
+        with pytest.raises(KeyError):
+            answer.tasks_of([*some, "nope"])
     for tid in [*list(full.tasks)[:3], "nope", IDS[0]]:
         assert (tid in got.tasks) == (tid in full.tasks)
         assert got.tasks.get(tid) == full.tasks.get(tid)

@@ -13,7 +13,7 @@ rewrites, damage, repair and compact. Pure: no I/O, nothing printed.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from aidp.model import (
@@ -83,6 +83,11 @@ class Questions:
     def select(self, statuses: Collection[str]) -> list[Record]:
         """The tasks whose status is one of `statuses`, in the fold's order."""
         return list(self._of(statuses))
+
+    def tasks_of(self, ids: Sequence[str]) -> list[Record]:
+        """The task of each of `ids` (KeyError for one that is no task), in their order:
+        what `tasks ready` and `blocked` show."""
+        return [self.tasks[tid] for tid in ids]
 
     def status_counts(self) -> dict[str | None, int]:
         """How many tasks have each status (None: missing or not a string)."""

@@ -55,18 +55,18 @@ def _filtered(fold: Fold, entries: list[core.Entry], *, priorities: list[str], t
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     if not tags and session is None:
-        return [fold.tasks[e.id] for e in entries[:limit]]
+        return fold.tasks_of([e.id for e in entries[:limit]])
     tag_set = {t.strip() for t in tags}
     found: list[Record] = []
-    for entry in entries:
-        if limit is not None and len(found) >= limit:
-            break
-        task = fold.tasks[entry.id]
-        if tag_set and not tag_set.intersection(task.get("tags") or ()):
-            continue
-        if session is not None and task.get("session") != session:
-            continue
-        found.append(task)
+    for at in range(0, len(entries), 200):  # 200 read at a time, up to the limit
+        for task in fold.tasks_of([e.id for e in entries[at:at + 200]]):
+            if limit is not None and len(found) >= limit:
+                return found
+            if tag_set and not tag_set.intersection(task.get("tags") or ()):
+                continue
+            if session is not None and task.get("session") != session:
+                continue
+            found.append(task)
     return found
 
 
