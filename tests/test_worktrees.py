@@ -596,15 +596,22 @@ def test_the_store_answers_for_worktrees_sorted_before_and_after_this_one(
     assert sorted(json.loads(memo.read_bytes())) == sorted(str(p) for p, own in lists if not own)
 
 
-def test_a_task_changed_here_and_in_a_worktree_fed_before_folds_plainly(
+def test_a_task_changed_here_and_in_a_worktree_fed_before(
         tmp_path: Path, any_size_store: None) -> None:
+    from aidp.store import StoreFold
+
     common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(10))
     datas = [common + _line("task_1_c2", 50, status="done") + b"\n",
              common + _line("task_1_c2", 50, status="in_progress") + b"\n"]  # a tie
     log, lists = _tasklists(tmp_path, datas, 1)
+    got, full = _store_answer(log, lists)  # a task of the shared lines: its place holds
+    assert isinstance(got, StoreFold)  # (backlog 9b23: it folded plainly)
+    assert got.tasks["task_1_c2"]["status"] == "in_progress"  # the tie: the later file
+    del got
+    new = _line("task_2_new", 60) + b"\n"  # a task new in both: its place is w0's
+    log, lists = _tasklists(tmp_path, [datas[0] + new, datas[1] + new], 1)
     got, full = _store_answer(log, lists)
-    assert got is None  # the store's order is not the rule's here
-    assert full.tasks["task_1_c2"]["status"] == "in_progress"  # the tie: the later file
+    assert got is None and list(full.tasks)[10:] == ["task_2_new"]
     del got
     log, lists = _tasklists(tmp_path, datas, 0)  # from w0: the same answer, by the store
     got, full = _store_answer(log, lists)

@@ -46,12 +46,24 @@ class Plan:
     tasklists' lines after those are fed `before` and `after` this file's. `crc`: the
     crc32 of this file up to `end` as the plan took it (the memo's crc up to where it
     was not read; None: no other file, nothing taken): unless the store's is the same,
-    the plan is not this file's."""
+    the plan is not this file's. `both`: the ids this file's lines and `before` name."""
 
     def __init__(self, end: int, own_lines: int, own_ids: set[str], before: list[bytes],
-                 after: list[bytes], crc: int | None) -> None:
+                 after: list[bytes], crc: int | None, both: set[str]) -> None:
         self.end, self.own_lines, self.own_ids = end, own_lines, own_ids
-        self.before, self.after, self.crc = before, after, crc
+        self.before, self.after, self.crc, self.both = before, after, crc, both
+
+    def fed_alike(self, conn: sqlite3.Connection, common: int) -> bool:
+        """Whether the store, `before` fed after this file's lines, folds as the rule
+        (`before` first): so for the ids both name (a task claimed in one worktree and
+        changed in this one) when each came first in the lines every tasklist shares
+        (its place, `seq`, is the rule's): the rest of the fold is by key (time, line:
+        this file's lines are moved down past `before`), whatever the order of feeding."""
+        return not self.both or conn.execute(
+            "SELECT EXISTS(SELECT 1 FROM task WHERE id IN (SELECT value FROM json_each(?1)) "
+            "AND seq > ?2 UNION ALL SELECT 1 FROM typed WHERE id IN (SELECT value FROM "
+            "json_each(?1)) AND seq > ?2)", (orjson.dumps(sorted(self.both)).decode(),
+                                            common)).fetchone()[0] == 0
 
 
 def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
@@ -194,13 +206,12 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
             target += [raw for raw in lines if raw not in seen]
             seen.update(lines)
         own_ids = _ids(own_lines)
-        if before and own_ids & _ids(before):
-            return None  # a task changed in both: the store's order would decide it
         if cache is not None and memo != known:  # never through a link; a torn one: {}
             with contextlib.suppress(OSError, StorageError):
                 write_file(cache, MEMO_NAME, orjson.dumps(memo))
         return Plan(end, len(own_lines), own_ids, before, after,
-                    zlib.crc32(ours, low_crc) if bases else None)
+                    zlib.crc32(ours, low_crc) if bases else None,
+                    own_ids & _ids(before) if before else set())
     finally:
         for fd, _st, _end in opened:
             os.close(fd)
@@ -224,6 +235,8 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
             wrong.append(True)
             return False
         common, shift = meta["lines"] - plan.own_lines, len(plan.before)
+        if plan.both and (meta.get("fielded") or not plan.fed_alike(conn, common)):
+            return False  # a task changed in both, merged by order, or new in both
         conn.execute("BEGIN")
         for table in ("task", "typed", "tag") if shift else ():  # this file's lines move
             conn.execute(f"UPDATE {table} SET seq = -seq - ? WHERE seq > ?", (shift, common))
@@ -236,6 +249,8 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                       pending={(t, u): r for t, u, r in pending})
         fill.fd, fill.end = fd, plan.end  # the store's winners are read from this log
         fill.add(plan.before)
+        if plan.both and fill.fielded:
+            return False  # (task_fields records came in `before`: merged by order)
         fill.lines = meta["lines"] + shift
         fill.add(plan.after)
         if fill.merged:
