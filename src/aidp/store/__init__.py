@@ -1,11 +1,9 @@
-"""The store: the folded state of the log in SQLite, and every question asked of it.
-`load(log)` equals `log.full_fold()`; the fold's questions (`aidp.questions`) are
-queries here. Modules: `db` (the file, its schema), `fill` (lines into rows by
-`aidp.fold`'s rule), `loader` (when the store may be trusted, keeping it up to date),
-`view` (the loaded fold's queries). Nothing here prints, nor knows of worktrees:
-`aidp.worktree_store` folds the other worktrees' lines on top and registers the
-reader `TaskLog.read` goes through. docs/architecture.md: the design, its measurements.
-"""
+"""The store: the log's folded state in SQLite, every question asked of it a query;
+`load(log)` equals `log.full_fold()`. Modules: `db` (the file, its schema), `fill`
+(lines into rows by `aidp.fold`'s rule), `loader` (when the store may be trusted,
+keeping it up to date), `view` (the loaded fold's queries). Nothing here prints, nor
+knows of worktrees: `aidp.worktree_store` folds their lines on top and registers the
+reader `TaskLog.read` goes through. docs/architecture.md: the design, its measurements."""
 
 from __future__ import annotations
 

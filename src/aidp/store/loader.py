@@ -151,19 +151,10 @@ class _Load:
         if stamp is None or stamp[2] != stat_key(os.fstat(dbfd)):
             self.why = "changed"  # by something else than aidp, or its stamp is lost
             return None
-        conn = None
+        conn = db.connect(path)
         try:
-            conn = db.connect(path)
             conn.execute("BEGIN")
-            meta = db.read_meta(conn, os.fstat(dbfd))
-        except (sqlite3.DatabaseError, db.Unusable) as exc:
-            if conn is not None:
-                conn.close()
-            if db.locked(exc):
-                raise
-            self.why = str(exc)
-            return None
-        try:
+            meta = db.read_meta(conn, os.fstat(dbfd))  # (Unusable: not a database, …)
             if stamp[0] != meta["nonce"]:
                 self.why = "another store's stamp"
             elif stamp[1] == stat_key(self.st):
@@ -175,6 +166,8 @@ class _Load:
                 return conn, meta
             else:
                 self.why = "another file"
+        except db.Unusable as exc:
+            self.why = str(exc)
         except BaseException:
             conn.close()
             raise
