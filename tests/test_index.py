@@ -110,6 +110,7 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
     blocked.sort(key=lambda row: (model.priority_rank(row[1]), row[2]))
     assert full.blocked() == blocked
     assert got.blocked() == blocked
+    assert queue.ready_count(got) == queue.ready_count(full) == len(ready)  # prime's count
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
         expected_found = tasks.find(full.tasks.values(), query, links)
         for answer in (got, full):  # with the whole queue state, or folding what it needs

@@ -138,3 +138,28 @@ def test_a_new_session_is_told_of_another_open_list(log: TaskLog) -> None:
     # A session with a list of its own is not distracted by others.
     todos.change(log, "fresh-id", lambda t: todos.add(t, "last", "Mine")[0])
     assert "todo load" not in prime.build(log.read(), "fresh-id").text()
+
+
+def test_prime_counts_the_ready_tasks_it_does_not_show_and_shows_their_links(
+        log: TaskLog, cli) -> None:
+    """The count of ready tasks is every pending task not waiting on an open one (the
+    ready list's length, counted without listing it); a task shown carries its holder,
+    read from its own records alone."""
+    from aidp import queue, tasks
+
+    filed = [tasks.add(log, f"task {n}") for n in range(prime.READY_SHOWN + 4)]
+    epic = tasks.add(log, "epic")
+    queue.edit(log, filed[0]["id"], parent=epic["id"])  # the epic waits on its child
+    blocker = tasks.add(log, "blocker")
+    for waiting in filed[-3:]:
+        queue.block(log, waiting["id"], [blocker["id"]])
+    busy = queue.claim(log, filed[2]["id"], "bob").shown
+    listed = json.loads(cli("tasks", "ready", "--json").out)
+    data = json.loads(cli("prime", "--json").out)
+    # 12 filed + blocker + epic pending; the epic and three filed wait; one claimed.
+    assert data["ready_count"] == len(listed) == len(filed) + 1 - 3 - 1
+    assert data["pending_count"] == len(filed) + 2 - 1
+    assert [t["id"] for t in data["ready"]] == [t["id"] for t in listed][:prime.READY_SHOWN]
+    assert [(t["id"], t.get("assignee")) for t in data["in_progress"]] == [(busy["id"], "bob")]
+    assert cli("tasks", "ready").out.splitlines()[0] == f"READY ({len(listed)})"
+    assert cli("tasks", "ready", "-n", "2").out.splitlines()[0] == f"READY (2 of {len(listed)})"

@@ -63,27 +63,24 @@ class Prime:
 def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False
           ) -> Prime:
     """The prime for `session` from the folded state."""
-    from aidp import queue
+    from aidp import queue, tasks
 
     todo = todos.current(fold, session)
-    qs = queue.state(fold)
-    in_progress_ids = fold.summaries(("in_progress",))
-    # Most recently filed work first for what is under way; what to pick up next is the
-    # work queue's order (unclaimed, nothing open to wait on, high priority, oldest).
-    in_progress_ids.sort(key=lambda s: -s[2])
-    # Counted from the columns; only the few shown are decoded.
-    ready_all = queue.ready(fold)
-    ready_count = len(ready_all)
-    ready = ready_all[:READY_SHOWN]
-    tasks = fold.tasks
+    # Most recently filed work first for what is under way (the top of `tasks list
+    # in_progress`); what to pick up next is the work queue's order (unclaimed, nothing
+    # open to wait on, high priority, oldest). Counted from the columns; only the few
+    # shown are decoded, with their own links.
+    under_way = tasks.find_in(fold, tasks.Query(statuses=("in_progress",),
+                                                limit=IN_PROGRESS_SHOWN))
+    ready = fold.tasks_of([e.id for e in queue.ready(fold, limit=READY_SHOWN)])
+    qs = queue.state(fold, about=[t["id"] for t in under_way.tasks + ready], own=True)
     return Prime(
         session=session,
         todo=todo,
-        in_progress=[queue.with_extras(qs, tasks[s[0]])
-                     for s in in_progress_ids[:IN_PROGRESS_SHOWN]],
-        in_progress_count=len(in_progress_ids),
-        ready=[queue.with_extras(qs, tasks[e.id]) for e in ready],
-        ready_count=ready_count,
+        in_progress=[queue.with_extras(qs, t) for t in under_way.tasks],
+        in_progress_count=under_way.matched.get("in_progress", 0),
+        ready=[queue.with_extras(qs, t) for t in ready],
+        ready_count=queue.ready_count(fold) if len(ready) == READY_SHOWN else len(ready),
         pending_count=fold.status_counts().get("pending", 0),
         session_flag=session_flag,
         hooked=hooked,

@@ -107,7 +107,7 @@ def ready(
         output.print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
                     empty="No matching tasks")
         return
-    total = len(core.ready(fold))
+    total = core.ready_count(fold)
     if not found:
         render.write_text(f"Nothing ready ({core.why_nothing_ready(fold)})"
                           if not total else "No ready task matches")

@@ -301,7 +301,7 @@ def _tasks_list(place: Place, args: dict[str, Any]) -> list[str]:
     query = tasks.Query(statuses=statuses, tags=(args["tag"],) if "tag" in args else (),
                         limit=args.get("limit", LIST_DEFAULT_LIMIT))
     found = tasks.find_in(fold, query).tasks  # the store decodes only the tasks listed
-    qs = queue.state(fold)
+    qs = queue.state(fold, about=[t["id"] for t in found], own=True)  # their links
     return [_json([queue.with_extras(qs, task) for task in found])]
 
 
@@ -309,9 +309,9 @@ def _tasks_ready(place: Place, args: dict[str, Any]) -> list[str]:
     from aidp import queue
 
     fold = _log(place).read()
-    qs = queue.state(fold)
-    entries = queue.ready(fold, limit=args.get("limit", READY_DEFAULT_LIMIT))
-    return [_json([queue.with_extras(qs, fold.tasks[e.id]) for e in entries])]
+    ids = [e.id for e in queue.ready(fold, limit=args.get("limit", READY_DEFAULT_LIMIT))]
+    qs = queue.state(fold, about=ids, own=True)  # their links
+    return [_json([queue.with_extras(qs, task) for task in fold.tasks_of(ids)])]
 
 
 def _tasks_claim(place: Place, args: dict[str, Any]) -> list[str]:
