@@ -47,7 +47,8 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
         assert isinstance(got, store.StoreFold)  # the store answered, not a fallback
     # The typed records about one task (tasks show): the store's query, asked before
     # anything reads all of them; None (all of them) last.
-    for about in (*IDS, "nope", IDS[:3], [IDS[4], "nope", IDS[0]], (), None):
+    many = [*IDS, *(f"none_{n}" for n in range(70))]  # more ids than typed records
+    for about in (*IDS, "nope", IDS[:3], [IDS[4], "nope", IDS[0]], many, (), None):
         assert list(got.typed_records(about)) == list(full.typed_records(about))
         own = list(full.typed_records(about, own=True))
         assert list(got.typed_records(about, own=True)) == own
@@ -120,6 +121,15 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
             assert answer is None or tasks.Found(*answer) == expected_found
         if query.grep is None and query.assignee is None:
             assert got.find(query) is not None or not isinstance(got, store.StoreFold)
+        # list --json's bytes: the store's open tasks as kept, the plain fold's encoded
+        assert full.find_encoded(query) is None
+        encoded = got.find_encoded(query)
+        if encoded is not None:
+            assert encoded == [(t["id"], bytes(model.json_elements([t])))
+                               for t in expected_found.tasks]
+        elif (isinstance(got, store.StoreFold) and query.grep is None
+              and query.assignee is None and query.statuses is not None):
+            assert not set(query.statuses) <= set(OPEN_STATUSES)
         for narrow in (got.narrowed(query), full.narrowed(query)):
             assert tasks.find(narrow, query, links) == expected_found
     # list --all, streamed (2 at a time here)
@@ -903,3 +913,52 @@ def test_tasks_changed_concurrently_are_answered_by_the_store(
     merged = got.tasks[first["id"]]
     assert (merged["description"], merged["priority"], merged["tags"]) == (
         "theirs", "high", ["a", "b"])
+
+
+odd_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2 ** 63), 2 ** 64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text("aü\u2028\"\\\x00é😀 ", max_size=4),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text("kü\"", max_size=3), inner, max_size=3),
+    max_leaves=6)
+odd_task_lines = st.builds(
+    lambda tid, status, created, priority, tags, extra, first: orjson.dumps({
+        **({} if first else extra), "id": tid, "description": "dö \u202e \"x\"",
+        "status": status, **({"priority": priority} if priority else {}),
+        "created_at": format_ts(created * 1_000_000), "updated_at": format_ts(created),
+        "tags": tags, **(extra if first else {})}),
+    st.sampled_from(QIDS), st.sampled_from([*STATUSES, "odd"]), st.integers(0, 3),
+    st.sampled_from([None, "high", "low", "URGENT"]), st.lists(st.sampled_from("ab"), max_size=2),
+    st.dictionaries(st.sampled_from(["x", "notes", "parent", "blocked_by", "ü", "nested"]),
+                    odd_values, max_size=3), st.booleans())
+LIST_OPTIONS = st.lists(st.sampled_from([
+    ["--status", "pending"], ["--status", "in_progress"], ["--status", "done"], ["open"],
+    ["--all"], ["--sort", "updated"], ["--sort", "priority"], ["--limit", "2"],
+    ["--limit", "0"], ["-p", "high"], ["-p", "medium"], ["-t", "a"], ["--grep", "dö"],
+    ["--since", "1970-01-01T00:00:02Z"]]), max_size=4)
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=FIXTURES)
+@given(lines=st.lists(st.one_of(odd_task_lines, queue_lines), max_size=14),
+       later=st.lists(st.one_of(odd_task_lines, queue_lines), max_size=4),
+       options=LIST_OPTIONS)
+def test_list_json_prints_the_plain_folds_bytes(cli, log: TaskLog, lines, later, options,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tasks list --json` through the store (the open tasks' bodies written as they are
+    kept) prints byte for byte what the plain fold prints, whatever the statuses, sort,
+    filters and limit, for tasks with links, odd values (floats, nested objects, non-ASCII
+    and escaped text) and keys other tools wrote, before and after appends."""
+    log.ensure_dir()
+    log.path.write_bytes(chunk(lines, False))
+    argv = ["tasks", "list", *(word for option in options for word in option), "--json"]
+    for step in (None, later):
+        if step is not None:
+            with open(log.path, "ab") as handle:
+                handle.write(chunk(step, False))
+        got = cli(*argv)
+        monkeypatch.setattr(loader, "MIN_BYTES", 1 << 40)  # a plain fold
+        plain = cli(*argv)
+        monkeypatch.setattr(loader, "MIN_BYTES", 0)
+        assert (got.code, got.out, got.err) == (plain.code, plain.out, plain.err)
+        if lines and got.code == 0:
+            assert (log.path.parent / DATABASE.relative_to(".aidp")).exists()

@@ -13,6 +13,8 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any
 
+import orjson
+
 from aidp.errors import InvalidInput
 
 Record = dict[str, Any]
@@ -23,6 +25,15 @@ PRIORITIES = ("high", "medium", "low")
 # Keyed by str, but looked up with whatever a file holds (a missing or odd priority: .get)
 PRIORITY_RANK: dict[Any, int] = {"high": 0, "medium": 1, "low": 2}
 OTHER_PRIORITY = "other"
+
+
+def json_elements(records: list[Record]) -> memoryview:
+    """`records` as the elements of `tasks list --json`'s indented array: each indented
+    by two more spaces, joined by `,\n`, without the brackets (a view: the megabytes of
+    a long list are not copied again). The one encoder of that output: the store keeps
+    each open task's record so (store/fill.py's `task_row`), and cli/output.py's
+    `write_batches` prints those bytes as they are, or encodes records here."""
+    return memoryview(orjson.dumps(records, option=orjson.OPT_INDENT_2))[2:-2]
 
 
 def priority_key(value: object) -> str:

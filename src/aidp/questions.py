@@ -260,3 +260,9 @@ class Questions:
         rest; None: tasks.find over `narrowed(q)` answers (here: always; the store:
         when --grep or --assignee is set)."""
         return None
+
+    def find_encoded(self, q: Query) -> list[tuple[str, bytes]] | None:
+        """(id, the task as an element of `tasks list --json`'s array: model.json_elements)
+        of each task `find` returns, when the fold keeps its tasks so (the store: its open
+        tasks, with neither --grep nor --assignee); None: `find` answers."""
+        return None

@@ -9,12 +9,12 @@ store (`tasks list --all`), so the two can never print different bytes.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from aidp import render
 from aidp.errors import InvalidInput
-from aidp.model import Record
+from aidp.model import Record, json_elements
 from aidp.terminal import inert
 
 if TYPE_CHECKING:
@@ -80,13 +80,13 @@ def print_list(found: list[Record], fmt: str, *, now: int, empty: str,
                                             notes=notes, ids=ids, matched=matched))
 
 
-def write_batches(batches: Iterable[list[Record]], fmt: str, *,
+def write_batches(batches: Iterable[Sequence[Record] | Sequence[bytes]], fmt: str, *,
                   limit: int | None = None) -> int:
     """Tasks as json (one indented array), jsonl or ids, written a batch at a time (in
-    bounded memory when the batches come from the store); at most `limit`. Returns how
-    many were written."""
-    import orjson
-
+    bounded memory when the batches come from the store); at most `limit`. A batch is
+    records, or (json) the tasks as they print, ready elements of the array
+    (model.json_elements: an open task's body in the store), written as they are: either
+    way the same bytes. Returns how many were written."""
     out = sys.stdout.buffer
     sys.stdout.flush()
     written = 0
@@ -96,14 +96,16 @@ def write_batches(batches: Iterable[list[Record]], fmt: str, *,
             if limit is not None and written >= limit:
                 break
             continue
-        if fmt == "ids":
-            out.write("".join(t["id"] + "\n" for t in batch).encode())
-        elif fmt == "jsonl":
-            out.write(render.jsonl_bytes(batch))
-        else:  # the batch as an indented array without its brackets: its elements
-            # (a view of them: the megabytes of a long list are not copied twice more)
+        if type(batch[0]) is not dict:  # ready elements
             out.write(b",\n" if written else b"[\n")
-            out.write(memoryview(orjson.dumps(batch, option=orjson.OPT_INDENT_2))[2:-2])
+            out.write(b",\n".join(cast("Sequence[bytes]", batch)))
+        elif fmt == "ids":
+            out.write("".join(t["id"] + "\n" for t in cast("Sequence[Record]", batch)).encode())
+        elif fmt == "jsonl":
+            out.write(render.jsonl_bytes(cast("Sequence[Record]", batch)))
+        else:  # the records as the array's elements, without its brackets
+            out.write(b",\n" if written else b"[\n")
+            out.write(json_elements(list(cast("Sequence[Record]", batch))))
         written += len(batch)
     if fmt == "json":
         out.write(b"\n]\n" if written else b"[]\n")

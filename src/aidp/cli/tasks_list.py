@@ -8,6 +8,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+import orjson
 import typer
 
 from aidp import render
@@ -16,7 +17,7 @@ from aidp.cli import output
 from aidp.cli.common import env
 from aidp.errors import ExitCode, InvalidInput
 from aidp.fold import Fold, no_gc
-from aidp.model import OPEN_STATUSES, STATUSES, Record, now_micros, validate_priority
+from aidp.model import OPEN_STATUSES, STATUSES, Record, json_elements, now_micros, validate_priority
 from aidp.terminal import inert
 
 if TYPE_CHECKING:
@@ -158,6 +159,11 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
         if output.write_batches(batches, fmt, limit=limit) and exit_code:
             raise typer.Exit(ExitCode.FAILURE)
         return
+    encoded = fold.find_encoded(query) if fmt == "json" else None
+    if encoded is not None:  # the store's open tasks, as they print: not decoded
+        if output.write_batches([_encoded(fold, encoded)], fmt) and exit_code:
+            raise typer.Exit(ExitCode.FAILURE)
+        return
     qs = None
     result = core.find_in(fold, query)
     found = result.tasks
@@ -211,12 +217,28 @@ def _linked(qs: "QueueState", batches: Iterable[list[Record]]) -> Iterator[list[
     notes: queue.with_extras)."""
     from aidp import queue
 
-    linked = qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+    linked = _with_links(qs)
     for batch in batches:
         if not linked:
             yield batch
         else:
             yield [queue.with_extras(qs, t) if t.get("id") in linked else t for t in batch]
+
+
+def _encoded(fold: Fold, found: list[tuple[str, bytes]]) -> list[bytes]:
+    """The tasks found, (id, element) as the store keeps them, as json prints them: those
+    with links (`_linked`) decoded, extended and encoded again, the rest as they are."""
+    from aidp import queue
+
+    qs = queue.state(fold, about=[tid for tid, _element in found], own=True)
+    linked = _with_links(qs)
+    return [bytes(json_elements([queue.with_extras(qs, orjson.loads(element))]))
+            if tid in linked else element for tid, element in found]
+
+
+def _with_links(qs: "QueueState") -> set[str]:
+    """The tasks queue.with_extras may add keys to."""
+    return qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
 
 
 def _pager_on() -> bool:

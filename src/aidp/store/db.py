@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 
 NAME = "store.db"
 # Bumped when the schema or a column's meaning changes (older files are rebuilt); 10:
-# typed records' type and removed, the ready rank index; 11: open tasks' records.
-FORMAT = 11
+# typed records' type and removed, the ready rank index; 11: open tasks' records; 12:
+# those records as `tasks list --json` prints them, in the task_created index.
+FORMAT = 12
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -47,7 +48,7 @@ CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
-CREATE INDEX task_created ON task(status, created);
+CREATE INDEX task_created ON task(status, created, seq, id, off, len, body);
 CREATE INDEX task_finished ON task(status, finished);
 CREATE INDEX task_filed ON task(created);
 CREATE INDEX task_hex ON task(hex);

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from aidp import fold
+from aidp import fold, model
 from aidp.fields import merge_all
 from aidp.fold import FoldKey
 from aidp.line import blocks, changed, lines_at, read_span, reread
@@ -52,7 +52,8 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
             key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
             UNKNOWN_TS if finished is None else finished, _text(record.get("session")),
-            orjson.dumps(record) if status in OPEN_STATUSES else None)
+            # an open task's record as `tasks list --json` prints it (view.py: listed)
+            bytes(model.json_elements([record])) if status in OPEN_STATUSES else None)
 
 
 class Filler:

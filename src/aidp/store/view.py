@@ -16,7 +16,7 @@ import orjson
 
 from aidp.fold import Fold, FoldKey
 from aidp.line import LogFile, changed
-from aidp.model import DAY, UNKNOWN_TS, Record, week_start
+from aidp.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
 from aidp.questions import KINDS, Query
 
 
@@ -107,34 +107,6 @@ class StoreTasks(Mapping[str, Record]):
         """`batches`' tasks in one list."""
         return [t for batch in self.batches(condition, params, order, limit) for t in batch]
 
-    def ordered(self, condition: str, params: Sequence[Any], order: str, keys: str
-                ) -> tuple[list[Record], dict[str, int]]:
-        """Every task whose row meets `condition`, in `order` (SQL), and how many of them
-        have each status (str() of it). Where no index gives the order, SQLite's sorter
-        would copy each body (1,439 rows at 1M events: ~6 of ~15 ms): the rows' `keys`
-        (`order` as values sorted ascending) are sorted here instead."""
-        sql = f"SELECT id, off, len, body, status FROM task {condition} ORDER BY {order}"
-        plan = self.conn.execute(f"EXPLAIN QUERY PLAN {sql}", params).fetchall()
-        if any("TEMP B-TREE" in row[-1] for row in plan):
-            rows = self.conn.execute(f"SELECT id, off, len, body, status, {keys} FROM task "
-                                     f"{condition}", params).fetchall()
-            rows.sort(key=itemgetter(slice(5, None)), reverse=True)  # the first ones last
-
-            def next_batch() -> list[Any]:  # dropping the rows it hands out
-                batch = rows[-2000:]
-                del rows[-2000:]
-                return batch[::-1]
-        else:
-            cursor = self.conn.execute(sql, params)
-            next_batch = partial(cursor.fetchmany, 2000)
-        found: list[Record] = []
-        counts: dict[str, int] = {}
-        while batch := next_batch():  # a batch's bodies held at once (peak memory)
-            for status, n in Counter(map(itemgetter(4), batch)).items():
-                counts[str(status)] = counts.get(str(status), 0) + n
-            found += self.records(batch)
-        return found, counts
-
 
 def _in(statuses: Collection[str] | None, *tests: str) -> tuple[str, list[Any]]:
     """A WHERE clause ("" for none) keeping the rows whose status is one of `statuses`
@@ -147,7 +119,7 @@ def _in(statuses: Collection[str] | None, *tests: str) -> tuple[str, list[Any]]:
 
 _RANK = "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END"  # priority_rank
 # tasks.sort_key as SQL: newest first; equal stamps, later in the fold first; and as
-# keys sorted ascending (StoreTasks.ordered).
+# keys sorted ascending (StoreFold.listed).
 _ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DESC",
           "priority": f"{_RANK}, created DESC, seq DESC"}
 _KEYS = {"created": "-created, -seq", "updated": "-updated, -seq",
@@ -165,19 +137,19 @@ def _priority_in(priorities: Collection[str]) -> str:
     return f"({' OR '.join(ors) or '0'})"
 
 
-def _narrowing(q: Query) -> tuple[str, list[Any]]:
-    """A WHERE clause keeping the rows that match the filters of `q` that are columns,
-    exactly as tasks.find reads them, and its parameters."""
+def _narrowing(q: Query, statuses: Collection[str] | None) -> tuple[str, list[Any]]:
+    """A WHERE clause keeping the rows of `statuses` (None: any) that match the filters of
+    `q` that are columns, exactly as tasks.find reads them, and its parameters."""
     tests = [_priority_in(q.priorities)] if q.priorities else []
     more = [(value, test) for value, test in ((q.created_from, "created >= ?"),
             (q.created_before, "created < ?"), (q.session, "session = ?")) if value is not None]
     if q.tags:  # tag rows carry status and priority: the index narrows by all three,
         # and the tasks are then looked up by seq (their rowid), not by status again
-        tagged, params = _in(q.statuses, *tests, f"tag IN ({', '.join('?' * len(q.tags))})")
+        tagged, params = _in(statuses, *tests, f"tag IN ({', '.join('?' * len(q.tags))})")
         where = _in(None, f"seq IN (SELECT seq FROM tag {tagged})", *(t for _v, t in more))[0]
         params += q.tags
     else:
-        where, params = _in(q.statuses, *tests, *(t for _v, t in more))
+        where, params = _in(statuses, *tests, *(t for _v, t in more))
     return where, [*params, *(value for value, _t in more)]
 
 
@@ -244,13 +216,17 @@ class StoreFold(Fold):
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self.db.execute(sql, params).fetchall()
 
-    def _typed(self, where: str = "", params: Sequence[Any] = ()
-               ) -> list[tuple[str, FoldKey, Record]]:
-        """(id, fold key, record) of the typed rows meeting `where`, in the fold's order."""
-        rows = self._rows(f"SELECT id, ts, line, body FROM typed {where} ORDER BY seq", params)
+    def _typed(self, where: str = "", params: Sequence[Any] = (),
+               tasks: Collection[str] | None = None) -> list[tuple[str, FoldKey, Record]]:
+        """(id, fold key, record) of the typed rows meeting `where` (and whose task is
+        one of `tasks`), in the fold's order."""
+        rows = self._rows(f"SELECT id, ts, line, body, task FROM typed {where} ORDER BY seq",
+                          params)
+        if tasks is not None:
+            rows = [row for row in rows if row[4] in tasks]
         records = self._log.decode_all([(row[0], row[3]) for row in rows])
         return [(rid, (ts, line), record)
-                for (rid, ts, line, _body), record in zip(rows, records, strict=True)]
+                for (rid, ts, line, _body, _task), record in zip(rows, records, strict=True)]
 
     def _tally(self, key: str, table: str, statuses: Collection[str] | None) -> dict[Any, int]:
         where, params = _in(statuses)
@@ -331,6 +307,8 @@ class StoreFold(Fold):
         wanted = [about] if isinstance(about, str) else None if about is None else list(about)
         many = wanted is not None and len(wanted) > 64 and len(wanted) > self._rows(
             "SELECT count(*) FROM typed")[0][0]  # more ids than records: read them all
+        if many and own and "typed" not in self.__dict__:  # (list --json's links)
+            return self._typed("WHERE task IS NOT NULL", tasks=set(wanted or ()))
         if wanted is None or many or "typed" in self.__dict__:
             return super().typed_records(about, own=own)
         return self._typed(f"WHERE {_ABOUT}{'' if own else _LINKED}",
@@ -355,7 +333,7 @@ class StoreFold(Fold):
         return found
 
     def narrowed(self, q: Query) -> Iterable[Record]:
-        where, params = _narrowing(q)
+        where, params = _narrowing(q, q.statuses)
         if q.assignee is not None:  # the tasks an active claim by that name is about
             name = q.assignee.casefold()
             held = [c["task"] for _rid, _key, c in self._typed("WHERE kind = 'claim'")
@@ -365,12 +343,56 @@ class StoreFold(Fold):
             params.append(orjson.dumps(held).decode())
         return self.rows.where(where, params)
 
+    def listed(self, q: Query, columns: str) -> Iterator[list[Any]]:
+        """`columns` (SQL) of the tasks that `q`'s column filters keep, in its order, at
+        most its limit, 2,000 rows at a time (a batch's bodies held at once: peak memory).
+        Each status is one range of the task_created index, walked in order (several
+        statuses: one walk each, merged by SQLite); where no index gives the order,
+        SQLite's sorter would copy each body (1,439 rows at 1M events: ~6 of ~15 ms),
+        so the rows' sort keys (`_KEYS`, further columns) are sorted here instead."""
+        limit = -1 if q.limit is None else q.limit
+        statuses = None if q.statuses is None else list(dict.fromkeys(q.statuses))
+        if statuses is not None and len(statuses) > 1 and q.sort == "created":
+            parts = [_narrowing(q, (status,)) for status in statuses]
+            sql = " UNION ALL ".join(f"SELECT {columns}, created, seq FROM task {where}"
+                                     for where, _params in parts)
+            cursor = self.db.execute(f"{sql} ORDER BY created DESC, seq DESC LIMIT {limit}",
+                                     [p for _where, params in parts for p in params])
+            return iter(partial(cursor.fetchmany, 2000), [])
+        where, params = _narrowing(q, statuses)
+        sql = f"SELECT {columns} FROM task {where} ORDER BY {_ORDER[q.sort]} LIMIT {limit}"
+        if not any("TEMP B-TREE" in row[-1] for row in self._rows(f"EXPLAIN QUERY PLAN {sql}",
+                                                                  params)):
+            return iter(partial(self.db.execute(sql, params).fetchmany, 2000), [])
+        rows = self._rows(f"SELECT {columns}, {_KEYS[q.sort]} FROM task {where}", params)
+        rows.sort(key=itemgetter(slice(columns.count(",") + 1, None)), reverse=True)
+        del rows[:len(rows) - limit if 0 <= limit < len(rows) else 0]  # the first ones last
+
+        def next_batch() -> list[Any]:  # dropping the rows it hands out
+            batch = rows[-2000:]
+            del rows[-2000:]
+            return batch[::-1]
+        return iter(next_batch, [])
+
     def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
         if q.grep is not None or q.assignee is not None:
             return None
-        where, params = _narrowing(q)
-        if q.limit is None:  # every row is decoded anyway: counted on the way, one query
-            return self.rows.ordered(where, params, _ORDER[q.sort], _KEYS[q.sort])
-        matched = {str(s): n for s, n in self._rows(
-            f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
-        return self.rows.where(where, params, _ORDER[q.sort], q.limit), matched
+        found: list[Record] = []
+        counts: dict[str, int] = {}
+        for batch in self.listed(q, "id, off, len, body, status"):
+            if q.limit is None:  # every matching row is read: counted on the way
+                for status, n in Counter(map(itemgetter(4), batch)).items():
+                    counts[str(status)] = counts.get(str(status), 0) + n
+            found += self.rows.records(batch)
+        if q.limit is not None:
+            where, params = _narrowing(q, q.statuses)
+            counts = {str(s): n for s, n in self._rows(
+                f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
+        return found, counts
+
+    def find_encoded(self, q: Query) -> list[tuple[str, bytes]] | None:
+        # An open task's body is the bytes `tasks list --json` prints for it (fill.task_row).
+        if (q.grep is not None or q.assignee is not None or q.statuses is None
+                or not set(q.statuses) <= set(OPEN_STATUSES)):
+            return None
+        return [(row[0], row[1]) for batch in self.listed(q, "id, body") for row in batch]
