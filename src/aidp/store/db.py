@@ -42,13 +42,15 @@ CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date). Each
-# covers what its questions read: the tasks of a status in the fold's order (list,
-# prime), counts and ages per status (stats), the weeks' series, short ids, tags per
-# status, the pending tasks best first (ready: walked in rank order to the limit).
+# covers what its questions read: the tasks of a status in the fold's order (prime), in
+# the list's order with the open tasks' bodies (list), counts and ages per status (stats:
+# task_age, a narrow copy of task_created's range), the weeks' series, short ids, tags
+# per status, the pending tasks best first (ready: walked in rank order to the limit).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
 CREATE INDEX task_created ON task(status, created, seq, id, off, len, body);
+CREATE INDEX task_age ON task(status, created);
 CREATE INDEX task_finished ON task(status, finished);
 CREATE INDEX task_filed ON task(created);
 CREATE INDEX task_hex ON task(hex);

@@ -94,18 +94,17 @@ class StoreTasks(Mapping[str, Record]):
         return [(t["id"], t) for t in self.where("")]
 
     def batches(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
-                limit: int = -1, size: int = 2000) -> Iterator[list[Record]]:
-        """The tasks whose row meets `condition` (SQL), in `order`, at most `limit`, `size`
-        at a time (a batch's bodies held at once: peak memory)."""
+                size: int = 2000) -> Iterator[list[Record]]:
+        """The tasks whose row meets `condition` (SQL), in `order`, `size` at a time (a
+        batch's bodies held at once: peak memory)."""
         cursor = self.conn.execute(f"SELECT id, off, len, body FROM task {condition} "
-                                   f"ORDER BY {order} LIMIT {int(limit)}", params)
+                                   f"ORDER BY {order}", params)
         while rows := cursor.fetchmany(size):
             yield self.records(rows)
 
-    def where(self, condition: str, params: Sequence[Any] = (), order: str = "seq",
-              limit: int = -1) -> list[Record]:
-        """`batches`' tasks in one list."""
-        return [t for batch in self.batches(condition, params, order, limit) for t in batch]
+    def where(self, condition: str, params: Sequence[Any] = ()) -> list[Record]:
+        """`batches`' tasks in one list, in the fold's order."""
+        return [t for batch in self.batches(condition, params) for t in batch]
 
 
 def _in(statuses: Collection[str] | None, *tests: str) -> tuple[str, list[Any]]:
@@ -277,14 +276,16 @@ class StoreFold(Fold):
 
     def created_at_most(self, statuses: Collection[str], bounds: list[int]
                         ) -> tuple[int, list[int]]:
-        # Per status, the task_created index counted between consecutive bounds (each
-        # entry walked once, none above the last bound); the total from the tally.
+        # Per status, the task_age index counted between consecutive bounds (each entry
+        # walked once, none above the last bound; task_created, which SQLite would pick,
+        # walks the open tasks' bodies: 4 -> 16 ms at 1M events); the total from the tally.
         at = dict.fromkeys(bounds, 0)
         for status in dict.fromkeys(statuses):
             running, low = 0, UNKNOWN_TS - 1  # below every stamp
             for bound in sorted(at):
-                running += self._rows("SELECT count(*) FROM task WHERE status = ? AND "
-                                      "created > ? AND created <= ?", (status, low, bound))[0][0]
+                running += self._rows("SELECT count(*) FROM task INDEXED BY task_age WHERE "
+                                      "status = ? AND created > ? AND created <= ?",
+                                      (status, low, bound))[0][0]
                 at[bound] += running
                 low = bound
         return sum(self._tally("status", "tally", statuses).values()), [at[b] for b in bounds]
