@@ -962,3 +962,26 @@ def test_list_json_prints_the_plain_folds_bytes(cli, log: TaskLog, lines, later,
         assert (got.code, got.out, got.err) == (plain.code, plain.out, plain.err)
         if lines and got.code == 0:
             assert (log.path.parent / DATABASE.relative_to(".aidp")).exists()
+
+
+def test_list_json_walks_the_covering_index_in_order(log: TaskLog) -> None:
+    """`list --json` of one open status, and of both, reads one range of task_created per
+    status (the bodies are in the index) and never sorts: SQLite's plan for every query
+    the listing runs."""
+    log.ensure_dir()
+    log.path.write_bytes(many_tasks(30) + many_tasks(30, "in_progress").replace(
+        b"task_1700000000_", b"task_1700000001_"))
+    got = store.load(log)
+    assert isinstance(got, store.StoreFold)
+    for statuses in (("pending",), OPEN_STATUSES):
+        asked: list[str] = []
+        got.db.set_trace_callback(asked.append)
+        found = got.find_encoded(tasks.Query(statuses=statuses))
+        got.db.set_trace_callback(None)
+        assert found is not None and len(found) == 30 * len(statuses)
+        plans = [row[-1] for sql in asked if sql.lstrip().startswith("SELECT")
+                 for row in got.db.execute(f"EXPLAIN QUERY PLAN {sql}")]
+        searches = [p for p in plans if p.startswith(("SEARCH", "SCAN"))]
+        assert searches == ["SEARCH task USING COVERING INDEX task_created (status=?)"] * len(
+            statuses), plans
+        assert not any("TEMP B-TREE" in p for p in plans), plans
