@@ -10,7 +10,6 @@ import fcntl
 import os
 import sqlite3
 import stat
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -20,8 +19,8 @@ from aidp import files
 from aidp.files import is_at
 from aidp.fold import DAMAGED, no_gc, read_line
 from aidp.line import LogFile, blocks
-from aidp.lock import flock_within, lease
-from aidp.stamp import NO_KEY, cache_folder, mark, read_stamp, stat_key, write_stamp
+from aidp.lock import flock_within, lease, turn
+from aidp.stamp import NO_KEY, cache_folder, read_stamp, stat_key, vouch, vouched_key, write_stamp
 from aidp.store import db
 from aidp.store.view import StoreFold
 
@@ -30,21 +29,35 @@ if TYPE_CHECKING:
 
     from aidp.fold import Fold
     from aidp.log import TaskLog
+    from aidp.stamp import StatKey
 
 MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
 RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick change
 STRICT = False  # tests: a bug in the store fails them, never falls back silently
 BUILDS_ENV = "AIDP_STORE_BUILDS"  # tests: a file each build adds a line to (its reason)
+# A missing store of a log of BACKGROUND_MIN up to PLAIN_MAX bytes is left to a detached
+# builder, if the caller gives one, while the read folds plainly (docs/architecture.md,
+# "When the store is built"): below, building costs less than starting it; above, a
+# plain fold would hold too much (about 4x the log when every line wins: 150 MB at 32 MiB).
+BACKGROUND_MIN, PLAIN_MAX = 1 << 20, 32 << 20
+BUILD_RATE = 2_000_000  # bytes/s, a fifth of a build's here: the longest wait for one
+TURN = "build.lock"  # in the cache folder: its flock is the turn of the one build at a time
 
 
 class _Retry(Exception):
     """The store or the log changed under this read (moved on elsewhere, built here)."""
 
 
-def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
+# (the log, the turn: a descriptor the builder inherits, why it builds): starts a detached
+# builder of the log's store (aidp.store_build.start)
+Builder = Callable[["TaskLog", int, str], None]
+
+
+def load(log: TaskLog, *, whole_lines: bool = False, builder: Builder | None = None
+         ) -> Fold:
     """The folded state of `log`, the same as `log.full_fold(whole_lines=…)`.
     `whole_lines`: leave out a last line without its newline (a write in progress)."""
-    found = attempt(log, whole_lines=whole_lines)
+    found = attempt(log, whole_lines=whole_lines, builder=builder)
     return log.full_fold(whole_lines=whole_lines) if found is None else found
 
 
@@ -52,10 +65,11 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
 Overlay = Callable[[sqlite3.Connection, dict[str, Any], StoreFold, int], bool]
 
 
-def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None
-            ) -> Fold | None:
+def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None,
+            builder: Builder | None = None) -> Fold | None:
     """`load`, or None where it would fold plainly. `overlay` is given the store's fold
-    before it is returned (aidp.worktree_store: other worktrees' lines on top)."""
+    before it is returned (aidp.worktree_store: other worktrees' lines on top); `builder`
+    builds a missing store in the background (_Load._build)."""
     try:
         fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -66,7 +80,7 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
         if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
             return None
         try:
-            found = _Load(log, file, st, overlay).run(whole_lines)
+            found = _Load(log, file, st, overlay, builder).run(whole_lines)
         except _Retry:
             continue
         except (sqlite3.Error, OSError, db.Unusable) as exc:
@@ -79,11 +93,22 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
     return None
 
 
+def build(log: TaskLog, held: int, why: str) -> None:
+    """The missing store of `log` built by the process that has the turn `held` (the
+    detached builder, aidp.store_build), as a read would build it. Never writes the log."""
+    fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
+    load = _Load(log, LogFile(fd), os.fstat(fd))
+    load.held, load.why = held, why
+    with contextlib.suppress(_Retry):
+        load.run(whole_lines=True)
+
+
 class _Load:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result,
-                 overlay: Overlay | None = None) -> None:
+                 overlay: Overlay | None = None, builder: Builder | None = None) -> None:
         self.log, self.file, self.st, self.fd = log, file, st, file.fd
-        self.overlay = overlay
+        self.overlay, self.builder = overlay, builder
+        self.held: int | None = None  # the turn to build, had already (by a builder)
         self.trusted = False  # the prefix was trusted on vouched stat data
         self.why = "missing"  # why the store is (re)built, for BUILDS_ENV
 
@@ -100,7 +125,8 @@ class _Load:
         try:
             self.lease = lease(path)
         except FileNotFoundError:
-            self._create(path, end)  # raises _Retry
+            self._build(path, end)  # returns: fold plainly
+            return None
         dbfd, kept = self.lease.fd, False
         try:
             if not flock_within(dbfd, fcntl.LOCK_SH, db.BUSY_SECONDS):
@@ -114,7 +140,8 @@ class _Load:
                 if not is_at(path, dbfd):
                     raise _Retry  # rebuilt meanwhile: check that one
                 db.remove(path)
-                self._create(path, end)
+                self._build(path, end)
+                return None
             conn, meta = checked
             try:
                 if meta["offset"] != end:
@@ -161,8 +188,8 @@ class _Load:
                 self.trusted = True
                 return conn, meta
             elif self._prefix_holds(meta):
-                if self._log_key() != NO_KEY:
-                    write_stamp(self.log.dir, meta["nonce"], self._log_key(), stamp[2])
+                if (key := self._log_key()) != NO_KEY:
+                    write_stamp(self.log.dir, meta["nonce"], key, stamp[2])
                 return conn, meta
             else:
                 self.why = "another file"
@@ -200,7 +227,7 @@ class _Load:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        self._vouch(nonce, dbfd)
+        vouch(self.log.dir, nonce, dbfd, self._log_key())
 
     def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
               empty: bool = False) -> bytes:
@@ -247,7 +274,7 @@ class _Load:
                     raise _Retry from None
                 finally:
                     os.unlink(temp)  # before the stamp: it changes the file's ctime
-                self._vouch(nonce, fd)
+                vouch(self.log.dir, nonce, fd, self._log_key())
             finally:
                 os.close(fd)
         finally:  # (a full disk leaves no half-built file behind)
@@ -255,23 +282,30 @@ class _Load:
                 os.unlink(temp)
         raise _Retry
 
-    def _log_key(self) -> tuple[int, int, int, int, int]:
-        """The log's stat data to vouch for: as this load read it, if unchanged since
-        and older than RACY_NS (or vouched already); else NO_KEY."""
-        try:
-            now = os.fstat(self.fd)
-        except OSError:
-            return NO_KEY
-        recent = time.time_ns() - max(now.st_mtime_ns, now.st_ctime_ns) < RACY_NS
-        same = stat_key(now) == stat_key(self.st)
-        return stat_key(now) if same and (self.trusted or not recent) else NO_KEY
+    def _log_key(self) -> StatKey:
+        return vouched_key(self.fd, self.st, trusted=self.trusted, racy_ns=RACY_NS)
 
-    def _vouch(self, nonce: bytes, dbfd: int) -> None:
-        """Stamp the state `nonce` just committed (the caller holds the flock): the
-        database marked (aidp.stamp.mark), so equal stat data means this very file;
-        unmarked, no stamp, and the next read rebuilds."""
-        if (after := mark(dbfd)) is not None:
-            write_stamp(self.log.dir, nonce, self._log_key(), stat_key(after))
+    def _build(self, path: Path, end: int) -> None:
+        """The missing store built here (_Retry: check it like any other), or not (None:
+        fold plainly), one build at a time (whoever has the turn, TURN): with a builder,
+        a log of BACKGROUND_MIN up to PLAIN_MAX bytes is left to a detached one, or to the
+        build under way; else the read waits for a build under way, at most size /
+        BUILD_RATE seconds (a build it is given the turn for: at once)."""
+        size = self.st.st_size
+        background = self.builder is not None and BACKGROUND_MIN <= size < PLAIN_MAX
+        held = self.held if self.held is not None else turn(
+            path.parent, TURN, 0 if background else max(1.0, size / BUILD_RATE))
+        if held is None:
+            return
+        try:
+            if os.path.lexists(path):
+                raise _Retry  # built while this read waited for its turn
+            if self.builder is None or not background:
+                self._create(path, end)
+            self.builder(self.log, held, self.why)  # it inherits the turn
+        finally:
+            if held != self.held:
+                os.close(held)  # the turn ends, unless a builder inherited it
 
     def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
               ) -> Fold | None:
