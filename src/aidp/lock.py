@@ -69,6 +69,13 @@ def flock_within(fd: int, how: int, seconds: float, *, step: float = 0.002) -> b
             time.sleep(step)
 
 
+def trade(fd: int, how: int, seconds: float) -> bool:
+    """The flock held on `fd` traded for `how` within `seconds` (let go first: flock
+    has no atomic upgrade), or none at all."""
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return flock_within(fd, how, seconds)
+
+
 def turn(folder: Path, name: str, seconds: float) -> int | None:
     """A descriptor of the lock file `folder/name` holding its exclusive flock: one
     process at a time at a long task (the store's build), had within `seconds` (0: only

@@ -44,10 +44,11 @@ def main(argv: list[str]) -> int:
         pass  # (not allowed here: build at the caller's priority)
     try:
         from aidp.log import TaskLog
-        from aidp.store.loader import build
+        from aidp.store.loader import attempt
 
-        root, held, why = Path(argv[0]), int(argv[1]), argv[2]
-        build(TaskLog(root, create_root=False), held, why)
+        # a read, as the one that started it would have made with the turn: it builds
+        attempt(TaskLog(Path(argv[0]), create_root=False), whole_lines=True,
+                held=(int(argv[1]), argv[2]))
     except Exception:  # nobody to tell: the next read that finds no store tries again
         return 1
     return 0

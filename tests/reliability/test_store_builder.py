@@ -137,7 +137,7 @@ def test_a_reader_of_a_large_log_waits_for_the_build_under_way(
     reader.start()
     assert waiting.wait(30)
     if built:
-        loader.build(log, held, "the other build")
+        loader.attempt(log, held=(held, "the other build"))
     os.close(held)
     reader.join(60)
     assert isinstance(found[0], store.StoreFold) and len(found[0].tasks) == 200

@@ -13,13 +13,11 @@ import stat
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import orjson
-
 from aidp import files
 from aidp.files import is_at
 from aidp.fold import DAMAGED, no_gc, read_line
-from aidp.line import LogFile, blocks
-from aidp.lock import flock_within, lease, turn
+from aidp.line import LogFile, crc_of
+from aidp.lock import flock_within, lease, trade, turn
 from aidp.stamp import NO_KEY, cache_folder, read_stamp, stat_key, vouch, vouched_key, write_stamp
 from aidp.store import db
 from aidp.store.view import StoreFold
@@ -35,10 +33,8 @@ MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
 RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick change
 STRICT = False  # tests: a bug in the store fails them, never falls back silently
 BUILDS_ENV = "AIDP_STORE_BUILDS"  # tests: a file each build adds a line to (its reason)
-# A missing store of a log of BACKGROUND_MIN up to PLAIN_MAX bytes is left to a detached
-# builder, if the caller gives one, while the read folds plainly (docs/architecture.md,
-# "When the store is built"): below, building costs less than starting it; above, a
-# plain fold would hold too much (about 4x the log when every line wins: 150 MB at 32 MiB).
+# Missing stores of logs of these sizes are left to the caller's builder, the read folding
+# plainly (docs/architecture.md, "When the store is built", for why these sizes).
 BACKGROUND_MIN, PLAIN_MAX = 1 << 20, 32 << 20
 BUILD_RATE = 2_000_000  # bytes/s, a fifth of a build's here: the longest wait for one
 TURN = "build.lock"  # in the cache folder: its flock is the turn of the one build at a time
@@ -48,13 +44,11 @@ class _Retry(Exception):
     """The store or the log changed under this read (moved on elsewhere, built here)."""
 
 
-# (the log, the turn: a descriptor the builder inherits, why it builds): starts a detached
-# builder of the log's store (aidp.store_build.start)
+# (the log, the turn it inherits, why it builds): starts a detached builder (store_build)
 Builder = Callable[["TaskLog", int, str], None]
 
 
-def load(log: TaskLog, *, whole_lines: bool = False, builder: Builder | None = None
-         ) -> Fold:
+def load(log: TaskLog, *, whole_lines: bool = False, builder: Builder | None = None) -> Fold:
     """The folded state of `log`, the same as `log.full_fold(whole_lines=…)`.
     `whole_lines`: leave out a last line without its newline (a write in progress)."""
     found = attempt(log, whole_lines=whole_lines, builder=builder)
@@ -66,10 +60,11 @@ Overlay = Callable[[sqlite3.Connection, dict[str, Any], StoreFold, int], bool]
 
 
 def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None,
-            builder: Builder | None = None) -> Fold | None:
+            builder: Builder | None = None, held: tuple[int, str] | None = None
+            ) -> Fold | None:
     """`load`, or None where it would fold plainly. `overlay` is given the store's fold
-    before it is returned (aidp.worktree_store: other worktrees' lines on top); `builder`
-    builds a missing store in the background (_Load._build)."""
+    before it is returned (aidp.worktree_store: other worktrees' lines on top); `builder`,
+    and `held` (the turn a detached builder has, why it builds): see _Load._build."""
     try:
         fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -80,7 +75,7 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
         if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
             return None
         try:
-            found = _Load(log, file, st, overlay, builder).run(whole_lines)
+            found = _Load(log, file, st, overlay, builder, held).run(whole_lines)
         except _Retry:
             continue
         except (sqlite3.Error, OSError, db.Unusable) as exc:
@@ -93,24 +88,15 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
     return None
 
 
-def build(log: TaskLog, held: int, why: str) -> None:
-    """The missing store of `log` built by the process that has the turn `held` (the
-    detached builder, aidp.store_build), as a read would build it. Never writes the log."""
-    fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
-    load = _Load(log, LogFile(fd), os.fstat(fd))
-    load.held, load.why = held, why
-    with contextlib.suppress(_Retry):
-        load.run(whole_lines=True)
-
-
 class _Load:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result,
-                 overlay: Overlay | None = None, builder: Builder | None = None) -> None:
+                 overlay: Overlay | None = None, builder: Builder | None = None,
+                 held: tuple[int, str] | None = None) -> None:
         self.log, self.file, self.st, self.fd = log, file, st, file.fd
         self.overlay, self.builder = overlay, builder
-        self.held: int | None = None  # the turn to build, had already (by a builder)
+        self.held: int | None = held[0] if held else None  # the turn, had already
+        self.why = held[1] if held else "missing"  # why it is (re)built, for BUILDS_ENV
         self.trusted = False  # the prefix was trusted on vouched stat data
-        self.why = "missing"  # why the store is (re)built, for BUILDS_ENV
 
     def run(self, whole_lines: bool) -> Fold | None:
         """The fold, or None: answer with a plain fold instead."""
@@ -125,8 +111,7 @@ class _Load:
         try:
             self.lease = lease(path)
         except FileNotFoundError:
-            self._build(path, end)  # returns: fold plainly
-            return None
+            return self._build(path, end)
         dbfd, kept = self.lease.fd, False
         try:
             if not flock_within(dbfd, fcntl.LOCK_SH, db.BUSY_SECONDS):
@@ -135,18 +120,17 @@ class _Load:
             if checked is None:  # removed only by a holder of its flock alone (SQLite's
                 # journal is named after the path: never unlink a file in use, nor the
                 # journal of whatever is at the path by then)
-                if not self._exclusive(dbfd):
+                if not trade(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS):
                     return None
                 if not is_at(path, dbfd):
                     raise _Retry  # rebuilt meanwhile: check that one
                 db.remove(path)
-                self._build(path, end)
-                return None
+                return self._build(path, end)
             conn, meta = checked
             try:
                 if meta["offset"] != end:
                     conn.execute("ROLLBACK")  # (the read transaction _checked began)
-                    if not self._exclusive(dbfd):
+                    if not trade(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS):
                         conn.close()
                         return None
                     self._refresh(conn, dbfd, meta, end)
@@ -163,11 +147,6 @@ class _Load:
                 fcntl.flock(dbfd, fcntl.LOCK_UN)
             else:
                 self.lease.end()  # (ended already if a fold made here was dropped)
-
-    def _exclusive(self, dbfd: int) -> bool:
-        """The shared flock traded for the exclusive one within db.BUSY_SECONDS."""
-        fcntl.flock(dbfd, fcntl.LOCK_UN)
-        return flock_within(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS)
 
     def _checked(self, path: Path, dbfd: int
                  ) -> tuple[sqlite3.Connection, dict[str, Any]] | None:
@@ -203,16 +182,12 @@ class _Load:
 
     def _prefix_holds(self, meta: dict[str, Any]) -> bool:
         """Whether the log starts with the bytes the store covers (read in full)."""
-        import zlib
-
-        offset, crc = meta["offset"], 0
+        offset = meta["offset"]
         if offset > self.st.st_size and os.fstat(self.fd).st_size >= offset:
             raise _Retry  # refreshed past this look at the log: look again
         if not 0 < offset <= self.st.st_size or os.pread(self.fd, 1, offset - 1) != b"\n":
             return False
-        for _at, data in blocks(self.fd, 0, offset):
-            crc = zlib.crc32(data, crc)
-        return bool(crc == meta["crc"])
+        return bool(crc_of(self.fd, offset) == meta["crc"])
 
     def _refresh(self, conn: sqlite3.Connection, dbfd: int, meta: dict[str, Any],
                  end: int) -> None:
@@ -231,21 +206,13 @@ class _Load:
 
     def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
               empty: bool = False) -> bytes:
-        from aidp.store.fill import Filler  # not while the store is up to date
+        from aidp.store import fill  # not while the store is up to date
 
-        pending = meta.get("pending")
-        filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty,
-                        fielded=bool(meta.get("fielded")),
-                        pending={(t, u): r for t, u, r in orjson.loads(pending)}
-                        if pending else None)
+        filler = fill.resumed(conn, meta, empty=empty)
         with no_gc():
             crc = filler.feed(self.fd, meta["offset"], end, meta["crc"])
         nonce = os.urandom(8)
-        db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
-                             "damaged": filler.damaged, "nonce": nonce,
-                             "fielded": int(filler.fielded),
-                             "pending": orjson.dumps([[t, u, r] for (t, u), r
-                                                      in filler.pending.items()]).decode()})
+        db.write_meta(conn, {**fill.state(filler, end, crc), "nonce": nonce})
         return nonce
 
     def _create(self, path: Path, end: int) -> NoReturn:
@@ -285,24 +252,23 @@ class _Load:
     def _log_key(self) -> StatKey:
         return vouched_key(self.fd, self.st, trusted=self.trusted, racy_ns=RACY_NS)
 
-    def _build(self, path: Path, end: int) -> None:
-        """The missing store built here (_Retry: check it like any other), or not (None:
-        fold plainly), one build at a time (whoever has the turn, TURN): with a builder,
-        a log of BACKGROUND_MIN up to PLAIN_MAX bytes is left to a detached one, or to the
-        build under way; else the read waits for a build under way, at most size /
-        BUILD_RATE seconds (a build it is given the turn for: at once)."""
+    def _build(self, path: Path, end: int) -> Fold | None:
+        """The missing store built here (_Retry: check it), or not (None: fold plainly),
+        by whoever has the turn (TURN): a detached builder, or a build under way, for logs
+        in the background range; else this read, after waiting for one under way."""
         size = self.st.st_size
         background = self.builder is not None and BACKGROUND_MIN <= size < PLAIN_MAX
         held = self.held if self.held is not None else turn(
             path.parent, TURN, 0 if background else max(1.0, size / BUILD_RATE))
         if held is None:
-            return
+            return None
         try:
             if os.path.lexists(path):
                 raise _Retry  # built while this read waited for its turn
             if self.builder is None or not background:
                 self._create(path, end)
             self.builder(self.log, held, self.why)  # it inherits the turn
+            return None
         finally:
             if held != self.held:
                 os.close(held)  # the turn ends, unless a builder inherited it
