@@ -204,3 +204,23 @@ def _builder_of(pid: int, project: Path) -> bool:
     except OSError:
         return False
     return b"aidp.store_build" in argv and str(project).encode() in argv
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo"])
+def test_a_link_or_fifo_at_the_turn_is_never_used(log: TaskLog, project: Path,
+                                                  tmp_path: Path, kind: str) -> None:
+    """A repository can commit a link at .aidp/cache/build.lock (a fifo can be made in
+    the clone): the turn's file is never opened through it nor waited on; it is removed
+    (the folder is aidp's) and the store is built with a lock file of its own."""
+    filled(log, 200)
+    (project / CACHE).mkdir()
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"the user's file\n")
+    planted = project / CACHE / loader.TURN
+    if kind == "link":
+        planted.symlink_to(victim)
+    else:
+        os.mkfifo(planted)
+    equal_to_plain(log)  # built (no hang on a fifo), then read
+    assert victim.read_bytes() == b"the user's file\n"
+    assert planted.is_file() and not planted.is_symlink()
