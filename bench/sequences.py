@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -67,8 +68,11 @@ def main() -> None:
 
 
 # Outside any git repository: inside one with several worktrees (this one), a read folds
-# every worktree's tasklist (issue 25's live queue), which is not what is timed here.
-WORK = Path(tempfile.gettempdir()) / "aidp-bench-sequences"
+# every worktree's tasklist (issue 25's live queue), which is not what is timed here. One
+# folder per checkout: two worktrees' benchmarks at once must not share (and delete) one
+# another's copies (a 1M run here once measured another's plain fold: 635 MB).
+CHECKOUT = zlib.crc32(str(HERE).encode()) & 0xFFFF
+WORK = Path(tempfile.gettempdir()) / f"aidp-bench-sequences-{CHECKOUT}"
 
 
 def environment() -> dict[str, str]:
