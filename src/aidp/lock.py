@@ -3,8 +3,9 @@
 A writer takes an exclusive `flock` on `.aidp/tasklist.jsonl.lock` and writes its pid
 into it. Another writer waits at most `--lock-timeout` seconds (`AIDP_LOCK_TIMEOUT`,
 default 30) and then fails naming that pid; readers never take the lock. Also the
-short, bounded flocks of the read cache (`flock_within`) and the descriptors SQLite's
-`fcntl` locks need kept open (`Lease`).
+short, bounded flocks of the read cache (`flock_within`), the turn of one process at a
+time at a long task (`turn`: the store's build), and the descriptors SQLite's `fcntl`
+locks need kept open (`Lease`).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from aidp.errors import StorageError
-from aidp.files import NOFOLLOW, open_file, storage_error
+from aidp.files import NOFOLLOW, open_file, remove_irregular, storage_error
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -53,9 +54,10 @@ def parse_lock_timeout(value: str | None, *, what: str = "--lock-timeout") -> fl
     return seconds
 
 
-def flock_within(fd: int, how: int, seconds: float) -> bool:
-    """Take the flock `how` within `seconds` (polling: for locks held for moments, as
-    the store's and its stamp's are), or not at all."""
+def flock_within(fd: int, how: int, seconds: float, *, step: float = 0.002) -> bool:
+    """Take the flock `how` within `seconds`, trying every `step` seconds (polling, in
+    any thread: for locks held for moments, as the store's and its stamp's are), or not
+    at all."""
     deadline = time.monotonic() + seconds
     while True:
         try:
@@ -64,7 +66,31 @@ def flock_within(fd: int, how: int, seconds: float) -> bool:
         except BlockingIOError:
             if time.monotonic() > deadline:
                 return False
-            time.sleep(0.002)
+            time.sleep(step)
+
+
+def trade(fd: int, how: int, seconds: float) -> bool:
+    """The flock held on `fd` traded for `how` within `seconds` (let go first: flock
+    has no atomic upgrade), or none at all."""
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return flock_within(fd, how, seconds)
+
+
+def turn(folder: Path, name: str, seconds: float) -> int | None:
+    """A descriptor of the lock file `folder/name` holding its exclusive flock: one
+    process at a time at a long task (the store's build), had within `seconds` (0: only
+    if free now; tried every 50 ms: such a turn lasts seconds). None: held elsewhere all
+    that time, or no lock file can be had there. Closing every descriptor of it (the
+    holder's, and a child's that inherited it) ends the turn; so does the holder's death."""
+    try:  # a link or a fifo put in its place is removed; the lock file itself never is
+        remove_irregular([folder / name])
+        fd = open_file(folder, name, os.O_RDWR | os.O_CREAT)
+    except (OSError, StorageError):
+        return None
+    if flock_within(fd, fcntl.LOCK_EX, seconds, step=0.05):
+        return fd
+    os.close(fd)
+    return None
 
 
 def writer_active(lock_path: Path) -> bool:

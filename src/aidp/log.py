@@ -25,7 +25,7 @@ from aidp import attributes, files, lock, worktrees
 from aidp.errors import StorageError
 from aidp.files import storage_error
 from aidp.fold import Fold, FoldKey
-from aidp.line import parse_line, well_typed_task
+from aidp.line import parse_line, read_span, well_typed_task
 from aidp.lock import (
     DEFAULT_LOCK_TIMEOUT,
     LOCK_NOTICE_SECONDS,
@@ -259,12 +259,19 @@ class TaskLog:
         return fold
 
     def full_fold(self, *, whole_lines: bool = False) -> Fold:
-        from aidp.fields import fold_bytes
+        """The plain fold of the file, read a block at a time (fields.fold_file)."""
+        from aidp.fields import fold_file
 
-        data = self.read_bytes()
-        if whole_lines:
-            data = data[: data.rfind(b"\n") + 1]
-        return fold_bytes(data)
+        self.require_regular()
+        try:
+            with open(self.path, "rb", buffering=0) as handle:
+                fd, size = handle.fileno(), os.fstat(handle.fileno()).st_size
+                end = files.last_newline_end(fd, size)  # the file now, or a prefix of it
+                return fold_file(fd, end, b"" if whole_lines else read_span(fd, end, size))
+        except FileNotFoundError:
+            return Fold()
+        except OSError as exc:
+            raise storage_error("read", self.path, exc) from exc
 
     def scan(self) -> Iterator[tuple[int, bytes, Record | None]]:
         """Every line: (line number, raw bytes, record or None)."""

@@ -125,6 +125,29 @@ def write_stamp(folder: Path, nonce: bytes, key: StatKey, db_key: StatKey, *,
         os.close(fd)  # (the flock with it)
 
 
+def vouched_key(fd: int, seen: os.stat_result, *, trusted: bool, racy_ns: int) -> StatKey:
+    """The stat data of the log open at `fd` to vouch for after a reader verified the
+    prefix it `seen` it with: that, if unchanged since and older than `racy_ns` (younger
+    stat data may hide a same-tick change), or vouched for already (`trusted`); else
+    NO_KEY."""
+    try:
+        now = os.fstat(fd)
+    except OSError:
+        return NO_KEY
+    recent = time.time_ns() - max(now.st_mtime_ns, now.st_ctime_ns) < racy_ns
+    same = stat_key(now) == stat_key(seen)
+    return stat_key(now) if same and (trusted or not recent) else NO_KEY
+
+
+def vouch(log_dir: Path, nonce: bytes, dbfd: int, key: StatKey) -> None:
+    """Stamp the store state `nonce` just committed (the caller holds the database's
+    flock) with the log's stat data `key` (vouched_key): the database marked (`mark`),
+    so equal stat data means this very file; unmarked, no stamp, and the next read
+    rebuilds."""
+    if (after := mark(dbfd)) is not None:
+        write_stamp(log_dir, nonce, key, stat_key(after))
+
+
 def mark(fd: int) -> os.stat_result | None:
     """The file's stat data after its modification time is set to a fine-grained value
     of our own, or None where it does not keep it. Any later change by another program

@@ -26,7 +26,7 @@ from aidp.log import use_reader
 from aidp.stamp import cache_folder
 from aidp.store import load
 from aidp.store.fill import MEMORY, SPAN_MASK, Filler
-from aidp.store.loader import RACY_NS, attempt
+from aidp.store.loader import RACY_NS, Builder, attempt
 
 if TYPE_CHECKING:
     import sqlite3
@@ -218,8 +218,9 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
 
 
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
-                whole_lines: bool = False) -> Fold | None:
-    """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly."""
+                whole_lines: bool = False, builder: Builder | None = None) -> Fold | None:
+    """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly.
+    `builder`: as loader.load's."""
     cache = cache_folder(log.dir, create=False)
     try:
         plan = make_plan(tasklists, log.path, cache, whole_lines=whole_lines)
@@ -267,7 +268,7 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
 
     if plan is None:
         return None
-    found = attempt(log, whole_lines=whole_lines, overlay=apply)
+    found = attempt(log, whole_lines=whole_lines, overlay=apply, builder=builder)
     if wrong and cache is not None:  # the next read compares the files in full
         with contextlib.suppress(OSError, StorageError):
             write_file(cache, MEMO_NAME, b"{}")

@@ -183,6 +183,9 @@ def _register(only: str | None = None, sub: str | None = None) -> None:
 _VALUED_GLOBALS = ("--dir", "--session", "--lock-timeout")
 
 
+_LONG_RUNNING = ("mcp", "run")  # commands that read many times: see aidp.fold.FREEZE
+
+
 def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:
     """The group (or command) the arguments name after the global options, and the
     word right after it (a group's subcommand); None when everything is needed (no
@@ -396,9 +399,13 @@ def _broken_pipe() -> int:
 
 
 def main() -> None:
+    """The `aidp` program: run(), then the process ends (unlike run() in a test)."""
     out, _err = guard_streams()
+    from aidp import fold
     from aidp.cli import common
     from aidp.log import TaskLog
+
+    fold.FREEZE = _named_command(sys.argv[1:])[0] not in _LONG_RUNNING  # (see there)
 
     before = TaskLog.changes
     code = run()

@@ -18,20 +18,28 @@ from aidp.paths import find_root
 
 class _Store:
     """TaskLog.read through aidp.store, imported only by a command that reads (`tasks
-    add` appends without reading and never loads it, nor sqlite3)."""
+    add` appends without reading and never loads it, nor sqlite3). A command answers
+    at once: a missing store is built in the background where that is cheaper
+    (aidp.store_build)."""
 
     @staticmethod
     def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
         from aidp.store import load
 
-        return load(log, whole_lines=whole_lines)
+        return load(log, whole_lines=whole_lines, builder=_start_builder)
 
     @staticmethod
     def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                     whole_lines: bool = False) -> Fold | None:
         from aidp.worktree_store import load_shared
 
-        return load_shared(log, tasklists, whole_lines=whole_lines)
+        return load_shared(log, tasklists, whole_lines=whole_lines, builder=_start_builder)
+
+
+def _start_builder(log: TaskLog, held: int, why: str) -> None:
+    from aidp.store_build import start  # only when a store is to be built
+
+    start(log, held, why)
 
 
 use_reader(_Store())

@@ -246,3 +246,18 @@ class Filler:
         conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
                          [(w[1],) for w in winners if w[6]])
 
+
+def resumed(conn: sqlite3.Connection, meta: dict[str, Any], *, empty: bool) -> Filler:
+    """A Filler that goes on from the state a fill left in the meta row (`state`)."""
+    pending = meta.get("pending")
+    return Filler(conn, meta["lines"], meta["damaged"], empty=empty,
+                  fielded=bool(meta.get("fielded")),
+                  pending={(t, u): r for t, u, r in orjson.loads(pending)} if pending else None)
+
+
+def state(filler: Filler, end: int, crc: int) -> dict[str, Any]:
+    """What a later fill needs to go on after this one (the meta row's keys): the prefix
+    covered up to `end` and its `crc`, the counts, the task_fields records waiting."""
+    return {"offset": end, "crc": crc, "lines": filler.lines, "damaged": filler.damaged,
+            "fielded": int(filler.fielded),
+            "pending": orjson.dumps([[t, u, r] for (t, u), r in filler.pending.items()]).decode()}

@@ -10,18 +10,15 @@ import fcntl
 import os
 import sqlite3
 import stat
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
-
-import orjson
 
 from aidp import files
 from aidp.files import is_at
 from aidp.fold import DAMAGED, no_gc, read_line
-from aidp.line import LogFile, blocks
-from aidp.lock import flock_within, lease
-from aidp.stamp import NO_KEY, cache_folder, mark, read_stamp, stat_key, write_stamp
+from aidp.line import LogFile, crc_of
+from aidp.lock import flock_within, lease, trade, turn
+from aidp.stamp import NO_KEY, cache_folder, read_stamp, stat_key, vouch, vouched_key, write_stamp
 from aidp.store import db
 from aidp.store.view import StoreFold
 
@@ -30,21 +27,31 @@ if TYPE_CHECKING:
 
     from aidp.fold import Fold
     from aidp.log import TaskLog
+    from aidp.stamp import StatKey
 
 MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
 RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick change
 STRICT = False  # tests: a bug in the store fails them, never falls back silently
 BUILDS_ENV = "AIDP_STORE_BUILDS"  # tests: a file each build adds a line to (its reason)
+# Missing stores of logs of these sizes are left to the caller's builder, the read folding
+# plainly (docs/architecture.md, "When the store is built", for why these sizes).
+BACKGROUND_MIN, PLAIN_MAX = 1 << 20, 32 << 20
+BUILD_RATE = 2_000_000  # bytes/s, a fifth of a build's here: the longest wait for one
+TURN = "build.lock"  # in the cache folder: its flock is the turn of the one build at a time
 
 
 class _Retry(Exception):
     """The store or the log changed under this read (moved on elsewhere, built here)."""
 
 
-def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
+# (the log, the turn it inherits, why it builds): starts a detached builder (store_build)
+Builder = Callable[["TaskLog", int, str], None]
+
+
+def load(log: TaskLog, *, whole_lines: bool = False, builder: Builder | None = None) -> Fold:
     """The folded state of `log`, the same as `log.full_fold(whole_lines=…)`.
     `whole_lines`: leave out a last line without its newline (a write in progress)."""
-    found = attempt(log, whole_lines=whole_lines)
+    found = attempt(log, whole_lines=whole_lines, builder=builder)
     return log.full_fold(whole_lines=whole_lines) if found is None else found
 
 
@@ -52,10 +59,12 @@ def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
 Overlay = Callable[[sqlite3.Connection, dict[str, Any], StoreFold, int], bool]
 
 
-def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None
+def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None = None,
+            builder: Builder | None = None, held: tuple[int, str] | None = None
             ) -> Fold | None:
     """`load`, or None where it would fold plainly. `overlay` is given the store's fold
-    before it is returned (aidp.worktree_store: other worktrees' lines on top)."""
+    before it is returned (aidp.worktree_store: other worktrees' lines on top); `builder`,
+    and `held` (the turn a detached builder has, why it builds): see _Load._build."""
     try:
         fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
@@ -66,7 +75,7 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
         if st.st_size < max(MIN_BYTES, 1) or not stat.S_ISREG(st.st_mode):
             return None
         try:
-            found = _Load(log, file, st, overlay).run(whole_lines)
+            found = _Load(log, file, st, overlay, builder, held).run(whole_lines)
         except _Retry:
             continue
         except (sqlite3.Error, OSError, db.Unusable) as exc:
@@ -81,11 +90,13 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
 
 class _Load:
     def __init__(self, log: TaskLog, file: LogFile, st: os.stat_result,
-                 overlay: Overlay | None = None) -> None:
+                 overlay: Overlay | None = None, builder: Builder | None = None,
+                 held: tuple[int, str] | None = None) -> None:
         self.log, self.file, self.st, self.fd = log, file, st, file.fd
-        self.overlay = overlay
+        self.overlay, self.builder = overlay, builder
+        self.held: int | None = held[0] if held else None  # the turn, had already
+        self.why = held[1] if held else "missing"  # why it is (re)built, for BUILDS_ENV
         self.trusted = False  # the prefix was trusted on vouched stat data
-        self.why = "missing"  # why the store is (re)built, for BUILDS_ENV
 
     def run(self, whole_lines: bool) -> Fold | None:
         """The fold, or None: answer with a plain fold instead."""
@@ -100,7 +111,7 @@ class _Load:
         try:
             self.lease = lease(path)
         except FileNotFoundError:
-            self._create(path, end)  # raises _Retry
+            return self._build(path, end)
         dbfd, kept = self.lease.fd, False
         try:
             if not flock_within(dbfd, fcntl.LOCK_SH, db.BUSY_SECONDS):
@@ -109,17 +120,17 @@ class _Load:
             if checked is None:  # removed only by a holder of its flock alone (SQLite's
                 # journal is named after the path: never unlink a file in use, nor the
                 # journal of whatever is at the path by then)
-                if not self._exclusive(dbfd):
+                if not trade(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS):
                     return None
                 if not is_at(path, dbfd):
                     raise _Retry  # rebuilt meanwhile: check that one
                 db.remove(path)
-                self._create(path, end)
+                return self._build(path, end)
             conn, meta = checked
             try:
                 if meta["offset"] != end:
                     conn.execute("ROLLBACK")  # (the read transaction _checked began)
-                    if not self._exclusive(dbfd):
+                    if not trade(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS):
                         conn.close()
                         return None
                     self._refresh(conn, dbfd, meta, end)
@@ -136,11 +147,6 @@ class _Load:
                 fcntl.flock(dbfd, fcntl.LOCK_UN)
             else:
                 self.lease.end()  # (ended already if a fold made here was dropped)
-
-    def _exclusive(self, dbfd: int) -> bool:
-        """The shared flock traded for the exclusive one within db.BUSY_SECONDS."""
-        fcntl.flock(dbfd, fcntl.LOCK_UN)
-        return flock_within(dbfd, fcntl.LOCK_EX, db.BUSY_SECONDS)
 
     def _checked(self, path: Path, dbfd: int
                  ) -> tuple[sqlite3.Connection, dict[str, Any]] | None:
@@ -161,8 +167,8 @@ class _Load:
                 self.trusted = True
                 return conn, meta
             elif self._prefix_holds(meta):
-                if self._log_key() != NO_KEY:
-                    write_stamp(self.log.dir, meta["nonce"], self._log_key(), stamp[2])
+                if (key := self._log_key()) != NO_KEY:
+                    write_stamp(self.log.dir, meta["nonce"], key, stamp[2])
                 return conn, meta
             else:
                 self.why = "another file"
@@ -176,16 +182,12 @@ class _Load:
 
     def _prefix_holds(self, meta: dict[str, Any]) -> bool:
         """Whether the log starts with the bytes the store covers (read in full)."""
-        import zlib
-
-        offset, crc = meta["offset"], 0
+        offset = meta["offset"]
         if offset > self.st.st_size and os.fstat(self.fd).st_size >= offset:
             raise _Retry  # refreshed past this look at the log: look again
         if not 0 < offset <= self.st.st_size or os.pread(self.fd, 1, offset - 1) != b"\n":
             return False
-        for _at, data in blocks(self.fd, 0, offset):
-            crc = zlib.crc32(data, crc)
-        return bool(crc == meta["crc"])
+        return bool(crc_of(self.fd, offset) == meta["crc"])
 
     def _refresh(self, conn: sqlite3.Connection, dbfd: int, meta: dict[str, Any],
                  end: int) -> None:
@@ -200,25 +202,17 @@ class _Load:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
-        self._vouch(nonce, dbfd)
+        vouch(self.log.dir, nonce, dbfd, self._log_key())
 
     def _fill(self, conn: sqlite3.Connection, meta: dict[str, Any], end: int, *,
               empty: bool = False) -> bytes:
-        from aidp.store.fill import Filler  # not while the store is up to date
+        from aidp.store import fill  # not while the store is up to date
 
-        pending = meta.get("pending")
-        filler = Filler(conn, meta["lines"], meta["damaged"], empty=empty,
-                        fielded=bool(meta.get("fielded")),
-                        pending={(t, u): r for t, u, r in orjson.loads(pending)}
-                        if pending else None)
+        filler = fill.resumed(conn, meta, empty=empty)
         with no_gc():
             crc = filler.feed(self.fd, meta["offset"], end, meta["crc"])
         nonce = os.urandom(8)
-        db.write_meta(conn, {"offset": end, "crc": crc, "lines": filler.lines,
-                             "damaged": filler.damaged, "nonce": nonce,
-                             "fielded": int(filler.fielded),
-                             "pending": orjson.dumps([[t, u, r] for (t, u), r
-                                                      in filler.pending.items()]).decode()})
+        db.write_meta(conn, {**fill.state(filler, end, crc), "nonce": nonce})
         return nonce
 
     def _create(self, path: Path, end: int) -> NoReturn:
@@ -247,7 +241,7 @@ class _Load:
                     raise _Retry from None
                 finally:
                     os.unlink(temp)  # before the stamp: it changes the file's ctime
-                self._vouch(nonce, fd)
+                vouch(self.log.dir, nonce, fd, self._log_key())
             finally:
                 os.close(fd)
         finally:  # (a full disk leaves no half-built file behind)
@@ -255,23 +249,29 @@ class _Load:
                 os.unlink(temp)
         raise _Retry
 
-    def _log_key(self) -> tuple[int, int, int, int, int]:
-        """The log's stat data to vouch for: as this load read it, if unchanged since
-        and older than RACY_NS (or vouched already); else NO_KEY."""
-        try:
-            now = os.fstat(self.fd)
-        except OSError:
-            return NO_KEY
-        recent = time.time_ns() - max(now.st_mtime_ns, now.st_ctime_ns) < RACY_NS
-        same = stat_key(now) == stat_key(self.st)
-        return stat_key(now) if same and (self.trusted or not recent) else NO_KEY
+    def _log_key(self) -> StatKey:
+        return vouched_key(self.fd, self.st, trusted=self.trusted, racy_ns=RACY_NS)
 
-    def _vouch(self, nonce: bytes, dbfd: int) -> None:
-        """Stamp the state `nonce` just committed (the caller holds the flock): the
-        database marked (aidp.stamp.mark), so equal stat data means this very file;
-        unmarked, no stamp, and the next read rebuilds."""
-        if (after := mark(dbfd)) is not None:
-            write_stamp(self.log.dir, nonce, self._log_key(), stat_key(after))
+    def _build(self, path: Path, end: int) -> Fold | None:
+        """The missing store built here (_Retry: check it), or not (None: fold plainly),
+        by whoever has the turn (TURN): a detached builder, or a build under way, for logs
+        in the background range; else this read, after waiting for one under way."""
+        size = self.st.st_size
+        background = self.builder is not None and BACKGROUND_MIN <= size < PLAIN_MAX
+        held = self.held if self.held is not None else turn(
+            path.parent, TURN, 0 if background else max(1.0, size / BUILD_RATE))
+        if held is None:
+            return None
+        try:
+            if os.path.lexists(path):
+                raise _Retry  # built while this read waited for its turn
+            if self.builder is None or not background:
+                self._create(path, end)
+            self.builder(self.log, held, self.why)  # it inherits the turn
+            return None
+        finally:
+            if held != self.held:
+                os.close(held)  # the turn ends, unless a builder inherited it
 
     def _fold(self, conn: sqlite3.Connection, meta: dict[str, Any], torn: bytes
               ) -> Fold | None:
