@@ -181,13 +181,16 @@ def test_the_builder_keeps_none_of_the_callers_pipes(project: Path, builds: Path
     os.mkfifo(builds)  # the builder blocks opening it, before it makes anything
     env = child_env(project, **{loader.BUILDS_ENV: str(builds)})
     argv = [sys.executable, "-m", "aidp", "tasks", "list", "--status", "pending", "--json"]
-    ran = subprocess.run(argv, env=env, capture_output=True, timeout=60)
-    assert ran.returncode == 0 and len(orjson.loads(ran.stdout)) == 2000
-    assert building(project)  # (blocked on the fifo: still running)
-    pids = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _builder_of(
-        int(pid), project)]
+    try:
+        ran = subprocess.run(argv, env=env, capture_output=True, timeout=60)
+        assert ran.returncode == 0 and len(orjson.loads(ran.stdout)) == 2000
+        assert building(project)  # (blocked on the fifo: still running)
+    finally:  # never left blocked on the fifo, whatever failed
+        pids = [int(pid) for pid in os.listdir("/proc") if pid.isdigit() and _builder_of(
+            int(pid), project)]
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)  # the builder this test started, by its pid
     assert len(pids) == 1
-    os.kill(pids[0], signal.SIGKILL)  # the builder this test started, by its pid
     wait_for_builder(project)  # the kernel gave its turn back
     assert not (project / CACHE / store.NAME).exists()
     os.unlink(builds)
