@@ -20,7 +20,8 @@ NAME = "store.db"
 # Bumped when the schema or a column's meaning changes (older files are rebuilt); 10:
 # typed records' type and removed, the ready rank index; 11: open tasks' records; 12:
 # those records as `tasks list --json` prints them, in the task_created index.
-FORMAT = 12
+# 13: task.partial (was a table), a replaced task row's tags removed by a trigger.
+FORMAT = 13
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -31,15 +32,15 @@ SCHEMA = """
 CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
-  status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  finished INTEGER NOT NULL, session TEXT, body BLOB);
+  partial INTEGER NOT NULL, status TEXT, priority TEXT, created INTEGER NOT NULL,
+  updated INTEGER NOT NULL, finished INTEGER NOT NULL, session TEXT, body BLOB);
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
   task TEXT, blocked_by TEXT, parent TEXT, kind TEXT, removed INTEGER NOT NULL);
-CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
+CREATE TRIGGER task_tags AFTER DELETE ON task BEGIN DELETE FROM tag WHERE seq = OLD.seq; END;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date). Each
 # covers what its questions read: the tasks of a status in the fold's order (prime), in
@@ -122,7 +123,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=BUSY_SECONDS,
                            isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA trusted_schema=OFF")
-    conn.execute("PRAGMA recursive_triggers=ON")  # a REPLACE's delete keeps the tallies
+    conn.execute("PRAGMA recursive_triggers=ON")  # a REPLACE fires the delete triggers
     conn.execute("PRAGMA synchronous=OFF")
     return conn
 

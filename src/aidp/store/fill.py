@@ -30,7 +30,7 @@ SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 MEMORY = 1 << 39  # lines fed by Filler.add are "at" MEMORY + where they are in its `text`
 
-_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -43,11 +43,11 @@ def _text(value: object) -> str | None:
     return value if type(value) is str else None
 
 
-def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record
-             ) -> tuple[Any, ...]:
+def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record,
+             partial: int) -> tuple[Any, ...]:
     finished = finished_at(record)
     status = _text(record.get("status"))
-    return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size,
+    return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size, partial,
             status, _text(record.get("priority")),
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
             key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
@@ -170,14 +170,12 @@ class Filler:
         return found
 
     def _lookup(self, is_task: bool, rid: str) -> int | None:
-        """The stored winner's entry() (None: the id is new)."""
-        if is_task:
-            sql = ("SELECT ts, line, seq, EXISTS(SELECT 1 FROM partial WHERE id = ?1) + 2 * "
-                   "EXISTS(SELECT 1 FROM merged WHERE id = ?1), max(off, 0), len FROM task "
-                   "WHERE id = ?1")
-        else:
-            sql = "SELECT ts, line, seq, 0, off, len FROM typed WHERE id = ?1"
-        row = self.conn.execute(sql, (rid,)).fetchone()
+        """The stored winner's entry() (None: the id is new); a task row at offset -1 is
+        a merge (its record is in `merged`)."""
+        found = ("partial + 2 * (off < 0), max(off, 0), len FROM task" if is_task
+                 else "0, off, len FROM typed")
+        row = self.conn.execute(f"SELECT ts, line, seq, {found} WHERE id = ?",
+                                (rid,)).fetchone()
         return None if row is None else entry((row[0], row[1]), *row[2:])
 
     def write(self) -> None:
@@ -190,16 +188,12 @@ class Filler:
                                      and value & SPAN_MASK]))  # no span: a merge
         lines = self._lines_at(offsets)
         for _batch in range(0, len(offsets), FLUSH_ROWS):
-            self._rows(list(islice(lines, FLUSH_ROWS)))
+            self._rows([(off, raw, reread(raw)) for off, raw in islice(lines, FLUSH_ROWS)])
         if self.merged:
             found = merge_all(self.merged, (data for _at, data in blocks(self.fd, 0, self.end)))
-            winners = []
-            for rid, record in found.items():
-                key, field = fold.unpacked((self.task_keys[rid] or 0) >> SPAN)
-                winners.append((field >> 2, rid, key, -1, 0, record, field & PARTIAL))
-            self._tasks(winners)
+            self._rows([(-1, b"", record) for record in found.values()])
             self.conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
-                                  [(w[1], orjson.dumps(w[5]).decode()) for w in winners])
+                                  [(rid, orjson.dumps(r).decode()) for rid, r in found.items()])
 
     def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
         """(offset, line) at each of `offsets` (ascending): the log's, then memory's."""
@@ -208,15 +202,16 @@ class Filler:
         for off in offsets[cut:]:
             yield off, self.text[off - MEMORY:self.text.index(b"\n", off - MEMORY)]
 
-    def _rows(self, batch: list[tuple[int, bytes]]) -> None:
+    def _rows(self, winners: list[tuple[int, bytes, Record | None]]) -> None:
+        """The rows of winners (offset, line, record; a merged task's at offset -1, with
+        no line). A replaced task row's tags go with it (a trigger, db.SCHEMA)."""
         tasks, typed = [], []
-        for off, raw in batch:
-            record = reread(raw)  # admitted by the first pass: not checked again
-            if record is None:
+        for off, raw, record in winners:
+            if record is None:  # (reread: admitted by the first pass, not checked again)
                 raise changed()
             is_task, rid = "type" not in record, str(record.get("id"))
             value = (self.task_keys if is_task else self.typed_keys).get(rid)
-            if value is None or value & SPAN_MASK != off << 40 | len(raw):
+            if value is None or (off >= 0 and value & SPAN_MASK != off << 40 | len(raw)):
                 raise changed()  # not the line the first pass read there
             key, field = fold.unpacked(value >> SPAN)
             if is_task:
@@ -226,25 +221,14 @@ class Filler:
                               _text(record.get("task")), _text(record.get("blocked_by")),
                               _text(record.get("parent")), _text(record.get("type")),
                               record.get("removed") is True))
-        self._tasks(tasks)
+        tasks.sort(key=itemgetter(0))
+        rows = [task_row(*winner) for winner in tasks]
+        self.conn.executemany(_TASK_SQL, rows)
+        self.conn.executemany("INSERT INTO tag VALUES (?, ?, ?, ?)",
+                              [(row[0], tag, row[8], row[9])
+                               for row, winner in zip(rows, tasks, strict=True)
+                               for tag in fold.task_tags(winner[5])])
         self.conn.executemany(_TYPED_SQL, sorted(typed, key=itemgetter(0)))
-
-    def _tasks(self, winners: list[tuple[Any, ...]]) -> None:
-        """Rows for winners (seq, id, key, off, len, record, partial), in seq order."""
-        winners.sort(key=itemgetter(0))
-        rows = [task_row(*winner[:6]) for winner in winners]
-        conn = self.conn
-        conn.executemany(_TASK_SQL, rows)
-        if not self.empty:  # a replaced row's tags and partial mark go
-            conn.executemany("DELETE FROM tag WHERE seq = ?", [row[:1] for row in rows])
-            conn.executemany("DELETE FROM partial WHERE id = ?",
-                             [(w[1],) for w in winners if not w[6]])
-        conn.executemany("INSERT INTO tag VALUES (?, ?, ?, ?)",
-                         [(row[0], tag, row[7], row[8])
-                          for row, winner in zip(rows, winners, strict=True)
-                          for tag in fold.task_tags(winner[5])])
-        conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
-                         [(w[1],) for w in winners if w[6]])
 
 
 def resumed(conn: sqlite3.Connection, meta: dict[str, Any], *, empty: bool) -> Filler:
