@@ -118,9 +118,7 @@ class Filler:
               size: int) -> None:
         if not is_task and record["type"] == fold.FIELDS:
             self.fielded = True
-            waiting = fold.companion_key(record)
-            if waiting is not None:
-                self.pending[waiting] = record
+            fold.hold(self.pending, record)
             return
         keys = self.task_keys if is_task else self.typed_keys
         if rid in keys:
