@@ -58,7 +58,7 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
 
 class Filler:
     """Folds lines into the tables of an open write transaction. `empty`: the tables
-    hold nothing yet (a cold build): no id needs looking up, no row replacing."""
+    hold nothing yet (a cold build): no id needs looking up."""
 
     def __init__(self, conn: sqlite3.Connection, lines: int, damaged: int, *,
                  empty: bool, fielded: bool = False,
@@ -137,35 +137,28 @@ class Filler:
         """A task record, once the log holds task_fields records: fold.settle decides
         (a task merged already stays merged: fold.CONFLICT)."""
         spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
-        seq = line
+        seq, verdict = line, fold.WINS
         if known is not None:
             old, field = fold.unpacked(known >> SPAN)
             seq, flags = field >> 2, field & 3
             if flags & MERGED:
                 verdict = fold.CONFLICT
-            elif spec is None and not flags & PARTIAL:
+            elif spec is None and not flags & PARTIAL:  # (settle's answer, no record read)
                 verdict = fold.WINS if fold.beats(key, old) else fold.LOSES
-            else:
-                verdict = fold.settle(self._winner(rid, known), old, bool(flags & PARTIAL),
-                                 record, key, spec)
+            else:  # the winner's record: a recent one's, else read back from its line
+                current = (self.recent.get(rid) or self.older.get(rid)
+                           or fold.read_line(self.line(known & SPAN_MASK))[2])
+                if current is None:
+                    raise changed()
+                verdict = fold.settle(current, old, bool(flags & PARTIAL), record, key, spec)
             if verdict == fold.CONFLICT:  # its record: folded from all its lines
                 self.merged.add(rid)
                 self.task_keys[rid] = entry(max(key, old), seq, flags | MERGED, 0, 0)
-                return
-            if verdict == fold.LOSES:
-                return
-        self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
-        if len(self.recent) >= 4 * FLUSH_ROWS:
-            self.older, self.recent = self.recent, {}
-        self.recent[rid] = record
-
-    def _winner(self, rid: str, known: int) -> Record:
-        """The task's winning record so far (read back from its line if not recent)."""
-        found = (self.recent.get(rid) or self.older.get(rid)
-                 or fold.read_line(self.line(known & SPAN_MASK))[2])
-        if found is None:
-            raise changed()
-        return found
+        if verdict == fold.WINS:
+            self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
+            if len(self.recent) >= 4 * FLUSH_ROWS:
+                self.older, self.recent = self.recent, {}
+            self.recent[rid] = record
 
     def _lookup(self, is_task: bool, rid: str) -> int | None:
         """The stored winner's entry() (None: the id is new); a task row at offset -1 is
