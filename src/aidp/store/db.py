@@ -34,10 +34,10 @@ CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NUL
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
   task TEXT, blocked_by TEXT, parent TEXT, kind TEXT, removed INTEGER NOT NULL);
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
-CREATE TRIGGER task_tags AFTER DELETE ON task BEGIN DELETE FROM tag WHERE seq = OLD.seq; END;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date); what
-# each covers: docs/architecture.md, "The read path".
+# each covers: docs/architecture.md, "The read path". With them the trigger that takes
+# a replaced task row's tags with it (a cold build replaces none: it has no trigger).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
@@ -54,6 +54,7 @@ CREATE UNIQUE INDEX typed_id ON typed(id);
 CREATE INDEX typed_task ON typed(task);
 CREATE INDEX typed_links ON typed(blocked_by, task);
 CREATE INDEX typed_parent ON typed(parent, task);
+CREATE TRIGGER task_tags AFTER DELETE ON task BEGIN DELETE FROM tag WHERE seq = OLD.seq; END;
 """
 # The tallies (`stats`): counted once after the cold build, then kept by triggers. The
 # fill replaces rows (INSERT OR REPLACE: a delete, then an insert), whose delete fires
