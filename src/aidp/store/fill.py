@@ -195,7 +195,7 @@ class Filler:
 
     def _rows(self, winners: list[tuple[int, bytes, Record | None]]) -> None:
         """The rows of winners (offset, line, record; a merged task's at offset -1, with
-        no line). A replaced task row's tags go with it (a trigger, db.SCHEMA)."""
+        no line). A replaced task row's tags go with it (a trigger, db.INDEXES)."""
         tasks, typed = [], []
         for off, raw, record in winners:
             if record is None:  # (reread: admitted by the first pass, not checked again)
