@@ -354,17 +354,6 @@ def read_file(base: Path, relative: str | Path) -> bytes | None:
         return parent.read(rel.name)
 
 
-def checked_path(base: Path, relative: str | Path, *, create_dirs: bool = False) -> Path:
-    """`base/relative` after checking that no component below `base` is a link and the
-    file is a regular file or absent (folders made when `create_dirs`): for a library
-    that opens files by name itself (sqlite3). A link swapped in after the check is
-    not caught: use Folder.open wherever a descriptor will do."""
-    rel = Path(relative)
-    with folder(base, rel.parent, create=create_dirs) as parent:
-        parent.require_regular(rel.name)
-        return parent.path / rel.name
-
-
 # --- cache files: derived state, kept only when it is safe ---------------------------
 
 

@@ -203,9 +203,7 @@ class Fold(Plain, Questions):
         elif kind == TYPED:
             if record["type"] == FIELDS:
                 self.fielded = True
-                waiting = companion_key(record)
-                if waiting is not None:
-                    self.pending[waiting] = record
+                hold(self.pending, record)
                 return
             records, keys = self.typed, self.typed_keys
         else:
@@ -286,6 +284,14 @@ def companion_key(record: Record) -> tuple[str, str] | None:
     if type(task) is not str or type(stamp) is not str:
         return None
     return task, stamp
+
+
+def hold(pending: dict[tuple[str, Any], Record], record: Record) -> None:
+    """Keep a task_fields record in `pending` until the task record it goes with comes
+    (by its companion_key; the plain fold and the store's fill alike)."""
+    waiting = companion_key(record)
+    if waiting is not None:
+        pending[waiting] = record
 
 
 def groups_of(spec: Record | None) -> tuple[str, ...]:

@@ -10,42 +10,34 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 from aidp import files
-from aidp.files import NOFOLLOW
 from aidp.stamp import STAMP_NAME
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 NAME = "store.db"
-# Bumped when the schema or a column's meaning changes (older files are rebuilt); 10:
-# typed records' type and removed, the ready rank index; 11: open tasks' records; 12:
-# those records as `tasks list --json` prints them, in the task_created index.
-FORMAT = 12
+# Bumped when the schema or a column's meaning changes (older files are rebuilt).
+FORMAT = 13
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
-# The tables and their columns: docs/architecture.md, "The store's tables". Text columns
-# are NULL where the record's value is not a string; stamps are µs (UNKNOWN_TS when
-# unreadable).
+# The tables and their columns: docs/architecture.md, "The store's tables".
 SCHEMA = """
 CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
-  status TEXT, priority TEXT, created INTEGER NOT NULL, updated INTEGER NOT NULL,
-  finished INTEGER NOT NULL, session TEXT, body BLOB);
+  partial INTEGER NOT NULL, status TEXT, priority TEXT, created INTEGER NOT NULL,
+  updated INTEGER NOT NULL, finished INTEGER NOT NULL, session TEXT, body BLOB);
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
   task TEXT, blocked_by TEXT, parent TEXT, kind TEXT, removed INTEGER NOT NULL);
-CREATE TABLE partial(id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
-# Created after a cold build's rows are in (faster than keeping them up to date). Each
-# covers what its questions read: the tasks of a status in the fold's order (prime), in
-# the list's order with the open tasks' bodies (list), counts and ages per status (stats:
-# task_age, a narrow copy of task_created's range), the weeks' series, short ids, tags
-# per status, the pending tasks best first (ready: walked in rank order to the limit).
+# Created after a cold build's rows are in (faster than keeping them up to date); what
+# each covers: docs/architecture.md, "The read path". With them the trigger that takes
+# a replaced task row's tags with it (a cold build replaces none: it has no trigger).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
@@ -62,13 +54,12 @@ CREATE UNIQUE INDEX typed_id ON typed(id);
 CREATE INDEX typed_task ON typed(task);
 CREATE INDEX typed_links ON typed(blocked_by, task);
 CREATE INDEX typed_parent ON typed(parent, task);
+CREATE TRIGGER task_tags AFTER DELETE ON task BEGIN DELETE FROM tag WHERE seq = OLD.seq; END;
 """
-# The tallies: how many tasks have each (status, priority), and how many tasks of each
-# status carry each tag, kept by triggers in every transaction after the cold build
-# (which counts them once, below), so `stats` reads a few rows instead of scanning
-# every task. The fill replaces a row (INSERT OR REPLACE: a delete, then an insert):
-# the delete's trigger fires only with recursive_triggers on, which connect() sets.
-# A count down to 0 stays as a row; the questions leave such rows out.
+# The tallies (`stats`): counted once after the cold build, then kept by triggers. The
+# fill replaces rows (INSERT OR REPLACE: a delete, then an insert), whose delete fires
+# triggers only with recursive_triggers on (connect). A count down to 0 stays as a row;
+# the questions leave such rows out.
 def _tally(tally: str, table: str, key: str) -> str:
     match = f"status IS NEW.status AND {key} IS NEW.{key}"
     return f"""
@@ -122,7 +113,7 @@ def connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(f"file:{name}?mode=rw", uri=True, timeout=BUSY_SECONDS,
                            isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA trusted_schema=OFF")
-    conn.execute("PRAGMA recursive_triggers=ON")  # a REPLACE's delete keeps the tallies
+    conn.execute("PRAGMA recursive_triggers=ON")  # a REPLACE fires the delete triggers
     conn.execute("PRAGMA synchronous=OFF")
     return conn
 
@@ -161,29 +152,22 @@ def create(path: Path) -> tuple[sqlite3.Connection, int]:
     Unusable, not wrong). SQLite opens the file by its name, and would follow a link
     swapped in at the path meanwhile: no SQL runs before the file it opened is checked
     to be the one created here."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | NOFOLLOW, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | files.NOFOLLOW, 0o644)
     try:
-        conn = _opened(path, os.fstat(fd))
+        st = os.fstat(fd)
+        before = files.descriptors_of(st)
+        conn = connect(path)
+        if not files.descriptors_of(st) - before:
+            conn.close()
+            raise Unusable("SQLite opened another file than the one created")
         conn.execute("PRAGMA journal_mode=OFF")
-        conn.execute("PRAGMA synchronous=OFF")
         conn.execute("PRAGMA cache_size=-16000")
         conn.executescript(SCHEMA)
-        st = os.fstat(fd)
         write_meta(conn, {"format": 0, "dev": st.st_dev, "ino": st.st_ino})  # not yet
     except BaseException:
         os.close(fd)
         raise
     return conn, fd
-
-
-def _opened(path: Path, st: os.stat_result) -> sqlite3.Connection:
-    """connect(path), if the descriptor SQLite opened is of the file `st` is of."""
-    before = files.descriptors_of(st)
-    conn = connect(path)
-    if files.descriptors_of(st) - before:
-        return conn
-    conn.close()
-    raise Unusable("SQLite opened another file than the one created")
 
 
 def finish_create(conn: sqlite3.Connection) -> None:

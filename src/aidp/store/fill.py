@@ -30,7 +30,7 @@ SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 MEMORY = 1 << 39  # lines fed by Filler.add are "at" MEMORY + where they are in its `text`
 
-_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
@@ -43,11 +43,11 @@ def _text(value: object) -> str | None:
     return value if type(value) is str else None
 
 
-def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record
-             ) -> tuple[Any, ...]:
+def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record,
+             partial: int) -> tuple[Any, ...]:
     finished = finished_at(record)
     status = _text(record.get("status"))
-    return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size,
+    return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size, partial,
             status, _text(record.get("priority")),
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
             key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
@@ -58,7 +58,7 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
 
 class Filler:
     """Folds lines into the tables of an open write transaction. `empty`: the tables
-    hold nothing yet (a cold build): no id needs looking up, no row replacing."""
+    hold nothing yet (a cold build): no id needs looking up."""
 
     def __init__(self, conn: sqlite3.Connection, lines: int, damaged: int, *,
                  empty: bool, fielded: bool = False,
@@ -118,9 +118,7 @@ class Filler:
               size: int) -> None:
         if not is_task and record["type"] == fold.FIELDS:
             self.fielded = True
-            waiting = fold.companion_key(record)
-            if waiting is not None:
-                self.pending[waiting] = record
+            fold.hold(self.pending, record)
             return
         keys = self.task_keys if is_task else self.typed_keys
         if rid in keys:
@@ -139,45 +137,36 @@ class Filler:
         """A task record, once the log holds task_fields records: fold.settle decides
         (a task merged already stays merged: fold.CONFLICT)."""
         spec = self.pending.pop((rid, record.get("updated_at")), None) if self.pending else None
-        seq = line
+        seq, verdict = line, fold.WINS
         if known is not None:
             old, field = fold.unpacked(known >> SPAN)
             seq, flags = field >> 2, field & 3
             if flags & MERGED:
                 verdict = fold.CONFLICT
-            elif spec is None and not flags & PARTIAL:
+            elif spec is None and not flags & PARTIAL:  # (settle's answer, no record read)
                 verdict = fold.WINS if fold.beats(key, old) else fold.LOSES
-            else:
-                verdict = fold.settle(self._winner(rid, known), old, bool(flags & PARTIAL),
-                                 record, key, spec)
+            else:  # the winner's record: a recent one's, else read back from its line
+                current = (self.recent.get(rid) or self.older.get(rid)
+                           or fold.read_line(self.line(known & SPAN_MASK))[2])
+                if current is None:
+                    raise changed()
+                verdict = fold.settle(current, old, bool(flags & PARTIAL), record, key, spec)
             if verdict == fold.CONFLICT:  # its record: folded from all its lines
                 self.merged.add(rid)
                 self.task_keys[rid] = entry(max(key, old), seq, flags | MERGED, 0, 0)
-                return
-            if verdict == fold.LOSES:
-                return
-        self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
-        if len(self.recent) >= 4 * FLUSH_ROWS:
-            self.older, self.recent = self.recent, {}
-        self.recent[rid] = record
-
-    def _winner(self, rid: str, known: int) -> Record:
-        """The task's winning record so far (read back from its line if not recent)."""
-        found = (self.recent.get(rid) or self.older.get(rid)
-                 or fold.read_line(self.line(known & SPAN_MASK))[2])
-        if found is None:
-            raise changed()
-        return found
+        if verdict == fold.WINS:
+            self.task_keys[rid] = entry(key, seq, 0 if spec is None else PARTIAL, off, size)
+            if len(self.recent) >= 4 * FLUSH_ROWS:
+                self.older, self.recent = self.recent, {}
+            self.recent[rid] = record
 
     def _lookup(self, is_task: bool, rid: str) -> int | None:
-        """The stored winner's entry() (None: the id is new)."""
-        if is_task:
-            sql = ("SELECT ts, line, seq, EXISTS(SELECT 1 FROM partial WHERE id = ?1) + 2 * "
-                   "EXISTS(SELECT 1 FROM merged WHERE id = ?1), max(off, 0), len FROM task "
-                   "WHERE id = ?1")
-        else:
-            sql = "SELECT ts, line, seq, 0, off, len FROM typed WHERE id = ?1"
-        row = self.conn.execute(sql, (rid,)).fetchone()
+        """The stored winner's entry() (None: the id is new); a task row at offset -1 is
+        a merge (its record is in `merged`)."""
+        found = ("partial + 2 * (off < 0), max(off, 0), len FROM task" if is_task
+                 else "0, off, len FROM typed")
+        row = self.conn.execute(f"SELECT ts, line, seq, {found} WHERE id = ?",
+                                (rid,)).fetchone()
         return None if row is None else entry((row[0], row[1]), *row[2:])
 
     def write(self) -> None:
@@ -190,16 +179,12 @@ class Filler:
                                      and value & SPAN_MASK]))  # no span: a merge
         lines = self._lines_at(offsets)
         for _batch in range(0, len(offsets), FLUSH_ROWS):
-            self._rows(list(islice(lines, FLUSH_ROWS)))
+            self._rows([(off, raw, reread(raw)) for off, raw in islice(lines, FLUSH_ROWS)])
         if self.merged:
             found = merge_all(self.merged, (data for _at, data in blocks(self.fd, 0, self.end)))
-            winners = []
-            for rid, record in found.items():
-                key, field = fold.unpacked((self.task_keys[rid] or 0) >> SPAN)
-                winners.append((field >> 2, rid, key, -1, 0, record, field & PARTIAL))
-            self._tasks(winners)
+            self._rows([(-1, b"", record) for record in found.values()])
             self.conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
-                                  [(w[1], orjson.dumps(w[5]).decode()) for w in winners])
+                                  [(rid, orjson.dumps(r).decode()) for rid, r in found.items()])
 
     def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
         """(offset, line) at each of `offsets` (ascending): the log's, then memory's."""
@@ -208,15 +193,16 @@ class Filler:
         for off in offsets[cut:]:
             yield off, self.text[off - MEMORY:self.text.index(b"\n", off - MEMORY)]
 
-    def _rows(self, batch: list[tuple[int, bytes]]) -> None:
+    def _rows(self, winners: list[tuple[int, bytes, Record | None]]) -> None:
+        """The rows of winners (offset, line, record; a merged task's at offset -1, with
+        no line). A replaced task row's tags go with it (a trigger, db.INDEXES)."""
         tasks, typed = [], []
-        for off, raw in batch:
-            record = reread(raw)  # admitted by the first pass: not checked again
-            if record is None:
+        for off, raw, record in winners:
+            if record is None:  # (reread: admitted by the first pass, not checked again)
                 raise changed()
             is_task, rid = "type" not in record, str(record.get("id"))
             value = (self.task_keys if is_task else self.typed_keys).get(rid)
-            if value is None or value & SPAN_MASK != off << 40 | len(raw):
+            if value is None or (off >= 0 and value & SPAN_MASK != off << 40 | len(raw)):
                 raise changed()  # not the line the first pass read there
             key, field = fold.unpacked(value >> SPAN)
             if is_task:
@@ -226,25 +212,14 @@ class Filler:
                               _text(record.get("task")), _text(record.get("blocked_by")),
                               _text(record.get("parent")), _text(record.get("type")),
                               record.get("removed") is True))
-        self._tasks(tasks)
+        tasks.sort(key=itemgetter(0))
+        rows = [task_row(*winner) for winner in tasks]
+        self.conn.executemany(_TASK_SQL, rows)
+        self.conn.executemany("INSERT INTO tag VALUES (?, ?, ?, ?)",
+                              [(row[0], tag, row[8], row[9])
+                               for row, winner in zip(rows, tasks, strict=True)
+                               for tag in fold.task_tags(winner[5])])
         self.conn.executemany(_TYPED_SQL, sorted(typed, key=itemgetter(0)))
-
-    def _tasks(self, winners: list[tuple[Any, ...]]) -> None:
-        """Rows for winners (seq, id, key, off, len, record, partial), in seq order."""
-        winners.sort(key=itemgetter(0))
-        rows = [task_row(*winner[:6]) for winner in winners]
-        conn = self.conn
-        conn.executemany(_TASK_SQL, rows)
-        if not self.empty:  # a replaced row's tags and partial mark go
-            conn.executemany("DELETE FROM tag WHERE seq = ?", [row[:1] for row in rows])
-            conn.executemany("DELETE FROM partial WHERE id = ?",
-                             [(w[1],) for w in winners if not w[6]])
-        conn.executemany("INSERT INTO tag VALUES (?, ?, ?, ?)",
-                         [(row[0], tag, row[7], row[8])
-                          for row, winner in zip(rows, winners, strict=True)
-                          for tag in fold.task_tags(winner[5])])
-        conn.executemany("INSERT OR IGNORE INTO partial VALUES (?)",
-                         [(w[1],) for w in winners if w[6]])
 
 
 def resumed(conn: sqlite3.Connection, meta: dict[str, Any], *, empty: bool) -> Filler:
