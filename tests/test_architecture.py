@@ -71,7 +71,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "aidp.git",
         ),
     ),
-    ("store", ("aidp.store", "aidp.worktree_store")),
+    ("store", ("aidp.store", "aidp.questions.sql", "aidp.worktree_store")),
     ("file", ("aidp.maintenance", "aidp.log")),
     (
         "repository",

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from aidp import insights, store
 from aidp.log import TaskLog
 from aidp.model import format_ts, parse_ts
-from aidp.store.view import StoreTasks
+from aidp.questions.sql import StoreTasks
 
 NOW = parse_ts("2026-11-25T12:00:00Z")  # a Wednesday
 DAY = insights.DAY

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from aidp.fold import Fold
     from aidp.log import TaskLog
-    from aidp.store.view import StoreFold
+    from aidp.questions.sql import StoreFold
 
 MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
 

@@ -4,10 +4,12 @@
 a fold, instead of looping over `fold.tasks` or probing it for attributes. Its methods
 here are the reference answers: a loop over `self.tasks`, in the fold's order (the line
 each id first came on). `aidp.fold.Fold` (the plain fold: small logs, several worktrees,
-any doubt about the cache) inherits them as they are; `aidp.store.view.StoreFold` (the
-SQLite store) overrides every one with a query that reads an index and decodes only the
-tasks it returns. tests/test_index.py holds both equal on random logs, after appends,
-rewrites, damage, repair and compact. Pure: no I/O, nothing printed.
+any doubt about the cache) inherits them as they are; `aidp.questions.sql.StoreFold`
+(the fold `aidp.store` loads) overrides every one with a query on the store's tables
+that reads an index and decodes only the tasks it returns. The two live side by side:
+a question changes in both, and tests/test_index.py holds them equal on random logs,
+after appends, rewrites, damage, repair and compact. This module is pure: no I/O,
+nothing printed.
 """
 
 from __future__ import annotations

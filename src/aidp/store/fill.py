@@ -52,7 +52,7 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
             key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
             UNKNOWN_TS if finished is None else finished, _text(record.get("session")),
-            # an open task's record as `tasks list --json` prints it (view.py: listed)
+            # an open task's record as `tasks list --json` prints it (aidp.questions.sql: listed)
             bytes(model.json_elements([record])) if status in OPEN_STATUSES else None)
 
 

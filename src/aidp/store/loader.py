@@ -18,9 +18,9 @@ from aidp.files import is_at
 from aidp.fold import DAMAGED, no_gc, read_line
 from aidp.line import LogFile, crc_of
 from aidp.lock import flock_within, lease, trade, turn
+from aidp.questions.sql import StoreFold
 from aidp.stamp import NO_KEY, cache_folder, read_stamp, stat_key, vouch, vouched_key, write_stamp
 from aidp.store import db
-from aidp.store.view import StoreFold
 
 if TYPE_CHECKING:
     from pathlib import Path
