@@ -747,3 +747,32 @@ def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
 
     check()
     assert answered[0] > counter[0] // 4, (answered, counter)  # the store, not a fallback
+
+
+def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The overlay folds the other worktrees' lines in a write transaction it never
+    commits; a command ends with it rolled back, even when the fold lives to the end (a
+    one-shot command freezes it: aidp.fold.FREEZE). Left open at exit, its hot journal
+    would be rolled back into the database by the next reader, changing the file's stat
+    data: the store taken for changed by another program and rebuilt by every read."""
+    main = tmp_path / "repo"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    git(main, "config", "commit.gpgsign", "false")
+    run(main, "init")
+    with open(main / TASKLIST, "ab") as handle:  # above the store's MIN_BYTES
+        handle.write(b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(400)))
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "backlog")
+    other = tmp_path / "w0"
+    git(main, "worktree", "add", "-q", "-b", "w0", str(other))
+    run(other, "tasks", "add", "filed in the other worktree")
+    builds = tmp_path / "builds"
+    monkeypatch.setenv("AIDP_STORE_BUILDS", str(builds))
+    journal = main / ".aidp" / "cache" / "store.db-journal"
+    for _read in range(3):
+        shown = json.loads(run(main, "tasks", "list", "--json"))
+        assert "filed in the other worktree" in [t["description"] for t in shown]
+        assert not journal.exists()
+    assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]

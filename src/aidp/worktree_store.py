@@ -26,7 +26,7 @@ from aidp.log import use_reader
 from aidp.stamp import cache_folder
 from aidp.store import load
 from aidp.store.fill import MEMORY, SPAN_MASK, Filler
-from aidp.store.loader import RACY_NS, Builder, attempt
+from aidp.store.loader import PLAIN_MAX, RACY_NS, Builder, attempt
 
 if TYPE_CHECKING:
     import sqlite3
@@ -77,6 +77,13 @@ def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
         os.close(fd)
         return None
     return fd, st, last_newline_end(fd, st.st_size)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
 
 
 def _stat_key(st: os.stat_result, now: int) -> list[int]:
@@ -238,6 +245,10 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
         common, shift = meta["lines"] - plan.own_lines, len(plan.before)
         if plan.both and (meta.get("fielded") or not plan.fed_alike(conn, common)):
             return False  # a task changed in both, merged by order, or new in both
+        # Never committed: its pages must never reach the file, even in part (a page cache
+        # spilled mid-transaction is rolled back, but the file's stat data has changed: the
+        # next read takes the store for changed by another program and rebuilds it).
+        conn.execute("PRAGMA cache_spill=OFF")
         conn.execute("BEGIN")
         for table in ("task", "typed", "tag") if shift else ():  # this file's lines move
             conn.execute(f"UPDATE {table} SET seq = -seq - ? WHERE seq > ?", (shift, common))
@@ -268,6 +279,8 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
 
     if plan is None:
         return None
+    if builder is not None and sum(_size(path) for path, _ in tasklists) >= PLAIN_MAX:
+        builder = None  # while it builds, reads fold every tasklist plainly: too much held
     found = attempt(log, whole_lines=whole_lines, overlay=apply, builder=builder)
     if wrong and cache is not None:  # the next read compares the files in full
         with contextlib.suppress(OSError, StorageError):

@@ -6,7 +6,9 @@ that says so, never another record)."""
 
 from __future__ import annotations
 
+import atexit
 import sqlite3
+import weakref
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
@@ -24,21 +26,38 @@ from aidp.questions import KINDS, Query
 class Handle:
     """The fold's connection, closed when the last of its mappings is gone (a
     connection sits in a reference cycle of its own: left to the collector, it would
-    hold its read transaction, and every writer would wait for it); then `release`
-    (the loader's aidp.lock.Lease: no descriptor of the file is closed before the
-    connection, which would drop its locks)."""
+    hold its read transaction, and every writer would wait for it), or at the latest
+    when the process exits (a fold kept to the end, or frozen by aidp.fold.FREEZE: the
+    worktrees overlay's write transaction left open at exit would leave a hot journal,
+    which the next reader rolls back into the file, changing its stat data: the store
+    would be taken for changed and rebuilt); then `release` (the loader's
+    aidp.lock.Lease: no descriptor of the file is closed before the connection, which
+    would drop its locks)."""
 
     def __init__(self, conn: sqlite3.Connection,
                  release: Callable[[], None] | None = None) -> None:
         self.conn, self.release = conn, release
+        _LIVE.add(self)
 
-    def __del__(self) -> None:
+    def close(self) -> None:
         try:
             self.conn.close()
         except sqlite3.Error:
             return  # still open: its descriptor stays too
-        if self.release is not None:
-            self.release()
+        release, self.release = self.release, None
+        if release is not None:
+            release()  # once
+
+    __del__ = close
+
+
+_LIVE: weakref.WeakSet[Handle] = weakref.WeakSet()  # every Handle not yet collected
+
+
+@atexit.register
+def _close_all() -> None:
+    for handle in list(_LIVE):
+        handle.close()
 
 
 class StoreTasks(Mapping[str, Record]):
