@@ -25,7 +25,7 @@ from aidp.fold import read_line
 from aidp.log import use_reader
 from aidp.stamp import cache_folder
 from aidp.store import load
-from aidp.store.fill import MEMORY, SPAN_MASK, Filler
+from aidp.store.fill import MEMORY, SPAN_MASK, resumed
 from aidp.store.loader import PLAIN_MAX, RACY_NS, Builder, attempt
 
 if TYPE_CHECKING:
@@ -256,9 +256,7 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
             if table != "tag":
                 conn.executemany(f"UPDATE {table} SET line = line + ? WHERE id = ? AND line "
                                  "> ?", [(shift, rid, common) for rid in plan.own_ids])
-        pending = orjson.loads(meta.get("pending") or "[]")
-        fill = Filler(conn, common, 0, empty=False, fielded=bool(meta.get("fielded")),
-                      pending={(t, u): r for t, u, r in pending})
+        fill = resumed(conn, {**meta, "lines": common, "damaged": 0}, empty=False)
         fill.fd, fill.end = fd, plan.end  # the store's winners are read from this log
         fill.add(plan.before)
         if plan.both and fill.fielded:
