@@ -1,0 +1,1 @@
+"""`aidp run --backlog --parallel N`: agents at once, each in a worktree of its own."""

@@ -1,0 +1,1 @@
+"""The use cases every surface calls."""

@@ -1,0 +1,1 @@
+"""The backlog: tasks, ids, history, insights, and the work queue (queue/)."""

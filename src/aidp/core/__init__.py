@@ -1,0 +1,1 @@
+"""Values and errors: records, statuses, stamps, what may reach a terminal, exit codes. Pure."""
