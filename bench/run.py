@@ -70,7 +70,7 @@ def generate(events: int, path: Path) -> dict[str, int]:
     every run of a size gets the same log."""
     import orjson
 
-    from aidp.model import format_ts, new_task, transition
+    from aidp.core.model import format_ts, new_task, transition
 
     rng = random.Random(events)
     now = 1_735_689_600_000_000  # 2025-01-01T00:00:00Z, in µs
@@ -384,8 +384,8 @@ def after_appends(aidp: list[str], env: dict[str, str], work: Path,
 
 
 def append_tasks(work: Path, count: int) -> None:
-    from aidp.log import TaskLog
-    from aidp.model import new_task
+    from aidp.core.model import new_task
+    from aidp.tasklist.log import TaskLog
 
     TaskLog(work).append([new_task(f"Appended task {n} for the after-appends read",
                                    tags=["bench"]) for n in range(count)])
@@ -422,11 +422,11 @@ def queue_records(log: Path, pending: list[str]) -> None:
 
 def setup_todo(work: Path) -> None:
     """A 50-item list in the default session of `work`, written item by item."""
-    # aidp.worktree_store: reads through the store, as the CLI does (else each of
+    # aidp.store.overlay: reads through the store, as the CLI does (else each of
     # the 50 writes folds the whole log: minutes at 1M events).
-    import aidp.worktree_store  # noqa: F401
+    import aidp.store.overlay  # noqa: F401
     from aidp import todos
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
     log = TaskLog(work)
     session = todos.resolve_session(None, work, log.read)
@@ -510,7 +510,7 @@ def taskwarrior(events: int, runs: int) -> dict | None:
 
 def tw_export(events: int, target: Path) -> None:
     """The folded tasks of a generated log, in Taskwarrior's import format."""
-    from aidp.log import fold_bytes
+    from aidp.tasklist.log import fold_bytes
 
     fold = fold_bytes((DATA / f"{events}" / "tasklist.jsonl").read_bytes())
     exported = []
@@ -531,7 +531,7 @@ def tw_export(events: int, target: Path) -> None:
 
 
 def tw_time(stamp: str) -> str:
-    from aidp.model import parse_ts
+    from aidp.core.model import parse_ts
 
     micros = parse_ts(stamp) or 0
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(micros // 1_000_000))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from aidp.log import TaskLog
+from aidp.tasklist.log import TaskLog
 
 # The real-agent suite (tests/agents/) drives the installed agent CLIs and takes
 # minutes: it runs with `make test-agents` (which sets AIDP_REAL_AGENTS=1), not in the

@@ -16,7 +16,7 @@ What counts as an import, for (a) and (c):
   ``aidp.git.runner`` runs all that ``aidp/git/__init__.py`` imports. A module inside
   the package is exempt (its package is set up before it runs), and so is ``aidp``'s own
   ``__init__`` (core). So a package's ``__init__`` may not sit above a module that a
-  lower layer imports: such a module lives outside the package (aidp.git_runner).
+  lower layer imports: such a module lives outside the package (aidp.tasklist.git_runner).
 - ``importlib.import_module(name)`` and ``__import__(name)`` import what ``name`` says:
   a string literal, or an f-string whose literal head is ``"aidp.<package>."`` (every
   module of that package). Any other argument is refused (``unseen_dynamic``): the
@@ -38,57 +38,21 @@ from pathlib import Path
 SRC = Path(__file__).resolve().parents[1] / "src"
 MAX_LINES = 450
 
-# Top to bottom. A module is in the layer that names it or, failing that, its nearest
-# package (aidp.git_runner sits below the rest of aidp.git); it may import its own layer
-# and the ones below, never one above.
+# Top to bottom: each layer is folders of src/aidp (a module's layer is its top folder
+# under aidp; `aidp/__init__.py` and `__main__.py` stand alone). A module may import its
+# own layer and the ones below, never one above. docs/architecture.md draws the same.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("entry", ("aidp.__main__", "aidp.cli", "aidp.store_build")),
-    (
-        "agent",
-        (
-            "aidp.agent",
-            "aidp.toolserver",
-            "aidp.prime",
-            "aidp.project",
-        ),
-    ),
-    ("views", ("aidp.render", "aidp.pager", "aidp.charts", "aidp.page", "aidp.svg")),
-    (
-        "domain",
-        (
-            "aidp.tasks",
-            "aidp.queue",
-            "aidp.ids",
-            "aidp.history",
-            "aidp.todos",
-            "aidp.insights",
-            "aidp.interchange",
-            "aidp.signals",
-            "aidp.trust",
-            "aidp.trust_scope",
-            "aidp.trust_store",
-            "aidp.toml_text",
-            "aidp.git",
-        ),
-    ),
-    ("store", ("aidp.store", "aidp.questions.sql", "aidp.worktree_store")),
-    ("file", ("aidp.maintenance", "aidp.log")),
-    (
-        "repository",
-        (
-            "aidp.worktrees",
-            "aidp.lock",
-            "aidp.attributes",
-            "aidp.stamp",
-            "aidp.files",
-            "aidp.paths",
-            "aidp.git_runner",
-            "aidp.git_person",
-        ),
-    ),
-    ("rule", ("aidp.fold", "aidp.fields", "aidp.line", "aidp.questions")),
-    ("core", ("aidp.model", "aidp.plain", "aidp.terminal", "aidp.when", "aidp.errors", "aidp")),
+    ("entry", ("__main__", "cli")),
+    ("surfaces", ("agent", "toolserver")),
+    ("use cases", ("app",)),
+    ("views", ("views",)),
+    ("domain", ("backlog", "todos", "interchange", "git", "trust")),
+    ("store", ("store",)),
+    ("tasklist", ("tasklist",)),
+    ("core", ("core", "__init__")),
 )
+# The modules that may sit loose at the top of src/aidp (everything else is in a folder).
+LOOSE = {"__init__.py", "__main__.py"}
 
 # Remove an entry when you fix it (the test fails while a fixed entry stays listed).
 # Circles: the sorted modules of each strongly connected component.
@@ -308,14 +272,12 @@ def private_imports(g: Graph) -> set[tuple[str, str, str]]:
 
 def layer_of(module: str) -> int:
     parts = module.split(".")
-    for end in range(len(parts), 0, -1):
-        name = ".".join(parts[:end])
-        if name == "aidp" != module:
-            break  # "aidp" places the package's own __init__, not every module
-        for depth, (_, names) in enumerate(LAYERS):
-            if name in names:
-                return depth
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS in tests/test_architecture.py")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for depth, (_, folders) in enumerate(LAYERS):
+        if top in folders:
+            return depth
+    raise AssertionError(f"{module} is in no layer: its folder {top!r} is not in LAYERS "
+                         "(tests/test_architecture.py) nor docs/architecture.md")
 
 
 def upward_imports(g: Graph) -> set[tuple[str, str]]:
@@ -346,6 +308,16 @@ def test_every_module_has_a_layer() -> None:
     g = graph()
     for module in g.modules:
         layer_of(module)
+
+
+def test_every_layer_is_folders() -> None:
+    """The tree shows the architecture: every folder of src/aidp is in a layer, every
+    layer's folder exists, and no module but LOOSE sits at the top."""
+    top = SRC / "aidp"
+    folders = {p.name for p in top.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    named = {f for _, names in LAYERS for f in names} - {"__init__", "__main__"}
+    assert folders == named
+    assert {p.name for p in top.glob("*.py")} == LOOSE
 
 
 def test_no_import_circle() -> None:
@@ -380,21 +352,27 @@ def test_the_checks_see_what_they_claim(tmp_path: Path) -> None:
     g = _graph_of(
         {
             "aidp/__init__.py": "",
-            "aidp/model.py": "def f():\n    from aidp import fold\n",
-            "aidp/fold.py": "from aidp.model import _hidden\nimport aidp.errors as e\nx = e._code\n",
-            "aidp/errors.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from aidp import when\n",
-            "aidp/when.py": "from . import errors\n",
+            "aidp/core/__init__.py": "",
+            "aidp/tasklist/__init__.py": "",
+            "aidp/core/model.py": "def f():\n    from aidp.tasklist import fold\n",
+            "aidp/tasklist/fold.py": "from aidp.core.model import _hidden\n"
+                                     "import aidp.core.errors as e\nx = e._code\n",
+            "aidp/core/errors.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                   "    from aidp.tasklist import fold\n",
+            "aidp/core/when.py": "from . import errors\n",
         },
         tmp_path,
     )
     # a function-local import closes a circle; a TYPE_CHECKING import does not
-    assert circles(g) == {("aidp.fold", "aidp.model")}
+    assert circles(g) == {("aidp.core.model", "aidp.tasklist.fold")}
     assert private_imports(g) == {
-        ("aidp.fold", "aidp.model", "_hidden"),
-        ("aidp.fold", "aidp.errors", "_code"),
+        ("aidp.tasklist.fold", "aidp.core.model", "_hidden"),
+        ("aidp.tasklist.fold", "aidp.core.errors", "_code"),
     }
-    # model is below fold: its lazy import of fold is upward; errors -> when is typing only
-    assert upward_imports(g) == {("aidp.model", "aidp.fold")}
+    # core is below tasklist: model's lazy import of fold (and of its package) is upward;
+    # errors -> fold is typing only
+    assert upward_imports(g) == {("aidp.core.model", "aidp.tasklist.fold"),
+                                 ("aidp.core.model", "aidp.tasklist")}
 
 
 def test_a_package_init_and_a_dynamic_import_count_as_imports(tmp_path: Path) -> None:
@@ -402,24 +380,32 @@ def test_a_package_init_and_a_dynamic_import_count_as_imports(tmp_path: Path) ->
     g = _graph_of(
         {
             "aidp/__init__.py": "",
-            # the log (file layer) asks a module of a domain package, lazily: the
+            "aidp/core/__init__.py": "",
+            "aidp/tasklist/__init__.py": "",
+            "aidp/backlog/__init__.py": "",
+            # the log (tasklist layer) asks a module of a domain package, lazily: the
             # package's __init__ runs first, and it imports what imports the log
-            "aidp/log.py": "def f():\n    from aidp.git.runner import run\n",
+            "aidp/tasklist/log.py": "def f():\n    from aidp.git.runner import run\n",
             "aidp/git/__init__.py": "from aidp.git import changes\n",
             "aidp/git/runner.py": "",
-            "aidp/git/changes.py": "from aidp.git.runner import run\nfrom aidp import log\n",
+            "aidp/git/changes.py": "from aidp.git.runner import run\nfrom aidp.tasklist import log\n",
             # a registry loading its own modules by name: no circle, and seen
-            "aidp/queue/__init__.py": "from importlib import import_module\n"
-                                      "def m(name):\n    return import_module(f'aidp.queue.{name}')\n",
-            "aidp/queue/claims.py": "from aidp.queue import m\n",
-            "aidp/when.py": "def h():\n    return __import__('aidp.queue')\n",
-            "aidp/model.py": "import importlib\ndef g(name):\n    return importlib.import_module(name)\n",
+            "aidp/backlog/queue/__init__.py": "from importlib import import_module\n"
+                                              "def m(name):\n"
+                                              "    return import_module(f'aidp.backlog.queue.{name}')\n",
+            "aidp/backlog/queue/claims.py": "from aidp.backlog.queue import m\n",
+            "aidp/core/when.py": "def h():\n    return __import__('aidp.backlog.queue')\n",
+            "aidp/core/model.py": "import importlib\ndef g(name):\n"
+                                  "    return importlib.import_module(name)\n",
         },
         tmp_path,
     )
-    assert circles(g) == {("aidp.git", "aidp.git.changes", "aidp.log")}
+    assert circles(g) == {("aidp.git", "aidp.git.changes", "aidp.tasklist.log")}
     # log -> git only through the package's __init__; when -> queue only through __import__
-    assert upward_imports(g) == {("aidp.log", "aidp.git.runner"), ("aidp.log", "aidp.git"),
-                                 ("aidp.when", "aidp.queue")}
-    assert ("aidp.queue", "aidp.queue.claims") in {(i.importer, i.target) for i in g.imports}
-    assert g.unseen_dynamic == [("aidp.model", 3)]
+    assert upward_imports(g) == {("aidp.tasklist.log", "aidp.git.runner"),
+                                 ("aidp.tasklist.log", "aidp.git"),
+                                 ("aidp.core.when", "aidp.backlog.queue"),
+                                 ("aidp.core.when", "aidp.backlog")}
+    assert ("aidp.backlog.queue", "aidp.backlog.queue.claims") in {
+        (i.importer, i.target) for i in g.imports}
+    assert g.unseen_dynamic == [("aidp.core.model", 3)]

@@ -1,4 +1,4 @@
-"""aidp.attributes: the cheap scan never misses a line git applies to the tasklist
+"""aidp.tasklist.attributes: the cheap scan never misses a line git applies to the tasklist
 (it may flag more: then git check-attr decides), and the encoding helpers."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from aidp import attributes
+from aidp.tasklist import attributes
 
 PATTERNS = [
     ("", "tasklist.jsonl"), ("", "*.jsonl"), ("", "*"), ("", ".aidp/tasklist.jsonl"),

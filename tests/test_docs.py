@@ -181,7 +181,7 @@ def test_each_example_runs(path: str, example: str, cli, project) -> None:
 def test_the_damage_section_names_every_typed_task_key() -> None:
     """docs/file-format.md "Damage" lists the keys line.well_typed_task checks: a task
     whose text key holds something else than a string or null is skipped as damage."""
-    from aidp.line import _TEXT_KEYS
+    from aidp.tasklist.line import _TEXT_KEYS
 
     text = (DOCS / "file-format.md").read_text(encoding="utf-8")
     damage = text.split("## Damage", 1)[1].split("\n## ", 1)[0]

@@ -1,4 +1,4 @@
-"""aidp.files: a missing folder is an answer (present_folder, read_file), never an error
+"""aidp.tasklist.files: a missing folder is an answer (present_folder, read_file), never an error
 to sniff; a file made once (Folder.create) leaves whatever holds its name alone."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aidp import files
-from aidp.errors import StorageError
+from aidp.core.errors import StorageError
+from aidp.tasklist import files
 
 
 def test_create_writes_a_new_file_once(tmp_path: Path) -> None:

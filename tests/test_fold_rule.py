@@ -1,4 +1,4 @@
-"""The fold rule's bulk helpers (aidp.fold): each gives what the one-line rule gives.
+"""The fold rule's bulk helpers (aidp.tasklist.fold): each gives what the one-line rule gives.
 
 The plain fold and the store's build both read lines through `read_lines` and the store
 orders winners by `packed` keys, so tests/test_index.py's equality of the two cannot
@@ -13,8 +13,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp.fold import DAMAGED, Fold, beats, key_of, packed, read_line, read_lines, unpacked
-from aidp.model import UNKNOWN_TS, format_ts
+from aidp.core.model import UNKNOWN_TS, format_ts
+from aidp.tasklist.fold import DAMAGED, Fold, beats, key_of, packed, read_line, read_lines, unpacked
 from tests.test_index import lines
 
 odd_lines = st.sampled_from([
@@ -47,7 +47,7 @@ def test_packed_keys_order_as_the_fold_keys(a: tuple, b: tuple, seq: int) -> Non
 
 
 def test_key_of_reads_updated_at_as_ts_of_does() -> None:
-    from aidp.model import ts_of
+    from aidp.core.model import ts_of
 
     for value in ("2025-01-01T00:00:00.5Z", "2025-01-01T01:00:00+01:00", "2025-01-01",
                   "garbage", 5, None, ["x"]):
@@ -59,7 +59,7 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
     """worktrees.fold's rule written out line by line: the whole lines every tasklist
     starts with, once (repeats too), then each tasklist's other lines in order, without
     a line an earlier tasklist's other lines brought (repeats within one file too)."""
-    from aidp.fields import resolve
+    from aidp.tasklist.fields import resolve
 
     def split(data: bytes) -> list[bytes]:
         lines = data.split(b"\n")
@@ -104,7 +104,7 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
        own_at=st.integers(0, 3), torn=st.booleans())
 def test_worktrees_fold_equals_a_line_by_line_fold(shared, extras, own_at, torn,
                                                    tmp_path: Path) -> None:
-    from aidp import worktrees
+    from aidp.tasklist import worktrees
 
     datas = [b"".join(p + b"\n" for p in shared[:cut] + more) for cut, more in extras]
     own_at %= len(datas)
@@ -120,7 +120,7 @@ def test_worktrees_fold_equals_a_line_by_line_fold(shared, extras, own_at, torn,
 
 
 def test_shared_prefix_is_whole_common_lines() -> None:
-    from aidp.worktrees import shared_prefix
+    from aidp.tasklist.worktrees import shared_prefix
 
     big = b"".join(b"%07d\n" % n for n in range(400_000))  # 3.2 MB: past a megabyte step
     assert shared_prefix(big, big) == len(big)

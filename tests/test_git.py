@@ -89,10 +89,11 @@ def test_union_merge_has_no_conflict_and_every_clone_agrees(repo: Path, cli, tmp
 def test_overwritten_names_the_same_field_changed_on_both_sides(tmp_path: Path) -> None:
     """git.changes.overwritten, without git: the quick path (both sides appended) and
     the full folds (one side rewrote its file) name the same replaced values."""
-    from aidp import maintenance, queue
-    from aidp import tasks as backlog
+    from aidp.backlog import queue
+    from aidp.backlog import tasks as backlog
     from aidp.git.changes import overwritten
-    from aidp.log import TaskLog
+    from aidp.tasklist import maintenance
+    from aidp.tasklist.log import TaskLog
 
     logs = [TaskLog(tmp_path / name) for name in ("ours", "theirs")]
     tid = backlog.add(logs[0], "Shared", tags=["a"])["id"]

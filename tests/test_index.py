@@ -13,11 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import fold, line, maintenance, model, queue, render, store, tasks
-from aidp.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
-from aidp.model import OPEN_STATUSES, STATUSES, format_ts
-from aidp.stamp import NO_KEY
+from aidp import store
+from aidp.backlog import queue, tasks
+from aidp.core import model
+from aidp.core.model import OPEN_STATUSES, STATUSES, format_ts
 from aidp.store import fill, loader
+from aidp.tasklist import fold, line, maintenance
+from aidp.tasklist.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
+from aidp.tasklist.stamp import NO_KEY
+from aidp.views import render
 
 # Modest by default; AIDP_INDEX_EXAMPLES=2000 for a long local run.
 EXAMPLES = int(os.environ.get("AIDP_INDEX_EXAMPLES", "80"))
@@ -833,7 +837,7 @@ def test_list_json_from_the_listing_equals_the_plain_fold(cli, log: TaskLog, fir
     """`tasks list --status S --json` from the store adds the work queue's keys: byte
     for byte what the plain fold gives, before and after appends, for tasks with equal
     created stamps, with queue links, and with foreign keys named like the queue's."""
-    from aidp import queue
+    from aidp.backlog import queue
 
     log.ensure_dir()
     log.path.write_bytes(chunk(first, False))

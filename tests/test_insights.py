@@ -9,10 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import insights, store
-from aidp.log import TaskLog
-from aidp.model import format_ts, parse_ts
-from aidp.questions.sql import StoreTasks
+from aidp import store
+from aidp.backlog import insights
+from aidp.core.model import format_ts, parse_ts
+from aidp.store.questions import StoreTasks
+from aidp.tasklist.log import TaskLog
 
 NOW = parse_ts("2026-11-25T12:00:00Z")  # a Wednesday
 DAY = insights.DAY

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp.agent import integrate
+from aidp.agent.setup import integrate
 
 EVENTS = ["SessionStart", "Stop", "PostToolUse", "UserPromptSubmit", "PreToolUse",
           "AfterAgent", "BeforeAgent", "AfterTool", "Notification"]

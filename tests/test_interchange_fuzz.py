@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aidp import interchange
+from aidp.core.model import TASK_ID_RE
 from aidp.interchange.native import check_native
-from aidp.log import Fold
-from aidp.model import TASK_ID_RE
+from aidp.tasklist.log import Fold
 
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False),
                     st.text(max_size=12),

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from aidp import maintenance
-from aidp.fields import fold_bytes
-from aidp.log import Fold, TaskLog, encode
-from aidp.model import TASK_KEY_ORDER, format_ts, new_task, transition
+from aidp.core.model import TASK_KEY_ORDER, format_ts, new_task, transition
+from aidp.tasklist import maintenance
+from aidp.tasklist.fields import fold_bytes
+from aidp.tasklist.log import Fold, TaskLog, encode
 
 
 def task(tid: str, status: str, updated: int, **extra: object) -> dict:
@@ -156,7 +156,7 @@ def test_failed_write_leaves_file_exactly_as_it_was(log: TaskLog, monkeypatch: p
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "write", full_disk)
-    from aidp.errors import StorageError
+    from aidp.core.errors import StorageError
 
     with pytest.raises(StorageError, match="no space left"):
         log.append([task("b", "pending", 2)])
@@ -250,8 +250,8 @@ def test_eight_processes_lose_nothing(tmp_path: Path) -> None:
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from aidp.log import TaskLog\n"
-        "from aidp import tasks\n"
+        "from aidp.tasklist.log import TaskLog\n"
+        "from aidp.backlog import tasks\n"
         "log = TaskLog(Path(sys.argv[1]))\n"
         "for i in range(15):\n"
         "    t = tasks.add(log, f'worker {sys.argv[2]} task {i}')\n"
@@ -302,7 +302,7 @@ def test_the_fast_task_check_accepts_exactly_what_the_type_rules_do() -> None:
     """line.well_typed_task is one pass over the values, for speed: it must say what the
     plain rules say (text keys: a string or absent/null; tags: a list of strings, or one
     string: a single tag, issue 14)."""
-    from aidp.line import parse_line, well_typed_task
+    from aidp.tasklist.line import parse_line, well_typed_task
 
     good = {"id": "task_1_00000001", "description": "x", "status": "pending", "tags": []}
     assert well_typed_task(good)
@@ -321,6 +321,6 @@ def test_writes_open_without_following_links() -> None:
     # 0, and a planted link would receive the line (test_hostile_input checks the effect).
     import os
 
-    from aidp import files
+    from aidp.tasklist import files
 
     assert files.NOFOLLOW == os.O_NOFOLLOW != 0

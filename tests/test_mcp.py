@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from aidp import todos
-from aidp.log import TaskLog
+from aidp.tasklist.log import TaskLog
 
 # A guard against a hung server, never a timing assertion: a healthy answer comes in
 # well under a second; the suite fails instead of hanging when none comes.
@@ -353,7 +353,7 @@ def test_without_hooks_or_aidp_session_the_session_is_the_persons_own(
 
 
 def test_hook_state_names_the_session_of_the_agent_process(project: Path) -> None:
-    from aidp.agent.hook_state import ancestors, session_of_agent
+    from aidp.agent.hook.state import ancestors, session_of_agent
 
     assert ancestors(os.getpid(), 1) == [os.getppid()]
     folder = project / ".aidp" / "hooks"
@@ -439,7 +439,7 @@ def test_the_server_sees_what_other_commands_wrote_meanwhile(client: Client, cli
 
 
 def test_a_pid_the_system_reused_is_not_the_same_agent(project: Path) -> None:
-    from aidp.agent.hook_state import process_key, session_of_agent
+    from aidp.agent.hook.state import process_key, session_of_agent
 
     me = os.getpid()
     assert process_key(me) == process_key(me) and process_key(me).startswith(f"{me}")
@@ -458,8 +458,9 @@ def test_tasks_list_through_the_store_lists_what_a_plain_fold_lists(
         project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """tasks_list asks the fold (the store's query decodes only the tasks it lists): the
     same tasks, order and limit as from a plain fold, with their queue keys."""
-    from aidp import queue as work_queue
-    from aidp import store, tasks
+    from aidp import store
+    from aidp.backlog import queue as work_queue
+    from aidp.backlog import tasks
     from aidp.store import loader
     from aidp.toolserver import tools
 

@@ -1,4 +1,4 @@
-"""Where the project root is: aidp.paths.find_root."""
+"""Where the project root is: aidp.tasklist.paths.find_root."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from aidp.paths import find_root
+from aidp.tasklist.paths import find_root
 
 
 def test_a_stray_git_folder_above_is_no_repository(tmp_path: Path,
@@ -34,7 +34,7 @@ def test_a_git_file_that_is_not_utf8_names_no_branch(tmp_path: Path,
     """A `.git` file whose bytes are not UTF-8 (damaged, or planted by an archive) is read
     like any other that names no repository: the session is the default one, where
     `aidp todo show` used to end in a UnicodeDecodeError traceback."""
-    from aidp.paths import git_branch, locate_git
+    from aidp.tasklist.paths import git_branch, locate_git
     from aidp.todos import resolve_session
 
     monkeypatch.delenv("AIDP_DIR", raising=False)

@@ -8,8 +8,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp import prime, todos
-from aidp.log import TaskLog
+from aidp import todos
+from aidp.app import prime
+from aidp.tasklist.log import TaskLog
 
 LIMIT = 6000
 
@@ -68,7 +69,7 @@ def test_prime_stays_under_the_limit_at_100k_events(project: Path, cli) -> None:
 
 
 def test_ready_is_high_priority_first_then_oldest(log: TaskLog, cli) -> None:
-    from aidp import tasks
+    from aidp.backlog import tasks
 
     old_low = tasks.add(log, "old low", priority="low")
     mid = tasks.add(log, "medium one")
@@ -145,7 +146,7 @@ def test_prime_counts_the_ready_tasks_it_does_not_show_and_shows_their_links(
     """The count of ready tasks is every pending task not waiting on an open one (the
     ready list's length, counted without listing it); a task shown carries its holder,
     read from its own records alone."""
-    from aidp import queue, tasks
+    from aidp.backlog import queue, tasks
 
     filed = [tasks.add(log, f"task {n}") for n in range(prime.READY_SHOWN + 4)]
     epic = tasks.add(log, "epic")

@@ -1,4 +1,4 @@
-"""The work queue's core (aidp.queue): dependencies, epics, cycles, claims, notes."""
+"""The work queue's core (aidp.backlog.queue): dependencies, epics, cycles, claims, notes."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import queue, tasks
-from aidp.errors import InvalidInput, TaskNotFound
-from aidp.fields import fold_bytes
-from aidp.history import history as task_history
-from aidp.log import TaskLog
-from aidp.queue import folded
+from aidp.backlog import queue, tasks
+from aidp.backlog.history import history as task_history
+from aidp.backlog.queue import folded
+from aidp.core.errors import InvalidInput, TaskNotFound
+from aidp.tasklist.fields import fold_bytes
+from aidp.tasklist.log import TaskLog
 
 
 def add(log: TaskLog, text: str, **kw) -> str:
@@ -321,7 +321,7 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
     """Through the store's columns (or a plain fold), ready and blocked give what the
     definition says, computed naively from the full fold's records."""
     from aidp import store
-    from aidp.model import PRIORITY_RANK, ts_of
+    from aidp.core.model import PRIORITY_RANK, ts_of
     from aidp.store import loader
 
     log = TaskLog(tmp_path_factory.mktemp("ready"))

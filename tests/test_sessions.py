@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from aidp import git as aidp_git
-from aidp import git_person, todos
-from aidp.log import TaskLog
+from aidp import todos
+from aidp.tasklist import person
+from aidp.tasklist.log import TaskLog
 
 
 def git(repo: Path, *args: str) -> str:
@@ -24,9 +25,9 @@ def anonymous(monkeypatch: pytest.MonkeyPatch) -> None:
     """No identity from the environment: only what git's config files say."""
     for name in ("GIT_AUTHOR_EMAIL", "GIT_AUTHOR_NAME", "EMAIL"):
         monkeypatch.delenv(name, raising=False)
-    git_person._IDENTITY_CACHE.clear()
+    person._IDENTITY_CACHE.clear()
     yield
-    git_person._IDENTITY_CACHE.clear()
+    person._IDENTITY_CACHE.clear()
 
 
 def session_of(cli, *args: str) -> str:
@@ -47,10 +48,10 @@ def test_the_identity_comes_from_the_repository_config(cli, project: Path, anony
     git(project, "init", "-q", "-b", "main")
     assert session_of(cli) == "main"  # git knows nobody: the bare branch, as before
     git(project, "config", "user.name", "Alice")
-    git_person._IDENTITY_CACHE.clear()
+    person._IDENTITY_CACHE.clear()
     assert session_of(cli) == "main@Alice"
     git(project, "config", "user.email", "alice@example.invalid")
-    git_person._IDENTITY_CACHE.clear()
+    person._IDENTITY_CACHE.clear()
     assert session_of(cli) == "main@alice@example.invalid"
     assert aidp_git.identity(project) == git(project, "config", "user.email").strip()
 
@@ -105,7 +106,7 @@ def test_two_people_on_one_branch_keep_separate_lists_after_merging(cli, tmp_pat
         clones[who] = clone
     monkeypatch.delenv("GIT_AUTHOR_EMAIL")
     monkeypatch.delenv("GIT_COMMITTER_EMAIL")
-    git_person._IDENTITY_CACHE.clear()
+    person._IDENTITY_CACHE.clear()
 
     def as_(who: str, *args: str):
         monkeypatch.setenv("AIDP_DIR", str(clones[who]))

@@ -10,10 +10,10 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp import ids as ids_module
-from aidp import tasks
-from aidp.errors import AidpError
-from aidp.fold import Fold
+from aidp.backlog import ids as ids_module
+from aidp.backlog import tasks
+from aidp.core.errors import AidpError
+from aidp.tasklist.fold import Fold
 
 
 class OneSearchEach(Fold):

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp.signals import (
+from aidp.agent.signals import (
     FileTask,
     TodoPause,
     Unreadable,

@@ -16,7 +16,7 @@ import pytest
 # Heavy or unrelated to reading and writing tasks: rich (Typer's pretty help and
 # errors), pydantic (typer ≥0.29), dateutil (only --since), the agent loop, and the
 # groups the command line did not name, shell completion (only when the shell asks).
-FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.signals", "aidp.cli.completion",
+FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.agent.signals", "aidp.cli.completion",
              "mcp", "mcp_types", "aidp.toolserver.serve")
 OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.runner",
                 "init": "aidp.cli.init", "mcp": "aidp.cli.mcp"}
@@ -90,9 +90,9 @@ def test_the_tasks_group_knows_where_each_command_lives() -> None:
 
 
 def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> None:
-    # Filling the store (aidp.store.fill), other worktrees' lines (aidp.worktree_store), folding
-    # bytes or writing (aidp.fields) and ages (aidp.when): none of them for a plain read.
-    from aidp.model import new_task
+    # Filling the store (aidp.store.fill), other worktrees' lines (aidp.store.overlay), folding
+    # bytes or writing (aidp.tasklist.fields) and ages (aidp.core.when): none of them for a plain read.
+    from aidp.core.model import new_task
     from aidp.store import loader
 
     task = new_task("Something to do, described at some length " * 4, tags=["x"])
@@ -107,7 +107,7 @@ def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> 
     for args in (("tasks", "list", "--json"), ("tasks", "list", "--status", "pending", "--json")):
         names = imported(*args)
         assert "aidp.store" in names, args  # read through the store
-        found = names & {"aidp.store.fill", "aidp.worktree_store", "aidp.fields", "aidp.when"}
+        found = names & {"aidp.store.fill", "aidp.store.overlay", "aidp.tasklist.fields", "aidp.core.when"}
         assert found == set(), args
 
 
@@ -130,11 +130,11 @@ def test_todo_show_does_not_load_the_backlog_cli_or_the_agent() -> None:
 
 
 def test_the_todo_commands_read_the_identity_without_the_rest_of_git(cli) -> None:
-    # The session's default names the person (aidp.git_person); git's changes, diff and
+    # The session's default names the person (aidp.tasklist.person); git's changes, diff and
     # sync (the aidp.git package) are for sync and `tasks changes`, not for a TODO list.
     for args in (("todo", "show"), ("todo", "add", "Plan it")):
         names = imported(*args)
-        assert "aidp.git_person" in names, args
+        assert "aidp.tasklist.person" in names, args
         assert not [n for n in names if n == "aidp.git" or n.startswith("aidp.git.")], args
 
 

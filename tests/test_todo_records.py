@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from aidp import todos
 from aidp.agent import continuation
-from aidp.errors import InvalidInput
-from aidp.log import TaskLog
+from aidp.core.errors import InvalidInput
+from aidp.tasklist.log import TaskLog
 from aidp.todos import writer
 
 

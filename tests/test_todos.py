@@ -6,11 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp import render, todos
+from aidp import todos
 from aidp.agent import continuation
-from aidp.errors import InvalidInput, InvalidPosition
-from aidp.log import TaskLog
+from aidp.core.errors import InvalidInput, InvalidPosition
+from aidp.tasklist.log import TaskLog
 from aidp.todos import TodoList
+from aidp.views import render
 
 # --- strategies -----------------------------------------------------------------------
 

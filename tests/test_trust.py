@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp import trust, trust_scope, trust_store
 from aidp.agent import presets
+from aidp.trust import gate, granted, scope
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "aidp"
 
@@ -192,17 +192,17 @@ def test_trust_is_per_project_not_per_content(cli, project, agent, tmp_path) -> 
 def test_every_setting_but_an_inert_one_is_gated(project) -> None:
     write_config(project, '[agents.claude]\nargs = ["--dangerously-skip-permissions"]\n'
                           'env = { PATH = "/evil" }\n')
-    config = trust.load(project, presets=presets.PRESETS)
-    with pytest.raises(trust.Untrusted, match=r"agents\.claude\.args = \[\"--danger") as info:
+    config = gate.load(project, presets=presets.PRESETS)
+    with pytest.raises(gate.Untrusted, match=r"agents\.claude\.args = \[\"--danger") as info:
         config.get("agents", "claude", "args")
     assert info.value.exit_code == 2 and "'aidp trust'" in str(info.value)
-    with pytest.raises(trust.Untrusted, match=r"agents\.claude\.env"):
+    with pytest.raises(gate.Untrusted, match=r"agents\.claude\.env"):
         config.get("agents", "claude", "env")
-    with pytest.raises(trust.Untrusted):
+    with pytest.raises(gate.Untrusted):
         config.get("agents")  # a whole table is gated too
     assert config.get("agents", "codex", "args") is None  # unset: nothing to gate
-    trust.trust(project, presets=presets.PRESETS)
-    assert trust.load(project, presets=presets.PRESETS).get("agents", "claude", "args") == [
+    gate.trust(project, presets=presets.PRESETS)
+    assert gate.load(project, presets=presets.PRESETS).get("agents", "claude", "args") == [
         "--dangerously-skip-permissions"]
 
 
@@ -211,7 +211,7 @@ def test_aidp_trust_shows_every_gated_setting(cli, project) -> None:
     shown = cli("trust", "--show")
     assert shown.code == 0, shown
     assert shown.out.splitlines() == [
-        f".aidp/config.toml: NOT trusted (sha256 {trust.load(project, presets=presets.PRESETS).layers[0].sha256[:12]})",
+        f".aidp/config.toml: NOT trusted (sha256 {gate.load(project, presets=presets.PRESETS).layers[0].sha256[:12]})",
         '  agents.codex.args = ["--yolo"]',  # the preset name itself needs nothing
     ]
     assert not (project / ".aidp" / "trust.json").exists()
@@ -223,15 +223,15 @@ def test_aidp_trust_shows_every_gated_setting(cli, project) -> None:
 @given(value=st.text(min_size=1, max_size=40))
 def test_only_a_preset_name_is_inert_for_agent(value: str) -> None:
     is_preset = value.strip().lower() in presets.PRESETS
-    assert trust.is_inert(("agent",), value, presets.PRESETS) == is_preset
-    assert not trust.is_inert(("agent",), [value], presets.PRESETS)
-    assert not trust.is_inert(("anything", "else"), value, presets.PRESETS)
+    assert gate.is_inert(("agent",), value, presets.PRESETS) == is_preset
+    assert not gate.is_inert(("agent",), [value], presets.PRESETS)
+    assert not gate.is_inert(("anything", "else"), value, presets.PRESETS)
 
 
 # Modules that read another tool's TOML, never aidp's: why each may.
 OTHER_TOOLS_TOML = {
-    "agent/integrate_mcp.py": "merges aidp's MCP entry into Codex's own .codex/config.toml",
-    "toml_text.py": "the one TOML parser (text in, settings or one line out); opens no file",
+    "agent/setup/mcp.py": "merges aidp's MCP entry into Codex's own .codex/config.toml",
+    "core/toml_text.py": "the one TOML parser (text in, settings or one line out); opens no file",
 }
 
 
@@ -239,7 +239,7 @@ def test_no_module_reads_config_files_around_the_gate() -> None:
     """Settings read anywhere else would bypass the trust gate."""
     offenders = [
         str(path.relative_to(SRC)) for path in SRC.rglob("*.py")
-        if path != SRC / "trust.py"
+        if path != SRC / "trust" / "gate.py"
         and any(word in path.read_text(encoding="utf-8")
                 for word in ("tomllib", "import toml", '"config.local.toml"'))
     ]
@@ -309,7 +309,7 @@ def test_the_store_lives_in_the_users_config_dir_outside_the_project(cli, projec
     assert_refused(cli("run", "go"), agent, agent.command)  # another store: not trusted
     assert cli("trust").code == 0 and (xdg / "aidp" / "trust.json").is_file()
     monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")  # ignored, as XDG says
-    assert trust_store.store_path() == tmp_path / "home" / ".config" / "aidp" / "trust.json"
+    assert granted.store_path() == tmp_path / "home" / ".config" / "aidp" / "trust.json"
 
 
 def test_trust_keeps_other_projects_entries(cli, project, tmp_path) -> None:
@@ -401,7 +401,7 @@ def test_an_untrusted_config_yields_a_builtin_preset_or_nothing(project, value) 
     write_config(project, f"agent = {json.dumps(value)}\n")
     try:
         spec = presets.choose(None, project)
-    except (trust.Untrusted, trust.ConfigError, presets.AgentError) as exc:
+    except (gate.Untrusted, gate.ConfigError, presets.AgentError) as exc:
         assert exc.exit_code == 2
     else:
         assert spec.preset is not None
@@ -427,15 +427,15 @@ def test_concurrent_trusts_lose_no_entry(project, tmp_path) -> None:
 
 def test_describe_shows_a_setting_without_handing_out_its_value(project) -> None:
     write_config(project, 'agent = ["python3", "x.py"]\n')
-    config = trust.load(project, presets=presets.PRESETS)
+    config = gate.load(project, presets=presets.PRESETS)
     shown = config.describe("agent")
-    assert shown == trust.Described(text="the agent command 'python3 x.py'",
+    assert shown == gate.Described(text="the agent command 'python3 x.py'",
                                     source=".aidp/config.toml", allowed=False)
     assert config.describe("agents", "claude") is None
-    trust.trust(project, presets=presets.PRESETS)
-    assert trust.load(project, presets=presets.PRESETS).describe("agent").allowed
+    gate.trust(project, presets=presets.PRESETS)
+    assert gate.load(project, presets=presets.PRESETS).describe("agent").allowed
     write_config(project, 'agent = "gemini"\n')
-    assert trust.load(project, presets=presets.PRESETS).describe("agent").allowed  # a preset: changed, still fine
+    assert gate.load(project, presets=presets.PRESETS).describe("agent").allowed  # a preset: changed, still fine
 
 
 # --- nothing else a repository configures starts a process -------------------------------------
@@ -451,7 +451,7 @@ def _commands(value: object) -> set[str]:
 
 
 def test_setup_writes_no_command_but_aidp_hook(cli, project) -> None:
-    from aidp.agent import integrate
+    from aidp.agent.setup import integrate
 
     for name, spec in integrate.AGENTS.items():
         path = project / spec.settings
@@ -512,20 +512,20 @@ def test_referenced_files_stay_inside_the_project(project, tmp_path) -> None:
     outside.write_text("x", encoding="utf-8")
     (project / "inside.py").write_text("y", encoding="utf-8")
     write_config(project, f'agent = "python3 inside.py {outside} ../outside.py {{prompt}}"\n')
-    layer = trust.load(project, presets=presets.PRESETS).layers[0]
-    assert set(trust.referenced_files(project, layer)) == {"inside.py"}
+    layer = gate.load(project, presets=presets.PRESETS).layers[0]
+    assert set(gate.referenced_files(project, layer)) == {"inside.py"}
 
 
 def test_a_big_file_a_command_names_is_checked_by_size_and_time(project, monkeypatch) -> None:
-    monkeypatch.setattr(trust_scope, "HASH_LIMIT", 10)
+    monkeypatch.setattr(scope, "HASH_LIMIT", 10)
     weights = project / "weights.bin"
     weights.write_bytes(b"x" * 100)
     write_config(project, 'agent = "llama --model weights.bin"\n')
-    layer = trust.load(project, presets=presets.PRESETS).layers[0]
-    first = trust.referenced_files(project, layer)["weights.bin"]
+    layer = gate.load(project, presets=presets.PRESETS).layers[0]
+    first = gate.referenced_files(project, layer)["weights.bin"]
     assert first.startswith("stat:100:")
     weights.write_bytes(b"y" * 101)
-    assert trust.referenced_files(project, layer)["weights.bin"] != first
+    assert gate.referenced_files(project, layer)["weights.bin"] != first
 
 
 def test_a_check_reads_only_the_files_whose_stat_data_changed(project, monkeypatch) -> None:
@@ -538,8 +538,8 @@ def test_a_check_reads_only_the_files_whose_stat_data_changed(project, monkeypat
     for name in ("agent.py", "a.py", "b.py"):
         (tools / name).write_text(f"# {name}\n", encoding="utf-8")
     write_config(project, f'agent = [{json.dumps(sys.executable)}, "tools/agent.py"]\n')
-    layer = trust.load(project, presets=presets.PRESETS).layers[0]
-    record = trust.covered(project, layer).record()
+    layer = gate.load(project, presets=presets.PRESETS).layers[0]
+    record = gate.covered(project, layer).record()
     assert set(record["files"]) == {"tools/agent.py", "tools/a.py", "tools/b.py"}
     assert record["folders"] == ["tools"]
     read: list[str] = []
@@ -550,10 +550,10 @@ def test_a_check_reads_only_the_files_whose_stat_data_changed(project, monkeypat
         return real(handle, digest)
 
     monkeypatch.setattr(hashlib, "file_digest", counting)
-    again = trust.covered(project, layer, record)
+    again = gate.covered(project, layer, record)
     assert again.files == record["files"] and read == []
     (tools / "b.py").write_text("# b.py, changed\n", encoding="utf-8")
-    changed = trust.covered(project, layer, record)
+    changed = gate.covered(project, layer, record)
     assert read == ["b.py"] and changed.files["tools/b.py"] != record["files"]["tools/b.py"]
 
 
@@ -562,13 +562,13 @@ def test_python_m_covers_the_project_root_and_a_preset_covers_no_folder(project)
     (project / "tools" / "__init__.py").write_text("", encoding="utf-8")
     (project / "tools" / "agent.py").write_text("x = 1\n", encoding="utf-8")
     write_config(project, 'agent = "env PYTHONDONTWRITEBYTECODE=1 python3.12 -m tools.agent"\n')
-    layer = trust.load(project, presets=presets.PRESETS).layers[0]
-    found = trust.covered(project, layer)
+    layer = gate.load(project, presets=presets.PRESETS).layers[0]
+    found = gate.covered(project, layer)
     assert list(found.folders) == ["."]
     assert {"tools/__init__.py", "tools/agent.py"} <= found.files.keys()
     assert not any(name.startswith(".aidp/") for name in found.files)
     write_config(project, 'agent = "claude"\n[agents.claude]\nargs = ["--x", "tools/agent.py"]\n')
-    found = trust.covered(project, trust.load(project, presets=presets.PRESETS).layers[0])
+    found = gate.covered(project, gate.load(project, presets=presets.PRESETS).layers[0])
     assert found.named == ["tools/agent.py"] and found.folders == {}
 
 
@@ -577,7 +577,7 @@ def test_a_command_inside_a_shell_string_is_covered_too(project) -> None:
     (project / "tools" / "agent.py").write_text("x = 1\n", encoding="utf-8")
     write_config(project, "agent = ['sh', '-c', 'exec python3 tools/agent.py \"$0\"', "
                           "'{prompt}']\n")
-    found = trust.covered(project, trust.load(project, presets=presets.PRESETS).layers[0])
+    found = gate.covered(project, gate.load(project, presets=presets.PRESETS).layers[0])
     assert found.named == ["tools/agent.py"] and list(found.folders) == ["tools"]
 
 
@@ -596,7 +596,7 @@ def test_a_submodule_in_the_scripts_folder_is_covered_file_by_file(project) -> N
     (project / "tools" / "agent.py").write_text("import json\n", encoding="utf-8")
     git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "tools/lib")
     write_config(project, 'agent = ["python3", "tools/agent.py"]\n')
-    found = trust.covered(project, trust.load(project, presets=presets.PRESETS).layers[0])
+    found = gate.covered(project, gate.load(project, presets=presets.PRESETS).layers[0])
     assert "tools/lib/json.py" in found.files
     assert not any(name.startswith("tools/lib/.git") for name in found.files)
 
@@ -605,5 +605,5 @@ def test_a_folder_the_interpreter_runs_is_covered(project) -> None:
     (project / "tools").mkdir()
     (project / "tools" / "__main__.py").write_text("import json\n", encoding="utf-8")
     write_config(project, 'agent = "python3 tools {prompt}"\n')
-    found = trust.covered(project, trust.load(project, presets=presets.PRESETS).layers[0])
+    found = gate.covered(project, gate.load(project, presets=presets.PRESETS).layers[0])
     assert list(found.folders) == ["tools"] and "tools/__main__.py" in found.files

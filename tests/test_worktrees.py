@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aidp import worktrees
-from aidp.log import TaskLog
-from aidp.paths import find_root
+from aidp.tasklist import worktrees
+from aidp.tasklist.log import TaskLog
+from aidp.tasklist.paths import find_root
 
 TASKLIST = ".aidp/tasklist.jsonl"
 NAMES = ("w0", "w1", "w2", "w3")
@@ -537,7 +537,7 @@ def _tasklists(tmp_path: Path, datas: list[bytes], own_at: int
 
 def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: bool = False):
     """(the store's fold for every worktree or None, the plain fold), checked equal."""
-    from aidp.worktree_store import load_shared
+    from aidp.store.overlay import load_shared
     from tests.test_index import assert_same
 
     full = worktrees.fold(lists, log.path.read_bytes(), whole_lines=whole_lines)
@@ -549,8 +549,8 @@ def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: 
 
 @pytest.fixture
 def any_size_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aidp import line
     from aidp.store import loader
+    from aidp.tasklist import line
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
     monkeypatch.setattr(loader, "STRICT", True)
@@ -558,7 +558,7 @@ def any_size_store(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _line(tid: str, stamp: int, **more: object) -> bytes:
-    from aidp.model import format_ts
+    from aidp.core.model import format_ts
 
     return json.dumps({"id": tid, "description": tid, "status": "pending",
                        "priority": "medium", "created_at": format_ts(0),
@@ -590,7 +590,7 @@ def test_the_store_answers_for_worktrees_sorted_before_and_after_this_one(
             handle.write(_line(f"task_5_more{step}", 200 + step) + b"\n")
         with open(log.path, "ab") as handle:
             handle.write(_line(f"task_6_here{step}", 300 + step) + b"\n")
-    from aidp.worktree_store import MEMO_NAME
+    from aidp.store.overlay import MEMO_NAME
 
     memo = log.dir / "cache" / MEMO_NAME
     assert sorted(json.loads(memo.read_bytes())) == sorted(str(p) for p, own in lists if not own)
@@ -667,7 +667,7 @@ def test_a_tasklist_rewritten_in_place_is_compared_again(
     """A copy onto a tasklist (same inode, same size, a line far before the end of the
     lines it shares with this one changed) is not taken for an append (backlog a81f)."""
     from aidp.store import StoreFold
-    from aidp.worktree_store import MEMO_NAME
+    from aidp.store.overlay import MEMO_NAME
 
     common = b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(100))  # ~19 KB
     datas = [common + _line("task_3_mine", 201) + b"\n",  # w0: this worktree's
@@ -753,7 +753,7 @@ def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The overlay folds the other worktrees' lines in a write transaction it never
     commits; a command ends with it rolled back, even when the fold lives to the end (a
-    one-shot command freezes it: aidp.fold.FREEZE). Left open at exit, its hot journal
+    one-shot command freezes it: aidp.tasklist.fold.FREEZE). Left open at exit, its hot journal
     would be rolled back into the database by the next reader, changing the file's stat
     data: the store taken for changed by another program and rebuilt by every read."""
     main = tmp_path / "repo"

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from aidp.agent import agents, hooks, integrate, inventory, mcp_handover, presets
+from aidp.agent import agents, inventory, mcp_handover, presets
 from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
 from aidp.agent.events import Plan, Text, Tool
+from aidp.agent.hook import handler
+from aidp.agent.setup import integrate
 
 
 def test_the_registry_holds_each_adapter_once_under_its_name() -> None:
@@ -34,7 +36,7 @@ def test_presets_setup_hooks_and_agents_are_the_registrys() -> None:
         assert spec.settings == adapter.setup.settings
         assert set(spec.matchers) == set(adapter.hooks.events)
         for event in adapter.hooks.events:
-            assert hooks.resolve(adapter.name, event.lower()) == (adapter.name, event)
+            assert handler.resolve(adapter.name, event.lower()) == (adapter.name, event)
     found = inventory.survey(env={"PATH": ""}, ask=False)
     assert [(i.name, i.command, i.program) for i in found] == [
         (a.name, a.preset, shlex.split(a.preset)[0]) for a in agents.ADAPTERS]

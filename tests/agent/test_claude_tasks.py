@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp.agent.claude_tasks import ClaudeTasks
+from aidp.agent.agents.claude_tasks import ClaudeTasks
 
 
 def test_create_then_update_by_id_from_the_answer() -> None:

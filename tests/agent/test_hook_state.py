@@ -1,4 +1,4 @@
-"""aidp.agent.hook_state's session lookup for `aidp mcp` (asked on every tool call):
+"""aidp.agent.hook.state's session lookup for `aidp mcp` (asked on every tool call):
 a state file is read again only when its stat data changed, and a change is never
 missed — the same size, even the old mtime put back, a file removed."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from aidp import files
-from aidp.agent import hook_state
-from aidp.agent.hook_state import session_of_agent
+from aidp.agent.hook import state as hook_state
+from aidp.agent.hook.state import session_of_agent
+from aidp.tasklist import files
 
 HOUR_AGO = time.time() - 3600
 

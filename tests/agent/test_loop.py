@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from aidp import tasks, todos
+from aidp import todos
 from aidp.agent.continuation import Limits, nothing_to_resume
 from aidp.agent.loop import Loop, Message
 from aidp.agent.pending import pending_summary
 from aidp.agent.presets import parse
-from aidp.errors import InvalidInput
-from aidp.log import TaskLog
+from aidp.backlog import tasks
+from aidp.core.errors import InvalidInput
+from aidp.tasklist.log import TaskLog
 
 
 def make_loop(project: Path, tmp_path: Path, body: str, **options) -> tuple[Loop, list[Message]]:

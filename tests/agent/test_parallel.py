@@ -137,7 +137,7 @@ def run(repo: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPro
 
 def own_tasklist(repo: Path) -> dict[str, dict]:
     """The tasks as the starting worktree's own file alone folds them (no worktree)."""
-    from aidp.fold import Fold
+    from aidp.tasklist.fold import Fold
 
     fold = Fold()
     for raw in (repo / TASKLIST).read_bytes().splitlines():
@@ -492,9 +492,9 @@ def test_ctrl_c_during_a_merge_leaves_no_merge_half_done(cli, repo: Path,
     """A Ctrl-C that lands while `--merge` runs git merge (a conflicting one here)
     undoes that merge before the interrupt goes on: no MERGE_HEAD, no conflict
     markers left on the starting branch."""
-    from aidp.agent import parallel_git
-    from aidp.agent.parallel_git import Checkout
-    from aidp.log import TaskLog
+    from aidp.agent.parallel import worktree
+    from aidp.agent.parallel.worktree import Checkout
+    from aidp.tasklist.log import TaskLog
 
     tid = "task_1700000000000000_deadbeef"
     git(repo, "checkout", "-q", "-b", "aidp/deadbeef")
@@ -504,7 +504,7 @@ def test_ctrl_c_during_a_merge_leaves_no_merge_half_done(cli, repo: Path,
     (repo / "shared.txt").write_text("ours\n")
     commit_all(repo)
     checkout = Checkout(TaskLog(repo), merge=True)
-    real = parallel_git.run
+    real = worktree.run
 
     def interrupted(root: Path, *args: str, **kw):
         done = real(root, *args, **kw)
@@ -512,7 +512,7 @@ def test_ctrl_c_during_a_merge_leaves_no_merge_half_done(cli, repo: Path,
             raise KeyboardInterrupt
         return done
 
-    monkeypatch.setattr(parallel_git, "run", interrupted)
+    monkeypatch.setattr(worktree, "run", interrupted)
     with pytest.raises(KeyboardInterrupt):
         checkout.merge(tid)
     assert not (repo / ".git" / "MERGE_HEAD").exists()

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from aidp import trust
 from aidp.agent import presets
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env, choose, parse
+from aidp.trust import gate
 
 
 def test_every_preset_is_a_command_line_split_like_a_shell() -> None:
@@ -69,7 +69,7 @@ def test_config_may_give_the_command_as_a_list(project: Path) -> None:
     (project / ".aidp").mkdir()
     (project / ".aidp" / "config.toml").write_text(
         'agent = ["python3", "agent with space.py", "{prompt}"]\n', encoding="utf-8")
-    trust.trust(project, presets=presets.PRESETS)  # a command line in config.toml runs only once trusted
+    gate.trust(project, presets=presets.PRESETS)  # a command line in config.toml runs only once trusted
     spec = choose(None, project)
     assert spec.argv == ("python3", "agent with space.py", "{prompt}")
 
@@ -82,7 +82,7 @@ def test_no_agent_anywhere_is_a_clear_usage_error(project: Path) -> None:
 def test_a_broken_config_is_a_usage_error(project: Path) -> None:
     (project / ".aidp").mkdir()
     (project / ".aidp" / "config.toml").write_text("agent = \n", encoding="utf-8")
-    with pytest.raises(trust.ConfigError, match=r"Invalid .*config\.toml") as info:
+    with pytest.raises(gate.ConfigError, match=r"Invalid .*config\.toml") as info:
         choose(None, project)
     assert info.value.exit_code == 2
 
@@ -101,7 +101,7 @@ def test_child_env_turns_the_pager_off(tmp_path: Path) -> None:
     `less`: whatever pager the person chose, the agent gets none."""
     env = child_env(tmp_path, "s", base={"PATH": "/bin", "AIDP_PAGER": "less", "PAGER": "most"})
     assert env["AIDP_PAGER"] == ""
-    from aidp import pager
+    from aidp.views import pager
 
     assert pager.command("x\n" * 100, tty=True, columns=80, rows=24, env=env) is None
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from aidp import tasks, todos
+from aidp import todos
 from aidp.agent import progress
-from aidp.log import TaskLog
+from aidp.backlog import tasks
+from aidp.tasklist.log import TaskLog
 
 
 def git(root: Path, *args: str) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from aidp.agent import prompt
-from aidp.model import format_ts, new_task
-from aidp.signals import FileTask, TodoPause, UpdateTask, parse_text
+from aidp.agent.signals import FileTask, TodoPause, UpdateTask, parse_text
+from aidp.core.model import format_ts, new_task
 
 NOW = 1_795_314_333_000_000
 DAY = 86_400_000_000

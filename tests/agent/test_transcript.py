@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from aidp.agent.transcript import Transcript, safe_name
-from aidp.log import TaskLog
+from aidp.tasklist.log import TaskLog
 
 
 @given(st.text(max_size=200))

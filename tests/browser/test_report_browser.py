@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from aidp.log import TaskLog
-from aidp.model import new_task, now_micros, transition
+from aidp.core.model import new_task, now_micros, transition
+from aidp.tasklist.log import TaskLog
 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync",

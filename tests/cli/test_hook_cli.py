@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp.agent import hooks
+from aidp.agent.hook import handler
 
 TODO_TYPES = {"todo_list", "todo_head", "todo_item"}  # the TODO list's own records
 
@@ -160,7 +160,7 @@ def test_parallel_task_creates_lose_nothing(project: Path) -> None:
     with ThreadPoolExecutor(4) as pool:
         assert list(pool.map(create, range(1, 7))) == [0] * 6
     from aidp import todos
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
     todo = todos.current(TaskLog(project).read(), "p")
     assert [i["content"] for i in todo.visible] == [f"Task {n}" for n in range(1, 7)]
@@ -332,7 +332,7 @@ def test_an_internal_error_never_blocks(cli, monkeypatch: pytest.MonkeyPatch) ->
     def broken(ctx, payload):
         raise RuntimeError("disk on fire\nsecond line")
 
-    monkeypatch.setattr(hooks, "handle", broken)
+    monkeypatch.setattr(handler, "handle", broken)
     result = hook(cli, "claude", "Stop", stop("s"))
     assert result.code == 0 and result.out == ""
     assert result.err == "aidp hook claude Stop: disk on fire second line\n"
@@ -347,7 +347,7 @@ def test_an_unreadable_tasklist_never_blocks(cli, project: Path) -> None:
 
 def test_damaged_hook_state_starts_afresh(cli, project: Path) -> None:
     answer(hook(cli, "claude", "PostToolUse", todo_write("s", ("A", "pending"))))
-    path = hooks.state_path(project, "claude", "s")
+    path = handler.state_path(project, "claude", "s")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("{garbage")
     assert "reminder 1 of 3" in answer(hook(cli, "claude", "Stop", stop("s")))["reason"]
@@ -374,7 +374,7 @@ def test_event_names_ignore_case_and_dashes(cli) -> None:
 def test_old_state_is_swept(project: Path) -> None:
     import os
 
-    from aidp.agent.hook_state import state_path
+    from aidp.agent.hook.state import state_path
 
     folder = project / ".aidp" / "hooks"
     folder.mkdir(parents=True)
@@ -384,7 +384,7 @@ def test_old_state_is_swept(project: Path) -> None:
         path.write_text("{}")
     os.utime(old, (1, 1))
     os.utime(other, (1, 1))
-    hooks.sweep(project)
+    handler.sweep(project)
     assert not old.exists() and new.exists() and other.exists()
 
 

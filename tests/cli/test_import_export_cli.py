@@ -15,8 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp.log import TaskLog
-from aidp.model import format_ts
+from aidp.core.model import format_ts
+from aidp.tasklist.log import TaskLog
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TASKLIST = Path(".aidp") / "tasklist.jsonl"

@@ -13,7 +13,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from aidp.model import format_ts
+from aidp.core.model import format_ts
 
 FIXTURES = [HealthCheck.function_scoped_fixture]
 AWKWARD = ["a, b", 'say "hi"', "line one\nline two", "crlf\r\nend", "pipe | here",

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from aidp import queue, tasks
-from aidp.log import TaskLog
+from aidp.backlog import queue, tasks
+from aidp.tasklist.log import TaskLog
 
 
 def add(cli, *args: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aidp.log import TaskLog
+from aidp.tasklist.log import TaskLog
 
 AIDP = [sys.executable, "-m", "aidp"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aidp import pager
+from aidp.views import pager
 
 LONG = "\n".join(f"line {n}" for n in range(30)) + "\n"
 

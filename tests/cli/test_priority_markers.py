@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from aidp import render
+from aidp.views import render
 
 SHAPES = {"high": "▲", "medium": "●", "low": "▼", "urgent": "◇"}
 ASCII = {"high": "^", "medium": "-", "low": "v", "urgent": "?"}
@@ -64,7 +64,7 @@ def test_the_shape_survives_colour(tasks) -> None:
 
 def test_the_run_summary_shows_the_shape(cli, tasks, project) -> None:
     from aidp.agent.pending import pending_summary
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
     lines = pending_summary(TaskLog(project).read())
     assert any(line.startswith("  ▲ A high task") for line in lines), lines

@@ -32,8 +32,8 @@ def short(tid: str) -> str:
 
 def sid(tid: str) -> str:
     """The id human output shows: the shortest unique hex prefix in the project now."""
-    from aidp.log import TaskLog
-    from aidp.tasks import short_ids
+    from aidp.backlog.tasks import short_ids
+    from aidp.tasklist.log import TaskLog
 
     return short_ids(TaskLog(Path(os.environ["AIDP_DIR"])).read(), [tid])[tid]
 
@@ -356,8 +356,8 @@ def test_list_table_shows_who_holds_a_task_and_what_it_waits_on(cli) -> None:
 
 
 def test_release_stale_claims(cli) -> None:
-    from aidp.log import TaskLog
-    from aidp.model import format_ts, now_micros, transition
+    from aidp.core.model import format_ts, now_micros, transition
+    from aidp.tasklist.log import TaskLog
 
     old = add(cli, "Claimed long ago")
     fresh = add(cli, "Claimed just now")

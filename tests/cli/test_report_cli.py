@@ -9,9 +9,10 @@ import re
 import stat
 import sys
 
-from aidp import insights, page
-from aidp.log import TaskLog
-from aidp.model import new_task, now_micros
+from aidp.backlog import insights
+from aidp.core.model import new_task, now_micros
+from aidp.tasklist.log import TaskLog
+from aidp.views import page
 
 
 def test_writes_one_self_contained_page(cli, project) -> None:

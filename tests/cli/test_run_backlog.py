@@ -66,8 +66,8 @@ def actor(monkeypatch) -> None:
 
 def sid(tid: str, project: Path | None = None) -> str:
     """How run's lines name a task: its short id in the project now, as every view."""
-    from aidp.log import TaskLog
-    from aidp.tasks import short_ids
+    from aidp.backlog.tasks import short_ids
+    from aidp.tasklist.log import TaskLog
 
     root = project or Path(os.environ["AIDP_DIR"])
     return short_ids(TaskLog(root).read(), [tid])[tid]

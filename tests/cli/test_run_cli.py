@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from aidp import todos
-from aidp.log import TaskLog
+from aidp.tasklist.log import TaskLog
 
 DATA = Path(__file__).parent.parent / "agent" / "data"
 
@@ -157,7 +157,7 @@ def test_a_task_already_open_is_not_filed_again_and_the_run_says_so(cli, make_ag
 
 
 def test_two_agents_filing_the_same_task_at_once_file_it_once(log: TaskLog) -> None:
-    from aidp import tasks as backlog
+    from aidp.backlog import tasks as backlog
 
     with ThreadPoolExecutor(8) as pool:
         outcomes = list(pool.map(lambda n: backlog.add_unless_open(log, f"Same  task{' ' * n}"),

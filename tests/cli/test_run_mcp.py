@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from aidp import todos
-from aidp.log import TaskLog
+from aidp.tasklist.log import TaskLog
 
 TOOLS = ["todo_write", "todo_read", "tasks_file", "tasks_list", "tasks_ready", "tasks_claim",
          "tasks_update"]

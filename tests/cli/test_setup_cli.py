@@ -218,7 +218,7 @@ def test_links_out_of_the_project_are_refused(project: Path, tmp_path: Path, cli
 
 
 def test_a_link_inside_the_project_is_refused_too(project: Path, cli) -> None:
-    """No link is followed on the way from the root (aidp.files): one inside the project
+    """No link is followed on the way from the root (aidp.tasklist.files): one inside the project
     could be swapped for one leading out between a check and the write."""
     (project / "shared").mkdir()
     (project / ".claude").symlink_to(project / "shared")

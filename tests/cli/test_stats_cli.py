@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from aidp.model import format_ts, now_micros
+from aidp.core.model import format_ts, now_micros
 
 ANSI = re.compile(r"\x1b\[")
 
@@ -59,7 +59,7 @@ def test_human_stats_draw_bars_in_80_columns_without_colour_when_piped(cli) -> N
 
 
 def test_no_color_is_honoured_even_on_a_terminal(cli, monkeypatch) -> None:
-    from aidp import charts
+    from aidp.views import charts
 
     add(cli, "Something", "-t", "x")
     stats = json.loads(cli("tasks", "stats", "--json").out)

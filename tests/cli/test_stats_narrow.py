@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from aidp import charts
+from aidp.views import charts
 
 HEADINGS = ("Tasks by status", "Open tasks by priority", "Filed vs finished per week",
             "Age of open tasks", "Top tags (open tasks)")

@@ -12,8 +12,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp.log import encode
-from aidp.model import format_ts, now_micros
+from aidp.core.model import format_ts, now_micros
+from aidp.tasklist.log import encode
 
 
 def add(cli, *args: str) -> str:
@@ -549,12 +549,12 @@ def test_list_shows_the_shortest_unique_id_prefix_and_json_keeps_full_ids(cli, p
 
 def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
                                                                       monkeypatch) -> None:
-    from aidp import ids as ids_module
     from aidp import store
-    from aidp import tasks as core
-    from aidp.fold import Fold
-    from aidp.log import TaskLog
+    from aidp.backlog import ids as ids_module
+    from aidp.backlog import tasks as core
     from aidp.store import loader
+    from aidp.tasklist.fold import Fold
+    from aidp.tasklist.log import TaskLog
 
     log = TaskLog(project)
     ids = [core.add(log, f"Task {n}")["id"] for n in range(80)]
@@ -573,7 +573,7 @@ def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
 def test_input_that_ends_inside_a_command_is_an_error_not_an_interrupt(cli, project,
                                                                        monkeypatch) -> None:
     # Typer turns an EOFError into the Abort a Ctrl-C makes: it used to exit 130, silent.
-    from aidp import tasks as core
+    from aidp.backlog import tasks as core
 
     cli("tasks", "add", "Filed before", "-q")
     before = (project / ".aidp" / "tasklist.jsonl").read_bytes()

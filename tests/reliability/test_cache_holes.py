@@ -19,9 +19,9 @@ import pytest
 from reliability_support import child_env
 
 from aidp import store
-from aidp.log import TaskLog
-from aidp.model import format_ts
+from aidp.core.model import format_ts
 from aidp.store import loader
+from aidp.tasklist.log import TaskLog
 
 DATABASE = Path(".aidp") / store.CACHE_DIR / store.NAME
 IN_A_MINUTE = 60  # seconds: every subprocess here must end long before this
@@ -48,7 +48,7 @@ def aidp(project: Path, *args: str, timeout: float = IN_A_MINUTE,
 
 
 def cacheless_stats(project: Path) -> dict[str, object]:
-    from aidp import tasks
+    from aidp.backlog import tasks
 
     return tasks.stats(TaskLog(project).full_fold().tasks.values())
 
@@ -130,7 +130,7 @@ def test_a_rewrite_in_place_during_a_read_is_an_error_not_sigbus(project: Path) 
     pending = log.full_fold().select(("pending",))
     with open(log.path, "r+b") as handle:
         handle.truncate(0)  # `> .aidp/tasklist.jsonl`
-    from aidp.errors import StorageError
+    from aidp.core.errors import StorageError
 
     with pytest.raises(StorageError, match="rewritten by another program while it was read"):
         fold.select(("done",))
@@ -351,7 +351,7 @@ def test_an_unwritable_gitignore_is_blamed_not_the_folder(project: Path,
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", refusing_open)
-    from aidp.errors import StorageError
+    from aidp.core.errors import StorageError
 
     with pytest.raises(StorageError, match=r"Cannot create .*\.aidp/\.gitignore: Operation"):
         TaskLog(project).ensure_dir()
@@ -389,7 +389,7 @@ def test_ids_shorter_than_the_four_digit_rule_name_nothing(cli, project: Path,
     log.ensure_dir()
     log.path.write_bytes(task(1))
     result = cli("tasks", "show", ref)
-    # ... and the error says the rule (aidp.tasks.ID_RULE).
+    # ... and the error says the rule (aidp.backlog.tasks.ID_RULE).
     assert (result.code, result.err.strip()) == (
         1, f"Error: Task not found: {ref} (an id is the full id, or at least 4 leading "
            "characters of the hex part after its last '_': ca35, task_1795314333_ca35)")

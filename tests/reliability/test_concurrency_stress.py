@@ -24,9 +24,9 @@ import pytest
 from reliability_support import SLOW, child_env
 
 from aidp import store, todos
-from aidp.log import LOG_NAME, TaskLog
-from aidp.model import ts_of
+from aidp.core.model import ts_of
 from aidp.store import loader
+from aidp.tasklist.log import LOG_NAME, TaskLog
 
 WORKERS = Path(__file__).with_name("workers.py")
 PROCESSES = 16

@@ -26,9 +26,9 @@ import orjson
 import pytest
 from reliability_support import SLOW, child_env
 
-from aidp.fields import fold_bytes
-from aidp.log import LOCK_NAME, LOG_NAME, TaskLog, encode
-from aidp.model import new_task, transition
+from aidp.core.model import new_task, transition
+from aidp.tasklist.fields import fold_bytes
+from aidp.tasklist.log import LOCK_NAME, LOG_NAME, TaskLog, encode
 
 WORKERS = Path(__file__).with_name("workers.py")
 
@@ -275,7 +275,7 @@ def test_maintenance_replaces_atomically_under_the_lock(
         events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
 
     def replace(src, dst, *, src_dir_fd=None, dst_dir_fd=None) -> None:
-        def full(name, fd) -> str:  # aidp.files renames relative to a folder's descriptor
+        def full(name, fd) -> str:  # aidp.tasklist.files renames relative to a folder's descriptor
             return str(name) if fd is None else f"{os.readlink(f'/proc/self/fd/{fd}')}/{name}"
 
         whole = full(src, src_dir_fd)

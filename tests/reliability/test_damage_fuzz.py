@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
-from aidp.log import TaskLog, encode
-from aidp.model import format_ts, new_task, transition, ts_of
+from aidp.core.model import format_ts, new_task, transition, ts_of
+from aidp.tasklist.log import TaskLog, encode
 
 CONFLICT_MARKERS = [b"<<<<<<< HEAD", b"=======", b"||||||| merged common ancestors",
                     b">>>>>>> origin/main"]
@@ -339,12 +339,12 @@ def test_named_damage(cli, tmp_path: Path, name: str) -> None:
 def test_the_fuzzer_can_fail(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The check is not vacuous: a reader that drops one valid line is caught. The
     fold reads lines one at a time (add_line) and in bulk (read_lines): both lose it."""
-    import aidp.fold
+    import aidp.tasklist.fold
 
-    real_line, real_lines = aidp.fold.Fold.add_line, aidp.fold.read_lines
+    real_line, real_lines = aidp.tasklist.fold.Fold.add_line, aidp.tasklist.fold.read_lines
     winner = BASE.splitlines()[-1]  # the last line always holds its task's current state
 
-    def lossy_line(self: aidp.fold.Fold, raw: bytes) -> None:
+    def lossy_line(self: aidp.tasklist.fold.Fold, raw: bytes) -> None:
         if raw == winner:
             self.lines += 1
             return
@@ -352,9 +352,9 @@ def test_the_fuzzer_can_fail(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     def lossy_lines(lines: list[bytes]) -> Iterator[tuple[str, str, Any]]:
         for raw, read in zip(lines, real_lines(lines), strict=True):
-            yield (aidp.fold.IGNORED, "", None) if raw == winner else read
+            yield (aidp.tasklist.fold.IGNORED, "", None) if raw == winner else read
 
-    monkeypatch.setattr(aidp.fold.Fold, "add_line", lossy_line)
-    monkeypatch.setattr(aidp.fold, "read_lines", lossy_lines)
+    monkeypatch.setattr(aidp.tasklist.fold.Fold, "add_line", lossy_line)
+    monkeypatch.setattr(aidp.tasklist.fold, "read_lines", lossy_lines)
     with pytest.raises(AssertionError):
         check_damaged_log(cli, tmp_path, BASE)

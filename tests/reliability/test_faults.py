@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from reliability_support import child_env
 
-from aidp.log import LOG_NAME
+from aidp.tasklist.log import LOG_NAME
 
 WRITES = [
     ["tasks", "add", "one more"],

@@ -21,12 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
-from aidp import fold, queue, tasks
-from aidp.errors import AidpError
-from aidp.fields import fold_bytes, merge_task
-from aidp.fold import FIELDS, key_of
-from aidp.line import parse_line
-from aidp.log import TaskLog
+from aidp.backlog import queue, tasks
+from aidp.core.errors import AidpError
+from aidp.tasklist import fold
+from aidp.tasklist.fields import fold_bytes, merge_task
+from aidp.tasklist.fold import FIELDS, key_of
+from aidp.tasklist.line import parse_line
+from aidp.tasklist.log import TaskLog
 
 GROUPS = ("description", "priority", "status")
 

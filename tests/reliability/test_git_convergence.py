@@ -32,8 +32,8 @@ from hypothesis import strategies as st
 from reliability_support import examples
 
 from aidp import todos
-from aidp.log import LOG_NAME, TaskLog
-from aidp.model import ts_of
+from aidp.core.model import ts_of
+from aidp.tasklist.log import LOG_NAME, TaskLog
 
 TASKLIST = f".aidp/{LOG_NAME}"
 SESSIONS = ("shared", "own")

@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
-from aidp.fold import beats, key_of
-from aidp.line import MAX_DEPTH, parse_line
-from aidp.model import MAX_TS, format_ts, parse_ts, transition
+from aidp.core.model import MAX_TS, format_ts, parse_ts, transition
+from aidp.tasklist.fold import beats, key_of
+from aidp.tasklist.line import MAX_DEPTH, parse_line
 
 TID = "task_1767225600_0a0b0c0d"
 HONEST = {"id": TID, "description": "an honest task", "status": "pending",
@@ -359,7 +359,7 @@ def test_the_write_lock_is_free_while_an_import_parses_and_builds(
     does not wait at all gets the lock in the middle of both."""
     from aidp import interchange
     from aidp.interchange import beads
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
     took: list[str] = []
 
@@ -389,7 +389,7 @@ def test_the_write_lock_is_free_while_an_import_parses_and_builds(
 def test_the_links_of_an_import_are_settled_in_one_pass(project, cli, monkeypatch) -> None:
     """Linear in the input: no path search per link (that was 10 s at 8k issues), and
     the one pass over the wait graph visits each task once."""
-    from aidp import queue
+    from aidp.backlog import queue
     from aidp.interchange import links
 
     def no_search(*args):

@@ -13,8 +13,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp.log import LOG_NAME, TaskLog
-from aidp.model import format_ts, now_micros
+from aidp.core.model import format_ts, now_micros
+from aidp.tasklist.log import LOG_NAME, TaskLog
 
 ESC_SEQUENCES = [
     "\x1b[31mred\x1b[0m",

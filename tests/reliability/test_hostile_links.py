@@ -19,7 +19,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp.agent.hook_state import state_path
+from aidp.agent.hook.state import state_path
 
 TASK = {"id": "t-0001", "description": "an honest task", "status": "pending",
         "priority": "medium", "tags": [], "created_at": "2026-01-01T00:00:00.000000Z",
@@ -173,7 +173,7 @@ WRITERS = [
     Writer(".aidp/cache/log.stamp", ("tasks", "add", BAIT), refuses=False),
     Writer(".aidp/hooks", ("hook", "claude", "SessionStart"), folder=True, refuses=False,
            stdin=CLAUDE_START),
-    # The state file of session s1: its name is predictable (aidp.agent.hook_state.state_path).
+    # The state file of session s1: its name is predictable (aidp.agent.hook.state.state_path).
     Writer(str(state_path(Path("."), "claude", "s1")), ("hook", "claude", "SessionStart"),
            refuses=False, stdin=CLAUDE_START),
     Writer(".aidp/runs", ("run", "go", "--max-continuations", "0"), folder=True,

@@ -186,7 +186,7 @@ def test_the_stop_hooks_reminder_quoting_a_planted_todo_is_inert(hostile) -> Non
 
 
 def test_the_terminal_guard_escapes_every_character_a_terminal_acts_on() -> None:
-    from aidp.terminal import terminal_text
+    from aidp.core.terminal import terminal_text
 
     for char in sorted(_DANGEROUS):
         shown = terminal_text(f"a{char}b\x1b[1mbold\x1b[0m")
@@ -202,7 +202,7 @@ def test_the_terminal_guard_leaves_nothing_raw_and_json_the_same(text: str) -> N
     """terminal.terminal_text, the guard on fd 1 and 2: whatever the text, nothing a
     terminal acts on gets through but newlines, tabs and SGR colours, and JSON put
     through it still parses to the same value."""
-    from aidp.terminal import terminal_text
+    from aidp.core.terminal import terminal_text
 
     shown = terminal_text(text)
     without_colours = re.sub("\x1b\\[[0-9;]*m", "", shown)
@@ -426,7 +426,7 @@ def test_files_outside_the_scripts_folder_keep_the_trust(hostile) -> None:
 
 
 def test_a_script_folder_past_the_bound_is_refused_not_half_checked(hostile) -> None:
-    from aidp.trust_scope import FOLDER_LIMIT
+    from aidp.trust.scope import FOLDER_LIMIT
 
     hostile.write(".aidp/config.toml",
                   f"agent = [{json.dumps(sys.executable)}, \"agent.py\"]\n")

@@ -22,11 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reliability_support import examples
 
-from aidp import signals
+from aidp.agent import signals
 from aidp.agent.loop import Loop
 from aidp.agent.presets import parse
-from aidp.log import TaskLog
-from aidp.terminal import inert
+from aidp.core.terminal import inert
+from aidp.tasklist.log import TaskLog
 
 # --- the watch ------------------------------------------------------------------------------
 
@@ -39,7 +39,7 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
 
 def _at(path: object, dir_fd: object) -> str:
-    """The absolute path a name relative to a folder descriptor (aidp.files opens every
+    """The absolute path a name relative to a folder descriptor (aidp.tasklist.files opens every
     file relative to its folder's) or to the working folder stands for."""
     name = os.fsdecode(path)  # type: ignore[arg-type]
     if os.path.isabs(name):

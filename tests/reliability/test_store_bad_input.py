@@ -14,9 +14,9 @@ import pytest
 from reliability_support import child_env
 
 from aidp import store
-from aidp.log import TaskLog
-from aidp.model import format_ts
+from aidp.core.model import format_ts
 from aidp.store import db, loader
+from aidp.tasklist.log import TaskLog
 
 DATABASE = Path(".aidp") / store.CACHE_DIR / store.NAME
 COUNT = 400  # lines: over loader.MIN_BYTES, so commands read through the store

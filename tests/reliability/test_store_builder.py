@@ -1,7 +1,7 @@
 """One build of the store at a time, and the first read after a clone answered at once
 (backlog 20fe; docs/architecture.md, "When the store is built"): a missing store of a
 log of loader.BACKGROUND_MIN up to loader.PLAIN_MAX bytes is built by a detached
-process (aidp.store_build) while the read folds plainly; a reader that finds a build
+process (aidp.store.build) while the read folds plainly; a reader that finds a build
 under way never starts another (42 builds were counted in one 16-reader storm). Every
 build is counted through loader.BUILDS_ENV; a build is made to wait, where a test must
 see it running, by pointing BUILDS_ENV at a fifo (the builder blocks on opening it)."""
@@ -19,10 +19,11 @@ import orjson
 import pytest
 from reliability_support import child_env
 
-from aidp import lock, store, store_build
-from aidp.log import TaskLog
-from aidp.model import format_ts
-from aidp.store import loader
+from aidp import store
+from aidp.core.model import format_ts
+from aidp.store import build, loader
+from aidp.tasklist import lock
+from aidp.tasklist.log import TaskLog
 
 CACHE = Path(".aidp") / store.CACHE_DIR
 BACKGROUND_MIN = loader.BACKGROUND_MIN  # what child processes use
@@ -80,7 +81,7 @@ def test_the_first_read_folds_plainly_and_leaves_a_builder(log: TaskLog, project
     read's child in no way that shows) builds the store, equal to a plain fold."""
     filled(log, 600)
     assert loader.BACKGROUND_MIN <= log.path.stat().st_size < loader.PLAIN_MAX
-    fold = store.load(log, builder=store_build.start)
+    fold = store.load(log, builder=build.start)
     assert not isinstance(fold, store.StoreFold) and len(fold.tasks) == 600
     wait_for_builder(project)
     assert counted(builds) == ["missing"]  # by the builder (its own pid)
@@ -206,7 +207,7 @@ def _builder_of(pid: int, project: Path) -> bool:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return b"aidp.store_build" in argv and str(project).encode() in argv
+    return b"aidp.store.build" in argv and str(project).encode() in argv
 
 
 @pytest.mark.parametrize("kind", ["link", "fifo"])

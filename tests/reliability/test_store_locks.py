@@ -17,9 +17,9 @@ import orjson
 import pytest
 
 from aidp import store
-from aidp.log import TaskLog
-from aidp.model import format_ts
+from aidp.core.model import format_ts
 from aidp.store import loader
+from aidp.tasklist.log import TaskLog
 
 DATABASE = Path(".aidp") / store.CACHE_DIR / store.NAME
 
@@ -93,8 +93,8 @@ def test_a_fold_dropped_keeps_another_folds_read_locked(log: TaskLog,
 def test_the_overlays_write_transaction_keeps_its_lock(tmp_path: Path) -> None:
     """Another worktree's lines are folded on top in a transaction the fold keeps (never
     committed): its write lock must hold as long as the fold, from the start."""
-    from aidp import worktrees
-    from aidp.worktree_store import load_shared
+    from aidp.store.overlay import load_shared
+    from aidp.tasklist import worktrees
 
     def line(tid: str, stamp: int) -> bytes:
         return orjson.dumps({"id": tid, "description": tid, "status": "pending",
@@ -129,7 +129,7 @@ def test_a_database_another_loader_is_checking_is_never_removed(log: TaskLog,
     import fcntl
     import os
 
-    from aidp.stamp import STAMP_NAME
+    from aidp.tasklist.stamp import STAMP_NAME
 
     filled(log)
     assert isinstance(store.load(log), store.StoreFold)

@@ -12,12 +12,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from aidp import log as log_module
 from aidp import store
-from aidp.log import TaskLog
-from aidp.model import format_ts
-from aidp.stamp import read_stamp
+from aidp.core.model import format_ts
 from aidp.store import db, loader
+from aidp.tasklist import log as log_module
+from aidp.tasklist.log import TaskLog
+from aidp.tasklist.stamp import read_stamp
 
 DATABASE = Path(".aidp") / store.CACHE_DIR / store.NAME
 

@@ -110,8 +110,8 @@ def stress(rnd: random.Random, seconds: float, with_todo: bool) -> None:
     until = time.time() + seconds
     hard_stop = until + 60
     status_writes = 0
-    from aidp.log import TaskLog
-    from aidp.paths import find_root
+    from aidp.tasklist.log import TaskLog
+    from aidp.tasklist.paths import find_root
 
     log = TaskLog(find_root())
     session = "stress"

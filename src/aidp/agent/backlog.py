@@ -24,13 +24,14 @@ everything goes through the loop's `emit`.
 
 from __future__ import annotations
 
-from aidp import queue, todos
+from aidp import todos
 from aidp.agent import prompt as prompts
 from aidp.agent.loop import Loop, Message
-from aidp.errors import ExitCode, InvalidInput, TaskNotFound
-from aidp.log import Fold
-from aidp.model import Record, transition
-from aidp.render import todo_text
+from aidp.backlog import queue
+from aidp.core.errors import ExitCode, InvalidInput, TaskNotFound
+from aidp.core.model import Record, transition
+from aidp.tasklist.log import Fold
+from aidp.views.render import todo_text
 
 
 def session_for(tid: str) -> str:

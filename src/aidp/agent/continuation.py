@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from aidp import todos
-from aidp.errors import InvalidInput
+from aidp.core.errors import InvalidInput
 from aidp.todos import TodoItem, TodoList, derived_status, has_open_items
 
 

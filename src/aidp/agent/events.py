@@ -167,8 +167,8 @@ def read_plan(raw: object, *, text_keys: tuple[str, ...] = TEXT_KEYS,
     no text, or whose text aidp cannot keep (too long, control characters) is skipped
     with its reason. None when `raw` is no list, or when every entry was bad (a plan of
     nothing but bad entries never clears the TODO list; an empty list does)."""
-    from aidp.errors import InvalidInput
-    from aidp.model import validate_description
+    from aidp.core.errors import InvalidInput
+    from aidp.core.model import validate_description
 
     if not isinstance(raw, list):
         return None

@@ -22,18 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aidp import signals, todos
-from aidp import tasks as backlog
+from aidp import todos
 from aidp.agent import agents as agent_adapters
-from aidp.agent import continuation, events, mcp_handover, process, progress
+from aidp.agent import continuation, events, mcp_handover, process, progress, signals
 from aidp.agent import prompt as prompts
 from aidp.agent.pending import ready_first
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
-from aidp.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
-from aidp.log import TaskLog
-from aidp.model import OPEN_STATUSES, now_micros
-from aidp.render import todo_text
+from aidp.backlog import tasks as backlog
+from aidp.core.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
+from aidp.core.model import OPEN_STATUSES, now_micros
+from aidp.tasklist.log import TaskLog
+from aidp.views.render import todo_text
 
 # The grammar's own placeholders, as the prompt shows them: an agent quoting its
 # instructions files nothing.

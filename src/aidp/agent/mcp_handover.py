@@ -44,9 +44,9 @@ class Handover:
 def registered_in_project(name: str, env: dict[str, str]) -> bool:
     """Whether the run's project registers aidp's server in the agent's own MCP settings
     (`aidp setup NAME --mcp`); False where aidp sets up no such file, or cannot read it."""
-    from aidp.agent.integrate_files import AGENTS
-    from aidp.agent.integrate_mcp import register
-    from aidp.errors import AidpError
+    from aidp.agent.setup.files import AGENTS
+    from aidp.agent.setup.mcp import register
+    from aidp.core.errors import AidpError
 
     if not env.get("AIDP_DIR") or name not in AGENTS:
         return False

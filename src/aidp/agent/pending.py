@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from aidp import tasks as backlog
-from aidp.log import Fold
+from aidp.backlog import tasks as backlog
+from aidp.tasklist.log import Fold
 
 START_BACKLOG = 5  # pending tasks listed when a run starts
 
 
 def ready_first(fold: Fold, tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """The tasks with the ready ones first, in the queue's order (aidp.queue), and how
+    """The tasks with the ready ones first, in the queue's order (aidp.backlog.queue), and how
     many are ready; the others keep their order."""
-    from aidp import queue
+    from aidp.backlog import queue
 
     order = {entry.id: n for n, entry in enumerate(queue.ready(fold))}
     ready = sorted((t for t in tasks if t["id"] in order), key=lambda t: order[t["id"]])
@@ -23,7 +23,7 @@ def ready_first(fold: Fold, tasks: list[dict[str, Any]]) -> tuple[list[dict[str,
 
 def pending_summary(fold: Fold, *, limit: int = START_BACKLOG) -> list[str]:
     """Lines for the pending backlog at the start of a run, ready tasks first."""
-    from aidp.render import priority_marker
+    from aidp.views.render import priority_marker
 
     query = backlog.Query(statuses=("pending",), sort="priority")
     pending, _ready = ready_first(fold, backlog.query(fold.select(("pending",)), query))

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aidp.agent import agents
-from aidp.errors import InvalidInput
-from aidp.paths import DATA_DIR
+from aidp.core.errors import InvalidInput
+from aidp.tasklist.paths import DATA_DIR
 
 PLACEHOLDER = "{prompt}"
 CONFIG_NAME = "config.toml"
@@ -61,15 +61,15 @@ class AgentSpec:
 
 def choose(option: str | None, root: Path) -> AgentSpec:
     """The agent from --agent, else AIDP_AGENT, else .aidp/config.local.toml, else
-    .aidp/config.toml (whose command line runs only once trusted: aidp.trust)."""
+    .aidp/config.toml (whose command line runs only once trusted: aidp.trust.gate)."""
     if option is not None:
         return parse(option, source="--agent")
     from_env = os.environ.get("AIDP_AGENT")
     if from_env and from_env.strip():
         return parse(from_env, source="AIDP_AGENT")
-    from aidp import trust  # config is read only through the trust gate (docs/security.md)
+    from aidp.trust import gate
 
-    config = trust.load(root, presets=PRESETS)
+    config = gate.load(root, presets=PRESETS)
     configured = config.get("agent")  # a command line there needs `aidp trust`
     if configured is not None:
         return parse(configured, source=config.source("agent") or f"{DATA_DIR}/{CONFIG_NAME}")

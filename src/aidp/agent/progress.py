@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aidp import todos
-from aidp.log import TaskLog
-from aidp.paths import DATA_DIR
+from aidp.tasklist.log import TaskLog
+from aidp.tasklist.paths import DATA_DIR
 
 GIT_TIMEOUT = 60
 HASH_LIMIT = 8 << 20  # bytes; bigger files are compared by size and mtime

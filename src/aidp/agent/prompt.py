@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aidp.model import Record, ts_of
-from aidp.when import age
+from aidp.core.model import Record, ts_of
+from aidp.core.when import age
 
 BACKLOG_LIMIT = 20  # tasks shown in a prompt; the agent can list the rest itself
 

@@ -36,8 +36,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from aidp.errors import InvalidInput
-from aidp.model import validate_tag
+from aidp.core.errors import InvalidInput
+from aidp.core.model import validate_tag
 
 PRIORITIES = ("high", "medium", "low")
 _OPEN = r"(?P<{name}>\\?[\"\u201c])"

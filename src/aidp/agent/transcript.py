@@ -17,10 +17,10 @@ from typing import Any
 
 import orjson
 
-from aidp import files
-from aidp.errors import AidpError
-from aidp.log import TaskLog
-from aidp.model import format_ts, now_micros
+from aidp.core.errors import AidpError
+from aidp.core.model import format_ts, now_micros
+from aidp.tasklist import files
+from aidp.tasklist.log import TaskLog
 
 RUNS_DIR = "runs"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -43,7 +43,7 @@ class Transcript:
             stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
             name = f"{safe_name(session)}-{stamp}-{os.getpid()}.jsonl"
             self.path = log.dir / RUNS_DIR / name
-            # Never through a link (a committed `.aidp/runs -> ~/.bashrc.d`): aidp.files.
+            # Never through a link (a committed `.aidp/runs -> ~/.bashrc.d`): aidp.tasklist.files.
             with files.folder(log.dir, RUNS_DIR, create=True) as runs:
                 fd = runs.open(name, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             self._handle = os.fdopen(fd, "ab")

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aidp import todos
-from aidp.log import Fold
-from aidp.model import Record, priority_key
-from aidp.render import todo_text
+from aidp.core.model import Record, priority_key
+from aidp.tasklist.log import Fold
+from aidp.views.render import todo_text
 
 LIMIT = 6000  # the contract: the text stays under this many characters
 IN_PROGRESS_SHOWN = 5
@@ -63,7 +63,7 @@ class Prime:
 def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False
           ) -> Prime:
     """The prime for `session` from the folded state."""
-    from aidp import queue, tasks
+    from aidp.backlog import queue, tasks
 
     todo = todos.current(fold, session)
     # Most recently filed work first for what is under way (the top of `tasks list
@@ -99,7 +99,7 @@ def _other_open(fold: Fold, session: str) -> list[todos.Summary]:
 
 
 def _clip(text: object, width: int = DESCRIPTION_WIDTH) -> str:
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     flat = " ".join(inert(str(text)).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"

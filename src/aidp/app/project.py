@@ -7,12 +7,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidp import attributes as git_attributes
-from aidp import files, git
-from aidp.errors import StorageError
-from aidp.git_runner import tracked
-from aidp.log import LOG_NAME, TaskLog
-from aidp.trust import LOCAL_NAME as LOCAL_CONFIG
+from aidp import git
+from aidp.core.errors import StorageError
+from aidp.tasklist import attributes as git_attributes
+from aidp.tasklist import files
+from aidp.tasklist.git_runner import tracked
+from aidp.tasklist.log import LOG_NAME, TaskLog
+from aidp.trust.gate import LOCAL_NAME as LOCAL_CONFIG
 
 ATTRIBUTE = ".aidp/tasklist.jsonl merge=union"
 # git shows the tasklist as readable task lines (the driver itself: aidp.git.textconv).
@@ -40,7 +41,7 @@ class GitSetup:
 def init(log: TaskLog, root: Path) -> Initialised:
     """Create .aidp/, the tasklist, .aidp/.gitignore and the union-merge and diff rules
     in .gitattributes; on a set-up clone, add what is missing. Never through a link a
-    cloned repository may have planted (aidp.files), and what can be checked first is
+    cloned repository may have planted (aidp.tasklist.files), and what can be checked first is
     checked before anything is made: a refusal leaves no half-made .aidp/."""
     if log.dir.is_symlink() and tracked(root, log.dir):
         raise StorageError(

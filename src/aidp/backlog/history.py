@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from aidp import worktrees
-from aidp.errors import AidpError
-from aidp.ids import resolve_id
-from aidp.log import Fold, TaskLog, dumps
-from aidp.model import Record, format_ts, next_updated_at, ts_of
+from aidp.backlog.ids import resolve_id
+from aidp.core.errors import AidpError
+from aidp.core.model import Record, format_ts, next_updated_at, ts_of
+from aidp.tasklist import worktrees
+from aidp.tasklist.log import Fold, TaskLog, dumps
 
 
 @dataclass
@@ -38,8 +38,8 @@ def history(log: TaskLog, ref: str) -> list[HistoryEntry]:
 
 
 def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
-    from aidp.fields import merge_task
-    from aidp.fold import FIELDS
+    from aidp.tasklist.fields import merge_task
+    from aidp.tasklist.fold import FIELDS
 
     states: list[tuple[tuple[int, int], Record, Record | None, tuple[Path | None, int]]] = []
     seen: set[bytes] = set()
@@ -100,7 +100,7 @@ def undo(log: TaskLog, ref: str) -> Undone:
         result[:] = [Undone(restored, _changes(current, restored))]
         written = [restored]
         if restored.get("status") == "pending" and current.get("status") != "pending":
-            from aidp.queue import release_records
+            from aidp.backlog.queue import release_records
 
             written.extend(release_records(fold, tid))
         return written

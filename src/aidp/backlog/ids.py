@@ -2,7 +2,7 @@
 or a leading part of its hex part) and the shortest part that names it alone.
 
 The lowest of the backlog's modules: `tasks` and `queue` both resolve ids through it.
-Each function takes the fold and asks it (`aidp.questions.Questions.ids_with_prefix`):
+Each function takes the fold and asks it (`aidp.tasklist.questions.Questions.ids_with_prefix`):
 the store's fold searches its id index, a plain fold loops over its ids."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from aidp.errors import AmbiguousId, TaskNotFound
+from aidp.core.errors import AmbiguousId, TaskNotFound
 
 if TYPE_CHECKING:
-    from aidp.questions import Questions
+    from aidp.tasklist.questions import Questions
 
 MIN_ID_PREFIX = 4
 # A prefix of a full id names a task only once it reaches MIN_ID_PREFIX characters of

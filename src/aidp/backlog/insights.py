@@ -1,7 +1,7 @@
 """What the backlog looks like: the series `tasks stats` draws and `aidp report` pages.
 
 Pure: everything is computed from a `Fold` (or plain task records) and a `now`, and
-returned as plain values; `render` draws them in the terminal and `aidp.page` as SVG.
+returned as plain values; `render` draws them in the terminal and `aidp.views.page` as SVG.
 
 Definitions (docs/guide.md, "Stats and charts"):
 - weeks are ISO weeks, Monday 00:00 UTC; the series holds the last `WEEKS`, the
@@ -19,8 +19,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from aidp.fold import Fold, task_tags
-from aidp.model import (  # week_start and finished_at are defined there (the store uses them)
+from aidp.core.model import (  # week_start and finished_at are defined there (the store uses them)
     CLOSED_STATUSES,
     DAY,
     OPEN_STATUSES,
@@ -31,7 +30,8 @@ from aidp.model import (  # week_start and finished_at are defined there (the st
     ts_of,
     week_start,
 )
-from aidp.plain import Plain
+from aidp.core.plain import Plain
+from aidp.tasklist.fold import Fold, task_tags
 
 WEEKS = 12
 TOP_TAGS = 10
@@ -89,7 +89,7 @@ def _date(micros: int) -> str:
 
 
 def _iso(micros: int) -> str:
-    from aidp.model import format_ts
+    from aidp.core.model import format_ts
 
     return format_ts(micros)
 
@@ -147,7 +147,7 @@ class _Tally:
             self.tags[tag] = self.tags.get(tag, 0) + 1
 
     def result(self, filters: Filters) -> dict[str, Any]:
-        from aidp.tasks import stats_of_counts
+        from aidp.backlog.tasks import stats_of_counts
 
         out = stats_of_counts(self.status, self.open_tasks)
         starts = [self.first_week + n * WEEK for n in range(self.weeks)]
@@ -203,7 +203,7 @@ def from_fold(fold: Fold, *, now: int, filters: Filters | None = None,
     the tasks its columns cannot tell apart from matching ones are decoded."""
     filters = filters or Filters()
     if filters:  # the filters are columns: the fold narrows, from_tasks decides
-        from aidp.tasks import Query
+        from aidp.backlog.tasks import Query
 
         narrowed = fold.narrowed(Query(statuses=None, tags=filters.tags,
                                        session=filters.session, created_from=filters.since))
@@ -286,7 +286,8 @@ def report_data(fold: Fold, *, now: int, project: str = "",
     every task (with its queue keys), the work queue and every session's TODO list."""
     import copy
 
-    from aidp import queue, todos
+    from aidp import todos
+    from aidp.backlog import queue
 
     counts = fold.status_counts()
     if None in counts:

@@ -1,14 +1,13 @@
 """Backlog operations on top of the event log and the work queue: create, transition
 (a task back to pending is released from its claims), query (a task's history:
-aidp.history; ids: aidp.ids, whose names are kept here for callers)."""
+aidp.backlog.history; ids: aidp.backlog.ids, whose names are kept here for callers)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from aidp.errors import InvalidInput
-from aidp.ids import (
+from aidp.backlog.ids import (
     ID_RULE,
     MIN_ID_PREFIX,
     ids_then_reason,
@@ -16,8 +15,8 @@ from aidp.ids import (
     resolve_id,
     short_ids,
 )
-from aidp.log import Fold, TaskLog
-from aidp.model import (
+from aidp.core.errors import InvalidInput
+from aidp.core.model import (
     OPEN_STATUSES,
     STATUSES,
     Record,
@@ -29,12 +28,13 @@ from aidp.model import (
     validate_reason,
     validate_status,
 )
-from aidp.plain import Plain
+from aidp.core.plain import Plain
+from aidp.tasklist.log import Fold, TaskLog
 
 if TYPE_CHECKING:
-    from aidp.queue import Change, QueueState
+    from aidp.backlog.queue import Change, QueueState
 
-__all__ = [  # the id names are aidp.ids', kept here for callers
+__all__ = [  # the id names are aidp.backlog.ids', kept here for callers
     "ID_RULE", "MIN_ID_PREFIX", "SORTS", "Filed", "Found", "Query", "add",
     "add_unless_open", "find", "find_in", "fold_stats", "ids_then_reason", "open_duplicate",
     "query", "resolve_all", "resolve_id", "same_text", "set_status", "short_ids", "sort_key",
@@ -131,7 +131,7 @@ def set_status(
     status = validate_status(status)
     if reason is not None:
         reason = validate_reason(reason)
-    from aidp.queue import Change, release_records
+    from aidp.backlog.queue import Change, release_records
 
     wanted = list(refs)
     results: list[Change] = []
@@ -274,7 +274,7 @@ def find_in(fold: Fold, q: Query, links: QueueState | None = None) -> Found:
         return Found(*answered)
     narrowed = fold.narrowed(q)
     if links is None and (q.grep is not None or q.assignee is not None):
-        from aidp.queue import state
+        from aidp.backlog.queue import state
 
         narrowed = list(narrowed)
         links = state(fold, about=[t["id"] for t in narrowed], own=True)

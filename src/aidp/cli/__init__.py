@@ -30,7 +30,7 @@ from aidp import __version__  # noqa: E402
 from aidp.cli.common import Env, command_name  # noqa: E402
 from aidp.cli.output import error  # noqa: E402
 from aidp.cli.streams import guard_streams  # noqa: E402
-from aidp.errors import AidpError, ExitCode  # noqa: E402
+from aidp.core.errors import AidpError, ExitCode  # noqa: E402
 
 if TYPE_CHECKING:
     from typer._click.core import Command
@@ -113,7 +113,7 @@ def _global(
 ) -> None:
     """A git-tracked, append-only backlog and TODO list for AI coding agents."""
     ctx.obj = Env(directory=directory, session=session, lock_timeout=lock_timeout, dispatch=run)
-    from aidp import render  # every command group's module imports it anyway
+    from aidp.views import render
 
     render.PAGER["off"] = no_pager
 
@@ -183,7 +183,7 @@ def _register(only: str | None = None, sub: str | None = None) -> None:
 _VALUED_GLOBALS = ("--dir", "--session", "--lock-timeout")
 
 
-_LONG_RUNNING = ("mcp", "run")  # commands that read many times: see aidp.fold.FREEZE
+_LONG_RUNNING = ("mcp", "run")  # commands that read many times: see aidp.tasklist.fold.FREEZE
 
 
 def _named_command(args: Sequence[str]) -> tuple[str | None, str | None]:
@@ -401,9 +401,9 @@ def _broken_pipe() -> int:
 def main() -> None:
     """The `aidp` program: run(), then the process ends (unlike run() in a test)."""
     out, _err = guard_streams()
-    from aidp import fold
     from aidp.cli import common
-    from aidp.log import TaskLog
+    from aidp.tasklist import fold
+    from aidp.tasklist.log import TaskLog
 
     fold.FREEZE = _named_command(sys.argv[1:])[0] not in _LONG_RUNNING  # (see there)
 

@@ -27,9 +27,9 @@ def agents(
     $ aidp agents
     $ aidp agents --json
     """
-    from aidp import render
     from aidp.agent import inventory
     from aidp.cli.output import json_out
+    from aidp.views import render
 
     found = inventory.survey()
     if as_json:
@@ -40,7 +40,7 @@ def agents(
 
 def human(found: list[AgentInfo]) -> list[str]:
     """One line per preset, then its command line."""
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     lines = []
     width = max(len(info.name) for info in found)

@@ -11,16 +11,16 @@ from typing import Any
 
 import typer
 
-from aidp.errors import InvalidInput
-from aidp.log import Fold, TaskLog, parse_lock_timeout, use_reader
-from aidp.paths import find_root
+from aidp.core.errors import InvalidInput
+from aidp.tasklist.log import Fold, TaskLog, parse_lock_timeout, use_reader
+from aidp.tasklist.paths import find_root
 
 
 class _Store:
     """TaskLog.read through aidp.store, imported only by a command that reads (`tasks
     add` appends without reading and never loads it, nor sqlite3). A command answers
     at once: a missing store is built in the background where that is cheaper
-    (aidp.store_build)."""
+    (aidp.store.build)."""
 
     @staticmethod
     def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
@@ -31,13 +31,13 @@ class _Store:
     @staticmethod
     def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                     whole_lines: bool = False) -> Fold | None:
-        from aidp.worktree_store import load_shared
+        from aidp.store.overlay import load_shared
 
         return load_shared(log, tasklists, whole_lines=whole_lines, builder=_start_builder)
 
 
 def _start_builder(log: TaskLog, held: int, why: str) -> None:
-    from aidp.store_build import start  # only when a store is to be built
+    from aidp.store.build import start  # only when a store is to be built
 
     start(log, held, why)
 
@@ -65,7 +65,7 @@ COMMAND_LINE: list[str] = []
 
 
 class Env:
-    # A plain class, not a dataclass: see aidp.plain.Plain.
+    # A plain class, not a dataclass: see aidp.core.plain.Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,
                  lock_timeout: str | None = None,
                  dispatch: Callable[[Sequence[str]], int] | None = None) -> None:
@@ -133,7 +133,7 @@ class Env:
 
     def warn_damage(self, fold: Fold) -> None:
         if fold.damaged and not self.warned:
-            from aidp.terminal import inert
+            from aidp.core.terminal import inert
 
             self.warned = True
             lines = "line" if fold.damaged == 1 else "lines"
@@ -147,13 +147,13 @@ class Env:
 def _say_notice(line: str) -> None:
     """A note about the tasklist (git attributes that override aidp's), shown inert:
     the attribute values come from the repository."""
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     sys.stderr.write(inert(line) + "\n")
 
 
 def _say_waiting(lock: Path) -> None:
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     sys.stderr.write(
         f"Waiting for {inert(str(lock))}: another process holds it (Ctrl-C to give up; "

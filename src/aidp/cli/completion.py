@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aidp.errors import InvalidInput
+from aidp.core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from typer._click.core import Command, Context, Parameter
@@ -98,8 +98,8 @@ def _fixed(*words: str) -> Values:
 
 
 def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
-    from aidp import render
-    from aidp.model import PRIORITIES, STATUSES
+    from aidp.core.model import PRIORITIES, STATUSES
+    from aidp.views import render
 
     command = " ".join(path)
     if name in ("status", "status_arg"):
@@ -107,7 +107,7 @@ def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
     if name == "priority":
         return _fixed(*PRIORITIES)
     if name == "sort":
-        from aidp.tasks import SORTS
+        from aidp.backlog.tasks import SORTS
 
         return _fixed(*SORTS)
     if name == "fmt":
@@ -164,8 +164,8 @@ MAX_IDS = 200
 
 def _task_ids(command: str) -> Values:
     def values(ctx: Context, param: Parameter, incomplete: str) -> Iterator[tuple[str, str]]:
-        from aidp import tasks
-        from aidp.model import OPEN_STATUSES, STATUSES, priority_rank
+        from aidp.backlog import tasks
+        from aidp.core.model import OPEN_STATUSES, STATUSES, priority_rank
 
         fold = _env(ctx).log.read()
         if command == "tasks reopen":
@@ -199,7 +199,7 @@ def _matches(full: str, needle: str) -> bool:
 
 def _already_given(ctx: Context) -> set[str]:
     """Full ids of the tasks already named on the command line (done A B <TAB>)."""
-    from aidp import tasks
+    from aidp.backlog import tasks
 
     named: list[str] = []
     for key in ("ids", "task_id", "more", "on"):
@@ -218,14 +218,14 @@ def _already_given(ctx: Context) -> set[str]:
 
 
 def _hint(text: object) -> str:
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     # One line, no escape sequences, and no rich markup (Typer renders zsh/fish hints).
     return inert(" ".join(str(text).split()))[:60].replace("[", "\\[")
 
 
 def _tags(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
-    from aidp.model import OPEN_STATUSES
+    from aidp.core.model import OPEN_STATUSES
     counts = _env(ctx).log.read().tag_counts(OPEN_STATUSES)  # the store's tag tally
     return sorted(counts)
 
@@ -325,8 +325,8 @@ def install(shell: str) -> tuple[Path, list[Path]]:
         where = rc[0]
         return path, _add_line(*rc)
     except OSError as exc:
-        from aidp.errors import StorageError
-        from aidp.terminal import inert
+        from aidp.core.errors import StorageError
+        from aidp.core.terminal import inert
 
         raise StorageError(f"Cannot install the {shell} completion: cannot write "
                            f"{inert(str(where))}: {exc.strerror or exc}; "
@@ -356,7 +356,7 @@ def show_or_install(args: list[str], *, install_it: bool) -> None:
     from aidp.cli.common import wrote
 
     wrote()
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     also = "".join(f"; {inert(str(rc))} loads it" for rc in changed)
     sys.stdout.write(f"{shell} completion installed in {inert(str(path))}{also}\n"

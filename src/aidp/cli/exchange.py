@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import typer
 
-from aidp import render
-from aidp import tasks as core
+from aidp.backlog import tasks as core
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
-from aidp.errors import InvalidInput
-from aidp.terminal import inert
+from aidp.core.errors import InvalidInput
+from aidp.core.terminal import inert
+from aidp.views import render
 
 
 def export(
@@ -40,7 +40,7 @@ def export(
     everything = list(fold.tasks.values()) if None in statuses else fold.select(
         [s for s in statuses if s is not None])
     if fmt in interchange.WITH_QUEUE:  # blockers, epic, assignee, notes go along
-        from aidp import queue
+        from aidp.backlog import queue
 
         qs = queue.state(fold)
         everything = [queue.with_extras(qs, t) for t in everything]

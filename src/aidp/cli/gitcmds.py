@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import typer
 
-from aidp import render
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
-from aidp.errors import StorageError
-from aidp.terminal import inert
+from aidp.core.errors import StorageError
+from aidp.core.terminal import inert
+from aidp.views import render
 
 
 def sync(
@@ -46,7 +46,7 @@ def sync(
     else:
         lines.append(f"{tick} Pulled {inert(report.upstream)}")
         if report.overwritten:
-            from aidp import tasks
+            from aidp.backlog import tasks
 
             fold = e.log.read()
             ids = [entry["id"] for entry in report.overwritten]
@@ -82,7 +82,7 @@ def changes(
     if as_json:
         json_out(result)
     else:  # named by their short ids in the file as it is now, like every other view
-        from aidp import tasks
+        from aidp.backlog import tasks
 
         ids = [t["id"] for key in ("filed", "status", "edited", "removed") for t in result[key]]
         render.write_text(git.render_changes(result, tasks.short_ids(e.read(), ids)))

@@ -1,7 +1,7 @@
 """`aidp tasks history` and `aidp tasks undo`: a task's recorded states, and going
 back to the one before the current.
 
-Thin: the work is in aidp.history (imported when a command runs)."""
+Thin: the work is in aidp.backlog.history (imported when a command runs)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 
 import typer
 
-from aidp import render
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
-from aidp.terminal import inert
+from aidp.core.terminal import inert
+from aidp.views import render
 
 ID_HELP = "Full id or ≥4 leading hex characters."
 
@@ -29,13 +29,13 @@ def history(
     """
     e = env(ctx)
     e.read()  # the damage warning, once
-    from aidp.history import history
+    from aidp.backlog.history import history
 
     entries = history(e.log, task_id)
     if as_json:
         json_out([entry.record for entry in entries])
         return
-    from aidp import queue
+    from aidp.backlog import queue
     paint = painter()
     blocks = []
     # The queue's records about the task (waits, epic, claims, notes), between the states.
@@ -88,14 +88,14 @@ def undo(
     $ aidp tasks undo 3f2a
     $ aidp tasks undo 3f2a --json
     """
-    from aidp import history as states
-    from aidp import tasks
+    from aidp.backlog import history as states
+    from aidp.backlog import tasks
 
     e = env(ctx)
     before = e.read()
     done = states.undo(e.log, task_id)
     if as_json:
-        from aidp import queue
+        from aidp.backlog import queue
 
         json_out(queue.with_extras(queue.state(e.read()), done.task))
         return

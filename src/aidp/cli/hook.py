@@ -17,7 +17,7 @@ from aidp.agent.agents import HOOKED
 from aidp.cli.common import either, env
 
 if TYPE_CHECKING:
-    from aidp.agent.hooks import Answer
+    from aidp.agent.hook.handler import Answer
 
 
 _AGENTS = either([adapter.name for adapter in HOOKED]) + "."
@@ -50,51 +50,51 @@ def hook(
     Examples:
     $ aidp hook claude SessionStart < event.json
     """
-    from aidp.agent import hooks
+    from aidp.agent.hook import handler
 
-    name, canonical = hooks.resolve(agent, event)  # exit 2 with the accepted names
+    name, canonical = handler.resolve(agent, event)  # exit 2 with the accepted names
     try:
         answer = _answer(ctx, name, canonical, max_continuations)
     except Exception as exc:  # a hook must never break the agent: any failure is a note
         text = " ".join(str(exc).split()) or type(exc).__name__
-        answer = hooks.Answer(notes=[f"aidp hook {name} {canonical}: {text[:300]}"])
+        answer = handler.Answer(notes=[f"aidp hook {name} {canonical}: {text[:300]}"])
     _emit(answer)
 
 
 def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int) -> Answer:
     import orjson
 
-    from aidp.agent import hooks
+    from aidp.agent.hook import handler
 
     if sys.stdin is None or sys.stdin.isatty():
-        return hooks.Answer(notes=[f"aidp hook {agent} {event}: no hook JSON on stdin; "
+        return handler.Answer(notes=[f"aidp hook {agent} {event}: no hook JSON on stdin; "
                                    "this command is run by the agent's hooks"])
     stream = getattr(sys.stdin, "buffer", None)
     raw = stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return hooks.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
+        return handler.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
                                    f"JSON ({exc})"])
     if not isinstance(payload, dict):
-        return hooks.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
+        return handler.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
                                    "a JSON object"])
     e = env(ctx)
     root = e.root
-    session, flagged = hooks.session_for(payload, explicit=e.session, root=root)
+    session, flagged = handler.session_for(payload, explicit=e.session, root=root)
     if session is None:  # missing fields: nothing to do
-        return hooks.Answer(notes=[f"aidp hook {agent} {event}: the hook JSON has no "
+        return handler.Answer(notes=[f"aidp hook {agent} {event}: the hook JSON has no "
                                    "session_id; nothing done (AIDP_SESSION names one)"])
-    context = hooks.Context(agent=agent, event=event, log=e.log, root=root, session=session,
+    context = handler.Context(agent=agent, event=event, log=e.log, root=root, session=session,
                             session_flag=flagged, max_continuations=max_continuations)
-    answer = hooks.handle(context, payload)
+    answer = handler.handle(context, payload)
     return answer
 
 
 def _emit(answer: Answer) -> None:
     import orjson
 
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     # A note quotes what the model wrote (a signal, a plan): one line, inert, so the
     # agent's UI or the terminal shows it as text (docs/security.md).

@@ -1,4 +1,4 @@
-"""`aidp init`: set a project up for aidp and for git (the work: aidp.project)."""
+"""`aidp init`: set a project up for aidp and for git (the work: aidp.app.project)."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 import typer
 
-from aidp import project
+from aidp.app import project
 from aidp.cli.common import JSON_HELP, env, info, wrote
 from aidp.cli.output import json_out
-from aidp.terminal import inert
+from aidp.core.terminal import inert
 
 
 def init(

@@ -22,7 +22,7 @@ def mcp(ctx: typer.Context) -> int:
     try:
         from aidp.toolserver.serve import serve
     except ImportError as exc:  # an install without the SDK (an old virtualenv)
-        from aidp.errors import AidpError
+        from aidp.core.errors import AidpError
 
         raise AidpError(f"Cannot start the MCP server: the MCP SDK is missing ({exc}); "
                         "install aidp again, or pip install 'mcp>=2.3,<3'") from None

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
-from aidp import render
-from aidp.errors import InvalidInput
-from aidp.model import Record, json_elements
-from aidp.terminal import inert
+from aidp.core.errors import InvalidInput
+from aidp.core.model import Record, json_elements
+from aidp.core.terminal import inert
+from aidp.views import render
 
 if TYPE_CHECKING:
     from aidp import todos

@@ -18,9 +18,9 @@ def prime(
     $ aidp prime
     $ aidp prime --json
     """
-    from aidp import prime as core
-    from aidp import render
+    from aidp.app import prime as core
     from aidp.cli.output import json_out
+    from aidp.views import render
 
     e = env(ctx)
     result = core.build(e.read(), e.session_name())

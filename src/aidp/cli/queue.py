@@ -1,7 +1,7 @@
 """`aidp tasks ready|blocked|claim|release|block|unblock|edit|note`: the work queue.
 
 Registered on the `tasks` app only when the command line may name one of them
-(aidp.cli.tasks.with_commands calls `register`); the core is aidp.queue.
+(aidp.cli.tasks.with_commands calls `register`); the core is aidp.backlog.queue.
 """
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
@@ -11,16 +11,16 @@ from collections.abc import Callable
 
 import typer
 
-from aidp import queue as core
-from aidp import render
+from aidp.backlog import queue as core
+from aidp.backlog.tasks import short_ids
 from aidp.cli import output
 from aidp.cli.common import ID_HELP, IDS_HELP, JSON_HELP, Env, env, split_ids
-from aidp.errors import InvalidInput
-from aidp.log import Fold
-from aidp.model import Record, now_micros, priority_key, ts_of, validate_priority
-from aidp.tasks import short_ids
-from aidp.terminal import inert
-from aidp.when import age
+from aidp.core.errors import InvalidInput
+from aidp.core.model import Record, now_micros, priority_key, ts_of, validate_priority
+from aidp.core.terminal import inert
+from aidp.core.when import age
+from aidp.tasklist.log import Fold
+from aidp.views import render
 
 
 def _label(task: Record, ids: dict[str, str] | None = None) -> str:
@@ -224,7 +224,7 @@ def release(
                            "claim older than AGE")
     cutoff = None
     if stale is not None:
-        from aidp.when import parse_age
+        from aidp.core.when import parse_age
 
         cutoff = now_micros() - parse_age(stale, what="--stale")
     before = e.read()

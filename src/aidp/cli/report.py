@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from aidp.cli.common import env, info
-from aidp.errors import InvalidInput
+from aidp.core.errors import InvalidInput
 
 
 def report(
@@ -24,9 +24,10 @@ def report(
     $ aidp report --html report.html
     $ aidp report --html report.html --open
     """
-    from aidp import insights, page
-    from aidp.model import now_micros
-    from aidp.terminal import inert
+    from aidp.backlog import insights
+    from aidp.core.model import now_micros
+    from aidp.core.terminal import inert
+    from aidp.views import page
 
     e = env(ctx)
     fold = e.read()

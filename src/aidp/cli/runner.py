@@ -15,7 +15,7 @@ import typer
 
 from aidp.cli.common import Env, env
 from aidp.cli.output import json_out
-from aidp.errors import ExitCode, InvalidInput
+from aidp.core.errors import ExitCode, InvalidInput
 
 if TYPE_CHECKING:
     from aidp.agent.continuation import Limits
@@ -128,14 +128,14 @@ def run(
     if merge and parallel is None:
         raise InvalidInput("--merge needs --parallel (and --backlog)")
     if parallel is not None:
-        from aidp.agent.parallel import check_parallel
+        from aidp.agent.parallel.run import check_parallel
 
         check_parallel(parallel)
     root = e.root
     name = e.session_name()
     who = None
     if backlog:
-        from aidp import queue
+        from aidp.backlog import queue
 
         who = (queue.validate_actor(claim_as) if claim_as is not None
                else queue.default_actor(root))
@@ -181,11 +181,11 @@ def run(
 def _parallel(e: Env, spec: AgentSpec, *, actor: str, width: int, limits: Limits,
               max_tasks: int | None, guidance: str | None, merge: bool,
               as_json: bool) -> int:
-    """`run --backlog --parallel N` (aidp.agent.parallel); every check is made before
+    """`run --backlog --parallel N` (aidp.agent.parallel.run); every check is made before
     anything starts."""
-    from aidp.agent.parallel import Parallel
-    from aidp.agent.parallel_git import Checkout
-    from aidp.agent.parallel_view import view_for
+    from aidp.agent.parallel.run import Parallel
+    from aidp.agent.parallel.view import view_for
+    from aidp.agent.parallel.worktree import Checkout
     from aidp.agent.pending import pending_summary
     from aidp.agent.presets import check_startable, child_env
 
@@ -290,8 +290,8 @@ class Output:
     escapes shown as \\xNN, no markup read), aidp's own lines, warnings on stderr."""
 
     def __init__(self, *, progress_to_stderr: bool = False) -> None:
-        from aidp import render
-        from aidp.terminal import inert
+        from aidp.core.terminal import inert
+        from aidp.views import render
 
         self._inert = inert
         # run --json: stdout holds only the summary object, so progress goes to stderr

@@ -8,7 +8,7 @@ import typer
 
 from aidp.agent.agents import HOOKED
 from aidp.cli.common import either, env, info
-from aidp.errors import ExitCode, InvalidInput
+from aidp.core.errors import ExitCode, InvalidInput
 
 # What the help names comes from the adapters (agents/base.Setup): a new agent with
 # hooks is in it without an edit here.
@@ -47,8 +47,8 @@ def setup(
 ) -> None:
     import shutil
 
-    from aidp.agent import integrate
-    from aidp.terminal import inert
+    from aidp.agent.setup import integrate
+    from aidp.core.terminal import inert
 
     if remove and check:
         raise InvalidInput("Invalid options: give --remove or --check, not both")

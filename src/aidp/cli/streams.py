@@ -46,7 +46,7 @@ class Guarded(io.RawIOBase):
         if self.error is not None:
             return size
         if self._decoder is not None:
-            from aidp.terminal import terminal_text
+            from aidp.core.terminal import terminal_text
 
             view = memoryview(terminal_text(self._decoder.decode(bytes(view))).encode(
                 "utf-8", "surrogateescape"))

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aidp import render
-from aidp import tasks as core
+from aidp.backlog import tasks as core
 from aidp.cli import output
 from aidp.cli.common import IDS_HELP, JSON_HELP, command_name, env, split_ids
-from aidp.model import now_micros
-from aidp.terminal import inert
+from aidp.core.model import now_micros
+from aidp.core.terminal import inert
+from aidp.views import render
 
 if TYPE_CHECKING:
-    from aidp.queue import Change
+    from aidp.backlog.queue import Change
 
 app = typer.Typer(
     help="The persistent backlog: tasks filed by people or agents.\n\n"
@@ -70,7 +70,7 @@ def add(
     e = env(ctx)
     links = {}
     if blocked_by or parent is not None:
-        from aidp import queue
+        from aidp.backlog import queue
 
         waits = split_ids(blocked_by)
         task = queue.add(e.log, " ".join(description), priority=priority, tags=tag,
@@ -109,7 +109,7 @@ def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, a
     before = e.read()
     changes = core.set_status(e.log, ids, status, reason=reason)
     if as_json:
-        from aidp import queue
+        from aidp.backlog import queue
 
         qs = queue.state(e.read())
         changes = [queue.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
@@ -202,7 +202,7 @@ def stats(
     $ aidp tasks stats --since 30d
     $ aidp tasks stats -t config --json
     """
-    from aidp import insights
+    from aidp.backlog import insights
 
     now = now_micros()
     filters = insights.Filters(since=_since(since, now), session=session,
@@ -211,7 +211,7 @@ def stats(
     if as_json:
         output.json_out(found)
         return
-    from aidp import charts
+    from aidp.views import charts
 
     color = render.color_enabled()
     render.write_text(charts.draw(found, color=color, width=_terminal_width()))
@@ -220,7 +220,7 @@ def stats(
 def _since(text: str | None, now: int) -> int | None:
     if text is None:
         return None
-    from aidp.when import parse_when
+    from aidp.core.when import parse_when
 
     return parse_when(text, now)
 
@@ -251,7 +251,7 @@ def repair(
     $ aidp tasks repair
     """
     e = env(ctx)
-    from aidp import maintenance
+    from aidp.tasklist import maintenance
 
     report = maintenance.repair(e.log, dry_run=dry_run)
     if as_json:
@@ -296,7 +296,7 @@ def compact(
     $ aidp tasks compact
     """
     e = env(ctx)
-    from aidp import maintenance
+    from aidp.tasklist import maintenance
 
     report = maintenance.compact(e.log)
     if as_json:

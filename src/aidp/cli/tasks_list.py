@@ -11,17 +11,24 @@ from typing import TYPE_CHECKING
 import orjson
 import typer
 
-from aidp import render
-from aidp import tasks as core
+from aidp.backlog import tasks as core
 from aidp.cli import output
 from aidp.cli.common import env
-from aidp.errors import ExitCode, InvalidInput
-from aidp.fold import Fold, no_gc
-from aidp.model import OPEN_STATUSES, STATUSES, Record, json_elements, now_micros, validate_priority
-from aidp.terminal import inert
+from aidp.core.errors import ExitCode, InvalidInput
+from aidp.core.model import (
+    OPEN_STATUSES,
+    STATUSES,
+    Record,
+    json_elements,
+    now_micros,
+    validate_priority,
+)
+from aidp.core.terminal import inert
+from aidp.tasklist.fold import Fold, no_gc
+from aidp.views import render
 
 if TYPE_CHECKING:
-    from aidp.queue import QueueState
+    from aidp.backlog.queue import QueueState
 
 STATUS_WORDS = (*STATUSES, "open", "all")
 
@@ -114,7 +121,7 @@ def list_(
         raise InvalidInput("Conflicting --mine and --assignee: give one of them")
     now = now_micros()
     if since is not None or older_than is not None:
-        from aidp.when import parse_age, parse_when
+        from aidp.core.when import parse_age, parse_when
     words = ([status_arg] if status_arg else []) + status
     query = core.Query(
         statuses=_statuses(words, include_all=include_all),
@@ -131,7 +138,7 @@ def list_(
     core.sort_key(query.sort)  # reject a bad --sort before reading anything
     e = env(ctx)
     if mine:
-        from aidp.queue import default_actor
+        from aidp.backlog.queue import default_actor
 
         query.assignee = default_actor(e.root)
     # The tasks found are held to the end: cyclic collections would walk them again and
@@ -153,7 +160,7 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
         # decodes a batch at a time, in bounded memory), written as it comes.
         batches: Iterable[list[Record]] = fold.newest_first()
         if fmt != "ids":
-            from aidp import queue
+            from aidp.backlog import queue
 
             batches = _linked(queue.state(fold), batches)
         if output.write_batches(batches, fmt, limit=limit) and exit_code:
@@ -168,14 +175,14 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
     result = core.find_in(fold, query)
     found = result.tasks
     if fmt in ("json", "jsonl", "table") or tree:
-        from aidp import queue  # the links of the tasks found only
+        from aidp.backlog import queue
 
         qs = queue.state(fold, about=[t["id"] for t in found], own=True)
     notes = None
     plain = not words and not include_all and query.grep is None and query.assignee is None
     empty = "No open tasks" if plain else "No matching tasks"
     if not found and query.assignee is not None:
-        from aidp import queue  # who does hold tasks: every claim
+        from aidp.backlog import queue
 
         empty = _nobody_holds(queue.state(fold), query.assignee, empty)
     if qs is not None and tree:
@@ -185,7 +192,7 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
             raise typer.Exit(ExitCode.FAILURE)
         return
     if qs is not None and fmt == "table":
-        from aidp import queue
+        from aidp.backlog import queue
 
         notes = queue.list_notes(fold, qs, found)
     elif qs is not None and fmt in ("json", "jsonl"):
@@ -194,7 +201,7 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
     if (fmt == "table" and limit is None and not include_all and sys.stdout.isatty()
             and not _pager_on()):
         # A person at a terminal without a pager gets a screenful; scripts, --all and
-        # --limit get all (and a pager shows all: aidp.pager).
+        # --limit get all (and a pager shows all: aidp.views.pager).
         import shutil
 
         room = max(10, shutil.get_terminal_size().lines - 6)
@@ -215,7 +222,7 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
 def _linked(qs: "QueueState", batches: Iterable[list[Record]]) -> Iterator[list[Record]]:
     """Each task with its links, as json and jsonl show it (blocked_by, parent, assignee,
     notes: queue.with_extras)."""
-    from aidp import queue
+    from aidp.backlog import queue
 
     linked = _with_links(qs)
     for batch in batches:
@@ -228,7 +235,7 @@ def _linked(qs: "QueueState", batches: Iterable[list[Record]]) -> Iterator[list[
 def _encoded(fold: Fold, found: list[tuple[str, bytes]]) -> list[bytes]:
     """The tasks found, (id, element) as the store keeps them, as json prints them: those
     with links (`_linked`) decoded, extended and encoded again, the rest as they are."""
-    from aidp import queue
+    from aidp.backlog import queue
 
     qs = queue.state(fold, about=[tid for tid, _element in found], own=True)
     linked = _with_links(qs)
@@ -242,10 +249,10 @@ def _with_links(qs: "QueueState") -> set[str]:
 
 
 def _pager_on() -> bool:
-    """Long output on this terminal goes through a pager (aidp.pager)."""
+    """Long output on this terminal goes through a pager (aidp.views.pager)."""
     if not render.paging_possible():
         return False
-    from aidp import pager
+    from aidp.views import pager
 
     return pager.available()
 

@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aidp import render
-from aidp import tasks as core
+from aidp.backlog import tasks as core
 from aidp.cli import output
 from aidp.cli.common import JSON_HELP, env
-from aidp.log import Fold
-from aidp.model import Record, now_micros
-from aidp.terminal import inert
+from aidp.core.model import Record, now_micros
+from aidp.core.terminal import inert
+from aidp.tasklist.log import Fold
+from aidp.views import render
 
 if TYPE_CHECKING:
-    from aidp.queue import QueueState
+    from aidp.backlog.queue import QueueState
 
 
 def show(
@@ -31,7 +31,7 @@ def show(
     $ aidp tasks show 3f2a
     $ aidp tasks show 3f2a --json
     """
-    from aidp import queue
+    from aidp.backlog import queue
 
     fold = env(ctx).read()
     tasks = fold.tasks
@@ -58,8 +58,8 @@ def show(
 
 def _queue_detail(fold: Fold, qs: "QueueState", task: Record, now: int, paint: render.Painter,
                   sections: list[tuple[str, list[str]]], short: dict[str, str]) -> str:
-    from aidp.model import ts_of
-    from aidp.when import age
+    from aidp.core.model import ts_of
+    from aidp.core.when import age
 
     tid = task["id"]
 

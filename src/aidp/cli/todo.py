@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from aidp import render
 from aidp.cli.common import JSON_HELP, SESSION_HELP, Env, env, session_option
 from aidp.cli.output import json_out, painter, todo_out
-from aidp.terminal import inert
+from aidp.core.terminal import inert
+from aidp.views import render
 
 if TYPE_CHECKING:
     from aidp import todos as core

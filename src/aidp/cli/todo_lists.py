@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from aidp import render
 from aidp.cli.common import JSON_HELP, Env, session_option
 from aidp.cli.common import env as env_of
 from aidp.cli.output import json_out, painter, todo_out
-from aidp.errors import InvalidInput
-from aidp.terminal import inert
+from aidp.core.errors import InvalidInput
+from aidp.core.terminal import inert
+from aidp.views import render
 
 if TYPE_CHECKING:
     from aidp import todos as core
@@ -29,7 +29,7 @@ def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
     nothing is written."""
     import sys
 
-    from aidp.errors import AidpError
+    from aidp.core.errors import AidpError
 
     count = len(mine.items)
     what = f"{count} item{'s' if count != 1 else ''}"
@@ -71,7 +71,7 @@ def list_(
     $ aidp todo list --all --json
     """
     from aidp import todos as core
-    from aidp.model import now_micros
+    from aidp.core.model import now_micros
 
     e = env_of(ctx)
     name = e.session_name(session)
@@ -142,7 +142,7 @@ def _past(e: Env, fold: Any) -> list[core.TodoList]:
     """The lists no session shows any more (todos.past_lists: a scan of the tasklist of
     this worktree and of every other live one, as the fold reads them: DESIGN §12)."""
     from aidp import todos as core
-    from aidp import worktrees
+    from aidp.tasklist import worktrees
 
     data = [e.log.read_bytes()]
     repo = e.log.shared()

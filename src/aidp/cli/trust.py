@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 import typer
 
 from aidp.cli.common import env, wrote
-from aidp.errors import InvalidInput
+from aidp.core.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from aidp.trust import Layer
+    from aidp.trust.gate import Layer
 
 # How a name from the config or the file system is shown: inert (terminal.inert).
 Shown = Callable[[str], str]
@@ -42,10 +42,10 @@ def trust(
     $ aidp trust --show
     $ aidp trust
     """
-    from aidp import render
-    from aidp import trust as core
     from aidp.agent.presets import PRESETS
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
+    from aidp.trust import gate as core
+    from aidp.views import render
 
     if revoke and show:
         raise InvalidInput("Invalid options: give --revoke or --show, not both")
@@ -102,8 +102,8 @@ def trust(
 
 def _covers(root: Path, layer: Layer, out: Shown) -> list[str]:
     """What trusting `layer` covers besides its own bytes (for --show)."""
-    from aidp import trust as core
-    from aidp.trust_scope import TooWide
+    from aidp.trust import gate as core
+    from aidp.trust.scope import TooWide
 
     try:
         found = core.covered(root, layer)
@@ -116,7 +116,7 @@ def _covers(root: Path, layer: Layer, out: Shown) -> list[str]:
 
 def _folders(folders: dict[str, int], out: Shown) -> list[str]:
     """The folders trust covers: what a script's interpreter loads from without asking."""
-    from aidp.trust_scope import shown_folder
+    from aidp.trust.scope import shown_folder
 
     return [f"  and everything its script can load from {out(shown_folder(folder))} "
             f"({count:,} file{'' if count == 1 else 's'})" for folder, count in folders.items()]

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from aidp.errors import InvalidInput
+from aidp.core.errors import InvalidInput
 
 Record = dict[str, Any]
 

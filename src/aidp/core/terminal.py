@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from aidp.model import CONTROL_CHARS, INVISIBLE_CHARS
+from aidp.core.model import CONTROL_CHARS, INVISIBLE_CHARS
 
 
 # Control characters (escape sequences: colours, cursor moves, OSC 8 links, titles) and

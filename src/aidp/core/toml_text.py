@@ -1,6 +1,6 @@
 """Reading TOML a repository wrote: the one reader every config file aidp parses goes
-through (aidp's own config files, read by aidp.trust behind the trust gate, and
-Codex's `.codex/config.toml`, merged by aidp.agent.integrate_mcp). It reads no file itself.
+through (aidp's own config files, read by aidp.trust.gate behind the trust gate, and
+Codex's `.codex/config.toml`, merged by aidp.agent.setup.mcp). It reads no file itself.
 
 tomllib parses nested arrays and inline tables by recursion, so a file of a thousand
 `[` ends in a RecursionError rather than a TOMLDecodeError; both are a file aidp cannot

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from aidp.errors import InvalidInput
+from aidp.core.errors import InvalidInput
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -68,7 +68,7 @@ def _micros(parsed: datetime) -> int:
 
 def age(created: int, now: int) -> str:
     """'today', '1d ago', '3d ago', … like the original `/tasks list`."""
-    from aidp.model import UNKNOWN_TS
+    from aidp.core.model import UNKNOWN_TS
 
     if created == UNKNOWN_TS:
         return "age unknown"  # a missing or unreadable timestamp, not 1970

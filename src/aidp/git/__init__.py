@@ -25,8 +25,16 @@ from aidp.git.diff import (
     textconv_command,
 )
 from aidp.git.remote import SyncReport, sync
-from aidp.git_person import identity
-from aidp.git_runner import GitError, Repo, file_at, has_commits, ignores, repo_of, verify_rev
+from aidp.tasklist.git_runner import (
+    GitError,
+    Repo,
+    file_at,
+    has_commits,
+    ignores,
+    repo_of,
+    verify_rev,
+)
+from aidp.tasklist.person import identity
 
 __all__ = [
     "DIFF_ATTRIBUTE",

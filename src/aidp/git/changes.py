@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
 
-    from aidp.log import Fold, TaskLog
+    from aidp.tasklist.log import Fold, TaskLog
 
-from aidp.git_runner import file_at, has_commits, repo_of, verify_rev
+from aidp.tasklist.git_runner import file_at, has_commits, repo_of, verify_rev
 
 # --- what changed ------------------------------------------------------------------------
 
@@ -28,7 +28,7 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
     cost of folding a long history. None otherwise."""
     if not after.startswith(before) or (before and not before.endswith(b"\n")):
         return None
-    from aidp.log import parse_line
+    from aidp.tasklist.log import parse_line
 
     tail = after[len(before):]
     touched: set[bytes] = set()
@@ -46,7 +46,7 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
 def compare(before_data: bytes, after_data: bytes) -> dict[str, Any]:
     """What happened between two versions of the tasklist, from their folded states:
     tasks filed, status changes, edits, tasks no longer there, and TODO lists changed."""
-    from aidp.fields import fold_bytes
+    from aidp.tasklist.fields import fold_bytes
 
     quick = _relevant_prefix(before_data, after_data)
     if quick is not None:
@@ -154,8 +154,8 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
     entry: {"id", "description", "field", "side" (whose value was lost), "lost", "kept"};
     for tags, one entry per tag ("lost": "added"/"removed"), with "tag"; "claim_lost"
     when a status change between open states lost to a close it had not seen."""
-    from aidp.fields import fold_bytes
-    from aidp.fold import field_value, task_tags
+    from aidp.tasklist.fields import fold_bytes
+    from aidp.tasklist.fold import field_value, task_tags
 
     if ours.startswith(base) and theirs.startswith(base) and base.endswith(b"\n"):
         # The usual case, two sides that appended: only tasks both sides wrote can
@@ -201,7 +201,7 @@ def _touched(tail: bytes) -> set[bytes]:
     """The ids (as JSON strings) of the tasks whose records `tail` holds."""
     import orjson
 
-    from aidp.fold import TASK, read_line
+    from aidp.tasklist.fold import TASK, read_line
 
     found = set()
     for raw in tail.split(b"\n"):
@@ -213,7 +213,7 @@ def _touched(tail: bytes) -> set[bytes]:
 
 def _author(repo: Any, since: str, rev: str) -> str:
     """Who made the latest tasklist commit in since..rev: `Name <email>`."""
-    from aidp.git_runner import run
+    from aidp.tasklist.git_runner import run
 
     done = run(repo.top, "log", "-1", "--format=%an <%ae>", f"{since}..{rev}", "--",
                 repo.tasklist, check=False)
@@ -224,7 +224,7 @@ def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[di
     """`overwritten` for a merge of commit `theirs` into commit `ours` (full hashes)
     that gave the tasklist `merged`; each entry names who made the lost value and the
     kept one ("lost_by", "kept_by": the side's latest tasklist commit's author)."""
-    from aidp.git_runner import run
+    from aidp.tasklist.git_runner import run
 
     found = run(repo.top, "merge-base", ours, theirs, check=False)
     if found is None or found.returncode != 0 or not found.stdout.strip():
@@ -245,7 +245,7 @@ def merge_conflicts(repo: Any, ours: str, theirs: str, merged: bytes) -> list[di
 def _range_conflicts(repo: Any, low: str, high: str) -> list[dict[str, Any]]:
     """The same-field conflicts of the merges in low..high (the last 20 that joined
     two changed tasklists), oldest first."""
-    from aidp.git_runner import run
+    from aidp.tasklist.git_runner import run
 
     done = run(repo.top, "rev-list", "--merges", "--parents", "-n", "20", f"{low}..{high}",
                 "--", repo.tasklist, check=False)

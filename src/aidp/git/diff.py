@@ -10,7 +10,7 @@ if TYPE_CHECKING:
 
 
 from aidp.git.changes import VERBS
-from aidp.git_runner import run
+from aidp.tasklist.git_runner import run
 
 # --- the diff driver ------------------------------------------------------------------------
 
@@ -31,8 +31,8 @@ def textconv(data: bytes) -> str:
     (spaces, a repeated key, escapes) is shown raw below it; a line that is no record
     is shown whole. A file with no record at all (`diff=aidp` given to code) is shown
     line by line as it is. Every character is inert (tabs kept)."""
-    from aidp.log import parse_line
-    from aidp.terminal import inert  # not at start-up: aidp.git is read by hot commands
+    from aidp.core.terminal import inert  # not at start-up: aidp.git is read by hot commands
+    from aidp.tasklist.log import parse_line
 
     raws = data.split(b"\n")
     if raws and raws[-1] == b"":
@@ -191,7 +191,7 @@ def setup_diff_driver(root: Path) -> bool | None:
 def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) -> str:
     """`tasks changes` for people: one line per change, then the TODO lists. `names`:
     how to show an id (its short id); else its hex part."""
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     def _short(tid: str) -> str:
         return (names or {}).get(tid) or _hex(tid)
@@ -235,7 +235,7 @@ def overwritten_lines(entries: list[dict[str, Any]], short: Callable[[str], str]
                       yours: bool = False) -> list[str]:
     """One line per value a merge overwrote (git.changes.overwritten). `yours`: as
     `sync` tells it, from the side of the person who pulled ("ours")."""
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     def who(entry: dict[str, Any], side: str) -> str:
         if yours and side == "ours":

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
 
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
 from aidp.git.changes import compare, merge_conflicts, summary
-from aidp.git_runner import GitError, Repo, file_at, has_commits, repo_of, run
+from aidp.tasklist.git_runner import GitError, Repo, file_at, has_commits, repo_of, run
 
 # --- sync ----------------------------------------------------------------------------------
 
@@ -88,7 +88,7 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
     report = SyncReport()
     report.branch = _refuse_unsafe(repo)
     if message is not None and not message.strip():
-        from aidp.errors import InvalidInput
+        from aidp.core.errors import InvalidInput
 
         raise InvalidInput("Invalid --message: it is empty; give the commit message")
     if not log.path.exists():

@@ -20,11 +20,8 @@ from typing import Any
 
 import orjson
 
-from aidp.errors import InvalidInput
-from aidp.fold import Fold
-from aidp.line import MAX_DEPTH, admit, too_deep
-from aidp.log import TaskLog
-from aidp.model import (
+from aidp.core.errors import InvalidInput
+from aidp.core.model import (
     CONTROL_CHARS,
     CONTROL_RE,
     INVISIBLE_CHARS,
@@ -40,7 +37,10 @@ from aidp.model import (
     parse_ts,
     stamp_out_of_reach,
 )
-from aidp.plain import Plain
+from aidp.core.plain import Plain
+from aidp.tasklist.fold import Fold
+from aidp.tasklist.line import MAX_DEPTH, admit, too_deep
+from aidp.tasklist.log import TaskLog
 
 EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
 # The formats whose dump writes the work queue (a task's `blocked_by`, `parent`,
@@ -393,7 +393,7 @@ def parse(fmt: str, data: bytes, name: str) -> list[Incoming]:
     items: list[Incoming] = module(fmt).parse(text, name)
     for n, item in enumerate(items, start=1):
         # The task is a record of its own; what it has no field for goes one level
-        # down, into the import_source record's "fields" (aidp.line.MAX_DEPTH).
+        # down, into the import_source record's "fields" (aidp.tasklist.line.MAX_DEPTH).
         if too_deep(item.task) or too_deep(item.extra, MAX_DEPTH - 1):
             where = f"{name}: line {item.line}" if item.line else f"{name}: item {n}"
             raise BadFile(where, f"nests JSON more than {MAX_DEPTH} levels deep, more "

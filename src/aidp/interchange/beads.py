@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 
+from aidp.core.model import TASK_ID_RE, Record
 from aidp.interchange import (
     BadFile,
     Incoming,
@@ -27,7 +28,6 @@ from aidp.interchange import (
     tags,
     timestamp,
 )
-from aidp.model import TASK_ID_RE, Record
 
 STATUS = {
     **dict.fromkeys(("open", "blocked", "deferred", "pinned", "hooked"), "pending"),

@@ -20,9 +20,9 @@ from typing import Any
 
 import orjson
 
+from aidp.core.model import TASK_ID_RE, TASK_KEY_ORDER, Record
 from aidp.interchange import BadFile, Incoming, build_task, choice, description, tags, timestamp
 from aidp.interchange.native import check_native
-from aidp.model import TASK_ID_RE, TASK_KEY_ORDER, Record
 
 EXTRA = "extra"
 COLUMNS = (*TASK_KEY_ORDER, EXTRA)

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import orjson
 
+from aidp.core.model import Record
 from aidp.interchange import Incoming, json_lines
 from aidp.interchange.native import check_native
-from aidp.model import Record
 
 
 def dump(tasks: Sequence[Record]) -> bytes:

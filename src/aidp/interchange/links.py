@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from aidp.model import Record
+from aidp.core.model import Record
 
 if TYPE_CHECKING:
-    from aidp.fold import Fold
     from aidp.interchange import Incoming
+    from aidp.tasklist.fold import Fold
 
 
 def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Incoming, str]],
@@ -26,7 +26,7 @@ def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Incoming, str]],
     all."""
     if not any(item.blocked_by or item.parent for item, _tid in new_items):
         return []
-    from aidp import queue
+    from aidp.backlog import queue
 
     task_of = {rid[len(prefix):]: record.get("task") for rid, record in fold.typed.items()
                if rid.startswith(prefix) and isinstance(record.get("task"), str)}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from aidp.model import CONTROL_RE, STATUSES, Record
+from aidp.core.model import CONTROL_RE, STATUSES, Record
 
 TITLES = {"pending": "Pending", "in_progress": "In progress", "done": "Done",
           "abandoned": "Abandoned"}

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from aidp.interchange import OF_YEARS, BadFile
-from aidp.model import (
+from aidp.core.model import (
     MAX_DESCRIPTION,
     PRIORITIES,
     STATUSES,
@@ -14,6 +13,7 @@ from aidp.model import (
     parse_ts,
     stamp_out_of_reach,
 )
+from aidp.interchange import OF_YEARS, BadFile
 
 _STAMPS = ("created_at", "updated_at", "started_at", "completed_at", "abandoned_at")
 

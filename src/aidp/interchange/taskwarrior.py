@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from aidp.core.model import Record, parse_ts
 from aidp.interchange import (
     BadFile,
     Incoming,
@@ -28,7 +29,6 @@ from aidp.interchange import (
     tags,
     timestamp,
 )
-from aidp.model import Record, parse_ts
 
 STATUS = {"pending": "pending", "waiting": "pending", "recurring": "pending",
           "completed": "done", "deleted": "abandoned"}

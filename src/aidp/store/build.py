@@ -1,7 +1,7 @@
-"""The store's detached builder: `start` runs `python -m aidp.store_build ROOT FD WHY`,
+"""The store's detached builder: `start` runs `python -m aidp.store.build ROOT FD WHY`,
 which builds the missing store of ROOT's tasklist while the command that found it
 missing answers with a plain fold (docs/architecture.md, "When the store is built").
-The builder inherits the build's turn (descriptor FD: aidp.lock.turn), so no other
+The builder inherits the build's turn (descriptor FD: aidp.tasklist.lock.turn), so no other
 process starts a build meanwhile, and ends it by exiting. It writes only the store's
 cache, never the tasklist; any error ends it quietly (nothing to show it to): the
 next read that finds the store missing starts another.
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
 NICE = 10  # below the commands that follow it: on two cores it must not slow the next one
 _STARTED: list[Any] = []  # this process's builders (subprocess.Popen), kept till reaped
@@ -31,7 +31,7 @@ def start(log: TaskLog, held: int, why: str) -> None:
 
     _STARTED[:] = [p for p in _STARTED if p.poll() is None]  # (finished ones reaped)
     _STARTED.append(subprocess.Popen(
-        [sys.executable, "-m", "aidp.store_build", str(log.root), str(held), why],
+        [sys.executable, "-m", "aidp.store.build", str(log.root), str(held), why],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         close_fds=True, pass_fds=(held,), start_new_session=True))
 
@@ -43,8 +43,8 @@ def main(argv: list[str]) -> int:
     except OSError:
         pass  # (not allowed here: build at the caller's priority)
     try:
-        from aidp.log import TaskLog
         from aidp.store.loader import attempt
+        from aidp.tasklist.log import TaskLog
 
         # a read, as the one that started it would have made with the turn: it builds
         attempt(TaskLog(Path(argv[0]), create_root=False), whole_lines=True,

@@ -9,8 +9,8 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING, Any
 
-from aidp import files
-from aidp.stamp import STAMP_NAME
+from aidp.tasklist import files
+from aidp.tasklist.stamp import STAMP_NAME
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -173,7 +173,7 @@ def create(path: Path) -> tuple[sqlite3.Connection, int]:
 def finish_create(conn: sqlite3.Connection) -> None:
     """Index the filled tables, mark the file complete, and switch to the rollback
     journal every later transaction uses (readers then never change the file: its
-    stat data tells any other change apart, see aidp.stamp)."""
+    stat data tells any other change apart, see aidp.tasklist.stamp)."""
     conn.executescript(INDEXES)
     conn.executescript(TALLIES)
     write_meta(conn, {"format": FORMAT})  # last: a file cut short before is Unusable

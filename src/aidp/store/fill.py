@@ -1,6 +1,7 @@
 """Lines of the log into the store's rows, in two passes (docs/architecture.md): every
 line folded into one int per id (`entry`), then a row for each winning line. Which
-record wins is decided by `aidp.fold` alone, a merged task's record by `aidp.fields`.
+record wins is decided by `aidp.tasklist.fold` alone, a merged task's record by
+`aidp.tasklist.fields`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from typing import Any
 
 import orjson
 
-from aidp import fold, model
-from aidp.fields import merge_all
-from aidp.fold import FoldKey
-from aidp.line import blocks, changed, lines_at, read_span, reread
-from aidp.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
+from aidp.core import model
+from aidp.core.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
+from aidp.tasklist import fold
+from aidp.tasklist.fields import merge_all
+from aidp.tasklist.fold import FoldKey
+from aidp.tasklist.line import blocks, changed, lines_at, read_span, reread
 
 FLUSH_ROWS = 2_000  # rows per write; 4x that many winners kept for settle
 SEQ_MASK = (1 << 40) - 1
@@ -52,7 +54,7 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
             key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
             UNKNOWN_TS if finished is None else finished, _text(record.get("session")),
-            # an open task's record as `tasks list --json` prints it (aidp.questions.sql: listed)
+            # an open task's record as `tasks list --json` prints it (aidp.store.questions: listed)
             bytes(model.json_elements([record])) if status in OPEN_STATUSES else None)
 
 

@@ -13,21 +13,29 @@ import stat
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from aidp import files
-from aidp.files import is_at
-from aidp.fold import DAMAGED, no_gc, read_line
-from aidp.line import LogFile, crc_of
-from aidp.lock import flock_within, lease, trade, turn
-from aidp.questions.sql import StoreFold
-from aidp.stamp import NO_KEY, cache_folder, read_stamp, stat_key, vouch, vouched_key, write_stamp
 from aidp.store import db
+from aidp.store.questions import StoreFold
+from aidp.tasklist import files
+from aidp.tasklist.files import is_at
+from aidp.tasklist.fold import DAMAGED, no_gc, read_line
+from aidp.tasklist.line import LogFile, crc_of
+from aidp.tasklist.lock import flock_within, lease, trade, turn
+from aidp.tasklist.stamp import (
+    NO_KEY,
+    cache_folder,
+    read_stamp,
+    stat_key,
+    vouch,
+    vouched_key,
+    write_stamp,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from aidp.fold import Fold
-    from aidp.log import TaskLog
-    from aidp.stamp import StatKey
+    from aidp.tasklist.fold import Fold
+    from aidp.tasklist.log import TaskLog
+    from aidp.tasklist.stamp import StatKey
 
 MIN_BYTES = 32 * 1024  # below this size a plain fold costs less than the store
 RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick change
@@ -63,7 +71,7 @@ def attempt(log: TaskLog, *, whole_lines: bool = False, overlay: Overlay | None 
             builder: Builder | None = None, held: tuple[int, str] | None = None
             ) -> Fold | None:
     """`load`, or None where it would fold plainly. `overlay` is given the store's fold
-    before it is returned (aidp.worktree_store: other worktrees' lines on top); `builder`,
+    before it is returned (aidp.store.overlay: other worktrees' lines on top); `builder`,
     and `held` (the turn a detached builder has, why it builds): see _Load._build."""
     try:
         fd = os.open(log.path, os.O_RDONLY | os.O_NONBLOCK)
@@ -143,7 +151,7 @@ class _Load:
                 conn.close()
                 raise
         finally:
-            if kept:  # the fold's connection holds the lease (aidp.lock.Lease), not the flock
+            if kept:  # the fold's connection holds the lease (tasklist.lock.Lease), not the flock
                 fcntl.flock(dbfd, fcntl.LOCK_UN)
             else:
                 self.lease.end()  # (ended already if a fold made here was dropped)

@@ -1,4 +1,4 @@
-"""Every worktree's tasklist through this worktree's store (the rule: aidp.worktrees;
+"""Every worktree's tasklist through this worktree's store (the rule: aidp.tasklist.worktrees;
 `make_plan`: which lines go where): the others' lines folded on top by the fill, in a
 transaction the fold keeps open and never commits (it holds the store's write lock
 until the fold is dropped).
@@ -18,23 +18,23 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from aidp import worktrees
-from aidp.errors import StorageError
-from aidp.files import last_newline_end, read_regular, write_file
-from aidp.fold import read_line
-from aidp.log import use_reader
-from aidp.stamp import cache_folder
+from aidp.core.errors import StorageError
 from aidp.store import load
 from aidp.store.fill import MEMORY, SPAN_MASK, resumed
 from aidp.store.loader import PLAIN_MAX, RACY_NS, Builder, attempt
+from aidp.tasklist import worktrees
+from aidp.tasklist.files import last_newline_end, read_regular, write_file
+from aidp.tasklist.fold import read_line
+from aidp.tasklist.log import use_reader
+from aidp.tasklist.stamp import cache_folder
 
 if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
-    from aidp.fold import Fold
-    from aidp.log import TaskLog
-    from aidp.questions.sql import StoreFold
+    from aidp.store.questions import StoreFold
+    from aidp.tasklist.fold import Fold
+    from aidp.tasklist.log import TaskLog
 
 MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
 
@@ -126,7 +126,7 @@ def _memo_prefix(was: Any, other: tuple[int, os.stat_result, int], end: int
 
 def _ids(lines: list[bytes]) -> set[str]:
     """The ids lines name: a task's, a typed record's, the task a task_fields names."""
-    from aidp.fold import read_lines
+    from aidp.tasklist.fold import read_lines
 
     found: set[str] = set()
     for _kind, rid, record in read_lines(lines):
@@ -147,7 +147,7 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
     changed, its crc up to there is (an append keeps it, a rewrite in place does not);
     this file is checked against the store's crc (`Plan.crc`); only the bytes past the
     prefix are compared."""
-    from aidp.attributes import SNIFF_BYTES, sniff
+    from aidp.tasklist.attributes import SNIFF_BYTES, sniff
 
     opened: list[tuple[int, os.stat_result, int]] = []
     names: list[str] = []  # the other tasklists that bring lines, in the fold's order

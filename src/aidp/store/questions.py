@@ -1,8 +1,8 @@
 """The `Fold` a read through the store returns (`aidp.store.load`): mappings that ask
 the store's tables (`aidp.store.db`), each question one query, the reference answers'
-(`aidp.questions`) equal (docs/architecture.md, "The read path"). A task's record comes from
-its row (an open task) or its line (`line.LogFile`: a line no longer there is an error
-that says so, never another record)."""
+(`aidp.tasklist.questions`) equal (docs/architecture.md, "The read path"). A task's
+record comes from its row (an open task) or its line (`line.LogFile`: a line no longer
+there is an error that says so, never another record)."""
 
 from __future__ import annotations
 
@@ -17,21 +17,21 @@ from typing import Any
 
 import orjson
 
-from aidp.fold import Fold, FoldKey
-from aidp.line import LogFile, changed
-from aidp.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
-from aidp.questions import KINDS, Query
+from aidp.core.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
+from aidp.tasklist.fold import Fold, FoldKey
+from aidp.tasklist.line import LogFile, changed
+from aidp.tasklist.questions import KINDS, Query
 
 
 class Handle:
     """The fold's connection, closed when the last of its mappings is gone (a
     connection sits in a reference cycle of its own: left to the collector, it would
     hold its read transaction, and every writer would wait for it), or at the latest
-    when the process exits (a fold kept to the end, or frozen by aidp.fold.FREEZE: the
+    when the process exits (a fold kept to the end, or frozen by aidp.tasklist.fold.FREEZE: the
     worktrees overlay's write transaction left open at exit would leave a hot journal,
     which the next reader rolls back into the file, changing its stat data: the store
     would be taken for changed and rebuilt); then `release` (the loader's
-    aidp.lock.Lease: no descriptor of the file is closed before the connection, which
+    aidp.tasklist.lock.Lease: no descriptor of the file is closed before the connection, which
     would drop its locks)."""
 
     def __init__(self, conn: sqlite3.Connection,
@@ -207,7 +207,7 @@ _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT valu
 
 
 class StoreFold(Fold):
-    """A fold answered by the store: each of the questions (aidp.questions) is a query.
+    """A fold answered by the store: each of the questions (aidp.tasklist.questions) is a query.
     Its typed records (work queue, TODO lists) and fold keys are read from it on first
     use: commands that never look at them do not."""
 

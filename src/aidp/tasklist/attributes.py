@@ -31,9 +31,9 @@ import re
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from aidp.files import read_regular
-from aidp.paths import DATA_DIR, locate_git
-from aidp.plain import Plain
+from aidp.core.plain import Plain
+from aidp.tasklist.files import read_regular
+from aidp.tasklist.paths import DATA_DIR, locate_git
 
 TASKLIST = f"{DATA_DIR}/tasklist.jsonl"
 _WATCHED = frozenset({"working-tree-encoding", "merge", "filter", "ident", "eol", "binary"})

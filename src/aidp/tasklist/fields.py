@@ -1,4 +1,4 @@
-"""Field-level merge, beside its rule in aidp.fold (docs/file-format.md): what a writer
+"""Field-level merge, beside its rule in aidp.tasklist.fold (docs/file-format.md): what a writer
 appends with a task record that changes a task — its `task_fields` companion
 (`TaskLog.update` adds them to every change it writes, so no writer can leave one
 out) — and the plain fold of a file (`fold_bytes`) with its second pass over the
@@ -14,7 +14,8 @@ from typing import Any
 
 import orjson
 
-from aidp.fold import (
+from aidp.core.model import UNKNOWN_TS, Record, canonical
+from aidp.tasklist.fold import (
     FIELD_GROUPS,
     FIELDS,
     STATUS_KEYS,
@@ -29,8 +30,7 @@ from aidp.fold import (
     task_tags,
     texts,
 )
-from aidp.line import blocks, parse_line
-from aidp.model import UNKNOWN_TS, Record, canonical
+from aidp.tasklist.line import blocks, parse_line
 
 
 def companion(before: Record, after: Record) -> Record:

@@ -29,7 +29,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aidp.errors import StorageError
+from aidp.core.errors import StorageError
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

@@ -11,7 +11,7 @@ Field-level merge (DESIGN §9; docs/file-format.md "Field-level merge"): per fie
 group, the latest task record that set it wins (per its `task_fields` record; without
 one a record sets every group). Unless clones changed a task concurrently, that is its
 latest record: readers keep one winner per task and `settle` each later record (WINS,
-LOSES, CONFLICT); only conflicted tasks are refolded (aidp.fields.merge_task). Per task a
+LOSES, CONFLICT); only conflicted tasks are refolded (aidp.tasklist.fields.merge_task). Per task a
 store keeps the winner, `partial` (it came with a companion) and `pending` companions.
 """
 
@@ -24,18 +24,18 @@ from typing import Any
 
 import orjson
 
-from aidp.line import admit, parse_line
-from aidp.model import (
+from aidp.core.model import (
     OPEN_STATUSES,
     UNKNOWN_TS,
     Record,
     parse_ts_once,
 )
-from aidp.model import (
+from aidp.core.model import (
     task_tags as task_tags,  # its home is model; fold.task_tags stays for callers
 )
-from aidp.plain import Plain
-from aidp.questions import Questions
+from aidp.core.plain import Plain
+from aidp.tasklist.line import admit, parse_line
+from aidp.tasklist.questions import Questions
 
 # (updated_at in µs, line number): the fold's order.
 FoldKey = tuple[int, int]
@@ -147,7 +147,7 @@ def beats(key: FoldKey, previous: FoldKey | None) -> bool:
 
 class Fold(Plain, Questions):
     """The folded state of a log, plus what it takes to extend it with later lines. The
-    questions asked of it (`aidp.questions.Questions`) are answered by loops over it."""
+    questions asked of it (`aidp.tasklist.questions.Questions`) are answered by loops over it."""
 
     _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
                "ends_with_newline")
@@ -359,7 +359,7 @@ def settle(current: Record, current_key: FoldKey, current_partial: bool,
     """What `record` (fold key `key`, companion `spec` or None) does to a task whose
     merged state is its winning record `current` (`current_partial`: that winner came
     with a companion): WINS (the merge is `record`), LOSES (it stays `current`), or
-    CONFLICT (the merge is neither: fold the task with aidp.fields.merge_task)."""
+    CONFLICT (the merge is neither: fold the task with aidp.tasklist.fields.merge_task)."""
     groups = groups_of(spec)
     if key > current_key:
         if spec is not None:

@@ -9,13 +9,13 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
-from aidp.errors import AidpError
+from aidp.core.errors import AidpError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from subprocess import CompletedProcess
 
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
 
 
@@ -70,7 +70,7 @@ def run(root: Path, *args: str, check: bool = True, env: dict[str, str] | None =
 
 def ignores(root: Path, path: Path) -> bool:
     """Whether git ignores `path` (a tracked file is never ignored). No git, or no
-    repository: False (so, for aidp.trust, a config file then needs trust)."""
+    repository: False (so, for aidp.trust.gate, a config file then needs trust)."""
     import subprocess
 
     try:
@@ -141,7 +141,7 @@ def file_at(repo: Repo, rev: str) -> bytes:
 
 def verify_rev(repo: Repo, rev: str) -> str:
     """The commit `rev` names; InvalidInput when it names none."""
-    from aidp.errors import InvalidInput
+    from aidp.core.errors import InvalidInput
 
     if rev.startswith("-"):
         raise InvalidInput(f"Invalid revision {rev!r}: give a commit, branch or tag "

@@ -1,6 +1,6 @@
 """What a line of the tasklist is: the record it stands for, or damage (THE rule, `admit`).
 
-The fold (`aidp.fold`), repair and compact, imports and the store's build all read lines
+The fold (`aidp.tasklist.fold`), repair and compact, imports and the store's build all read lines
 through `parse_line`; docs/file-format.md "Damage" lists what this module refuses.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from aidp.errors import StorageError
-from aidp.model import CONTROL_RE, TASK_KEY_ORDER, Record, stamp_out_of_reach, task_tags
+from aidp.core.errors import StorageError
+from aidp.core.model import CONTROL_RE, TASK_KEY_ORDER, Record, stamp_out_of_reach, task_tags
 
 BOM = b"\xef\xbb\xbf"  # an editor's UTF-8 byte order mark, ahead of a line
 

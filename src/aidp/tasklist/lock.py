@@ -18,13 +18,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from aidp.errors import StorageError
-from aidp.files import NOFOLLOW, open_file, remove_irregular, storage_error
+from aidp.core.errors import StorageError
+from aidp.tasklist.files import NOFOLLOW, open_file, remove_irregular, storage_error
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
 LOCK_NOTICE_SECONDS = 1.0
 # A writer waits at most this long for another writer's lock (--lock-timeout,
@@ -46,7 +46,7 @@ def parse_lock_timeout(value: str | None, *, what: str = "--lock-timeout") -> fl
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds < 10**9:  # also refuses nan and inf
-        from aidp.errors import InvalidInput
+        from aidp.core.errors import InvalidInput
 
         raise InvalidInput(
             f"Invalid {what} {value!r}: use a number of seconds ≥ 0 (0: do not wait)"
@@ -117,11 +117,11 @@ def writer_active(lock_path: Path) -> bool:
 @contextmanager
 def held(log: TaskLog, folder: Path | None = None, name: str | None = None) -> Iterator[None]:
     """The exclusive write lock on `log.lock_path` (its folder exists), or on the file
-    `name` in `folder` (the repository's lock all its worktrees share: aidp.worktrees);
+    `name` in `folder` (the repository's lock all its worktrees share: aidp.tasklist.worktrees);
     the file holds the holder's pid, so a writer that times out can name who holds it."""
     base, name = (log.dir, log.lock_path.name) if folder is None or name is None else (
         folder, name)
-    try:  # never through a link, never a FIFO or device (aidp.files)
+    try:  # never through a link, never a FIFO or device (aidp.tasklist.files)
         fd = open_file(base, name, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         raise storage_error("lock", base / name, exc) from exc

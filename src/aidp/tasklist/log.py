@@ -1,11 +1,11 @@
 """The event log: `.aidp/tasklist.jsonl` — appended under a lock, read without one.
 
 Every line is a full snapshot of one record; the state is a pure function of the
-lines (`aidp.fold`: the rule and the plain fold). This module is the file: where it
-is, reading it, appending whole lines under the lock (`aidp.lock` takes it and bounds
-the wait; `aidp.files` opens without following links); `aidp.maintenance` repairs and
-compacts it (replacing it atomically), `aidp.stamp` tells the read cache
-(`aidp.store`, registered through `use_reader` by `aidp.worktree_store`) which stat
+lines (`tasklist.fold`: the rule and the plain fold). This module is the file: where
+it is, reading it, appending whole lines under the lock (`tasklist.lock` takes it and
+bounds the wait; `tasklist.files` opens without following links); `tasklist.maintenance`
+repairs and compacts it (replacing it atomically), `tasklist.stamp` tells the read cache
+(`aidp.store`, registered through `use_reader` by `aidp.store.overlay`) which stat
 data it may trust.
 """
 
@@ -21,20 +21,20 @@ from typing import Any, Protocol
 
 import orjson
 
-from aidp import attributes, files, lock, worktrees
-from aidp.errors import StorageError
-from aidp.files import storage_error
-from aidp.fold import Fold, FoldKey
-from aidp.line import parse_line, read_span, well_typed_task
-from aidp.lock import (
+from aidp.core.errors import StorageError
+from aidp.core.model import Record
+from aidp.tasklist import attributes, files, lock, worktrees
+from aidp.tasklist.files import storage_error
+from aidp.tasklist.fold import Fold, FoldKey
+from aidp.tasklist.line import parse_line, read_span, well_typed_task
+from aidp.tasklist.lock import (
     DEFAULT_LOCK_TIMEOUT,
     LOCK_NOTICE_SECONDS,
     LOCK_TIMEOUT_ENV,
     parse_lock_timeout,
 )
-from aidp.model import Record
-from aidp.paths import DATA_DIR, LOG_NAME
-from aidp.stamp import CACHE_DIR, STAMP_NAME, mark, read_stamp, stat_key, write_stamp
+from aidp.tasklist.paths import DATA_DIR, LOG_NAME
+from aidp.tasklist.stamp import CACHE_DIR, STAMP_NAME, mark, read_stamp, stat_key, write_stamp
 
 # Names other modules import from here, kept where they always were.
 __all__ = [
@@ -79,7 +79,7 @@ _reader: Reader | None = None
 
 
 def use_reader(reader: Reader | None, *, unless_set: bool = False) -> None:
-    """Read through `reader` (None: plain folds). Importing aidp.worktree_store does
+    """Read through `reader` (None: plain folds). Importing aidp.store.overlay does
     this (unless a reader is set already: the CLI sets its own), so dependencies point
     one way: the store builds on log, log knows only this protocol."""
     global _reader  # noqa: PLW0603 - one process-wide choice, made at import
@@ -109,7 +109,7 @@ class TaskLog:
         for LOCK_NOTICE_SECONDS, so a person knows why the command waits.
         `lock_timeout`: how long a write waits for the lock (default: AIDP_LOCK_TIMEOUT,
         else DEFAULT_LOCK_TIMEOUT seconds). `on_notice(line)` hears, once, that git
-        attributes override aidp's for the tasklist (aidp.attributes)."""
+        attributes override aidp's for the tasklist (aidp.tasklist.attributes)."""
         self.root = root
         self.create_root = create_root
         self.on_wait = on_wait
@@ -131,12 +131,12 @@ class TaskLog:
 
     def shared(self) -> worktrees.Shared | None:
         """The git repository whose worktrees share this tasklist's queue (DESIGN §12;
-        aidp.worktrees), or None outside one."""
+        aidp.tasklist.worktrees), or None outside one."""
         if not self._repo:
             self._repo.append(worktrees.find(self.root))
         return self._repo[0]
 
-    # --- git attributes (aidp.attributes) -------------------------------------------
+    # --- git attributes (aidp.tasklist.attributes) -------------------------------------------
 
     def foreign_encoding(self, head: bytes | None = None) -> str | None:
         """The encoding git checked the tasklist out in, when it is not UTF-8 (a
@@ -247,7 +247,7 @@ class TaskLog:
             own = own if encoding is None else attributes.decode(own, encoding)
             fold = worktrees.fold(lists, own, whole_lines=whole_lines)
         elif encoding is not None:  # decoded, then folded plainly (no cache: rare)
-            from aidp.fields import fold_bytes
+            from aidp.tasklist.fields import fold_bytes
 
             data = attributes.decode(self.read_bytes(), encoding)
             fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data)
@@ -260,7 +260,7 @@ class TaskLog:
 
     def full_fold(self, *, whole_lines: bool = False) -> Fold:
         """The plain fold of the file, read a block at a time (fields.fold_file)."""
-        from aidp.fields import fold_file
+        from aidp.tasklist.fields import fold_file
 
         self.require_regular()
         try:
@@ -312,7 +312,7 @@ class TaskLog:
         if self.adopt_linked_dir or not self.dir.is_symlink():
             return
         target = os.path.realpath(self.dir)
-        from aidp.git_runner import tracked
+        from aidp.tasklist.git_runner import tracked
 
         if tracked(self.root, self.dir):
             raise StorageError(
@@ -362,7 +362,7 @@ class TaskLog:
         if not records:
             return
         data = encode(records)
-        try:  # never through a link, never into a FIFO or device (aidp.files)
+        try:  # never through a link, never into a FIFO or device (aidp.tasklist.files)
             fd = files.open_file(self.dir, LOG_NAME, os.O_RDWR | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
             raise storage_error("write", self.path, exc) from exc
@@ -385,7 +385,7 @@ class TaskLog:
                 raise storage_error("write", self.path, exc) from exc
             if vouched is not None and vouched[1] == stat_key(info):
                 # The cache knew the file as it was before this append: tell it the file
-                # now is that file plus whole lines (aidp.stamp.mark), so the next read
+                # now is that file plus whole lines (aidp.tasklist.stamp.mark), so the next read
                 # need not re-read the prefix; unless a refresh moved the store on since.
                 after = mark(fd)
                 if after is not None and after.st_size == size + len(data):
@@ -403,7 +403,7 @@ class TaskLog:
     def update(self, change: Callable[[Fold], list[Record]]) -> list[Record]:
         """Read-modify-append under the lock: `change` sees the current state and returns
         the records to append; concurrent processes lose no update. A task record that
-        changes a task gets its task_fields record (aidp.fields) in the same write.
+        changes a task gets its task_fields record (aidp.tasklist.fields) in the same write.
 
         `change` may run twice: on a project without .aidp/ it is first tried on the
         empty state, so a change that writes nothing (or fails) creates nothing. Its
@@ -423,7 +423,7 @@ class TaskLog:
             fold = self._fold_current()
             records = change(fold)
             if records:  # each changed task's task_fields record, in the same write
-                from aidp.fields import with_companions
+                from aidp.tasklist.fields import with_companions
 
                 records = with_companions(fold.tasks, records)
             self._append_locked(records)

@@ -11,12 +11,21 @@ import os
 from contextlib import nullcontext
 from typing import TYPE_CHECKING, Any
 
-from aidp import files
-from aidp.files import refuse_link, storage_error
-from aidp.fold import DAMAGED, FIELDS, IGNORED, FoldKey, beats, companion_key, key_of, place
-from aidp.line import BOM, parse_line
-from aidp.log import LOG_NAME, TaskLog
-from aidp.plain import Plain
+from aidp.core.plain import Plain
+from aidp.tasklist import files
+from aidp.tasklist.files import refuse_link, storage_error
+from aidp.tasklist.fold import (
+    DAMAGED,
+    FIELDS,
+    IGNORED,
+    FoldKey,
+    beats,
+    companion_key,
+    key_of,
+    place,
+)
+from aidp.tasklist.line import BOM, parse_line
+from aidp.tasklist.log import LOG_NAME, TaskLog
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -28,8 +37,8 @@ _STREAM = 4 << 20  # repair, compact and backups read this much at a time
 
 
 def _backup_locked(log: TaskLog) -> Path:
-    """Copy the tasklist to .aidp/backups/ (never through a link: aidp.files)."""
-    from aidp.model import format_ts, now_micros
+    """Copy the tasklist to .aidp/backups/ (never through a link: aidp.tasklist.files)."""
+    from aidp.core.model import format_ts, now_micros
 
     stamp = format_ts(now_micros()).replace(":", "").replace(".", "-")
     name = f"{LOG_NAME}.{stamp}.bak"
@@ -78,8 +87,8 @@ def why_damaged(raw: bytes) -> str:
     names each damaged line with it. Only for lines known to be damage."""
     import orjson
 
-    from aidp.line import MAX_DEPTH, too_deep
-    from aidp.model import stamp_out_of_reach
+    from aidp.core.model import stamp_out_of_reach
+    from aidp.tasklist.line import MAX_DEPTH, too_deep
 
     try:
         value = orjson.loads(raw.removeprefix(BOM))
@@ -199,11 +208,11 @@ def compact(log: TaskLog) -> MaintenanceReport:
 
 def _merged_fields(log: TaskLog, keep: set[int], companions: dict[tuple[str, str], int]
                    ) -> dict[int, bytes]:
-    """Field-level merge (aidp.fold) under compaction: each kept task line keeps the
+    """Field-level merge (aidp.tasklist.fold) under compaction: each kept task line keeps the
     task_fields record that went with it (so later merges still see which fields it
     set), and a task whose fields came from several records is written as its folded
     state instead, at its winning line. Returns the winning lines to write instead."""
-    from aidp.log import dumps
+    from aidp.tasklist.log import dumps
 
     fold = log.full_fold()
     replace: dict[int, bytes] = {}

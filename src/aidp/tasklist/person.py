@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from aidp.git_runner import run
+from aidp.tasklist.git_runner import run
 
 _IDENTITY_CACHE: dict[str, str | None] = {}
 
@@ -74,7 +74,7 @@ def _config_files(root: Path) -> list[Path]:
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
         files.append(Path(xdg) / "git" / "config")
         files.append(Path(os.path.expanduser("~")) / ".gitconfig")
-    from aidp.paths import locate_git
+    from aidp.tasklist.paths import locate_git
 
     found = locate_git(root)
     if found is not None:

@@ -3,8 +3,8 @@
 `Questions` is what `tasks`, `queue`, `insights`, `prime`, the report and the CLI ask of
 a fold, instead of looping over `fold.tasks` or probing it for attributes. Its methods
 here are the reference answers: a loop over `self.tasks`, in the fold's order (the line
-each id first came on). `aidp.fold.Fold` (the plain fold: small logs, several worktrees,
-any doubt about the cache) inherits them as they are; `aidp.questions.sql.StoreFold`
+each id first came on). `aidp.tasklist.fold.Fold` (the plain fold: small logs, several worktrees,
+any doubt about the cache) inherits them as they are; `aidp.store.questions.StoreFold`
 (the fold `aidp.store` loads) overrides every one with a query on the store's tables
 that reads an index and decodes only the tasks it returns. The two live side by side:
 a question changes in both, and tests/test_index.py holds them equal on random logs,
@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
-from aidp.model import (
+from aidp.core.model import (
     UNKNOWN_TS,
     Record,
     finished_at,
@@ -29,13 +29,13 @@ from aidp.model import (
     week_start,
 )
 
-FoldKey = tuple[int, int]  # (updated_at µs, line): the fold's order (aidp.fold.FoldKey)
+FoldKey = tuple[int, int]  # (updated_at µs, line): the fold's order (aidp.tasklist.fold.FoldKey)
 
 KINDS = ("created", "finished")  # week_counts' series
 
 
 class Query(Protocol):
-    """What `find`/`narrowed` read of a `tasks list` query (aidp.tasks.Query)."""
+    """What `find`/`narrowed` read of a `tasks list` query (aidp.backlog.tasks.Query)."""
 
     @property
     def statuses(self) -> Collection[str] | None: ...
@@ -220,8 +220,8 @@ class Questions:
 
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
-        """(id, priority, created_at µs) of the ready tasks (aidp.queue, DESIGN §7): pending,
-        not in `exclude`, waiting on no open (pending or in progress) task — through a
+        """(id, priority, created_at µs) of the ready tasks (aidp.backlog.queue, DESIGN §7):
+        pending, not in `exclude`, waiting on no open (pending or in progress) task — through a
         dependency (a `dep` record not `removed`) or, an epic, through a child (the task
         of its last `parent` record naming one). Best first: priority_rank, created, the
         fold's order; at most `limit`; with `priorities`, of those (model.priority_key)."""

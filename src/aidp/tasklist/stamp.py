@@ -23,10 +23,10 @@ import time
 import zlib
 from typing import TYPE_CHECKING
 
-from aidp import files
-from aidp.errors import StorageError
-from aidp.files import NOFOLLOW
-from aidp.lock import flock_within
+from aidp.core.errors import StorageError
+from aidp.tasklist import files
+from aidp.tasklist.files import NOFOLLOW
+from aidp.tasklist.lock import flock_within
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,7 +13,7 @@ and `<common>/worktrees/NAME/gitdir` names the worktree's `.git` file. A worktre
 whose folder is gone, or whose `.git` no longer points back at its entry, does not
 count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
 waited on); nothing here writes anywhere but the lock in the common directory. How the
-store answers for every worktree (by this rule): aidp.worktree_store.
+store answers for every worktree (by this rule): aidp.store.overlay.
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aidp.errors import StorageError
-from aidp.files import read_regular
-from aidp.paths import DATA_DIR, LOG_NAME
+from aidp.core.errors import StorageError
+from aidp.tasklist.files import read_regular
+from aidp.tasklist.paths import DATA_DIR, LOG_NAME
 
 if TYPE_CHECKING:
-    from aidp.fold import Fold
-    from aidp.model import Record
+    from aidp.core.model import Record
+    from aidp.tasklist.fold import Fold
 
 LOCK_NAME = "aidp-tasklist.lock"  # in the common directory: one writer at a time
 _LIMIT = 4096  # git's small files (.git, commondir, gitdir) are one line
@@ -158,7 +158,7 @@ def read_tasklist(path: Path) -> bytes | None:
     data = read_regular(path)
     if data is None:
         return None
-    from aidp.attributes import SNIFF_BYTES, sniff
+    from aidp.tasklist.attributes import SNIFF_BYTES, sniff
 
     if sniff(data[:SNIFF_BYTES]) is not None:
         return None
@@ -201,7 +201,7 @@ def records(shared: Shared | None, own: bytes
     in that order, the other worktree's tasklist when only it holds the line else None,
     line number in that file, the record or None). `own`: this worktree's bytes;
     `shared`: the repository (None: this file alone)."""
-    from aidp.line import parse_line
+    from aidp.tasklist.line import parse_line
 
     tasklists = shared.tasklists() if shared is not None else []
     if len(tasklists) <= 1:  # no other worktree: every line as it is, repeats too
@@ -247,7 +247,7 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     of its own (damage, unless it is a record), or is left out (`whole_lines`). The
     shared lines are never looked up: a store of this worktree's file already holds
     them (backlog 8064)."""
-    from aidp.fold import DAMAGED, Fold, no_gc, read_line
+    from aidp.tasklist.fold import DAMAGED, Fold, no_gc, read_line
 
     datas: list[bytes] = []
     ends = True
@@ -275,7 +275,7 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
             fed += new
     state.damaged, state.ends_with_newline = damaged, ends
     if state.conflicted:
-        from aidp.fields import resolve  # a task two worktrees changed concurrently
+        from aidp.tasklist.fields import resolve  # a task two worktrees changed concurrently
 
         resolve(state, b"\n".join(fed))
     return state

@@ -17,7 +17,7 @@ checklist; an item with subtasks has a status derived from them.
     writer.py     edit/change: the locked read-modify-append of the changed records
     session.py    which session a command works on when it names none
 
-The text of a list is `aidp.render.todo_text`; the continuation policy of `aidp run`
+The text of a list is `aidp.views.render.todo_text`; the continuation policy of `aidp run`
 is `aidp.agent.continuation`.
 """
 

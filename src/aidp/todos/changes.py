@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from aidp.errors import InvalidInput
-from aidp.model import PRIORITIES, validate_priority, validate_reason
+from aidp.core.errors import InvalidInput
+from aidp.core.model import PRIORITIES, validate_priority, validate_reason
 from aidp.todos.items import (
     DEFAULT_PRIORITY,
     ITEM_STATUSES,

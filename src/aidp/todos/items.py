@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, NotRequired, TypedDict, cast
 
-from aidp.errors import AidpError
-from aidp.model import MAX_DESCRIPTION, PRIORITIES, clean_text
+from aidp.core.errors import AidpError
+from aidp.core.model import MAX_DESCRIPTION, PRIORITIES, clean_text
 
 ITEM_STATUSES = ("pending", "in_progress", "completed")
 SUBTASK_STATUSES = ("pending", "completed")

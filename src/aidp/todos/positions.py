@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from aidp.errors import InvalidPosition
+from aidp.core.errors import InvalidPosition
 from aidp.todos.items import TodoItem, TodoList
 
 LAST: Literal["last"] = "last"

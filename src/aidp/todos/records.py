@@ -8,7 +8,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from aidp.model import MAX_TS, Record, ts_of
+from aidp.core.model import MAX_TS, Record, ts_of
 from aidp.todos.items import ITEM_STATUSES, OWN_STATUS, TodoItem, TodoList, item_out
 
 RECORD_TYPE = "todo_list"

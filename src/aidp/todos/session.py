@@ -6,9 +6,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from aidp.git_person import identity
-from aidp.log import Fold, TaskLog
-from aidp.paths import DEFAULT_SESSION, git_branch
+from aidp.tasklist.log import Fold, TaskLog
+from aidp.tasklist.paths import DEFAULT_SESSION, git_branch
+from aidp.tasklist.person import identity
 from aidp.todos.state import personal_session
 
 

@@ -8,9 +8,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
-from aidp.errors import InvalidInput
-from aidp.log import Fold, parse_line
-from aidp.model import UNKNOWN_TS, Record, ts_of
+from aidp.core.errors import InvalidInput
+from aidp.core.model import UNKNOWN_TS, Record, ts_of
+from aidp.tasklist.log import Fold, parse_line
 from aidp.todos.items import (
     OWN_STATUS,
     TodoItem,
@@ -299,7 +299,7 @@ def pick_source(fold: Fold, ref: str, current_session: str,
     """The list `todo load REF` means: a number from `todo list` (or `todo list --all`,
     whose numbers go on after the others), a session name, else an earlier list's id.
     `past` gives past_lists when asked."""
-    from aidp.terminal import inert
+    from aidp.core.terminal import inert
 
     if re.fullmatch(r"[0-9]+", ref):
         found = summaries(fold, current_session)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from aidp.log import Fold, TaskLog
-from aidp.model import Record, format_ts, now_micros, step_past
+from aidp.core.model import Record, format_ts, now_micros, step_past
+from aidp.tasklist.log import Fold, TaskLog
 from aidp.todos.items import TodoList, copy_list, same
 from aidp.todos.records import (
     HEAD_KEYS,
@@ -130,7 +130,7 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
 def _owner_for(log: TaskLog, session: str) -> str | None:
     """Who a list belongs to, recorded when its head is first written: the person's git
     identity (see aidp.git)."""
-    from aidp.git_person import identity
+    from aidp.tasklist.person import identity
 
     return identity(log.root)
 

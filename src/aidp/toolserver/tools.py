@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from aidp.errors import AidpError
-from aidp.model import MAX_DESCRIPTION, MAX_REASON, MAX_TAG, PRIORITIES, STATUSES
+from aidp.core.errors import AidpError
+from aidp.core.model import MAX_DESCRIPTION, MAX_REASON, MAX_TAG, PRIORITIES, STATUSES
 
 ITEM_STATUSES = ("pending", "in_progress", "completed")
 LIST_STATUSES = (*STATUSES, "open", "all")
@@ -224,7 +224,7 @@ def _json(value: object) -> str:
 
 
 def _log(place: Place) -> Any:
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
     if not place.root.is_dir():
         raise Refused(f"The project folder {place.root} does not exist (check AIDP_DIR)")
@@ -235,7 +235,7 @@ def _log(place: Place) -> Any:
 
 def _todo_write(place: Place, args: dict[str, Any]) -> list[str]:
     from aidp import todos
-    from aidp.model import validate_description
+    from aidp.core.model import validate_description
 
     entries = []
     for n, item in enumerate(args["items"]):
@@ -267,8 +267,8 @@ def _todo_read(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp import tasks
-    from aidp.model import validate_description, validate_tag
+    from aidp.backlog import tasks
+    from aidp.core.model import validate_description, validate_tag
 
     try:
         description = validate_description(args["description"])
@@ -291,8 +291,8 @@ def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_list(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp import queue, tasks
-    from aidp.model import OPEN_STATUSES
+    from aidp.backlog import queue, tasks
+    from aidp.core.model import OPEN_STATUSES
 
     status = args.get("status", "open")
     statuses = (OPEN_STATUSES if status == "open" else None if status == "all"
@@ -306,7 +306,7 @@ def _tasks_list(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_ready(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp import queue
+    from aidp.backlog import queue
 
     fold = _log(place).read()
     ids = [e.id for e in queue.ready(fold, limit=args.get("limit", READY_DEFAULT_LIMIT))]
@@ -315,7 +315,7 @@ def _tasks_ready(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_claim(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp import queue
+    from aidp.backlog import queue
 
     log = _log(place)
     claimed = queue.claim(log, args.get("id"), queue.actor_lookup(place.root))
@@ -323,7 +323,7 @@ def _tasks_claim(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp import queue, tasks
+    from aidp.backlog import queue, tasks
 
     if "reason" in args and args["status"] != "abandoned":
         raise Refused("Invalid argument 'reason': it goes only with status abandoned")
@@ -356,7 +356,7 @@ def default_place(*, root: Path, session: str | None = None) -> Place:
     explicit = session or os.environ.get("AIDP_SESSION")
 
     def current() -> str:
-        from aidp.agent.hook_state import ancestors, session_of_agent
+        from aidp.agent.hook.state import ancestors, session_of_agent
         from aidp.todos import resolve_session
 
         if explicit:

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from aidp import git
-from aidp.errors import ConfigError, InvalidInput
-from aidp.paths import DATA_DIR
-from aidp.trust_scope import Scope, TooWide, scope, shown_folder
-from aidp.trust_store import (
+from aidp.core.errors import ConfigError, InvalidInput
+from aidp.tasklist.paths import DATA_DIR
+from aidp.trust.granted import (
     read_store,
     update_store,
 )
+from aidp.trust.scope import Scope, TooWide, scope, shown_folder
 
 CONFIG_NAME = "config.toml"
 LOCAL_NAME = "config.local.toml"
@@ -247,7 +247,7 @@ def load(root: Path, *, presets: Collection[str]) -> Config:
 def _read(path: Path) -> tuple[bytes, dict[str, Any]] | None:
     """(bytes, settings) of one config file, or None when there is none. Never through
     a symbolic link: a clone could point one anywhere."""
-    from aidp.toml_text import Unparsable, parse
+    from aidp.core.toml_text import Unparsable, parse
 
     shown = f"{DATA_DIR}/{path.name}"
     try:
@@ -298,7 +298,7 @@ def gated_settings(layer: Layer) -> Iterator[str]:
 
 
 def covered(root: Path, layer: Layer, known: dict[str, Any] | None = None) -> Scope:
-    """What the gated settings of `layer` can load (aidp.trust_scope): the project files
+    """What the gated settings of `layer` can load (aidp.trust.scope): the project files
     they name and, for a script, its folder. Trusting a command that runs a file of the
     repository means trusting that file and what it loads: a pull that changes any of
     it needs `aidp trust` again, like a change to the config. Raises TooWide."""

@@ -1,6 +1,6 @@
 """The trust store: which project config files the user trusted, by content hash, in
 `$XDG_CONFIG_HOME/aidp/trust.json` (outside every repository). Read on every gated
-config value, changed only by `aidp trust` under a lock. aidp.trust decides what needs
+config value, changed only by `aidp trust` under a lock. aidp.trust.gate decides what needs
 trust; this module only keeps the record."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aidp.errors import ConfigError
+from aidp.core.errors import ConfigError
 
 STORE_NAME = "trust.json"
 STORE_VERSION = 1

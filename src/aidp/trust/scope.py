@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aidp.errors import ConfigError
-from aidp.paths import DATA_DIR
+from aidp.core.errors import ConfigError
+from aidp.tasklist.paths import DATA_DIR
 
 # The programs whose script's folder is covered, by the name the command gives them
 # (a path's last part): python, python3, python3.12, pypy3, node, bun, deno, ruby, perl,

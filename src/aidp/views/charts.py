@@ -1,4 +1,4 @@
-"""`tasks stats` in the terminal: the series of `aidp.insights` as bar charts.
+"""`tasks stats` in the terminal: the series of `aidp.backlog.insights` as bar charts.
 
 The layout is computed here once, as lines of (text, style) spans, fitting 80 columns
 (less on a narrower terminal). On a colour terminal rich prints them (it knows the
@@ -12,8 +12,8 @@ from __future__ import annotations
 import unicodedata
 from typing import Any
 
-from aidp.render import STATUS_TITLES
-from aidp.terminal import inert
+from aidp.core.terminal import inert
+from aidp.views.render import STATUS_TITLES
 
 MAX_WIDTH = 80
 MIN_WIDTH = 40

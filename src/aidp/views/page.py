@@ -15,9 +15,9 @@ from typing import Any
 
 import orjson
 
-from aidp.svg import esc as _e
-from aidp.svg import hbars, line, weekly
-from aidp.svg import num as _n
+from aidp.views.svg import esc as _e
+from aidp.views.svg import hbars, line, weekly
+from aidp.views.svg import num as _n
 
 STATUS_COLORS = {"pending": "#d4a017", "in_progress": "#2a8fbd", "done": "#3a9d4a",
                  "abandoned": "#b5473a", "other": "#8e6bb8"}

@@ -6,7 +6,7 @@ value or `cat` means none. It is split like a shell would and never run through 
 Never when stdout is not a terminal (a pipe, a file, a test), never with `--no-pager`,
 never for JSON. A pager that cannot be started is skipped: the text is printed.
 
-Imported only when stdout is a terminal and the text is long (aidp.render.write_text).
+Imported only when stdout is a terminal and the text is long (aidp.views.render.write_text).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def page(text: str) -> bool:
     import signal
     import subprocess
 
-    from aidp.terminal import terminal_text
+    from aidp.core.terminal import terminal_text
 
     env = dict(os.environ)
     env.setdefault("LESS", "FRX")

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import orjson
 
-from aidp.model import STATUSES, Record, ts_of
+from aidp.core.model import STATUSES, Record, ts_of
 
-# What may reach a terminal is decided in aidp.terminal; the views take both from here.
-from aidp.terminal import inert
+# What may reach a terminal is decided in aidp.core.terminal; the views take both from here.
+from aidp.core.terminal import inert
 
 if TYPE_CHECKING:
     from aidp.todos import Summary, TodoList
@@ -100,7 +100,7 @@ def priority_marker(priority: object, paint: Painter | None = None) -> str:
     plain = ascii_only()
     markers = ASCII_PRIORITY_MARKERS if plain else PRIORITY_MARKERS
     other = ASCII_OTHER_MARKER if plain else OTHER_MARKER
-    from aidp.model import priority_key
+    from aidp.core.model import priority_key
 
     key = priority_key(priority)  # missing or null: medium; not one of the three: other
     marker = markers.get(key, other)
@@ -112,16 +112,16 @@ def priority_marker(priority: object, paint: Painter | None = None) -> str:
 # --- writing ------------------------------------------------------------------------
 
 
-# `aidp --no-pager` (aidp.pager): set once at start-up by the CLI.
+# `aidp --no-pager` (aidp.views.pager): set once at start-up by the CLI.
 PAGER = {"off": False}
 
 
 def write_text(text: str) -> None:
     """Human output. On a terminal, text longer than the screen goes through the pager
-    (aidp.pager); a pipe, a file, JSON and `--no-pager` never do."""
+    (aidp.views.pager); a pipe, a file, JSON and `--no-pager` never do."""
     text = text if text.endswith("\n") or not text else text + "\n"
     if not PAGER["off"] and text.count("\n") > 8 and paging_possible():
-        from aidp import pager
+        from aidp.views import pager
 
         if pager.page(text):
             return
@@ -130,7 +130,7 @@ def write_text(text: str) -> None:
 
 def paging_possible() -> bool:
     """Whether long human output may go through a pager: stdout is a terminal and
-    `--no-pager` was not given (the pager itself may still be none: aidp.pager)."""
+    `--no-pager` was not given (the pager itself may still be none: aidp.views.pager)."""
     if PAGER["off"]:
         return False
     try:
@@ -191,7 +191,7 @@ def task_line(task: Record, now: int, paint: Painter,
     description = inert(clip(str(task.get("description", "")), LIST_TEXT_LIMIT))
     if task.get("status") == "done":
         description = paint(description, "dim")
-    from aidp.when import age  # tables only: json and the rest never show an age
+    from aidp.core.when import age  # tables only: json and the rest never show an age
 
     when = paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
     line = f"  {marker} {tid} {description} {when}"
@@ -251,7 +251,7 @@ def task_detail(task: Record, now: int, *, paint: Painter,
             shown = inert(value)
         shown = clip(shown, DETAIL_TEXT_LIMIT)
         if key == "created_at":
-            from aidp.when import age
+            from aidp.core.when import age
 
             shown += f" ({age(ts_of(task, 'created_at'), now)})"
         elif key == "id" and ids and isinstance(value, str) and ids.get(value, value) != value:

@@ -1,4 +1,4 @@
-"""SVG charts for the HTML report (`aidp.page`): horizontal bars, weekly columns, a
+"""SVG charts for the HTML report (`aidp.views.page`): horizontal bars, weekly columns, a
 line over time. Drawn as text, so they show without scripts; every label escaped."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Its stream-json events: `assistant` messages with `text` and `tool_use` blocks,
 Its plan: `TodoWrite` (the whole list each time), or — the default in `-p` mode since
 2.1 — the Tasks API: `TaskCreate {subject}` (the id comes back in the tool result,
 `tool_use_result.task.id`) and `TaskUpdate {taskId, status, subject?}`, which carries
-no text: the reader keeps the task-id → entry map (aidp.agent.claude_tasks) and
+no text: the reader keeps the task-id → entry map (aidp.agent.agents.claude_tasks) and
 reports the whole plan after each change. Headless 2.1.332 offers neither (the plan
 is then kept with aidp's `todo_write`); a model that calls `TodoWrite` all the same
 gets "No such tool available", so a TodoWrite plan counts once its result came back
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
 from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
-from aidp.agent.claude_tasks import ClaudeTasks
+from aidp.agent.agents.claude_tasks import ClaudeTasks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -38,7 +38,7 @@ _CREATED = re.compile(r"Task #(\w+) created")
 
 @dataclass
 class _State:
-    """Claude Code's task list in one invocation (aidp.agent.claude_tasks, shared with
+    """Claude Code's task list in one invocation (aidp.agent.agents.claude_tasks, shared with
     `aidp hook claude`), and the TaskCreate calls whose answer has not come yet."""
 
     tasks: ClaudeTasks = field(default_factory=ClaudeTasks)

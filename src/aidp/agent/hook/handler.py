@@ -33,11 +33,11 @@ from typing import Any
 from aidp import todos
 from aidp.agent import agents
 from aidp.agent.agents.base import Adapter, Hooks
-from aidp.agent.hook_state import State, ancestors, process_key, state_path, sweep
-from aidp.errors import InvalidInput
-from aidp.log import TaskLog
-from aidp.render import todo_text
-from aidp.terminal import inert
+from aidp.agent.hook.state import State, ancestors, process_key, state_path, sweep
+from aidp.core.errors import InvalidInput
+from aidp.core.terminal import inert
+from aidp.tasklist.log import TaskLog
+from aidp.views.render import todo_text
 
 CONTINUATION_HEAD = "You have an active task: "
 MAX_SESSION = 200
@@ -153,7 +153,7 @@ def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
 
 
 def _start(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
-    from aidp import prime
+    from aidp.app import prime
 
     sweep(ctx.root)
     state.data["blocks"] = 0  # a new or resumed session: nobody has been pushed yet
@@ -285,9 +285,9 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     text = _final_reply(ctx, payload)
     if not text or ":" not in text:
         return []
-    from aidp import signals
-    from aidp import tasks as backlog
-    from aidp.errors import AmbiguousId, TaskNotFound
+    from aidp.agent import signals
+    from aidp.backlog import tasks as backlog
+    from aidp.core.errors import AmbiguousId, TaskNotFound
 
     notes: list[str] = []
     filed: list[str] = state.data["filed"] if isinstance(state.data.get("filed"), list) else []

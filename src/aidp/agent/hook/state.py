@@ -15,10 +15,10 @@ from typing import Any
 
 import orjson
 
-from aidp import files
-from aidp.errors import StorageError
-from aidp.paths import DATA_DIR
-from aidp.stamp import StatKey, stat_key
+from aidp.core.errors import StorageError
+from aidp.tasklist import files
+from aidp.tasklist.paths import DATA_DIR
+from aidp.tasklist.stamp import StatKey, stat_key
 
 STATE_DIR = "hooks"
 STATE_TTL = 14 * 86400  # state of sessions untouched this long is swept at session start
@@ -38,7 +38,7 @@ class State:
 
         try:
             # Never through a link a cloned repository planted (`.aidp` or
-            # `.aidp/hooks` included), never a FIFO: aidp.files.
+            # `.aidp/hooks` included), never a FIFO: aidp.tasklist.files.
             with _folder(self.path.parents[2], create=True) as folder:
                 folder.create(".gitignore", b"# aidp hook state: local to this clone\n*\n")
                 self._fd = folder.open(self.path.name, os.O_RDWR | os.O_CREAT)
@@ -59,7 +59,7 @@ class State:
             loaded = orjson.loads(raw) if raw.strip() else {}
         except orjson.JSONDecodeError:
             loaded = {}  # damaged local state: start afresh, it is only a cache
-        from aidp.line import too_deep  # a hook reads the tasklist: already imported
+        from aidp.tasklist.line import too_deep  # a hook reads the tasklist: already imported
 
         if not isinstance(loaded, dict) or too_deep(loaded):
             loaded = {}  # nested past what save() can write back (issue 27): afresh too
@@ -221,7 +221,7 @@ def _states(root: Path) -> list[object]:
     """Every hook state file's parsed JSON under `root` (None for a damaged one), each
     read again only when its stat data changed since it was last read (_PARSED)."""
     place = str(root)
-    try:  # never through a linked .aidp/hooks, never a FIFO or link in it (aidp.files)
+    try:  # never through a linked .aidp/hooks, never a FIFO or link in it (aidp.tasklist.files)
         folder = _folder(root)
     except (OSError, StorageError):
         return []

@@ -2,10 +2,10 @@
 worktree of its own (DESIGN §12).
 
 The run claims each task in the starting worktree (so the claim is in its tasklist),
-makes the task's worktree and branch (aidp.agent.parallel_git) and starts a worker
-process there (aidp.agent.parallel_worker) that drives the agent on that one task with
+makes the task's worktree and branch (aidp.agent.parallel.worktree) and starts a worker
+process there (aidp.agent.parallel.worker) that drives the agent on that one task with
 `run --backlog`'s rules. The worker's messages come back as JSON lines and are shown
-prefixed by the task (aidp.agent.parallel_view). A slot that frees takes the next
+prefixed by the task (aidp.agent.parallel.view). A slot that frees takes the next
 ready task, so a task that waited on a finished one gets its turn in the same run.
 
 When an agent ends, the run copies the task's own records (the task, its claim, its
@@ -43,15 +43,15 @@ from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
-from aidp import queue
 from aidp.agent.continuation import Limits
-from aidp.agent.parallel_git import Checkout, branch_of, held_interrupts, hex_of
-from aidp.agent.parallel_view import PlainView
-from aidp.agent.parallel_worker import READY, job_for
+from aidp.agent.parallel.view import PlainView
+from aidp.agent.parallel.worker import READY, job_for
+from aidp.agent.parallel.worktree import Checkout, branch_of, held_interrupts, hex_of
 from aidp.agent.presets import AgentSpec
-from aidp.errors import AidpError, ExitCode, InvalidInput
-from aidp.line import parse_line
-from aidp.log import TaskLog
+from aidp.backlog import queue
+from aidp.core.errors import AidpError, ExitCode, InvalidInput
+from aidp.tasklist.line import parse_line
+from aidp.tasklist.log import TaskLog
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -232,7 +232,7 @@ class Parallel:
         env = {**os.environ, "AIDP_DIR": str(project), "AIDP_TASK": tid,
                "AIDP_ACTOR": self.actor}
         proc = subprocess.Popen(
-            [sys.executable, "-m", "aidp.agent.parallel_worker"], cwd=project, env=env,
+            [sys.executable, "-m", "aidp.agent.parallel.worker"], cwd=project, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True,  # only the run signals it: one SIGINT, not two
         )

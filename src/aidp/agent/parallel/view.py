@@ -4,7 +4,7 @@
 
 On a terminal the agents' lines are a rich Live block under the scrolling events;
 otherwise (a pipe, a file, `--json`'s stderr) each change of state is a plain line of
-its own. Everything an agent or a task says is shown inert (aidp.terminal.inert): no
+its own. Everything an agent or a task says is shown inert (aidp.core.terminal.inert): no
 markup read, control characters escaped.
 """
 
@@ -14,8 +14,8 @@ import os
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-from aidp import render
-from aidp.terminal import inert
+from aidp.core.terminal import inert
+from aidp.views import render
 
 if TYPE_CHECKING:
     from rich.text import Text

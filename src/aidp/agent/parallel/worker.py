@@ -1,5 +1,5 @@
 """One agent of `aidp run --parallel`: a process of its own (`python -m
-aidp.agent.parallel_worker`), started by aidp.agent.parallel in the task's worktree.
+aidp.agent.parallel.worker`), started by aidp.agent.parallel.run in the task's worktree.
 
 It reads its job (one JSON object) on stdin, works on that one claimed task exactly as
 `run --backlog` does (aidp.agent.backlog: the task's own session, the completion gate,
@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from aidp.errors import AidpError, ExitCode
+from aidp.core.errors import AidpError, ExitCode
 
 READY = "ready"  # the first line: the worker stops cleanly on SIGINT from now on
 
@@ -68,7 +68,7 @@ def _work(job: dict[str, Any]) -> int:
     from aidp.agent.loop import Loop, Message
     from aidp.agent.presets import AgentSpec
     from aidp.agent.transcript import Transcript
-    from aidp.log import TaskLog
+    from aidp.tasklist.log import TaskLog
 
     root, tid = Path(job["root"]), str(job["task"])
     spec = job["agent"]

@@ -18,11 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from aidp import files, worktrees
-from aidp.errors import InvalidInput
-from aidp.git_runner import GitError, Repo, own_session, repo_of, run
-from aidp.log import TaskLog
-from aidp.paths import DATA_DIR
+from aidp.core.errors import InvalidInput
+from aidp.tasklist import files, worktrees
+from aidp.tasklist.git_runner import GitError, Repo, own_session, repo_of, run
+from aidp.tasklist.log import TaskLog
+from aidp.tasklist.paths import DATA_DIR
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -3,8 +3,8 @@
 `AgentSettings`: what setup writes for one agent, as its adapter says; the settings
 helpers read and write a project's JSON or text settings file safely: never through a
 link, never from a FIFO, atomically, and not at all while `checking()` (setup checks
-every file it would change before changing any). Used by aidp.agent.integrate (hooks),
-aidp.agent.integrate_snippet (instructions) and aidp.agent.integrate_mcp (MCP servers).
+every file it would change before changing any). Used by aidp.agent.setup.integrate (hooks),
+aidp.agent.setup.snippet (instructions) and aidp.agent.setup.mcp (MCP servers).
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from aidp import files
 from aidp.agent import agents
-from aidp.errors import AidpError, InvalidInput
+from aidp.core.errors import AidpError, InvalidInput
+from aidp.tasklist import files
 
 if TYPE_CHECKING:
     from aidp.agent.agents.base import Adapter
@@ -84,9 +84,9 @@ def agent(name: str) -> AgentSettings:
 
 def inside_project(root: Path, path: Path) -> None:
     """Refuse a file that is a link, or lies below a linked folder, anywhere under the
-    project root (aidp.files): a cloned repository may plant `.claude -> ~/.claude` or
+    project root (aidp.tasklist.files): a cloned repository may plant `.claude -> ~/.claude` or
     `CLAUDE.md -> ~/.bashrc`, and setup must never edit anything through it; a FIFO or
-    device is refused too (aidp.agent.integrate_mcp uses it as well). StorageError, exit 1."""
+    device is refused too (aidp.agent.setup.mcp uses it as well). StorageError, exit 1."""
     relative = path.relative_to(root)
     parent = files.present_folder(root, relative.parent)
     if parent is None:
@@ -121,7 +121,7 @@ def load_settings(root: Path, path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SettingsError(f"Cannot edit {path}: it holds a JSON "
                             f"{type(data).__name__}, expected an object")
-    from aidp.line import MAX_DEPTH, too_deep
+    from aidp.tasklist.line import MAX_DEPTH, too_deep
 
     if too_deep(data):
         raise SettingsError(f"Cannot edit {path}: it nests JSON more than {MAX_DEPTH} levels "
@@ -175,7 +175,7 @@ def _would_write(root: Path, path: Path) -> None:
 
 def write_settings(root: Path, path: Path, body: bytes) -> None:
     """Replace `path` with `body` atomically (a temp file, then renamed, keeping its
-    mode) without following a link anywhere below the project root: aidp.files refuses
+    mode) without following a link anywhere below the project root: aidp.tasklist.files refuses
     one with a line (exit 1); SettingsError when it cannot be written."""
     if _CHECKING.get():
         return _would_write(root, path)

@@ -6,8 +6,8 @@ which is always `aidp hook AGENT EVENT` (nothing else is ever written: `aidp tru
 relies on that), so `--remove` takes out exactly those and running setup twice
 changes nothing. A settings file that is not a JSON object with well-formed `hooks` is
 refused and left as it was. Optionally the agent's instructions file (CLAUDE.md,
-GEMINI.md) gets a short snippet between markers (aidp.agent.integrate_snippet) and its MCP
-settings aidp's server (aidp.agent.integrate_mcp). Pure apart from the files it edits;
+GEMINI.md) gets a short snippet between markers (aidp.agent.setup.snippet) and its MCP
+settings aidp's server (aidp.agent.setup.mcp). Pure apart from the files it edits;
 returns what it did.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from aidp.agent.integrate_files import (
+from aidp.agent.setup.files import (
     AGENTS,
     AgentSettings,
     SettingsError,
@@ -31,7 +31,7 @@ from aidp.agent.integrate_files import (
 )
 
 if TYPE_CHECKING:
-    from aidp.agent.integrate_mcp import Registered
+    from aidp.agent.setup.mcp import Registered
 
 __all__ = ["AGENTS", "AgentSettings", "Result", "SettingsError", "agent", "command", "installed",
            "is_ours", "merged", "setup"]
@@ -172,7 +172,7 @@ def setup(root: Path, name: str, *, remove: bool = False, check: bool = False,
           instructions: bool = False, limit: int | None = None, mcp: bool = False) -> Result:
     """Add (or with `remove` take out, or with `check` only look at) aidp's hooks in the
     agent's project settings; `instructions` also handles the snippet, `mcp` the
-    registration of `aidp mcp` (aidp.agent.integrate_mcp). With `remove`, a snippet and a
+    registration of `aidp mcp` (aidp.agent.setup.mcp). With `remove`, a snippet and a
     server found are always taken out. Every file is checked before any is written: a
     refusal (a link, a file aidp cannot parse or edit) leaves all of them as they were."""
     if not check:
@@ -202,7 +202,7 @@ def _setup(root: Path, name: str, *, remove: bool, check: bool, instructions: bo
                 write_settings(root, path, dump_settings(new))
             result.changed = True
     if instructions or remove:
-        from aidp.agent.integrate_snippet import instructions as snippet
+        from aidp.agent.setup.snippet import instructions as snippet
 
         where, snippet_changed, snippet_present = snippet(root, spec, remove=remove,
                                                           check=check)
@@ -210,7 +210,7 @@ def _setup(root: Path, name: str, *, remove: bool, check: bool, instructions: bo
         result.instructions_changed = snippet_changed
         result.instructions_present = snippet_present
     if mcp or remove:
-        from aidp.agent.integrate_mcp import register
+        from aidp.agent.setup.mcp import register
 
         result.server = register(root, spec.name, remove=remove, check=check)
     return result

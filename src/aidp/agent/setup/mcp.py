@@ -1,5 +1,5 @@
 """`aidp setup AGENT --mcp`: register `aidp mcp` in the agent's project MCP settings, or
-take it out (`--remove`), next to the hooks aidp.agent.integrate installs.
+take it out (`--remove`), next to the hooks aidp.agent.setup.integrate installs.
 
 | agent | file | entry |
 |---|---|---|
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from aidp.agent.integrate_files import (
+from aidp.agent.setup.files import (
     AgentSettings,
     SettingsError,
     agent,
@@ -33,7 +33,7 @@ from aidp.agent.integrate_files import (
     remove_settings,
     write_settings,
 )
-from aidp.toml_text import Unparsable, parse
+from aidp.core.toml_text import Unparsable, parse
 
 NAME = "aidp"
 COMMAND = "aidp"

@@ -1,18 +1,18 @@
 """`aidp setup AGENT --instructions`: a short snippet about aidp in the agent's
 instructions file (CLAUDE.md, GEMINI.md, AGENTS.md), between markers; `--remove`
-takes it out (and deletes a file it alone was in). Written through aidp.agent.integrate's
+takes it out (and deletes a file it alone was in). Written through aidp.agent.setup.integrate's
 settings helpers: never through a link, checked before anything is written."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from aidp.agent.integrate_files import SettingsError, read_settings, remove_settings, write_settings
+from aidp.agent.setup.files import SettingsError, read_settings, remove_settings, write_settings
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from aidp.agent.integrate_files import AgentSettings
+    from aidp.agent.setup.files import AgentSettings
 
 BEGIN = "<!-- aidp:begin (written by `aidp setup`; `aidp setup --remove` takes it out) -->"
 END = "<!-- aidp:end -->"

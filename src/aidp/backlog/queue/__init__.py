@@ -34,7 +34,7 @@ of them is open, and a dependency that would make a child wait on its epic is a 
 
 from __future__ import annotations
 
-from aidp.queue.claims import (
+from aidp.backlog.queue.claims import (
     Claimed,
     actor_lookup,
     claim,
@@ -45,7 +45,7 @@ from aidp.queue.claims import (
     validate_actor,
     why_nothing_ready,
 )
-from aidp.queue.edits import (
+from aidp.backlog.queue.edits import (
     Linked,
     add,
     block,
@@ -53,7 +53,7 @@ from aidp.queue.edits import (
     note,
     unblock,
 )
-from aidp.queue.folded import (
+from aidp.backlog.queue.folded import (
     CLAIM,
     CLOSED_STATUSES,
     DEP,

@@ -5,18 +5,8 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from aidp.errors import InvalidInput
-from aidp.ids import resolve_all, resolve_id
-from aidp.log import Fold, TaskLog
-from aidp.model import (
-    OPEN_STATUSES,
-    Record,
-    clean_text,
-    transition,
-    ts_of,
-)
-from aidp.plain import Plain
-from aidp.queue.folded import (
+from aidp.backlog.ids import resolve_all, resolve_id
+from aidp.backlog.queue.folded import (
     CLAIM,
     CLOSED_STATUSES,
     MAX_ACTOR,
@@ -35,6 +25,16 @@ from aidp.queue.folded import (
     typed_record,
     with_extras,
 )
+from aidp.core.errors import InvalidInput
+from aidp.core.model import (
+    OPEN_STATUSES,
+    Record,
+    clean_text,
+    transition,
+    ts_of,
+)
+from aidp.core.plain import Plain
+from aidp.tasklist.log import Fold, TaskLog
 
 # --- claims -------------------------------------------------------------------------------
 

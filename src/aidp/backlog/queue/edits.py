@@ -5,21 +5,9 @@ fields), notes. Each is one locked read-modify-append."""
 import os
 from collections.abc import Sequence
 
-from aidp.errors import InvalidInput
-from aidp.ids import resolve_all, resolve_id
-from aidp.log import Fold, TaskLog
-from aidp.model import (
-    Record,
-    canonical,
-    clean_text,
-    new_task,
-    validate_description,
-    validate_priority,
-    validate_tag,
-)
-from aidp.plain import Plain
-from aidp.queue.claims import validate_actor
-from aidp.queue.folded import (
+from aidp.backlog.ids import resolve_all, resolve_id
+from aidp.backlog.queue.claims import validate_actor
+from aidp.backlog.queue.folded import (
     DEP,
     MAX_NOTE,
     NOTE,
@@ -35,6 +23,18 @@ from aidp.queue.folded import (
     state,
     wait_graph,
 )
+from aidp.core.errors import InvalidInput
+from aidp.core.model import (
+    Record,
+    canonical,
+    clean_text,
+    new_task,
+    validate_description,
+    validate_priority,
+    validate_tag,
+)
+from aidp.core.plain import Plain
+from aidp.tasklist.log import Fold, TaskLog
 
 
 def _dep_record(fold: Fold, task: str, blocker: str, *, removed: bool = False) -> Record:

@@ -1,16 +1,15 @@
 """The queue as folded: who holds what, what waits on what, ready and blocked, and
 the history of a task's queue records. Pure reads of a fold; the record builders and
-the result of a write (Change) that claims, edits and `aidp.tasks` share."""
+the result of a write (Change) that claims, edits and `aidp.backlog.tasks` share."""
 
 
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from aidp.errors import AidpError, ExitCode, InvalidInput
-from aidp.ids import short_ids
-from aidp.log import Fold, TaskLog
-from aidp.model import (
+from aidp.backlog.ids import short_ids
+from aidp.core.errors import AidpError, ExitCode, InvalidInput
+from aidp.core.model import (
     OPEN_STATUSES,
     Record,
     finished_at,
@@ -18,7 +17,8 @@ from aidp.model import (
     next_updated_at,
     ts_of,
 )
-from aidp.plain import Plain
+from aidp.core.plain import Plain
+from aidp.tasklist.log import Fold, TaskLog
 
 DEP, PARENT, CLAIM, NOTE = "dep", "parent", "claim", "note"
 CLOSED_STATUSES = ("done", "abandoned")
@@ -340,8 +340,8 @@ def events(log: TaskLog, tid: str, fold: Fold | None = None
     every worktree (DESIGN §12)."""
     seen: set[bytes] = set()
     out: list[tuple[tuple[int, int], str, tuple[Path | None, int]]] = []
-    from aidp import worktrees
-    from aidp.log import dumps
+    from aidp.tasklist import worktrees
+    from aidp.tasklist.log import dumps
 
     for order, source, number, record in worktrees.records(log.shared(), log.read_bytes()):
         if record is None or record.get("task") != tid:
