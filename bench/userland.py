@@ -107,8 +107,11 @@ def repository(origin: Path, aidp: list[str], env: dict[str, str], *,
 
 
 def commit(repo: Path, env: dict[str, str], message: str) -> None:
+    """Everything in `repo`'s work tree that git does not ignore (nothing: no commit)."""
     run(["git", "add", "-A"], env, repo)
-    run(["git", "commit", "-q", "--no-verify", "-m", message], env, repo)
+    staged = subprocess.run(["git", "diff", "--cached", "--quiet"], env=env, cwd=repo)
+    if staged.returncode != 0:
+        run(["git", "commit", "-q", "--no-verify", "-m", message], env, repo)
 
 
 def clone(origin: Path, target: Path, env: dict[str, str]) -> None:
