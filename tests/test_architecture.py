@@ -1,13 +1,14 @@
 """The house rules, checked over the import graph of src/aidp (ast only, nothing run).
 
 (a) no import circle: every ``import``/``from … import`` of an aidp module counts,
-    function-local ones too (a lazy import is still a dependency); only imports under
-    ``if TYPE_CHECKING:`` are exempt, as they never run and name types only;
+    function-local ones too (a lazy import is still a dependency), and so do imports
+    under ``if TYPE_CHECKING:``: a module that names another's type depends on it, and
+    mypy reads them both. A lower module that needs something of a higher one's object
+    says what in a small ``Protocol`` of its own (``aidp.tasklist.lock.Writer``);
 (b) no module imports another module's ``_private`` name (``from m import _x``, or
-    ``m._x`` on a module it imported), type-checking imports included: a name another
-    module needs is public;
+    ``m._x`` on a module it imported): a name another module needs is public;
 (c) no import from a lower layer to a higher one (LAYERS below, as docs/architecture.md
-    "Layers" draws them), type-checking imports exempt as in (a);
+    "Layers" draws them), type-checking imports included as in (a);
 (d) no file in src/ over MAX_LINES lines.
 
 What counts as an import, for (a) and (c):
@@ -72,7 +73,6 @@ class Import:
     target: str
     name: str | None  # a name taken from target (None: the module itself)
     line: int
-    typing_only: bool
     how: str = "import"  # or "package" (its __init__, run first), "dynamic" (import_module)
 
 
@@ -84,12 +84,6 @@ def modules(src: Path) -> dict[str, Path]:
             parts.pop()
         found[".".join(parts)] = path
     return found
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    if isinstance(test, ast.Name):
-        return test.id == "TYPE_CHECKING"
-    return isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
 
 
 def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
@@ -108,32 +102,18 @@ class _Collector(ast.NodeVisitor):
         self.is_package = is_package
         self.known = known
         self.imports: list[Import] = []
-        self.typing_depth = 0
         self.aliases: dict[str, str] = {}  # local name -> aidp module bound to it
         self.private_attrs: list[tuple[str, str, int]] = []
         self.unseen: list[tuple[str, int]] = []  # dynamic imports of names it cannot tell
 
-    def visit_If(self, node: ast.If) -> None:
-        if _is_type_checking(node.test):
-            self.typing_depth += 1
-            for child in node.body:
-                self.visit(child)
-            self.typing_depth -= 1
-            for child in node.orelse:
-                self.visit(child)
-        else:
-            self.generic_visit(node)
-
     def _add(self, target: str, name: str | None, line: int, how: str = "import") -> None:
-        typing_only = self.typing_depth > 0
-        self.imports.append(Import(self.module, target, name, line, typing_only, how))
+        self.imports.append(Import(self.module, target, name, line, how))
         parts = target.split(".")
         for end in range(2, len(parts)):  # the packages it is in, whose __init__ runs first
             package = ".".join(parts[:end])
             own = self.module == package or self.module.startswith(package + ".")
             if package in self.known and not own:
-                self.imports.append(Import(self.module, package, None, line, typing_only,
-                                           "package"))
+                self.imports.append(Import(self.module, package, None, line, "package"))
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
@@ -215,7 +195,7 @@ def circles(g: Graph) -> set[tuple[str, ...]]:
     edges: dict[str, set[str]] = {m: set() for m in g.modules}
     for imp in g.imports:
         registry = imp.how == "dynamic" and imp.target.startswith(imp.importer + ".")
-        if not imp.typing_only and imp.target != imp.importer and not registry:
+        if imp.target != imp.importer and not registry:
             edges[imp.importer].add(imp.target)
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -284,7 +264,7 @@ def upward_imports(g: Graph) -> set[tuple[str, str]]:
     return {
         (imp.importer, imp.target)
         for imp in g.imports
-        if not imp.typing_only and layer_of(imp.target) < layer_of(imp.importer)
+        if layer_of(imp.target) < layer_of(imp.importer)
     }
 
 
@@ -357,22 +337,46 @@ def test_the_checks_see_what_they_claim(tmp_path: Path) -> None:
             "aidp/core/model.py": "def f():\n    from aidp.tasklist import fold\n",
             "aidp/tasklist/fold.py": "from aidp.core.model import _hidden\n"
                                      "import aidp.core.errors as e\nx = e._code\n",
-            "aidp/core/errors.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                                   "    from aidp.tasklist import fold\n",
+            "aidp/core/errors.py": "",
             "aidp/core/when.py": "from . import errors\n",
         },
         tmp_path,
     )
-    # a function-local import closes a circle; a TYPE_CHECKING import does not
+    # a function-local import closes a circle
     assert circles(g) == {("aidp.core.model", "aidp.tasklist.fold")}
     assert private_imports(g) == {
         ("aidp.tasklist.fold", "aidp.core.model", "_hidden"),
         ("aidp.tasklist.fold", "aidp.core.errors", "_code"),
     }
-    # core is below tasklist: model's lazy import of fold (and of its package) is upward;
-    # errors -> fold is typing only
+    # core is below tasklist: model's lazy import of fold (and of its package) is upward
     assert upward_imports(g) == {("aidp.core.model", "aidp.tasklist.fold"),
                                  ("aidp.core.model", "aidp.tasklist")}
+
+
+def test_a_type_checking_import_is_an_arrow(tmp_path: Path) -> None:
+    """A type named under ``if TYPE_CHECKING:`` is a dependency like any other: it closes
+    a circle (the lock naming the log's class, which imports the lock) and may not point
+    up a layer; a Protocol of the lower module's own closes neither."""
+    g = _graph_of(
+        {
+            "aidp/__init__.py": "",
+            "aidp/core/__init__.py": "",
+            "aidp/tasklist/__init__.py": "",
+            "aidp/tasklist/log.py": "from aidp.tasklist import lock, stamp\nclass TaskLog: ...\n",
+            "aidp/tasklist/lock.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                     "    from aidp.tasklist.log import TaskLog\n"
+                                     "else:\n    pass\n",
+            "aidp/tasklist/stamp.py": "from typing import Protocol\n"
+                                      "class Writer(Protocol): ...\n",
+            "aidp/core/errors.py": "import typing\nif typing.TYPE_CHECKING:\n"
+                                   "    from aidp.tasklist import fold\n",
+            "aidp/tasklist/fold.py": "",
+        },
+        tmp_path,
+    )
+    assert circles(g) == {("aidp.tasklist.lock", "aidp.tasklist.log")}
+    assert upward_imports(g) == {("aidp.core.errors", "aidp.tasklist.fold"),
+                                 ("aidp.core.errors", "aidp.tasklist")}
 
 
 def test_a_package_init_and_a_dynamic_import_count_as_imports(tmp_path: Path) -> None:

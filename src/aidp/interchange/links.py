@@ -6,16 +6,28 @@ chain, under the write lock). Pure."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aidp.core.model import Record
 
 if TYPE_CHECKING:
-    from aidp.interchange import Incoming
     from aidp.tasklist.fold import Fold
 
 
-def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Incoming, str]],
+class Item(Protocol):
+    """What the links read of an imported item (`aidp.interchange.Incoming` is one)."""
+
+    @property
+    def key(self) -> str: ...  # its source key
+
+    @property
+    def blocked_by(self) -> Sequence[str]: ...  # the source keys of the items it waits on
+
+    @property
+    def parent(self) -> str | None: ...  # the source key of its epic
+
+
+def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Item, str]],
           stamp: str) -> list[Record]:
     """Dependency and parent records for the newly filed items (item, task id), to tasks
     of the same source filed now or by an earlier import (its source records: the typed

@@ -7,15 +7,13 @@ import os
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Literal, Protocol, overload
 
 from aidp.core.errors import AidpError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from subprocess import CompletedProcess
-
-    from aidp.tasklist.log import TaskLog
 
 
 
@@ -116,7 +114,17 @@ class Repo:
         self.tasklist = tasklist  # relative to `top`, with forward slashes
 
 
-def repo_of(log: TaskLog) -> Repo:
+class Tasklist(Protocol):
+    """What `repo_of` asks of a tasklist (`aidp.tasklist.log.TaskLog` is one)."""
+
+    @property
+    def root(self) -> Path: ...  # the project root, where git is asked
+
+    @property
+    def path(self) -> Path: ...  # the tasklist file
+
+
+def repo_of(log: Tasklist) -> Repo:
     """The repository the project's tasklist is in; a GitError when there is none."""
     done = run(log.root, "rev-parse", "--show-toplevel", "--absolute-git-dir", check=False)
     if done is None:

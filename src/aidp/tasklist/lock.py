@@ -14,9 +14,9 @@ import fcntl
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aidp.core.errors import StorageError
 from aidp.tasklist.files import NOFOLLOW, open_file, remove_irregular, storage_error
@@ -24,7 +24,22 @@ from aidp.tasklist.files import NOFOLLOW, open_file, remove_irregular, storage_e
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from aidp.tasklist.log import TaskLog
+
+class Writer(Protocol):
+    """What the lock asks of the writer taking it (`aidp.tasklist.log.TaskLog` is one):
+    its lock file, how long it waits, and whom it tells that it waits."""
+
+    @property
+    def dir(self) -> Path: ...  # the folder of the lock file
+
+    @property
+    def lock_path(self) -> Path: ...
+
+    @property
+    def lock_timeout(self) -> float: ...
+
+    @property
+    def on_wait(self) -> Callable[[Path], None] | None: ...
 
 LOCK_NOTICE_SECONDS = 1.0
 # A writer waits at most this long for another writer's lock (--lock-timeout,
@@ -115,7 +130,7 @@ def writer_active(lock_path: Path) -> bool:
 
 
 @contextmanager
-def held(log: TaskLog, folder: Path | None = None, name: str | None = None) -> Iterator[None]:
+def held(log: Writer, folder: Path | None = None, name: str | None = None) -> Iterator[None]:
     """The exclusive write lock on `log.lock_path` (its folder exists), or on the file
     `name` in `folder` (the repository's lock all its worktrees share: aidp.tasklist.worktrees);
     the file holds the holder's pid, so a writer that times out can name who holds it."""
@@ -137,7 +152,7 @@ def held(log: TaskLog, folder: Path | None = None, name: str | None = None) -> I
         os.close(fd)  # closing releases the lock; a killed holder releases it too
 
 
-def take(log: TaskLog, fd: int, mode: int, path: Path | None = None) -> None:
+def take(log: Writer, fd: int, mode: int, path: Path | None = None) -> None:
     """Take the lock (the file `path`, default `log.lock_path`); if another process
     holds it, wait at most `lock_timeout` seconds, telling `on_wait` after a moment. A
     holder that dies releases it."""
@@ -154,7 +169,7 @@ def take(log: TaskLog, fd: int, mode: int, path: Path | None = None) -> None:
     else:
         _wait_polling(log, fd, mode, path)
 
-def _wait_blocking(log: TaskLog, fd: int, mode: int, path: Path) -> None:
+def _wait_blocking(log: Writer, fd: int, mode: int, path: Path) -> None:
     """A blocking flock (the kernel wakes us when the holder lets go), cut short by
     a timer signal: at the notice, then at the deadline."""
     import signal
@@ -193,7 +208,7 @@ def _wait_blocking(log: TaskLog, fd: int, mode: int, path: Path) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
-def _wait_polling(log: TaskLog, fd: int, mode: int, path: Path) -> None:
+def _wait_polling(log: Writer, fd: int, mode: int, path: Path) -> None:
     """Outside the main thread no signal can cut a wait short: try every few ms."""
     started = time.monotonic()
     told = log.on_wait is None
@@ -212,7 +227,7 @@ def _wait_polling(log: TaskLog, fd: int, mode: int, path: Path) -> None:
         except BlockingIOError:
             continue
 
-def _timeout_error(log: TaskLog, timeout: float, path: Path) -> StorageError:
+def _timeout_error(log: Writer, timeout: float, path: Path) -> StorageError:
     holder = ""
     try:
         pid = int(path.read_bytes()[:32].decode("ascii").strip())
