@@ -87,7 +87,7 @@ def check(value: Any, shape: Any) -> None:
     assert not found, "JSON output drifted from docs/file-format.md:\n" + "\n".join(found)
 
 
-# --- tasks (file-format.md "Task records", DESIGN §3, §5, §6) ---------------------------
+# --- tasks (file-format.md "Task records" and "JSON output") ----------------------
 
 TASK_ID = str
 STATUS = Enum("pending", "in_progress", "done", "abandoned")
@@ -100,7 +100,7 @@ TASK = Obj(
      "created_at": Stamp, "updated_at": Stamp, "tags": [str]},
     {"session": str, "discovered_during": str, "started_at": Stamp, "completed_at": Stamp,
      "abandoned_at": Stamp, "abandoned_reason": str,
-     # DESIGN §6: the work queue's keys, only when set
+     # the work queue's keys, only when set (file-format.md "JSON output")
      "blocked_by": [TASK_ID], "parent": TASK_ID, "assignee": str, "claimed_at": Stamp,
      "notes": [NOTE]},
 )
@@ -152,7 +152,7 @@ CHANGES = Obj({
     }, {"tag": str, "claim_lost": bool, "lost_by": str, "kept_by": str, "merge": str})],
 })
 
-# --- TODO lists (docs/todo.md "JSON", DESIGN §5) ----------------------------------------
+# --- TODO lists (docs/todo.md "JSON") ---------------------------------------------------
 
 SUBTASK = Obj({"id": str, "content": str, "status": Enum("pending", "completed")})
 ITEM = Obj({"id": str, "content": str, "status": Enum("pending", "in_progress", "completed"),

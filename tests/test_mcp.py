@@ -1,5 +1,5 @@
 """`aidp mcp` spoken to as an agent speaks to it: a real `python -m aidp mcp` process,
-newline-delimited JSON-RPC 2.0 on its stdin and stdout (DESIGN §13)."""
+newline-delimited JSON-RPC 2.0 on its stdin and stdout (docs/mcp.md)."""
 
 from __future__ import annotations
 
@@ -133,8 +133,8 @@ def test_tools_list_is_exactly_the_seven_tools_and_small(client: Client) -> None
     for tool in listed:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["description"]
-    # Every agent pays for these on every request: DESIGN §13 caps them (docs/agents.md
-    # gives the size).
+    # Every agent pays for these on every request: docs/mcp.md caps them ("Size"
+    # gives the figure).
     size = len(json.dumps(listed, separators=(",", ":")))
     assert size < 6000, size
 
@@ -348,7 +348,7 @@ def test_without_hooks_or_aidp_session_the_session_is_the_persons_own(
     monkeypatch.delenv("AIDP_SESSION", raising=False)
     c = Client(project)
     c.start()
-    assert data(c.call("todo_read"))["session"] == "default"  # no git here: §9's default
+    assert data(c.call("todo_read"))["session"] == "default"  # no git here: the last default (docs/todo.md, "Sessions")
     assert c.close() == 0
 
 
@@ -389,7 +389,7 @@ def test_docs_give_the_size_of_tools_list(client: Client) -> None:
 
     listed = client.request("tools/list")["result"]["tools"]
     size = len(json.dumps(listed, separators=(",", ":")))
-    docs = (Path(__file__).resolve().parents[1] / "docs" / "agents.md").read_text()
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "mcp.md").read_text()
     stated = re.search(r"`tools/list` is ([\d,]+) characters", docs)
     assert stated is not None and int(stated.group(1).replace(",", "")) == size
 

@@ -1,4 +1,4 @@
-"""One live queue for every worktree of a repository (DESIGN §12), with real git and
+"""One live queue for every worktree of a repository (docs/guide.md, "Worktrees by hand"), with real git and
 real worktrees: what one worktree writes shows at once in the others, claims are
 atomic across them, and merged branches fold to what the worktrees showed."""
 

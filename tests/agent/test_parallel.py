@@ -1,4 +1,4 @@
-"""`aidp run --backlog --parallel N` with scripted agents and real git (DESIGN §12): a
+"""`aidp run --backlog --parallel N` with scripted agents and real git (docs/guide.md, "Parallel agents"): a
 worktree and a branch per task, agents at once, the completion gate, the starting
 worktree's tasklist, --merge (a clean merge and a conflicting one), a failing agent,
 Ctrl-C to the process group, --json, and bad input refused before anything starts."""

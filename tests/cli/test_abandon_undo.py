@@ -85,7 +85,7 @@ def test_undo_appends_the_previous_state_again(cli, project) -> None:
     out = result.out.splitlines()
     assert out[0] == f"✓ Undone: [{short(tid)}] Ship it"
     assert "  status: done → pending" in out
-    # one task record, after its task_fields record (field-level merge: DESIGN §9)
+    # one task record, after its task_fields record (docs/file-format.md, "Field-level merge")
     assert len(tasklist(project).splitlines()) == lines + 2
     assert b'"fields":["status"]' in tasklist(project).splitlines()[-2]
     restored = task(cli, tid)

@@ -108,7 +108,7 @@ def test_markdown_export_shows_the_queue(cli, project, world) -> None:
 
 def test_jsonl_and_csv_exports_stay_task_records(cli, project, world) -> None:
     """The formats without a place for the queue write task records only: aidp's
-    own jsonl is the records exactly as stored (DESIGN §3 keys)."""
+    own jsonl is the records exactly as stored (docs/file-format.md, "Task records")."""
     records = [json.loads(line) for line in export(cli, project, "jsonl").read_text()
                .splitlines()]
     assert all(not {"blocked_by", "parent", "assignee", "notes"} & set(r) for r in records)

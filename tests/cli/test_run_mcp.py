@@ -1,5 +1,5 @@
 """`aidp run` hands `aidp mcp` to each preset whose CLI takes MCP servers for one run
-(DESIGN §13): the arguments and environment each preset's CLI gets, and a scripted
+(docs/mcp.md, "How each agent gets it in `aidp run`"): the arguments and environment each preset's CLI gets, and a scripted
 agent that starts the server from what it was given and plans with todo_write."""
 
 from __future__ import annotations

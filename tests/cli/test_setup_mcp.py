@@ -1,6 +1,6 @@
 """`aidp setup AGENT --mcp`: the hooks and `aidp mcp` registered in the agent's project
 settings, idempotent, other servers kept; `--remove` takes out all of it and nothing
-else (DESIGN §13)."""
+else (docs/mcp.md, "`aidp setup AGENT --mcp`")."""
 
 from __future__ import annotations
 

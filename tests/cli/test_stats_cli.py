@@ -131,7 +131,7 @@ def test_a_priority_this_version_does_not_know_is_counted_as_other(cli, project)
 
 def test_every_view_reads_a_stored_priority_the_same_way(cli, project) -> None:
     """model.priority_key, the one rule (review14 item 8): missing or null is medium (a
-    null key counts as left out: DESIGN §2); exactly high/medium/low are themselves;
+    null key counts as left out: docs/file-format.md, "Task records"); exactly high/medium/low are themselves;
     anything else ("HIGH", "urgent") is `other`, ◇ — in list, stats (plain fold and
     snapshot), prime, and the --priority filters of list and ready; sorting ranks
     `other` with medium."""

@@ -1,4 +1,4 @@
-"""Field-level merge (DESIGN §9): three clones change the same tasks concurrently with
+"""Field-level merge (docs/file-format.md, "Field-level merge"): three clones change the same tasks concurrently with
 aidp's own writers and merge each other's lines (what git's union merge keeps: every
 line of both sides, in some order). Then, whatever the interleaving and the order of
 the merges:

@@ -424,7 +424,7 @@ def test_the_later_change_wins_whichever_side_merges(cli, tmp_path: Path, later:
                                                      first: str, second: str) -> None:
     """Two branches change the same task; the later change wins in every clone, whether
     it sits on the side that merges (union puts it first) or on the merged side; but a
-    start made without having seen the close never reopens the task (DESIGN §9)."""
+    start made without having seen the close never reopens the task (docs/file-format.md, "Field-level merge")."""
     world = make_world(tmp_path, cli, 2)
     op_add(world, 0, "medium")
     op_merge(world, 1, 0)  # both know the task now

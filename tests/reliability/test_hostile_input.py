@@ -567,7 +567,7 @@ def test_any_command_line_ends_in_a_documented_way(cli, project: Path, command: 
     assert result.code in (0, 1, 2), result
     assert "Traceback" not in result.err, result
     bare_group = command in (["tasks"], ["todo"], []) and not rest
-    # `--exit-code`: exit 1 when anything matches, silently (DESIGN §4), not a failure
+    # `--exit-code`: exit 1 when anything matches, silently (docs/guide.md, `aidp tasks list`), not a failure
     matched = result.code == 1 and "--exit-code" in rest and not result.err
     if result.code and not bare_group and not matched:  # a bare group prints its help
         errors = [line for line in result.err.splitlines() if line.startswith("Error: ")]

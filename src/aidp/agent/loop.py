@@ -102,7 +102,7 @@ class Loop:
 
     def _with_server(self) -> tuple[AgentSpec, dict[str, str]]:
         """The command line and environment of the next invocation: a preset whose CLI
-        takes MCP servers for one run gets `aidp mcp` (DESIGN §13), on the session and
+        takes MCP servers for one run gets `aidp mcp` (docs/mcp.md), on the session and
         actor the run has now (`run --backlog` moves to a session per task)."""
         handover = mcp_handover.hand_over(self.agent, self.env)
         self.mcp_tools = handover is not None

@@ -7,7 +7,7 @@ Both readers — the plain fold (`Fold` below) and the store (`aidp.store`: its 
 build and its refresh) — decide through these functions (`read_line`, `key_of`,
 `beats`); tests/test_index.py holds their answers equal on random logs.
 
-Field-level merge (DESIGN §9; docs/file-format.md "Field-level merge"): per field
+Field-level merge (docs/file-format.md, "Field-level merge"): per field
 group, the latest task record that set it wins (per its `task_fields` record; without
 one a record sets every group). Unless clones changed a task concurrently, that is its
 latest record: readers keep one winner per task and `settle` each later record (WINS,

@@ -130,8 +130,8 @@ class TaskLog:
         self._repo: list[worktrees.Shared | None] = []  # found on first use
 
     def shared(self) -> worktrees.Shared | None:
-        """The git repository whose worktrees share this tasklist's queue (DESIGN §12;
-        aidp.tasklist.worktrees), or None outside one."""
+        """The git repository whose worktrees share this tasklist's queue (docs/guide.md,
+        "Worktrees by hand"; aidp.tasklist.worktrees), or None outside one."""
         if not self._repo:
             self._repo.append(worktrees.find(self.root))
         return self._repo[0]

@@ -1,4 +1,4 @@
-"""One live queue for every worktree of a repository (DESIGN §12).
+"""One live queue for every worktree of a repository (docs/guide.md, "Worktrees by hand").
 
 Git worktrees of one repository share its common directory (`git rev-parse
 --git-common-dir`). A read in any of them folds the tasklists of all of them, in one

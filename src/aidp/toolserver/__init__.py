@@ -1,4 +1,4 @@
-"""`aidp mcp`: aidp as a Model Context Protocol tool server (DESIGN §13).
+"""`aidp mcp`: aidp as a Model Context Protocol tool server (docs/mcp.md).
 
     tools.py  the tools: schemas, the check of a call's arguments, the domain calls
     serve.py  the wire: the MCP SDK's server over stdio (imported only by `aidp mcp`)

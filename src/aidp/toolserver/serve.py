@@ -4,7 +4,7 @@ The SDK (`mcp`, 2.x) is imported here and in .sdk (its server parts only) and no
 else, and only `aidp mcp` imports this module, so no other command pays for it
 (tests/test_startup.py checks both).
 
-What the stock transport does not do, done here (see ../shared/notes/mcp.md):
+What the stock transport does not do, done here (docs/mcp.md, "The wire"):
 - a line that is not JSON gets a JSON-RPC parse error (-32700, id null), and a JSON
   value that is no JSON-RPC message an invalid-request error (-32600, with its id when
   it has one); the stock transport answers neither, and the client would wait forever;

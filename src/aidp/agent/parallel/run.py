@@ -1,5 +1,5 @@
 """`aidp run --backlog --parallel N`: N agents at once, each on a ready task in a git
-worktree of its own (DESIGN §12).
+worktree of its own (docs/guide.md, "`aidp run --backlog --parallel N`").
 
 The run claims each task in the starting worktree (so the claim is in its tasklist),
 makes the task's worktree and branch (aidp.agent.parallel.worktree) and starts a worker

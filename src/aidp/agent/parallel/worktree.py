@@ -1,4 +1,4 @@
-"""What `aidp run --parallel` asks of git (DESIGN §12): the checks before anything
+"""What `aidp run --parallel` asks of git (docs/guide.md, "Parallel agents"): the checks before anything
 starts, a worktree and a branch per task, the tasklist committed alone, a branch
 merged or left, a finished worktree removed.
 

@@ -161,7 +161,7 @@ def typed_record(fold: Fold, rid: str, about: str) -> Record | None:
 
 
 def extras(qs: QueueState, task: Record) -> Record:
-    """The queue keys a task shows in JSON (DESIGN §6), only those that are set."""
+    """The queue keys a task shows in JSON (docs/file-format.md, "JSON output"), only those that are set."""
     tid = task.get("id", "")
     out: Record = {}
     blockers = qs.blockers.get(tid)
@@ -213,7 +213,7 @@ class Entry(Plain):
 
 def ready(fold: Fold, *, exclude: Iterable[str] = (), limit: int | None = None,
           priorities: Collection[str] = ()) -> list[Entry]:
-    """Pending tasks that wait on nothing open, best first (DESIGN §7); the first
+    """Pending tasks that wait on nothing open, best first (docs/guide.md, "Work queue"); the first
     `limit` of them; with `priorities`, of those only. The fold's question
     (Questions.ready: one query walking a rank index on the store). A pending task is
     never held (see QueueState.holder), so it is unclaimed by definition."""
@@ -337,7 +337,7 @@ def events(log: TaskLog, tid: str, fold: Fold | None = None
     """Every queue record about `tid` as ((updated_at µs, place in the fold's order),
     what it says, (the other worktree's tasklist it is in or None, line number)), oldest
     first, equal records once: dependencies, parents, claims, releases and notes, of
-    every worktree (DESIGN §12)."""
+    every worktree (docs/guide.md, "Worktrees by hand")."""
     seen: set[bytes] = set()
     out: list[tuple[tuple[int, int], str, tuple[Path | None, int]]] = []
     from aidp.tasklist import worktrees
