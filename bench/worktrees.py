@@ -6,10 +6,11 @@ reads an agent runs, timed in one worktree side by side with the floor.
     .venv/bin/python bench/worktrees.py                        # 100k events, 8 worktrees
     .venv/bin/python bench/worktrees.py --events 100000 --worktrees 8 --runs 7
 
-Every read folds the tasklists of all the worktrees (docs/guide.md, "Worktrees by hand"); the targets are the
-store's (issue 23: 100k reads ≤ 1.5× the floor). The same rows in a plain checkout of
-the same log (no worktrees) come first, for comparison. Git runs with no user or
-system configuration; the repository lives under $TMPDIR/aidp-bench-worktrees/.
+Every read folds the tasklists of all the worktrees (docs/guide.md, "Worktrees by
+hand"); the targets are the store's (issue 23: 100k reads ≤ 1.5× the floor). The same
+rows in a plain checkout of the same log (no worktrees) come first, for comparison. Git
+runs with no user or system configuration; the repository lives under
+$TMPDIR/aidp-bench-worktrees/.
 """
 
 from __future__ import annotations

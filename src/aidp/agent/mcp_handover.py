@@ -1,5 +1,6 @@
 """`aidp run` hands `aidp mcp` to each preset whose CLI takes MCP servers for one run
-(docs/mcp.md, "How each agent gets it"), so the agent has `todo_write` even where it has no plan tool of its own.
+(docs/mcp.md, "How each agent gets it"), so the agent has `todo_write` even where it
+has no plan tool of its own.
 
 How each CLI takes it lives with the CLI (`Adapter.hand_mcp` in its module of
 aidp.agent.agents); this module builds the server's command line and environment and

@@ -21,8 +21,8 @@ class HistoryEntry:
     # The task as folded after this record (field-level merge: a record with a
     # task_fields record changes only the fields that names); None: the record itself.
     state: Record | None = None
-    # Another worktree's tasklist, when the record is only there (docs/guide.md, "Worktrees by hand"); None:
-    # this worktree's, at `line`.
+    # Another worktree's tasklist, when the record is only there (docs/guide.md,
+    # "Worktrees by hand"); None: this worktree's, at `line`.
     source: Path | None = None
     key: tuple[int, int] = (0, 0)  # (updated_at µs, place in the fold's order): oldest first
 

@@ -140,7 +140,8 @@ def load(
 
 def _past(e: Env, fold: Any) -> list[core.TodoList]:
     """The lists no session shows any more (todos.past_lists: a scan of the tasklist of
-    this worktree and of every other live one, as the fold reads them: docs/guide.md, "Worktrees by hand")."""
+    this worktree and of every other live one, as the fold reads them: docs/guide.md,
+    "Worktrees by hand")."""
     from aidp import todos as core
     from aidp.tasklist import worktrees
 

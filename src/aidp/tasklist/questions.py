@@ -220,11 +220,12 @@ class Questions:
 
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
-        """(id, priority, created_at µs) of the ready tasks (aidp.backlog.queue; docs/guide.md "Work queue"):
-        pending, not in `exclude`, waiting on no open (pending or in progress) task — through a
-        dependency (a `dep` record not `removed`) or, an epic, through a child (the task
-        of its last `parent` record naming one). Best first: priority_rank, created, the
-        fold's order; at most `limit`; with `priorities`, of those (model.priority_key)."""
+        """(id, priority, created_at µs) of the ready tasks (aidp.backlog.queue;
+        docs/guide.md "Work queue"): pending, not in `exclude`, waiting on no open (pending or
+        in progress) task — through a dependency (a `dep` record not `removed`) or, an epic,
+        through a child (the task of its last `parent` record naming one). Best first:
+        priority_rank, created, the fold's order; at most `limit`; with `priorities`, of those
+        (model.priority_key)."""
         waits = self._waits()
         open_ids = {t for t, _p, _c in self.summaries(("pending", "in_progress"))}
         skip, wanted = set(exclude), set(priorities)

@@ -350,9 +350,9 @@ _CALLS: dict[str, Callable[[Place, dict[str, Any]], list[str]]] = {
 
 def default_place(*, root: Path, session: str | None = None) -> Place:
     """The project `root` (the CLI's: --dir, else AIDP_DIR, else found from the working
-    directory) and the session as docs/mcp.md ("Which list") names it: --session or AIDP_SESSION, else
-    the session aidp's hooks use for the agent that started this server, else the
-    person's own (docs/todo.md, "Sessions")."""
+    directory) and the session as docs/mcp.md ("Which list") names it: --session or
+    AIDP_SESSION, else the session aidp's hooks use for the agent that started this
+    server, else the person's own (docs/todo.md, "Sessions")."""
     explicit = session or os.environ.get("AIDP_SESSION")
 
     def current() -> str:

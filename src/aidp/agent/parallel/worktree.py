@@ -1,6 +1,6 @@
-"""What `aidp run --parallel` asks of git (docs/guide.md, "Parallel agents"): the checks before anything
-starts, a worktree and a branch per task, the tasklist committed alone, a branch
-merged or left, a finished worktree removed.
+"""What `aidp run --parallel` asks of git (docs/guide.md, "Parallel agents"): the
+checks before anything starts, a worktree and a branch per task, the tasklist committed
+alone, a branch merged or left, a finished worktree removed.
 
 Worktrees go under `<project>/.aidp/worktrees/<the task id's 8 hex>`, a folder that
 ignores itself (its own `.gitignore` holding `*`), made without following a link a

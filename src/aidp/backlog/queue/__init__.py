@@ -1,9 +1,9 @@
 """The work queue: dependencies, epics, claims and notes on top of the backlog.
 
 The original Ruby reader drops a task line with a key it does not know, so nothing
-here goes into task records (docs/file-format.md, "Other records"). Each fact is a typed record of its own,
-keyed by the task id and folded by the same rule as everything else — the greatest
-(updated_at, line number) per id wins:
+here goes into task records (docs/file-format.md, "Other records"). Each fact is a typed
+record of its own, keyed by the task id and folded by the same rule as everything else —
+the greatest (updated_at, line number) per id wins:
 
 - `dep`    `dep:<task>:<blocker>`     one dependency edge; `"removed": true` once unblocked
 - `parent` `parent:<task>`            the task's epic; no `parent` key once detached

@@ -44,7 +44,8 @@ def validate_actor(value: str) -> str:
 
 
 def default_actor(root: os.PathLike[str] | str | None = None) -> str:
-    """AIDP_ACTOR, else git's user.email, else the login name (docs/guide.md, "`aidp tasks claim`")."""
+    """AIDP_ACTOR, else git's user.email, else the login name (docs/guide.md, "`aidp
+    tasks claim`")."""
     return actor_lookup(root)()
 
 

@@ -161,7 +161,8 @@ def typed_record(fold: Fold, rid: str, about: str) -> Record | None:
 
 
 def extras(qs: QueueState, task: Record) -> Record:
-    """The queue keys a task shows in JSON (docs/file-format.md, "JSON output"), only those that are set."""
+    """The queue keys a task shows in JSON (docs/file-format.md, "JSON output"), only
+    those that are set."""
     tid = task.get("id", "")
     out: Record = {}
     blockers = qs.blockers.get(tid)
