@@ -157,6 +157,36 @@ def test_a_line_that_is_not_json_gets_a_parse_error_and_the_server_goes_on(
     assert data(client.call("todo_read"))["items"] == []
 
 
+def test_every_request_is_answered_whatever_its_id(client: Client, project: Path) -> None:
+    # MCP ids are strings or integers. One that is neither cannot be answered under its
+    # own id: an invalid-request error with id null, and the call is not run. (The SDK's
+    # transport read these as notifications: no answer, and a tools/call silently lost.)
+    call = {"name": "tasks_file", "arguments": {"description": "Never filed"}}
+    for raw_id in ("1.5", "null", "true", "[1]", "2.0", "1e3", '{"n": 1}'):
+        client.send_line(b'{"jsonrpc": "2.0", "id": %s, "method": "tools/call", "params": %s}'
+                         % (raw_id.encode(), json.dumps(call).encode()))
+        answer = client.answer()
+        assert answer["id"] is None, raw_id
+        assert answer["error"]["code"] == -32600, raw_id
+        assert answer["error"]["message"].startswith(
+            "Invalid request: the id must be a string or an integer, not "), raw_id
+    # the same with a key the SDK refuses besides the id
+    client.send_line(b'{"jsonrpc": "2.0", "id": true, "method": "tools/list", "params": 3}')
+    assert client.answer()["error"]["code"] == -32600
+    assert lines_of(project) == b""
+    # strings and integers (negative, zero, large) are answered under their own id
+    for good_id in ("a", "", -1, 0, 2**70):
+        client.send_line(json.dumps({"jsonrpc": "2.0", "id": good_id,
+                                     "method": "tools/list"}).encode())
+        answer = client.answer()
+        assert answer["id"] == good_id and "tools" in answer["result"]
+    # a notification (no id at all) is never answered, even for a method that
+    # answers a request: the next answer is the next request's
+    client.send_line(b'{"jsonrpc": "2.0", "method": "tools/list"}')
+    client.send_line(b'{"jsonrpc": "2.0", "method": "notifications/nothing-known"}')
+    assert data(client.call("todo_read"))["items"] == []
+
+
 def test_an_unknown_method_is_a_json_rpc_error(client: Client) -> None:
     answer = client.request("tasks/explode")
     assert answer["error"]["code"] == -32601

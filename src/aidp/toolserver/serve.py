@@ -8,6 +8,10 @@ What the stock transport does not do, done here (docs/mcp.md, "The wire"):
 - a line that is not JSON gets a JSON-RPC parse error (-32700, id null), and a JSON
   value that is no JSON-RPC message an invalid-request error (-32600, with its id when
   it has one); the stock transport answers neither, and the client would wait forever;
+- a message with an id that is no string or integer (`1.5`, `null`, `true`, `[1]`) gets
+  an invalid-request error (-32600, id null): the stock transport reads it as a
+  notification, drops the id and answers nothing (a `tools/call` is not even run).
+  Hence stdin is read here, not by the SDK's transport (which only writes stdout);
 - tool arguments are checked by aidp.toolserver.tools (one line per refusal), not by
   the SDK's validation, whose errors are multi-line;
 - the SDK's own log (tracebacks of a failed handler) is kept off stderr: no traceback
@@ -16,13 +20,19 @@ What the stock transport does not do, done here (docs/mcp.md, "The wire"):
 
 from __future__ import annotations
 
+import fcntl
+import io
+import json
 import logging
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from aidp import __version__
 from aidp.toolserver.sdk import Server, SessionMessage, stdio_server, types
@@ -65,8 +75,40 @@ def build(place: Place) -> Server[Any]:
     return server
 
 
+def received(line: str) -> SessionMessage | types.JSONRPCError:
+    """The message a line from the client holds, or the JSON-RPC error that answers it.
+
+    An id must be a string or an integer (MCP: never null; JSON-RPC 2.0 allows any
+    number and null, and MCP narrows it); one that is neither cannot be answered under
+    its own id, so the error goes out with id null, as JSON-RPC 2.0 says for a request
+    whose id could not be read. A message without an id is a notification: never
+    answered, unless it is no JSON-RPC message at all."""
+    try:
+        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValidationError as exc:
+        return refusal(exc)
+    if isinstance(message, types.JSONRPCNotification):
+        # The SDK's model ignores keys it does not know: a request with a bad id reads
+        # as a notification with its id dropped. The line parsed just now, so it parses.
+        parsed = from_json(line)
+        if "id" in parsed:
+            return _bad_id(parsed["id"])
+    return SessionMessage(message)
+
+
+def _bad_id(value: Any) -> types.JSONRPCError:
+    shown = json.dumps(value, separators=(",", ":"))[:40]  # 1e3 shows as 1000.0
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
+        code=types.INVALID_REQUEST,
+        message=f"Invalid request: the id must be a string or an integer, not {shown}"))
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
 def refusal(exc: Exception) -> types.JSONRPCError:
-    """The JSON-RPC error for a line the transport could not read as a message."""
+    """The JSON-RPC error for a line that holds no JSON-RPC message."""
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if not errors or errors[0]["type"] == "json_invalid":
         # pydantic's one line: "Invalid JSON: EOF while parsing a value at line 1 column 5"
@@ -74,12 +116,31 @@ def refusal(exc: Exception) -> types.JSONRPCError:
         return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(
             code=types.PARSE_ERROR, message=f"Parse error: {why or 'the line is not JSON'}"))
     parsed = next((e["input"] for e in errors if isinstance(e.get("input"), dict)), None)
+    if parsed is not None and "id" in parsed and not _valid_id(parsed["id"]):
+        return _bad_id(parsed["id"])
     raw_id = parsed.get("id") if parsed is not None else None
-    request_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) \
-        else None
-    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(
+    return types.JSONRPCError(jsonrpc="2.0", id=raw_id if _valid_id(raw_id) else None,
+                              error=types.ErrorData(
         code=types.INVALID_REQUEST,
         message="Invalid request: expected a JSON-RPC 2.0 request or notification object"))
+
+
+@asynccontextmanager
+async def _client_lines() -> AsyncIterator[AsyncIterable[str]]:
+    """The client's lines, from the descriptor stdin was; while serving, fd 0 reads the
+    null device, so nothing a tool starts can take the client's bytes (the SDK's
+    transport does the same for both descriptors; it still has stdout)."""
+    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    # closefd=False: the reading thread may still block on it after serving ends.
+    text = io.TextIOWrapper(os.fdopen(wire, "rb", closefd=False), encoding="utf-8",
+                            errors="replace")
+    try:
+        yield anyio.wrap_file(text)
+    finally:
+        os.dup2(wire, 0)
 
 
 # How long, after stdin closed, the requests already read may take to be answered.
@@ -88,9 +149,10 @@ DRAIN_SECONDS = 30
 
 async def _serve(place: Place) -> None:
     server = build(place)
-    async with stdio_server() as (wire_in, wire_out):
-        # Relays on both sides of the server. Inbound, a line the transport could not
-        # read is answered here and goes no further. Both keep count of the requests
+    nothing = anyio.wrap_file(io.StringIO())  # stdin is read by _client_lines
+    async with _client_lines() as wire_in, stdio_server(stdin=nothing) as (_, wire_out):
+        # Relays on both sides of the server. Inbound, a line that holds no message the
+        # server may take is answered here and goes no further. Both keep count of the requests
         # not yet answered: when stdin closes, those are answered before the server
         # stops (the SDK would cancel them, leaving a change made and never reported).
         to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -101,9 +163,10 @@ async def _serve(place: Place) -> None:
         async def inbound() -> None:
             nonlocal answered
             async with to_server:
-                async for item in wire_in:
-                    if isinstance(item, Exception):
-                        await wire_out.send(SessionMessage(refusal(item)))
+                async for line in wire_in:
+                    item = received(line)
+                    if isinstance(item, types.JSONRPCError):
+                        await wire_out.send(SessionMessage(item))
                         continue
                     if isinstance(item.message, types.JSONRPCRequest):
                         waiting.add(item.message.id)
