@@ -79,7 +79,7 @@ def test_html_is_required_and_must_name_a_file(cli, project) -> None:
     try:
         if os.geteuid() != 0:  # root writes anyway
             denied = cli("report", "--html", "locked/r.html")
-            assert denied.code == 2 and denied.err.startswith("Error: Cannot write locked/r.html")
+            assert denied.code == 1 and denied.err.startswith("Error: Cannot write locked/r.html")
     finally:
         (project / "locked").chmod(stat.S_IRWXU)
 

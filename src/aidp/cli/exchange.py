@@ -48,13 +48,10 @@ def export(
     if output is None:
         render.write_bytes(data)
         return
-    from pathlib import Path
-
-    try:
-        Path(output).write_bytes(data)
-    except OSError as exc:
-        raise InvalidInput(f"Cannot write {output}: {exc.strerror or exc}") from None
     from aidp.cli.common import info
+    from aidp.cli.user_files import write_named
+
+    write_named(output, data, option="--output")
 
     noun = "task" if len(everything) == 1 else "tasks"
     info(f"Exported {len(everything)} {noun} to {inert(output)} ({fmt})")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import typer
 
 from aidp.cli.common import env, info
-from aidp.core.errors import InvalidInput
+from aidp.cli.user_files import write_named
 
 
 def report(
@@ -34,22 +33,13 @@ def report(
     data = insights.report_data(fold, now=now_micros(), project=e.root.name,
                                 current_session=e.session_name())
     text = page.build(data)
-    target = Path(html)
-    if target.is_dir():
-        raise InvalidInput(f"Invalid --html {html!r}: it is a folder; name a file to write")
-    temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temp.write_text(text, encoding="utf-8")
-        os.replace(temp, target)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise InvalidInput(f"Cannot write {html}: {exc.strerror or exc}") from None
+    write_named(html, text.encode("utf-8"), option="--html")
     tasks = len(data["tasks"])
     info(f"Wrote {inert(html)}: {tasks:,} task{'s' if tasks != 1 else ''}, "
          f"{len(data['todos'])} TODO list{'s' if len(data['todos']) != 1 else ''}")
     if open_:
         import webbrowser
 
-        url = target.resolve().as_uri()
+        url = Path(html).resolve().as_uri()
         if not webbrowser.open(url):
             info(f"No web browser found; open {url} yourself")
