@@ -300,6 +300,35 @@ def test_every_layer_is_folders() -> None:
     assert {p.name for p in top.glob("*.py")} == LOOSE
 
 
+DOCS = SRC.parent / "docs" / "architecture.md"
+
+
+def documented_layers(text: str) -> list[tuple[str, str]]:
+    """(layer, folder) of each row of the "Layers" table of docs/architecture.md, in order."""
+    table = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and cells[1].startswith("`") and cells[1].endswith("/`"):
+            rows.append((cells[0], cells[1].strip("`").rstrip("/")))
+    return rows
+
+
+def test_the_architecture_page_draws_the_tree() -> None:
+    """docs/architecture.md names every folder of src/aidp with its layer, in the order
+    of LAYERS, and no folder that is not there."""
+    wanted = [(layer, folder) for layer, folders in LAYERS for folder in folders
+              if folder not in ("__init__", "__main__")]
+    assert documented_layers(DOCS.read_text(encoding="utf-8")) == wanted
+
+
+def test_the_layers_table_is_read_row_by_row() -> None:
+    page = ("# A\n\n## Layers\n\n| layer | folder | owns |\n|---|---|---|\n"
+            "| entry | `cli/` | glue |\n| core | `core/` | values |\n\n## Next\n"
+            "| x | `later/` | not in the table |\n")
+    assert documented_layers(page) == [("entry", "cli"), ("core", "core")]
+
+
 def test_no_import_circle() -> None:
     _compare("circle", set(circles(graph())), set(KNOWN_CIRCLES))
 

@@ -1,5 +1,5 @@
 """One build of the store at a time, and the first read after a clone answered at once
-(backlog 20fe; docs/architecture.md, "When the store is built"): a missing store of a
+(backlog 20fe; docs/store.md, "When the store is built"): a missing store of a
 log of loader.BACKGROUND_MIN up to loader.PLAIN_MAX bytes is built by a detached
 process (aidp.store.build) while the read folds plainly; a reader that finds a build
 under way never starts another (42 builds were counted in one 16-reader storm). Every

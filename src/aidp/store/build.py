@@ -1,6 +1,6 @@
 """The store's detached builder: `start` runs `python -m aidp.store.build ROOT FD WHY`,
 which builds the missing store of ROOT's tasklist while the command that found it
-missing answers with a plain fold (docs/architecture.md, "When the store is built").
+missing answers with a plain fold (docs/store.md, "When the store is built").
 The builder inherits the build's turn (descriptor FD: aidp.tasklist.lock.turn), so no other
 process starts a build meanwhile, and ends it by exiting. It writes only the store's
 cache, never the tasklist; any error ends it quietly (nothing to show it to): the

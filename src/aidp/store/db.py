@@ -1,5 +1,5 @@
 """The store's database file, `.aidp/cache/store.db`: opening it safely, its schema, and
-whether it may be trusted at all (docs/architecture.md, "The read path": its own device
+whether it may be trusted at all (docs/store.md, "The read path": its own device
 and inode, this format; no links, no fifos; waits bounded by BUSY_SECONDS)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ FORMAT = 13
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
-# The tables and their columns: docs/architecture.md, "The store's tables".
+# The tables and their columns: docs/store.md, "The store's tables".
 SCHEMA = """
 CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
@@ -36,7 +36,7 @@ CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NUL
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date); what
-# each covers: docs/architecture.md, "The read path". With them the trigger that takes
+# each covers: docs/store.md, "The read path". With them the trigger that takes
 # a replaced task row's tags with it (a cold build replaces none: it has no trigger).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);

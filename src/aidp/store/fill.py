@@ -1,4 +1,4 @@
-"""Lines of the log into the store's rows, in two passes (docs/architecture.md): every
+"""Lines of the log into the store's rows, in two passes (docs/store.md): every
 line folded into one int per id (`entry`), then a row for each winning line. Which
 record wins is decided by `aidp.tasklist.fold` alone, a merged task's record by
 `aidp.tasklist.fields`.

@@ -1,5 +1,5 @@
 """`load`: the folded state of a log, from the store brought up to date with it; when
-it may be trusted and how it is kept exact: docs/architecture.md, "The read path".
+it may be trusted and how it is kept exact: docs/store.md, "The read path".
 Any doubt (a lock held too long, not a database, an unwritable folder): a plain fold.
 """
 
@@ -42,7 +42,7 @@ RACY_NS = 2_000_000_000  # stat data younger than this may hide a same-tick chan
 STRICT = False  # tests: a bug in the store fails them, never falls back silently
 BUILDS_ENV = "AIDP_STORE_BUILDS"  # tests: a file each build adds a line to (its reason)
 # Missing stores of logs of these sizes are left to the caller's builder, the read folding
-# plainly (docs/architecture.md, "When the store is built", for why these sizes).
+# plainly (docs/store.md, "When the store is built", for why these sizes).
 BACKGROUND_MIN, PLAIN_MAX = 1 << 20, 32 << 20
 BUILD_RATE = 2_000_000  # bytes/s, a fifth of a build's here: the longest wait for one
 TURN = "build.lock"  # in the cache folder: its flock is the turn of the one build at a time
@@ -52,7 +52,7 @@ class _Retry(Exception):
     """The store or the log changed under this read (moved on elsewhere, built here)."""
 
 
-# (the log, the turn it inherits, why it builds): starts a detached builder (store_build)
+# (the log, the turn it inherits, why it builds): starts a detached builder (aidp.store.build)
 Builder = Callable[["TaskLog", int, str], None]
 
 

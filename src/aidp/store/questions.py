@@ -1,6 +1,6 @@
 """The `Fold` a read through the store returns (`aidp.store.load`): mappings that ask
 the store's tables (`aidp.store.db`), each question one query, the reference answers'
-(`aidp.tasklist.questions`) equal (docs/architecture.md, "The read path"). A task's
+(`aidp.tasklist.questions`) equal (docs/store.md, "The read path"). A task's
 record comes from its row (an open task) or its line (`line.LogFile`: a line no longer
 there is an error that says so, never another record)."""
 
