@@ -1,16 +1,15 @@
-"""Everything aidp asks of git: the person's identity, `sync`, `tasks changes`, and the
-diff driver that shows the tasklist as readable task lines.
+"""Everything aidp asks of git above the tasklist: `sync`, `tasks changes`, and the diff
+driver that shows the tasklist as readable task lines. Git runs as a subprocess,
+imported when needed.
 
-The identity is read on every `todo` command (it names the default session), so it is
-read from git's config files directly, without starting git (~8 ms a call); only a
-configuration this reader does not follow (include files) is asked of git itself.
-Everything else runs `git` as a subprocess, imported when needed.
-
-    runner.py   running git (GitError), the repository of a tasklist, files at a revision
-    person.py   identity(): who works here, from git's config files without starting git
     changes.py  compare/changes_between/summary: what changed between two versions
     remote.py   sync: commit, pull with the union merge, push
     diff.py     the diff driver (textconv) and `tasks changes`' text
+
+Running git and the person's identity are below, in aidp.tasklist (git_runner.py,
+person.py: the log and the session ask them); their names are re-exported here. The
+identity is read on every `todo` command (it names the default session), so it is read
+from git's config files without starting git.
 """
 
 from __future__ import annotations

@@ -1,10 +1,17 @@
 """The store: the log's folded state in SQLite; `load(log)` equals `log.full_fold()`.
-Modules: `db` (the file, its schema), `fill` (lines into rows by `aidp.tasklist.fold`'s rule),
-`loader` (when the store may be trusted, keeping it up to date). The fold a load
-returns asks every question of it as a query: `aidp.store.questions.StoreFold`, beside
-the reference answers it must equal. Nothing here prints, nor knows of worktrees:
-`aidp.store.overlay` folds their lines on top and registers the reader `TaskLog.read`
-goes through. docs/architecture.md: the design, its measurements."""
+
+    db.py         the file: safe opening, the schema and its indexes, the meta row
+    fill.py       lines into rows, by aidp.tasklist.fold's rule (`Filler`)
+    loader.py     when the store may be trusted, the refresh of the appended tail, when
+                  and by whom a missing store is built
+    build.py      the detached builder (`python -m aidp.store.build`)
+    questions.py  `StoreFold`, the fold a load returns: every question as a query, equal
+                  to the reference answers of aidp.tasklist.questions
+    overlay.py    the other worktrees' lines folded on top, never committed; the reader
+                  `TaskLog.read` goes through
+
+Nothing here prints. The design, its guarantees and its measurements: docs/store.md.
+"""
 
 from __future__ import annotations
 

@@ -132,7 +132,7 @@ def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
     with State(state_path(ctx.root, ctx.agent, ctx.session)) as state:
         if kind in ("start", "prompt"):
             # Which agent process these hooks serve: `aidp mcp`, started by that agent,
-            # finds this session by it (hook_state.session_of_agent).
+            # finds this session by it (hook.state.session_of_agent).
             pids = ancestors(os.getpid())
             state.data["pids"] = pids
             state.data["agents"] = [process_key(pid) for pid in pids]

@@ -23,7 +23,7 @@ run exits with the first failing agent's code. Ctrl-C (or SIGTERM) sends SIGINT 
 every worker, which stops its agent's process group and releases its task; the
 worktrees are kept and named; exit 130. A step under way when it comes (a claim and
 its worktree, an ended agent settled: records, commit, merge, removal) is finished
-first, its git out of the terminal's reach (parallel_git.held_interrupts), and its
+first, its git out of the terminal's reach (worktree.held_interrupts), and its
 task reported as it ended.
 """
 
