@@ -290,7 +290,7 @@ def compact(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Keep only the current record of each task (history stays in git and a backup).
+    """Drop the records no fold needs any more (history stays in git and a backup).
 
     Examples:
     $ aidp tasks compact

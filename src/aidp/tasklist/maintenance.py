@@ -1,8 +1,9 @@
-"""Maintenance of the log: `repair` (drop damaged lines) and `compact` (keep winners).
+"""Maintenance of the log: `repair` (drop damaged lines) and `compact` (drop what the
+fold no longer needs: aidp.tasklist.setters).
 
 Both replace the file atomically under the lock after copying it to
 `.aidp/backups/`, and both stream it a few MB at a time, so memory does not grow with
-the file beyond what the fold keeps (compact: the winning line per id).
+the file beyond what the fold keeps (compact: a few keys per id).
 """
 
 from __future__ import annotations
@@ -18,18 +19,21 @@ from aidp.tasklist.fold import (
     DAMAGED,
     FIELDS,
     IGNORED,
-    FoldKey,
-    beats,
+    TASK,
     companion_key,
     key_of,
+    packed,
     place,
 )
 from aidp.tasklist.line import BOM, parse_line
 from aidp.tasklist.log import LOG_NAME, TaskLog
+from aidp.tasklist.setters import Needed, entry, lines_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
+
+    from aidp.core.model import Record
 
 
 _STREAM = 4 << 20  # repair, compact and backups read this much at a time
@@ -144,9 +148,13 @@ def repair(log: TaskLog, *, dry_run: bool = False) -> MaintenanceReport:
         return report
 
 def compact(log: TaskLog) -> MaintenanceReport:
-    """Keep only the winning record per id (history stays in git and the backup).
-    Typed records without an id (kinds a newer version writes) cannot be folded
-    and are all kept, in place."""
+    """Drop every record the fold no longer needs (history stays in git and the
+    backup): per typed id its winning record; per task the records that hold a part of
+    its field-level merge (aidp.tasklist.setters), each with its task_fields record, so
+    that every worktree and every later merge folds as before. Typed records without
+    an id (kinds a newer version writes) cannot be folded and are all kept, in place.
+    Two passes over the file, a few MB at a time: memory grows with the ids, not the
+    lines."""
     if not log.path.exists():
         log.check_root()
         return MaintenanceReport()  # nothing to compact, and nothing is created
@@ -154,77 +162,64 @@ def compact(log: TaskLog) -> MaintenanceReport:
     with log.locked():
         refuse_link(log.path)
         report = MaintenanceReport()
-        winners: dict[tuple[str, str], FoldKey] = {}
-        companions: dict[tuple[str, str], int] = {}  # task_fields line by (task, updated_at)
-        unknown: list[int] = []
-        changed = False  # blank, damaged or superseded lines, or a line to clean up
+        keep = bytearray(1)  # per line number: 1 to write it (index 0 unused)
+        tasks: dict[str, Needed] = {}
+        typed: dict[str, int] = {}  # typed id -> its winner's fold key, packed
+        pending: dict[tuple[str, Any], tuple[int, Record]] = {}  # as the fold pairs them
+        cleanup = False  # a kept line to write without its byte order mark or spaces
         for number, raw in enumerate(_stream(log), start=1):
             report.lines_before = number
+            keep.append(0)
             record = parse_line(raw)
             if record is None:
-                changed = True
                 report.damaged += bool(raw.strip())
                 continue
             kind, rid = place(record)
             if kind == IGNORED:
-                unknown.append(number)
-            elif record.get("type") == FIELDS:
-                found = companion_key(record)
-                if found is not None:
-                    companions[found] = number
+                report.unknown += 1
+                keep[number] = 1
             elif kind == DAMAGED:
                 report.damaged += 1
-                changed = True
+            elif kind == TASK:
+                spec = pending.pop((rid, record.get("updated_at")), None)
+                found = entry(key_of(record, number), spec[0] if spec else 0)
+                needed = tasks.get(rid)
+                if needed is None:
+                    needed = tasks[rid] = Needed()
+                needed.add(record, found, spec[1] if spec else None)
+            elif record["type"] == FIELDS:
+                waiting = companion_key(record)
+                if waiting is not None:
+                    pending[waiting] = (number, record)
             else:
-                key = key_of(record, number)
-                previous = winners.get((kind, rid))
-                if beats(key, previous):
-                    winners[(kind, rid)] = key
-                changed = changed or previous is not None
-            if raw != raw.strip() or raw.startswith(BOM):
-                changed = True
-        keep = {key[1] for key in winners.values()}
-        keep.update(unknown)
-        del winners
-        replace = _merged_fields(log, keep, companions) if companions else {}
-        changed = changed or bool(replace) or any(n not in keep for n in companions.values())
-        report.lines_after = len(keep)
-        report.unknown = len(unknown)
-        if not changed:
+                found = packed(key_of(record, number))
+                if found > typed.get(rid, 0):
+                    typed[rid] = found
+            cleanup = cleanup or raw != raw.strip() or raw.startswith(BOM)
+        for needed in tasks.values():
+            for found in needed.kept():
+                line, companion = lines_of(found)
+                keep[line] = 1
+                keep[companion] = 1  # 0: none (index 0 is never written)
+        for found in typed.values():
+            keep[lines_of(found)[0]] = 1
+        for line, _record in pending.values():
+            keep[line] = 1  # a companion still waiting: a merged task line may pair with it
+        del tasks, typed, pending
+        keep[0] = 0
+        report.lines_after = keep.count(1)
+        if report.lines_after == report.lines_before and not cleanup:
             return report
         report.backup = _backup_locked(log)
 
         def write(handle: Any) -> None:
             for number, raw in enumerate(_stream(log), start=1):
-                if number in replace:
-                    handle.write(replace[number])
-                elif number in keep:
+                if keep[number]:
                     handle.write(raw.removeprefix(BOM).strip() + b"\n")
 
         _replace_locked(log, write)
         report.rewritten = True
         return report
-
-
-def _merged_fields(log: TaskLog, keep: set[int], companions: dict[tuple[str, str], int]
-                   ) -> dict[int, bytes]:
-    """Field-level merge (aidp.tasklist.fold) under compaction: each kept task line keeps the
-    task_fields record that went with it (so later merges still see which fields it
-    set), and a task whose fields came from several records is written as its folded
-    state instead, at its winning line. Returns the winning lines to write instead."""
-    from aidp.tasklist.log import dumps
-
-    fold = log.full_fold()
-    replace: dict[int, bytes] = {}
-    for tid, (_ts, line) in fold.task_keys.items():
-        if tid in fold.conflicted:
-            replace[line] = dumps(fold.tasks[tid]) + b"\n"
-            continue
-        stamp = fold.tasks[tid].get("updated_at")
-        found = companions.get((tid, stamp)) if type(stamp) is str else None
-        if found is not None and tid in fold.partial:
-            keep.add(found)
-    return replace
 
 
 class MaintenanceReport(Plain):
