@@ -21,6 +21,8 @@
     log.py          `TaskLog`: the file read (through the store when one is given) and
                     appended under the lock
     maintenance.py  repair and compact, streamed; the atomic replace of the file
+    setters.py      what compact keeps of a task: every record its field-level merge
+                    takes a part from, so no worktree's or later merge's fold changes
     worktrees.py    every live worktree's tasklist, folded in one order; the lock in the
                     repository's common directory
     git_runner.py   running git (`run`, `Repo`, `repo_of`, `tracked`)
