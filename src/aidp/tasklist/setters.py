@@ -43,8 +43,16 @@ _MASK = (1 << 40) - 1
 class Needed:
     """One task's candidates, updated a record at a time in file order."""
 
-    __slots__ = ("winner", "description", "priority", "closed", "moved", "informed",
-                 "floor", "marks")
+    __slots__ = (
+        "closed",
+        "description",
+        "floor",
+        "informed",
+        "marks",
+        "moved",
+        "priority",
+        "winner",
+    )
 
     def __init__(self) -> None:
         self.winner = self.description = self.priority = 0  # 0: none yet
