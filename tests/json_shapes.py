@@ -102,7 +102,11 @@ TASK = Obj(
      "abandoned_at": Stamp, "abandoned_reason": str,
      # the work queue's keys, only when set (file-format.md "JSON output")
      "blocked_by": [TASK_ID], "parent": TASK_ID, "assignee": str, "claimed_at": Stamp,
-     "notes": [NOTE]},
+     "notes": [NOTE],
+     # file-format.md "Body, type and close reason": records of their own, only when set
+     # (`body` only where a task is shown whole: show, add, edit, list --with-body)
+     "task_type": Enum("bug", "feature", "chore", "epic"), "close_reason": str,
+     "body": str},
 )
 TASKS = [TASK]
 TASK_OR_TASKS = Either(TASK, TASKS)  # start/done/reopen/release: an array for several ids

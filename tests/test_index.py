@@ -59,7 +59,13 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
         assert own == [r for r in full.typed_records() if about is None or (
             isinstance(task := r[2].get("task"), str) and task in (
                 [about] if isinstance(about, str) else about))]
+        for mine in (False, True):  # a listing's links: no body read
+            kept = list(full.typed_records(about, own=mine, skip=("body",)))
+            assert list(got.typed_records(about, own=mine, skip=("body",))) == kept
+            assert kept == [r for r in full.typed_records(about, own=mine)
+                            if r[2].get("type") != "body"]
     assert queue.state(got) == queue.state(full)
+    assert queue.state(got, bodies=True) == queue.state(full, bodies=True)
     assert list(got.tasks) == list(full.tasks)
     assert len(got.tasks) == len(full.tasks)
     assert {k: got.tasks[k] for k in got.tasks} == full.tasks
@@ -123,7 +129,7 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
             assert tasks.find_in(answer, query) == expected_found
         for answer in (got.find(query), full.find(query)):  # None: narrowed answers
             assert answer is None or tasks.Found(*answer) == expected_found
-        if query.grep is None and query.assignee is None:
+        if not query.needs_links():
             assert got.find(query) is not None or not isinstance(got, store.StoreFold)
         # list --json's bytes: the store's open tasks as kept, the plain fold's encoded
         assert full.find_encoded(query) is None
@@ -131,8 +137,8 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
         if encoded is not None:
             assert encoded == [(t["id"], bytes(model.json_elements([t])))
                                for t in expected_found.tasks]
-        elif (isinstance(got, store.StoreFold) and query.grep is None
-              and query.assignee is None and query.statuses is not None):
+        elif (isinstance(got, store.StoreFold) and not query.needs_links()
+              and query.statuses is not None):
             assert not set(query.statuses) <= set(OPEN_STATUSES)
         for narrow in (got.narrowed(query), full.narrowed(query)):
             assert tasks.find(narrow, query, links) == expected_found
@@ -176,7 +182,11 @@ QUERIES = [
     ]] + [tasks.Query(statuses=statuses, assignee=name, grep=grep, limit=limit)
           for statuses, name, grep, limit in [
               (OPEN_STATUSES, "x", None, None), (None, "X", None, 1), (STATUSES, "x", "n", None),
-              (None, None, "N", None), (("done",), "nobody", None, None)]]
+              (None, None, "N", None), (("done",), "nobody", None, None)]] + [
+    tasks.Query(statuses=statuses, types=types, limit=limit, sort=sort)
+    for statuses, types, limit, sort in [
+        (None, ("bug",), None, "created"), (OPEN_STATUSES, ("task", "feature"), 2, "priority"),
+        (STATUSES, ("task",), None, "updated"), (None, ("epic", "odd"), 1, "created")]]
 
 
 # --- random logs -------------------------------------------------------------------------
@@ -242,6 +252,12 @@ lines = st.one_of(
         "claimed_at": format_ts(n), "created_at": format_ts(n), "updated_at": format_ts(n)}),
         st.sampled_from(["dep", "parent", "claim", "note"]), st.sampled_from(IDS),
         st.sampled_from(IDS), st.integers(0, 3)),
+    # A task's body, type, close reason (aidp.backlog.details): records of their own.
+    st.builds(lambda kind, t, value, n: orjson.dumps({
+        "type": kind, "id": f"{kind}:{t}", "task": t, kind: value,
+        "completed_at": format_ts((n + 1) * 4 * 86_400_000_000), "updated_at": format_ts(n)}),
+        st.sampled_from(["body", "task_type", "close_reason"]), st.sampled_from(IDS),
+        st.sampled_from(["bug", "epic", "task", "", "odd", "why\n# x"]), st.integers(0, 3)),
     st.builds(lambda t, p, n: orjson.dumps({  # a parent link alone, as aidp writes it
         "type": "parent", "id": f"parent:{t}", "task": t, "parent": p,
         "updated_at": format_ts(n)}),

@@ -38,9 +38,10 @@ def world(project: Path, cli, monkeypatch) -> dict[str, str]:
         "done": add("Finished", "--discovered-during", "setup"),
         "gone": add("Dropped", "-p", "low"),
     }
-    ids["child"] = add("Child", "--parent", ids["epic"], "-t", "x")
+    ids["child"] = add("Child", "--parent", ids["epic"], "-t", "x", "--type", "bug",
+                       "--body", "## Steps\n1. run it")
     ids["waits"] = add("Waits", "--blocked-by", ids["child"])
-    assert cli("tasks", "done", ids["done"]).code == 0
+    assert cli("tasks", "done", ids["done"], "--reason", "Shipped").code == 0
     assert cli("tasks", "abandon", ids["gone"], "no", "longer").code == 0
     assert cli("tasks", "note", ids["child"], "a note").code == 0
     for args in (("add", "Build"), ("add", "1.1", "Tokenize"), ("add", "Ship", "-p", "low")):
@@ -58,6 +59,7 @@ def world(project: Path, cli, monkeypatch) -> dict[str, str]:
 CONTRACT: list[tuple[tuple[str, ...], object]] = [
     (("tasks", "list", "--json"), S.TASKS),
     (("tasks", "list", "--all", "--json"), S.TASKS),
+    (("tasks", "list", "--all", "--with-body", "--json"), S.TASKS),
     (("tasks", "show", "{child}", "--json"), S.TASK_SHOWN),
     (("tasks", "show", "{epic}", "--json"), S.TASK_SHOWN),
     (("tasks", "add", "Another", "-t", "a", "--blocked-by", "{epic}", "--json"), S.TASK),
@@ -122,7 +124,7 @@ def test_every_json_command_matches_its_documented_shape(world, cli, project) ->
                 seen_keys |= set(value)
     # the optional queue keys were really exercised, not just allowed
     assert {"blocked_by", "parent", "assignee", "claimed_at", "notes", "blocks",
-            "children", "waiting_on"} <= seen_keys
+            "children", "waiting_on", "task_type", "close_reason", "body"} <= seen_keys
 
 
 def test_history_and_changes_show_edits_and_statuses(world, cli) -> None:

@@ -134,8 +134,10 @@ def test_claim_release_and_show(cli, project: Path) -> None:
          "Error: Invalid assignee name: it is empty; give 1–200 characters\n"),
         (["tasks", "release", "{a}", "{d}"], 1,
          "Error: Cannot release task {sd}: it is done; use 'aidp tasks reopen {sd}' to put it back\n"),
-        (["tasks", "edit", "{a}"], 2, "Error: Nothing to edit: give --description, --priority, "
-         "--add-tag, --remove-tag, --parent or --no-parent\n"),
+        # no option: the editor, and without one (no $EDITOR, no terminal) a pointer to --body
+        (["tasks", "edit", "{a}"], 2, "Error: No editor to open: $VISUAL and $EDITOR are unset "
+         "and there is no terminal; pass the change as options (--body TEXT, --body-file F, "
+         "--description, --type, …)\n"),
         (["tasks", "edit", "{a}", "-p", "urgent"], 2,
          "Error: Invalid priority 'urgent': use one of high, medium, low\n"),
         (["tasks", "edit", "{a}", "-d", "x", "--parent", "{a}"], 2,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from aidp.backlog import details
 from aidp.backlog.ids import (
     ID_RULE,
     MIN_ID_PREFIX,
@@ -55,8 +56,12 @@ def add(
     tags: Sequence[str] = (),
     session: str | None = None,
     discovered_during: str | None = None,
+    body: str | None = None,
+    task_type: str | None = None,
 ) -> Record:
-    """File a new task. A new id needs no read of the log: just one append."""
+    """File a new task (with its body and type: aidp.backlog.details). A new id needs no
+    read of the log: just one append."""
+    body, task_type, _ = details.check(body, task_type)
     task = new_task(
         description,
         priority=priority,
@@ -64,7 +69,7 @@ def add(
         session=session,
         discovered_during=discovered_during,
     )
-    log.append([task])
+    log.append([task, *details.for_new_task(task, body=body, task_type=task_type)])
     return task
 
 
@@ -102,11 +107,16 @@ def add_unless_open(
     tags: Sequence[str] = (),
     session: str | None = None,
     discovered_during: str | None = None,
+    body: str | None = None,
+    task_type: str | None = None,
 ) -> Filed:
     """File a task unless an open task already has the same description (same_text):
-    checked and written under the lock, so two agents filing it at once file it once."""
+    checked and written under the lock, so two agents filing it at once file it once
+    (the body and type of a task not filed are not written)."""
+    body, task_type, _ = details.check(body, task_type)
     task = new_task(description, priority=priority, tags=list(tags), session=session,
                     discovered_during=discovered_during)
+    more = details.for_new_task(task, body=body, task_type=task_type)
     result: list[Filed] = []
 
     def change(fold: Fold) -> list[Record]:
@@ -114,7 +124,7 @@ def add_unless_open(
         if existing is None:
             # Its shortest prefix among the ids already there (one index look-up).
             result[:] = [Filed(task, True, short_ids(fold, [task["id"]])[task["id"]])]
-            return [task]
+            return [task, *more]
         shown = short_ids(fold, [existing["id"]])[existing["id"]]
         result[:] = [Filed(existing, False, shown)]
         return []
@@ -127,9 +137,14 @@ def set_status(
     log: TaskLog, refs: Iterable[str], status: str, *, reason: str | None = None
 ) -> list[Change]:
     """Move tasks to `status` in one locked read-modify-append. Every id is resolved
-    before anything is written, so one bad id leaves the file as it was."""
+    before anything is written, so one bad id leaves the file as it was. `reason`: why
+    (abandoned: the task's `abandoned_reason`; done: its close reason, a record of its
+    own, aidp.backlog.details)."""
     status = validate_status(status)
     if reason is not None:
+        if status not in ("done", "abandoned"):
+            raise InvalidInput(f"Invalid reason for {status}: only done and abandoned "
+                               "take one")
         reason = validate_reason(reason)
     from aidp.backlog.queue import Change, release_records
 
@@ -149,6 +164,8 @@ def set_status(
             updated = transition(current, status, reason=reason)
             latest[tid] = updated
             written.append(updated)
+            if status == "done" and reason is not None:
+                written.append(details.close_record(fold, updated, reason))
             if status == "pending":  # back in the queue: nobody holds it any more
                 written.extend(release_records(fold, tid))
             results.append(Change(updated, changed=True))
@@ -163,7 +180,7 @@ def set_status(
 
 class Query(Plain):
     _fields = ("statuses", "priorities", "tags", "session", "created_from", "created_before",
-               "sort", "limit", "grep", "assignee")
+               "sort", "limit", "grep", "assignee", "types")
 
     def __init__(
         self,
@@ -177,6 +194,7 @@ class Query(Plain):
         limit: int | None = None,
         grep: str | None = None,  # in the description or a note, case-insensitive
         assignee: str | None = None,  # the holder of its claim, case-insensitive
+        types: tuple[str, ...] = (),  # its type (aidp.backlog.details), any of them
     ) -> None:
         self.statuses = statuses
         self.priorities = priorities
@@ -188,12 +206,18 @@ class Query(Plain):
         self.limit = limit
         self.grep = grep
         self.assignee = assignee
+        self.types = types
 
     def by_status_only(self) -> bool:
         """Whether only the statuses narrow it (the index's fast paths answer those)."""
         return (not self.priorities and not self.tags and self.session is None
                 and self.created_from is None and self.created_before is None
-                and self.grep is None and self.assignee is None)
+                and self.grep is None and self.assignee is None and not self.types)
+
+    def needs_links(self) -> bool:
+        """Whether it filters by what the typed records hold (notes, claims, types): then
+        tasks.find needs the queue's state of the tasks."""
+        return self.grep is not None or self.assignee is not None or bool(self.types)
 
 
 def sort_key(sort: str) -> Callable[[Record], Any]:
@@ -223,9 +247,9 @@ def query(tasks: Iterable[Record], q: Query, links: QueueState | None = None) ->
 
 def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> Found:
     """The tasks that match `q`, sorted, at most q.limit of them. `links` (the queue's
-    state: notes and claims) is needed when q.grep or q.assignee is set."""
-    if (q.grep is not None or q.assignee is not None) and links is None:
-        raise TypeError("query: --grep and --assignee need the queue state")
+    state: notes, claims, types) is needed when q.grep, q.assignee or q.types is set."""
+    if q.needs_links() and links is None:
+        raise TypeError("query: --grep, --assignee and --type need the queue state")
     key = sort_key(q.sort)
     statuses = set(q.statuses) if q.statuses is not None else None
     priorities = set(q.priorities)
@@ -254,6 +278,10 @@ def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> 
                 continue
         if needle is not None and links is not None and not _mentions(task, links, needle):
             continue
+        if q.types and links is not None and details.value_of(links.details.get(
+                task["id"], {}).get(details.TYPE), details.TYPE, details.DEFAULT_TYPE
+                ) not in q.types:
+            continue
         found.append(task)
     found.reverse()  # the fold yields tasks in the order they first appear in the file
     found.sort(key=key)
@@ -266,14 +294,14 @@ def find(tasks: Iterable[Record], q: Query, links: QueueState | None = None) -> 
 def find_in(fold: Fold, q: Query, links: QueueState | None = None) -> Found:
     """find() over a fold's tasks. The store's fold answers the filters that are columns,
     the order and the limit with one query, decoding only the tasks it returns; with
-    --grep or --assignee it narrows by the columns (and, for --assignee, to the tasks a
-    claim by that name is about), and without `links` only those tasks' own queue
-    records are folded (their notes and claims: what find reads of them)."""
+    --grep, --assignee or --type it narrows by the columns (and, for --assignee, to the
+    tasks a claim by that name is about), and without `links` only those tasks' own
+    queue records are folded (their notes, claims and types: what find reads of them)."""
     answered = fold.find(q)
     if answered is not None:
         return Found(*answered)
     narrowed = fold.narrowed(q)
-    if links is None and (q.grep is not None or q.assignee is not None):
+    if links is None and q.needs_links():
         from aidp.backlog.queue import state
 
         narrowed = list(narrowed)

@@ -214,3 +214,39 @@ def split_ids(values: list[str] | None) -> list[str]:
     for value in values or []:
         out.extend(part.strip() for part in value.split(",") if part.strip())
     return out
+
+
+BODY_HELP = "The body: Markdown details, up to 64 KiB."
+BODY_FILE_HELP = "Read the body from file F ('-': standard input)."
+TYPE_HELP = "task, bug, feature, chore or epic."
+
+
+def read_body(text: str | None, path: str | None) -> str | None:
+    """The body given as --body TEXT or --body-file F|- (None: neither), as text; the
+    checks of its content are the domain's (aidp.backlog.details.clean_body)."""
+    if text is not None and path is not None:
+        raise InvalidInput("Conflicting --body and --body-file: give one of them")
+    if path is None:
+        return text
+    from aidp.backlog.details import MAX_BODY, MAX_BODY_TEXT
+
+    limit = 2 * MAX_BODY + 1  # CRLF ends shrink to LF: a little more may still fit
+    try:
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read(limit) if stream is not None else \
+                sys.stdin.read(limit).encode("utf-8", "surrogateescape")
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read(limit)
+    except OSError as exc:
+        raise InvalidInput(f"Invalid --body-file {path!r}: cannot read it "
+                           f"({exc.strerror or exc}); nothing was written") from None
+    if len(data) >= limit:
+        raise InvalidInput(f"Invalid body: {path!r} holds more than {MAX_BODY_TEXT}; "
+                           "nothing was written")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(f"Invalid --body-file {path!r}: byte {exc.start} is not UTF-8 "
+                           "text; nothing was written") from None

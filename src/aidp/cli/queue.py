@@ -14,7 +14,18 @@ import typer
 from aidp.backlog import queue as core
 from aidp.backlog.tasks import short_ids
 from aidp.cli import output
-from aidp.cli.common import ID_HELP, IDS_HELP, JSON_HELP, Env, env, split_ids
+from aidp.cli.common import (
+    BODY_FILE_HELP,
+    BODY_HELP,
+    ID_HELP,
+    IDS_HELP,
+    JSON_HELP,
+    TYPE_HELP,
+    Env,
+    env,
+    read_body,
+    split_ids,
+)
 from aidp.core.errors import InvalidInput
 from aidp.core.model import Record, now_micros, priority_key, ts_of, validate_priority
 from aidp.core.terminal import inert
@@ -333,22 +344,41 @@ def edit(
     parent: str | None = typer.Option(None, "--parent", metavar="ID",
                                       help="Put it under this epic."),
     no_parent: bool = typer.Option(False, "--no-parent", help="Take it out of its epic."),
+    body: str | None = typer.Option(None, "--body", metavar="TEXT",
+                                    help=BODY_HELP + " '' removes it."),
+    body_file: str | None = typer.Option(None, "--body-file", metavar="F",
+                                         help=BODY_FILE_HELP),
+    task_type: str | None = typer.Option(None, "--type", metavar="TYPE", help=TYPE_HELP),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Change a task's description, priority, tags or epic (history keeps the old values).
+    """Change a task's description, priority, tags, epic, type or body (history keeps the
+    old values). With no option, opens $VISUAL or $EDITOR on the title, fields and body.
 
     Examples:
-    $ aidp tasks edit 3f2a -p high --add-tag urgent
-    $ aidp tasks edit 3f2a --parent 9c41
+    $ aidp tasks edit 3f2a -p high --add-tag urgent --parent 9c41
+    $ aidp tasks edit 3f2a --type bug --body "Repro: run it with an empty HOME"
     """
     e = env(ctx)
-    before = e.read()
-    change = core.edit(e.log, task_id, description=description, priority=priority,
-                       add_tags=add_tag, remove_tags=remove_tag, parent=parent,
-                       detach=no_parent)
+    text = read_body(body, body_file)
+    if (description is None and priority is None and not add_tag and not remove_tag
+            and parent is None and not no_parent and text is None and task_type is None):
+        from aidp.cli import editor
+
+        found, said = editor.edit_in_editor(e, task_id)
+        if found is None:
+            render.write_text(said)
+            return
+        change = found
+        before = e.read()
+    else:
+        before = e.read()
+        change = core.edit(e.log, task_id, description=description, priority=priority,
+                           add_tags=add_tag, remove_tags=remove_tag, parent=parent,
+                           detach=no_parent, body=text, task_type=task_type)
     if as_json:
         fold = e.read()
-        output.json_out(core.with_extras(core.state(fold), fold.tasks[change.task["id"]]))
+        output.json_out(core.with_extras(core.state(fold, about=change.task["id"], bodies=True),
+                                         fold.tasks[change.task["id"]]))
     else:
         label = _label(change.task, short_ids(before, [change.task["id"]]))
         render.write_text(f"{output.painter()('✓', 'green')} Edited: {label}" if change.changed

@@ -10,7 +10,17 @@ import typer
 
 from aidp.backlog import tasks as core
 from aidp.cli import output
-from aidp.cli.common import IDS_HELP, JSON_HELP, command_name, env, split_ids
+from aidp.cli.common import (
+    BODY_FILE_HELP,
+    BODY_HELP,
+    IDS_HELP,
+    JSON_HELP,
+    TYPE_HELP,
+    command_name,
+    env,
+    read_body,
+    split_ids,
+)
 from aidp.core.model import now_micros
 from aidp.core.terminal import inert
 from aidp.views import render
@@ -58,16 +68,21 @@ def add(
     ),
     parent: str | None = typer.Option(None, "--parent", metavar="ID",
                                       help="The epic it belongs to."),
+    body: str | None = typer.Option(None, "--body", metavar="TEXT", help=BODY_HELP),
+    body_file: str | None = typer.Option(None, "--body-file", metavar="F",
+                                         help=BODY_FILE_HELP),
+    task_type: str | None = typer.Option(None, "--type", metavar="TYPE", help=TYPE_HELP),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the new id."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
     """File a task in the backlog (session = the current session).
 
     Examples:
-    $ aidp tasks add "Handle an empty config file" -p high -t config
+    $ aidp tasks add "Crash on an empty config" --type bug -p high --body "Run it with HOME=''"
     $ aidp tasks add "Write the migration" --blocked-by 3f2a -q
     """
     e = env(ctx)
+    text = read_body(body, body_file)
     links = {}
     if blocked_by or parent is not None:
         from aidp.backlog import queue
@@ -75,8 +90,8 @@ def add(
         waits = split_ids(blocked_by)
         task = queue.add(e.log, " ".join(description), priority=priority, tags=tag,
                          session=e.session_name(), discovered_during=discovered_during,
-                         blocked_by=waits, parent=parent)
-        links = queue.extras(queue.state(e.read()), task)
+                         blocked_by=waits, parent=parent, body=text, task_type=task_type)
+        links = queue.extras(queue.state(e.read(), about=task["id"], bodies=True), task)
     else:
         task = core.add(
             e.log,
@@ -85,7 +100,13 @@ def add(
             tags=tag,
             session=e.session_name(),
             discovered_during=discovered_during,
+            body=text,
+            task_type=task_type,
         )
+        if as_json:  # what it was filed with, as show --json has it (no read needed)
+            from aidp.backlog import details
+
+            links = details.filed_with(task, body=text, task_type=task_type)
     if as_json:
         output.json_out({**task, **links})
     elif quiet:
@@ -137,15 +158,17 @@ def start(
 def done(
     ctx: typer.Context,
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
+    reason: str | None = typer.Option(None, "--reason", "-r",
+                                      help="How it was done (shown like an abandon reason)."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark tasks done.
+    """Mark tasks done, optionally with the close reason.
 
     Examples:
-    $ aidp tasks done 3f2a
     $ aidp tasks done 3f2a 9c41 --json
+    $ aidp tasks done 3f2a --reason "Fixed by raising the limit"
     """
-    _transition(ctx, ids, "done", "Done", as_json=as_json)
+    _transition(ctx, ids, "done", "Done", as_json=as_json, reason=reason)
 
 
 @app.command()

@@ -12,6 +12,7 @@ import orjson
 import typer
 
 from aidp.backlog import tasks as core
+from aidp.backlog.details import validate_type
 from aidp.cli import output
 from aidp.cli.common import env
 from aidp.core.errors import ExitCode, InvalidInput
@@ -78,6 +79,9 @@ def list_(
     assignee: str | None = typer.Option(
         None, "--assignee", metavar="NAME", help="Claimed by NAME (case-insensitive)."
     ),
+    task_type: list[str] = typer.Option(
+        [], "--type", metavar="TYPE", help="task, bug, feature, chore or epic; repeatable."
+    ),
     mine: bool = typer.Option(
         False, "--mine", help="Claimed by you: the name `tasks claim` uses (AIDP_ACTOR, "
         "else git user.email, else the login name).",
@@ -98,6 +102,9 @@ def list_(
         False, "--raw", help="csv: write cells exactly as stored; by default a cell a "
         "spreadsheet would run as a formula (=, +, -, @) starts with '.",
     ),
+    with_body: bool = typer.Option(
+        False, "--with-body", help="json, jsonl: each task with its body (left out by default)."
+    ),
 ) -> None:
     """List tasks: open ones (pending, in_progress) unless told otherwise.
 
@@ -110,6 +117,9 @@ def list_(
         raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
     if raw and fmt != "csv":
         raise InvalidInput(f"Invalid --raw with --format {fmt}: it applies to csv only")
+    if with_body and fmt not in ("json", "jsonl"):
+        raise InvalidInput(f"Invalid --with-body with --format {fmt}: it applies to json "
+                           "and jsonl only (tasks show prints one task's body)")
     if limit is not None and limit < 0:
         raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
     if grep is not None and not grep.strip():
@@ -134,6 +144,7 @@ def list_(
         limit=limit,
         grep=grep.strip() if grep is not None else None,
         assignee=assignee.strip() if assignee is not None else None,
+        types=tuple(dict.fromkeys(validate_type(t) for t in task_type)),
     )
     core.sort_key(query.sort)  # reject a bad --sort before reading anything
     e = env(ctx)
@@ -147,12 +158,14 @@ def list_(
     with no_gc():
         fold = e.read()
         _answer(fold, query, fmt, now=now, words=words, include_all=include_all,
-                exit_code=exit_code, tree=tree, raw=raw)
+                exit_code=exit_code, tree=tree, raw=raw, bodies=with_body)
 
 
 def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[str],
-            include_all: bool, exit_code: bool, tree: bool, raw: bool) -> None:
-    """The listing of `query`'s tasks in `fmt` (list_'s options, checked)."""
+            include_all: bool, exit_code: bool, tree: bool, raw: bool,
+            bodies: bool = False) -> None:
+    """The listing of `query`'s tasks in `fmt` (list_'s options, checked; `bodies`:
+    --with-body)."""
     limit = query.limit
     if (fmt in output.STREAMED_FORMATS and query.statuses is None and query.sort == "created"
             and query.by_status_only()):
@@ -162,11 +175,11 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
         if fmt != "ids":
             from aidp.backlog import queue
 
-            batches = _linked(queue.state(fold), batches)
+            batches = _linked(queue.state(fold, bodies=bodies), batches)
         if output.write_batches(batches, fmt, limit=limit) and exit_code:
             raise typer.Exit(ExitCode.FAILURE)
         return
-    encoded = fold.find_encoded(query) if fmt == "json" else None
+    encoded = fold.find_encoded(query) if fmt == "json" and not bodies else None
     if encoded is not None:  # the store's open tasks, as they print: not decoded
         if output.write_batches([_encoded(fold, encoded)], fmt) and exit_code:
             raise typer.Exit(ExitCode.FAILURE)
@@ -177,14 +190,16 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
     if fmt in ("json", "jsonl", "table") or tree:
         from aidp.backlog import queue
 
-        qs = queue.state(fold, about=[t["id"] for t in found], own=True)
+        qs = queue.state(fold, about=[t["id"] for t in found], own=True, bodies=bodies)
     notes = None
-    plain = not words and not include_all and query.grep is None and query.assignee is None
+    plain = not words and not include_all and not query.needs_links()
     empty = "No open tasks" if plain else "No matching tasks"
     if not found and query.assignee is not None:
         from aidp.backlog import queue
 
         empty = _nobody_holds(queue.state(fold), query.assignee, empty)
+    if qs is not None and fmt == "table":  # its type and close reason in the line
+        found = next(_linked(qs, [found]))
     if qs is not None and tree:
         short = core.short_ids(fold, [t["id"] for t in found])
         render.write_text(_tree(found, qs, now, empty=empty, ids=short))
@@ -245,7 +260,8 @@ def _encoded(fold: Fold, found: list[tuple[str, bytes]]) -> list[bytes]:
 
 def _with_links(qs: "QueueState") -> set[str]:
     """The tasks queue.with_extras may add keys to."""
-    return qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+    return (qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+            | qs.details.keys())
 
 
 def _pager_on() -> bool:

@@ -25,7 +25,8 @@ def show(
     task_id: str = typer.Argument(..., metavar="ID", help="Full id or ≥4 leading hex characters."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Every field of one task, with its blockers, epic, children, assignee and notes.
+    """Every field of one task, with its type, blockers, epic, children, assignee, notes
+    and body (Markdown, rendered on a terminal).
 
     Examples:
     $ aidp tasks show 3f2a
@@ -36,12 +37,15 @@ def show(
     fold = env(ctx).read()
     tasks = fold.tasks
     task = tasks[core.resolve_id(fold, task_id)]
-    qs = queue.state(fold, about=task["id"])
+    qs = queue.state(fold, about=task["id"], bodies=True)
     if as_json:
         shown = dict(queue.with_extras(qs, task))  # never the fold's own (memoised) record
+        body = shown.pop("body", None)  # (last, after the links)
         for key, found in (("blocks", qs.dependents), ("children", qs.children)):
             if found.get(task["id"]):
                 shown[key] = list(found[task["id"]])
+        if body is not None:
+            shown["body"] = body
         output.json_out(shown)
     else:
         paint, now = output.painter(), now_micros()
@@ -52,8 +56,18 @@ def show(
                     ("Parent", [parent] if parent else []),
                     ("Children", qs.children.get(tid, []))]
         ids = core.short_ids(fold, [tid, *(other for _, found in sections for other in found)])
-        text = render.task_detail(task, now, paint=paint, ids=ids)
-        render.write_text(text + _queue_detail(fold, qs, task, now, paint, sections, ids))
+        held = {k: v for k, v in queue.extras(qs, task).items()
+                if k in ("task_type", "close_reason", "body")}
+        body = held.pop("body", None)
+        text = render.task_detail({**task, **held}, now, paint=paint, ids=ids)
+        text += _queue_detail(fold, qs, task, now, paint, sections, ids)
+        if body is not None:
+            import shutil
+
+            color = render.color_enabled()
+            text += "\n" + paint("Body", "bold") + "\n" + render.body_text(
+                body, color=color, width=shutil.get_terminal_size().columns)
+        render.write_text(text)
 
 
 def _queue_detail(fold: Fold, qs: "QueueState", task: Record, now: int, paint: render.Painter,

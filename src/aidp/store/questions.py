@@ -201,6 +201,8 @@ SELECT id, priority, created, status, other FROM waits JOIN task t ON t.id = wai
 WHERE status IN {_OPEN} ORDER BY {_RANK}, created, status != 'pending', seq, kind, k1, k2"""
 # The typed records about some tasks (?1: their ids, JSON), and about those linking to them.
 _ABOUT = "task IN (SELECT value FROM json_each(?1))"
+# ?2 (JSON): the kinds of record left out (typed_records' `skip`)
+_KEPT = "coalesce(kind, '') NOT IN (SELECT value FROM json_each(?2))"
 _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT value FROM "
            "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
            "json_each(?1)))")
@@ -324,16 +326,20 @@ class StoreFold(Fold):
         return self.rows.batches("", order=_ORDER["created"], size=batch)  # none kept
 
     def typed_records(self, about: str | Collection[str] | None = None, *,
-                      own: bool = False) -> Iterable[tuple[str, FoldKey, Record]]:
+                      own: bool = False, skip: Collection[str] = ()
+                      ) -> Iterable[tuple[str, FoldKey, Record]]:
         wanted = [about] if isinstance(about, str) else None if about is None else list(about)
         many = wanted is not None and len(wanted) > 64 and len(wanted) > self._rows(
             "SELECT count(*) FROM typed")[0][0]  # more ids than records: read them all
-        if many and own and "typed" not in self.__dict__:  # (list --json's links)
-            return self._typed("WHERE task IS NOT NULL", tasks=set(wanted or ()))
+        kinds = orjson.dumps(sorted(skip)).decode()  # ?2: the kinds left unread
+        if "typed" not in self.__dict__ and ((many and own) or (wanted is None and skip)):
+            # (list --json's links; every task's links but their bodies)
+            return self._typed(f"WHERE {_KEPT}{' AND task IS NOT NULL' if many else ''}",
+                               (None, kinds), tasks=set(wanted or ()) if many else None)
         if wanted is None or many or "typed" in self.__dict__:
-            return super().typed_records(about, own=own)
-        return self._typed(f"WHERE {_ABOUT}{'' if own else _LINKED}",
-                           (orjson.dumps(wanted).decode(),))
+            return super().typed_records(about, own=own, skip=skip)
+        return self._typed(f"WHERE ({_ABOUT}{'' if own else _LINKED}) AND {_KEPT}",
+                           (orjson.dumps(wanted).decode(), kinds))
 
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
@@ -362,6 +368,9 @@ class StoreFold(Fold):
                     and not c.get("released_at") and type(c.get("task")) is str]
             where += f" {'AND' if where else 'WHERE'} id IN (SELECT value FROM json_each(?))"
             params.append(orjson.dumps(held).decode())
+        if q.types and "task" not in q.types:  # only tasks with a type of their own
+            where += f" {'AND' if where else 'WHERE'} id IN (SELECT task FROM typed WHERE " \
+                     "kind = 'task_type')"
         return self.rows.where(where, params)
 
     def listed(self, q: Query, columns: str) -> Iterator[list[Any]]:
@@ -396,7 +405,7 @@ class StoreFold(Fold):
         return iter(next_batch, [])
 
     def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
-        if q.grep is not None or q.assignee is not None:
+        if q.grep is not None or q.assignee is not None or q.types:
             return None
         found: list[Record] = []
         counts: dict[str, int] = {}
@@ -413,7 +422,7 @@ class StoreFold(Fold):
 
     def find_encoded(self, q: Query) -> list[tuple[str, bytes]] | None:
         # An open task's body is the bytes `tasks list --json` prints for it (fill.task_row).
-        if (q.grep is not None or q.assignee is not None or q.statuses is None
+        if (q.grep is not None or q.assignee is not None or q.types or q.statuses is None
                 or not set(q.statuses) <= set(OPEN_STATUSES)):
             return None
         return [(row[0], row[1]) for batch in self.listed(q, "id, body") for row in batch]

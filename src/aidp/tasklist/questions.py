@@ -57,6 +57,8 @@ class Query(Protocol):
     def grep(self) -> str | None: ...
     @property
     def assignee(self) -> str | None: ...
+    @property
+    def types(self) -> Collection[str]: ...
 
 
 def _text(value: object) -> str | None:
@@ -168,16 +170,19 @@ class Questions:
             yield ordered[at:at + batch]
 
     def typed_records(self, about: str | Collection[str] | None = None, *,
-                      own: bool = False) -> Iterable[tuple[str, FoldKey, Record]]:
+                      own: bool = False, skip: Collection[str] = ()
+                      ) -> Iterable[tuple[str, FoldKey, Record]]:
         """(id, fold key, record) of the typed records, in the fold's order; with
         `about` (a task id, or several), only those whose task is one of them or a task
         that may link to one: naming it as `blocked_by` or `parent` in any of its
         records (all of such a task's records, since its last parent record decides
         whether it is a child). What the work queue's state of some tasks reads
         (`tasks show`, `claim`). With `own`, only those whose task is one of them (what
-        the links `list --json` adds to the tasks it found read)."""
+        the links `list --json` adds to the tasks it found read). Records whose `type`
+        is one of `skip` are left out (a listing reads no task's body)."""
         keys = self.typed_keys
-        records = list(self.typed.items())
+        records = [(rid, record) for rid, record in self.typed.items()
+                   if not skip or record.get("type") not in skip]
         if about is not None:
             wanted = {about} if isinstance(about, str) else set(about)
             linked = set() if own else {

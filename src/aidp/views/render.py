@@ -191,6 +191,8 @@ def task_line(task: Record, now: int, paint: Painter,
     description = inert(clip(str(task.get("description", "")), LIST_TEXT_LIMIT))
     if task.get("status") == "done":
         description = paint(description, "dim")
+    if task.get("task_type"):  # (only when not the default, `task`: details.shown)
+        description = paint(f"{inert(task['task_type'])}:", "cyan") + " " + description
     from aidp.core.when import age  # tables only: json and the rest never show an age
 
     when = paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
@@ -198,9 +200,10 @@ def task_line(task: Record, now: int, paint: Painter,
     tags = task.get("tags") or []
     if tags:
         line += " " + paint(" ".join(f"#{inert(t)}" for t in tags), "cyan")
-    if task.get("status") == "abandoned" and task.get("abandoned_reason"):
-        reason = clip(str(task["abandoned_reason"]), LIST_TEXT_LIMIT)
-        line += paint(f" — {inert(reason)}", "dim")
+    reason = {"abandoned": "abandoned_reason", "done": "close_reason"}.get(
+        str(task.get("status")))
+    if reason is not None and task.get(reason):
+        line += paint(f" — {inert(clip(str(task[reason]), LIST_TEXT_LIMIT))}", "dim")
     return line
 
 
@@ -258,6 +261,27 @@ def task_detail(task: Record, now: int, *, paint: Painter,
             shown += paint(f" (short: {inert(ids[value])})", "dim")
         lines.append(f"  {paint(inert(key).ljust(width), 'dim')}  {shown}")
     return "\n".join(lines)
+
+
+def body_text(body: str, *, color: bool, width: int = 80) -> str:
+    """A task's body as `show` prints it: on a colour terminal, its Markdown rendered by
+    rich (headings, lists, code; links as text and address, never a terminal
+    hyperlink); else the text as written. Inert either way: each line's control and
+    invisible characters are escaped (tabs kept) before rich reads it."""
+    text = "\n".join("\t".join(inert(part) for part in line.split("\t"))
+                     for line in body.split("\n"))
+    if not color:
+        return text
+    import io
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    out = io.StringIO()
+    console = Console(file=out, width=max(40, width), force_terminal=True, highlight=False,
+                      emoji=False, markup=False, legacy_windows=False)
+    console.print(Markdown(text, hyperlinks=False))
+    return out.getvalue().rstrip("\n")
 
 
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")

@@ -5,6 +5,7 @@ fields), notes. Each is one locked read-modify-append."""
 import os
 from collections.abc import Sequence
 
+from aidp.backlog import details
 from aidp.backlog.ids import resolve_all, resolve_id
 from aidp.backlog.queue.claims import validate_actor
 from aidp.backlog.queue.folded import (
@@ -78,12 +79,15 @@ def add(
     discovered_during: str | None = None,
     blocked_by: Sequence[str] = (),
     parent: str | None = None,
+    body: str | None = None,
+    task_type: str | None = None,
 ) -> Record:
     """File a task that waits on others and/or belongs to an epic: one locked write of
-    the task and its queue records. Only the epic waits on the new task, so the one
-    cycle it can close runs from one of its blockers to the epic: refused, nothing
-    written."""
+    the task, its body and type, and its queue records. Only the epic waits on the new
+    task, so the one cycle it can close runs from one of its blockers to the epic:
+    refused, nothing written."""
     validate_description(description)
+    body, task_type, _ = details.check(body, task_type)
     done: list[Record] = []
 
     def change(fold: Fold) -> list[Record]:
@@ -91,7 +95,8 @@ def add(
         epic = resolve_id(fold, parent) if parent is not None else None
         task = new_task(description, priority=priority, tags=list(tags), session=session,
                         discovered_during=discovered_during)
-        records = [task, *(_dep_record(fold, task["id"], b) for b in blockers)]
+        records = [task, *details.for_new_task(task, body=body, task_type=task_type),
+                   *(_dep_record(fold, task["id"], b) for b in blockers)]
         if epic is not None:
             graph = wait_graph(state(fold))
             for blocker in blockers:
@@ -189,16 +194,21 @@ def edit(
     remove_tags: Sequence[str] = (),
     parent: str | None = None,
     detach: bool = False,
+    body: str | None = None,
+    task_type: str | None = None,
 ) -> Change:
-    """Change a task's description, priority, tags or epic in one locked write: a new
-    snapshot of the task (so `history` keeps the old values) and/or a parent record.
-    Anything refused (a bad value, a cycle) writes nothing at all."""
+    """Change a task's description, priority, tags, epic, body or type in one locked
+    write: a new snapshot of the task (so `history` keeps the old values) and/or a
+    parent record, a body record, a type record (aidp.backlog.details: each only when
+    its value changes; `body` "" removes the body). Anything refused (a bad value, a
+    cycle) writes nothing at all."""
     if parent is not None and detach:
         raise InvalidInput("Conflicting --parent and --no-parent: give one of them")
     if (description is None and priority is None and not add_tags and not remove_tags
-            and parent is None and not detach):
+            and parent is None and not detach and body is None and task_type is None):
         raise InvalidInput("Nothing to edit: give --description, --priority, --add-tag, "
-                           "--remove-tag, --parent or --no-parent")
+                           "--remove-tag, --parent, --no-parent, --body or --type")
+    body, task_type, _ = details.check(body, task_type)
     text = validate_description(description) if description is not None else None
     level = validate_priority(priority) if priority is not None else None
     adding = [validate_tag(t) for t in add_tags]
@@ -220,6 +230,7 @@ def edit(
                         graph[current] = [n for n in graph.get(current, []) if n != tid]
                     _check_parent(graph, tid, epic, fold)
                 records.append(_parent_record(fold, tid, epic))
+        records += details.changes(fold, tid, body=body, task_type=task_type)
         updated = dict(task)
         if text is not None:
             updated["description"] = text

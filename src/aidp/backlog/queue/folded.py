@@ -7,6 +7,7 @@ from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from aidp.backlog import details
 from aidp.backlog.ids import short_ids
 from aidp.core.errors import AidpError, ExitCode, InvalidInput
 from aidp.core.model import (
@@ -60,9 +61,10 @@ class Change(Plain):
 
 
 class QueueState(Plain):
-    """Dependencies, parents, claims and notes of every task, from the typed records."""
+    """Dependencies, parents, claims and notes of every task, and what else it holds
+    (aidp.backlog.details: body, type, close reason), from the typed records."""
 
-    _fields = ("blockers", "dependents", "parent", "children", "claims", "notes")
+    _fields = ("blockers", "dependents", "parent", "children", "claims", "notes", "details")
 
     def __init__(self) -> None:
         self.blockers: dict[str, list[str]] = {}  # task -> its blockers, oldest edge first
@@ -71,6 +73,7 @@ class QueueState(Plain):
         self.children: dict[str, list[str]] = {}
         self.claims: dict[str, list[Record]] = {}  # task -> active claims, holder first
         self.notes: dict[str, list[Record]] = {}  # task -> notes, oldest first
+        self.details: dict[str, dict[str, Record]] = {}  # task -> kind -> its record
 
     def holder(self, task: Record) -> Record | None:
         """The claim in effect: none while the task is pending, else the earliest; on a
@@ -107,7 +110,7 @@ def _text(record: Record, key: str) -> str | None:
 
 
 def state(fold: Fold, about: str | Collection[str] | None = None, *,
-          own: bool = False) -> QueueState:
+          own: bool = False, bodies: bool = False) -> QueueState:
     """The queue state of a fold. Typed records of other kinds are skipped; malformed
     queue records (a field that is not text) are ignored, like unknown types.
 
@@ -116,18 +119,22 @@ def state(fold: Fold, about: str | Collection[str] | None = None, *,
     in the whole state; other tasks' entries may be missing): `show` of one task, or
     `list --json` of the tasks it found, then does not pay for every queue record.
     With `own` too, only their own records are folded: their blockers, parent, claims
-    and notes (what with_extras shows) exact, their dependents and children not."""
+    and notes (what with_extras shows) exact, their dependents and children not.
+    Bodies (up to 64 KiB each) are read only with `bodies`: `show`, not a listing."""
     qs = QueueState()
     edges: list[tuple[tuple[int, int], str, str]] = []
-    kinds = (DEP, PARENT, CLAIM, NOTE)
-    for _rid, key, record in fold.typed_records(about, own=own):
+    kinds = (DEP, PARENT, CLAIM, NOTE, *details.KINDS)
+    skip = () if bodies else (details.BODY,)
+    for _rid, key, record in fold.typed_records(about, own=own, skip=skip):
         kind = record.get("type")
         if kind not in kinds:
             continue
         task = _text(record, "task")
         if task is None:
             continue
-        if kind == DEP:
+        if kind in details.KINDS:
+            qs.details.setdefault(task, {})[kind] = record
+        elif kind == DEP:
             blocker = _text(record, "blocked_by")
             if blocker is not None and record.get("removed") is not True and blocker != task:
                 edges.append((key, task, blocker))
@@ -161,10 +168,13 @@ def typed_record(fold: Fold, rid: str, about: str) -> Record | None:
 
 
 def extras(qs: QueueState, task: Record) -> Record:
-    """The queue keys a task shows in JSON (docs/file-format.md, "JSON output"), only
-    those that are set."""
+    """The keys a task shows in JSON beside its record (docs/file-format.md, "JSON
+    output"), only those that are set: its type and close reason, the queue's links,
+    claim and notes, and (a state folded with `bodies`) its body, last."""
     tid = task.get("id", "")
-    out: Record = {}
+    held = details.shown(task, qs.details.get(tid, {}))
+    body = held.pop(details.BODY, None)
+    out: Record = held
     blockers = qs.blockers.get(tid)
     if blockers:
         out["blocked_by"] = list(blockers)
@@ -179,6 +189,8 @@ def extras(qs: QueueState, task: Record) -> Record:
     notes = qs.notes.get(tid)
     if notes:
         out["notes"] = [note_out(n) for n in notes]
+    if body is not None:
+        out[details.BODY] = body
     return out
 
 

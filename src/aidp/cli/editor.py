@@ -1,0 +1,92 @@
+"""`aidp tasks edit ID` with no field option: the task in `$VISUAL`/`$EDITOR`, as `git
+commit` opens its message (the text and how it is read back: aidp.backlog.draft)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from aidp.backlog import draft
+from aidp.backlog import queue as core
+from aidp.backlog.ids import resolve_id, short_ids
+from aidp.cli.common import Env
+from aidp.core.errors import AidpError, ExitCode, InvalidInput
+from aidp.core.terminal import inert
+
+
+class EditorFailed(AidpError):
+    """The editor could not be run or did not end well: nothing was written (exit 1)."""
+
+    exit_code = ExitCode.FAILURE
+
+
+def editor_command() -> str | None:
+    """$VISUAL, else $EDITOR, else `vi` when there is a terminal to run it on; None: no
+    editor to run (then --body is the way)."""
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return "vi" if sys.stdin.isatty() and sys.stdout.isatty() else None
+
+
+def edit_in_editor(e: Env, ref: str) -> tuple[core.Change | None, str]:
+    """Open the task in the editor and apply what was changed there: (the change, or
+    None when nothing was written, and the line to say)."""
+    command = editor_command()
+    if command is None:
+        raise InvalidInput("No editor to open: $VISUAL and $EDITOR are unset and there is "
+                           "no terminal; pass the change as options (--body TEXT, "
+                           "--body-file F, --description, --type, …)")
+    fold = e.read()
+    tid = resolve_id(fold, ref)
+    task = fold.tasks[tid]
+    held = core.extras(core.state(fold, about=tid, bodies=True), task)
+    short = short_ids(fold, [tid]).get(tid, tid)
+    before = draft.values(task, held)
+    fd, name = tempfile.mkstemp(prefix=f"aidp-task-{short}-", suffix=".md")
+    path = Path(name)
+    keep = False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(draft.compose(task, held, short))
+        _run(command, path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise EditorFailed(f"Cannot read the edited file {inert(name)} ({exc}); "
+                               "nothing was written") from None
+        try:
+            edit = draft.read(text, before)
+            if edit is None:
+                return None, "Nothing changed: the file was emptied"
+            if edit.empty():
+                return None, f"Nothing changed: [{inert(short)}] was saved as it was"
+            change = core.edit(e.log, tid, description=edit.description,
+                               priority=edit.priority, add_tags=edit.add_tags,
+                               remove_tags=edit.remove_tags, body=edit.body,
+                               task_type=edit.task_type)
+        except InvalidInput as exc:
+            keep = True  # what was typed is not lost
+            raise InvalidInput(f"{exc}; nothing was written (your text is kept in "
+                               f"{inert(name)})") from None
+        return change, ""
+    finally:
+        if not keep:
+            path.unlink(missing_ok=True)
+
+
+def _run(command: str, path: Path) -> None:
+    """The editor on `path`, as git runs it: through the shell, so `code --wait` works."""
+    try:
+        done = subprocess.run(["sh", "-c", f'{command} "$@"', command, str(path)],
+                              check=False)
+    except OSError as exc:
+        raise EditorFailed(f"Cannot run the editor {inert(command)!r} ({exc.strerror}); "
+                           "nothing was written") from None
+    if done.returncode != 0:
+        raise EditorFailed(f"The editor {inert(command)!r} exited with status "
+                           f"{done.returncode}; nothing was written")
