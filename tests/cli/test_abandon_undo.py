@@ -33,15 +33,45 @@ def tasklist(project: Path) -> bytes:
 # --- abandon -------------------------------------------------------------------------
 
 
-def test_abandon_takes_several_ids(cli) -> None:
+def test_abandon_takes_several_ids_with_a_reason_option_only(cli) -> None:
     a, b = add(cli, "First"), add(cli, "Second")
-    result = cli("tasks", "abandon", short(a), short(b))
+    result = cli("tasks", "abandon", short(a), short(b), "--reason", "Both stale")
     assert result.code == 0, result
     assert result.out == (f"✓ Abandoned: [{short(a)}] First\n"
                           f"✓ Abandoned: [{short(b)}] Second\n")
     for tid in (a, b):
-        found = task(cli, tid)
-        assert found["status"] == "abandoned" and "abandoned_reason" not in found
+        assert task(cli, tid)["abandoned_reason"] == "Both stale"
+
+
+def test_abandon_without_a_reason_option_reads_one_id_and_the_reason(cli) -> None:
+    """Issue 35: the words after the id are the reason, even ones that name a task;
+    the user is told how to abandon several (nothing else is done)."""
+    a, b = add(cli, "First"), add(cli, "Second")
+    result = cli("tasks", "abandon", short(a), short(b))
+    assert (result.code, result.out) == (0, f"✓ Abandoned: [{short(a)}] First\n"), result
+    assert result.err == (f"Note: '{short(b)}' was taken as the reason; to abandon several "
+                          "tasks, give the reason with --reason (every argument is then "
+                          "an id)\n")
+    assert task(cli, a)["abandoned_reason"] == short(b)
+    assert task(cli, b)["status"] == "pending"
+    alone = cli("tasks", "abandon", short(b))  # no reason at all: fine
+    assert alone.code == 0 and alone.err == "", alone
+    assert task(cli, b)["status"] == "abandoned" and "abandoned_reason" not in task(cli, b)
+
+
+def test_a_reason_word_that_names_a_task_is_never_an_id(cli, project) -> None:
+    """Issue 35: `abandon 88b8 dead end, see notes` abandoned task dead… too."""
+    tid = add(cli, "Parser rewrite")
+    dead = "task_1795314333_deadbeef"
+    with (project / ".aidp" / "tasklist.jsonl").open("a") as handle:
+        handle.write(f'{{"id":"{dead}","description":"Keep me","status":"pending",'
+                     '"priority":"medium","created_at":"2026-11-22T02:25:33.000000Z",'
+                     '"updated_at":"2026-11-22T02:25:33.000000Z","tags":[]}\n')
+    result = cli("tasks", "abandon", short(tid), "dead", "end,", "see", "notes")
+    assert (result.code, result.err) == (0, ""), result
+    assert result.out == f"✓ Abandoned: [{short(tid)}] Parser rewrite\n"
+    assert task(cli, tid)["abandoned_reason"] == "dead end, see notes"
+    assert task(cli, dead)["status"] == "pending"
 
 
 def test_abandon_ids_with_a_reason_option(cli) -> None:
@@ -55,7 +85,7 @@ def test_abandon_ids_with_a_reason_option(cli) -> None:
 
 def test_abandon_id_reason_still_works(cli) -> None:
     a, b = add(cli, "First"), add(cli, "Second")
-    # "dead" is hex, but names no task: the reason starts there.
+    # "dead" is hex: the reason all the same
     result = cli("tasks", "abandon", short(a), "dead", "code", "now")
     assert result.code == 0, result
     assert task(cli, a)["abandoned_reason"] == "dead code now"

@@ -110,12 +110,9 @@ def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,
     return tid
 
 
-def ids_then_reason(fold: Questions, words: Sequence[str]) -> tuple[list[str], str | None]:
-    """`abandon ID… REASON…`: the first word and each next one that names a task are
-    ids; the rest, from the first word that names none, is the reason."""
-    for n, word in enumerate(words[1:], start=1):
-        try:
-            resolve_id(fold, word)
-        except TaskNotFound:
-            return list(words[:n]), " ".join(words[n:])
-    return list(words), None
+def ids_then_reason(words: Sequence[str]) -> tuple[list[str], str | None]:
+    """`abandon ID REASON…` (no --reason): the first word is the id and the rest, if
+    any, the reason. A reason word is never read as an id, whatever it looks like:
+    `abandon 88b8 dead end` abandons 88b8 alone, never a task whose id starts `dead`
+    (docs/guide.md). With --reason every word is an id."""
+    return list(words[:1]), " ".join(words[1:]) or None

@@ -174,22 +174,46 @@ def done(
 @app.command()
 def abandon(
     ctx: typer.Context,
-    words: list[str] = typer.Argument(..., metavar="ID... [REASON]", help=IDS_HELP + " "
-                                      "Without --reason, the words after the ids are the "
-                                      "reason."),
-    reason: str | None = typer.Option(None, "--reason", "-r", help="Why they are dropped."),
+    words: list[str] = typer.Argument(..., metavar="ID [REASON...] | ID... --reason R",
+                                      help="Without --reason: the task's id, then the "
+                                      "reason (words after the id are never read as ids). "
+                                      "With --reason: every argument is an id. " + IDS_HELP),
+    reason: str | None = typer.Option(None, "--reason", "-r",
+                                      help="Why they are dropped; every argument is an id."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Mark tasks abandoned, with the reason.
+    """Mark a task abandoned with the reason, or several with --reason.
+
+    Without --reason: the id, then the reason (never read as ids).
 
     Examples:
+    $ aidp tasks abandon 3f2a Duplicate of 9c41
     $ aidp tasks abandon 3f2a 9c41 --reason "Duplicates of 77e0"
-    $ aidp tasks abandon 3f2a "Duplicate of 9c41"
     """
     ids = words
-    if reason is None:  # `abandon ID REASON…`: the reason starts at the first non-id
-        ids, reason = core.ids_then_reason(env(ctx).read(), words)
+    if reason is None:
+        ids, reason = core.ids_then_reason(words)
     _transition(ctx, ids, "abandoned", "Abandoned", as_json=as_json, reason=reason)
+    if len(words) > 1 and ids != words:
+        _hint_several(ctx, words[1:])
+
+
+def _hint_several(ctx: typer.Context, rest: list[str]) -> None:
+    """After `abandon ID WORD…` whose words all name tasks: they were the reason, as
+    the rule says; tell the user how to abandon them too (nothing else is done)."""
+    import sys
+
+    from aidp.core.errors import AidpError
+
+    fold = env(ctx).read()
+    try:
+        for word in rest:
+            core.resolve_id(fold, word)
+    except AidpError:
+        return  # a word that names no task: an ordinary reason
+    shown = inert(" ".join(rest))
+    sys.stderr.write(f"Note: '{shown}' was taken as the reason; to abandon several tasks, "
+                     "give the reason with --reason (every argument is then an id)\n")
 
 
 @app.command()
