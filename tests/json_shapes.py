@@ -1,4 +1,4 @@
-"""The JSON shapes aidp prints, in one place: docs/file-format.md "JSON output" lists them
+"""The JSON shapes aidp prints, in one place: docs/reference.md "JSON output" lists them
 and tests/test_json_contract.py holds every `--json` command to them.
 
 A shape is plain data checked by `check(value, shape)`: a Python type (`str`, `int`,
@@ -84,10 +84,10 @@ def problems(value: Any, shape: Any, path: str = "$") -> list[str]:
 
 def check(value: Any, shape: Any) -> None:
     found = problems(value, shape)
-    assert not found, "JSON output drifted from docs/file-format.md:\n" + "\n".join(found)
+    assert not found, "JSON output drifted from docs/reference.md:\n" + "\n".join(found)
 
 
-# --- tasks (file-format.md "Task records" and "JSON output") ----------------------
+# --- tasks (file-format.md "Task records", reference.md "JSON output") -------------
 
 TASK_ID = str
 STATUS = Enum("pending", "in_progress", "done", "abandoned")
@@ -100,7 +100,7 @@ TASK = Obj(
      "created_at": Stamp, "updated_at": Stamp, "tags": [str]},
     {"session": str, "discovered_during": str, "started_at": Stamp, "completed_at": Stamp,
      "abandoned_at": Stamp, "abandoned_reason": str,
-     # the work queue's keys, only when set (file-format.md "JSON output")
+     # the work queue's keys, only when set (reference.md "JSON output")
      "blocked_by": [TASK_ID], "parent": TASK_ID, "assignee": str, "claimed_at": Stamp,
      "notes": [NOTE],
      # file-format.md "Body, type and close reason": records of their own, only when set
@@ -170,7 +170,7 @@ TODO_SUMMARY = Obj({
 }, {"owner": str, "list": str})
 TODO_LIST = [TODO_SUMMARY]
 
-# --- init and run (docs/file-format.md "JSON output") ------------------------------------
+# --- init and run (docs/reference.md "JSON output") --------------------------------------
 
 INIT = Obj({
     "root": str, "tasklist": str, "created": bool, "link": Either(str, None),

@@ -62,6 +62,48 @@ def test_every_option_of_tasks_list_is_documented() -> None:
                 assert f"`{opt}" in guide or f"{opt}/" in guide or f"/{opt}" in guide, opt
 
 
+def reference_sections(text: str) -> dict[str, str]:
+    """docs/reference.md: each command its heading names (`### `aidp tasks start ID…`,
+    `aidp tasks done ID…``) → the text that documents it: its section, after the text
+    its group's heading holds before the first command (what every command of the
+    group takes)."""
+    found: dict[str, str] = {}
+    for group in re.split(r"\n(?=## )", text):
+        intro, *sections = re.split(r"\n(?=### )", group)
+        for section in sections:
+            heading = section.split("\n", 1)[0]
+            for path in re.findall(r"`(aidp(?: [a-z][a-z-]*)+)", heading):
+                found[path] = intro + "\n" + section
+    return found
+
+
+def test_the_reference_documents_every_command_and_option() -> None:
+    """docs/reference.md has a section for every command that names each of its
+    options (long form) and says what its --json prints."""
+    sections = reference_sections((DOCS / "reference.md").read_text(encoding="utf-8"))
+    missing = []
+    for path, command in leaf_commands():
+        section = sections.get(path)
+        if section is None:
+            missing.append(path)
+            continue
+        for param in command.params:
+            for opt in getattr(param, "opts", []):
+                if opt.startswith("--") and opt != "--help" and f"`{opt}" not in section \
+                        and f"/{opt}" not in section:
+                    missing.append(f"{path} {opt}")
+    assert missing == []
+
+
+def test_the_reference_sections_are_found() -> None:
+    page = ("# R\n\n## Group\n\nEvery command takes `--session NAME`.\n\n"
+            "### `aidp todo pause REASON…`, `aidp todo resume`\n\n- `--json`: the list.\n"
+            "\n## Other\n\n### `aidp sync`\n\n- `-m/--message M`\n")
+    found = reference_sections(page)
+    assert sorted(found) == ["aidp sync", "aidp todo pause", "aidp todo resume"]
+    assert "--session" in found["aidp todo resume"] and "--session" not in found["aidp sync"]
+
+
 # --- examples in --help ---------------------------------------------------------------
 # Every command's help ends with one or two "$ aidp …" lines under "Examples:". They are
 # static text (no start-up cost) and must stay real: each one parses against the command

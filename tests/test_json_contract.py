@@ -1,7 +1,7 @@
 """The `--json` contract: every command that takes `--json` is run here against a small
 project (tasks in every status, dependencies, an epic, a claim, a note, a TODO list with
 a checklist, two git commits) and its output is checked against the shapes documented
-in docs/file-format.md "JSON output" (held in tests/json_shapes.py). A new `--json`
+in docs/reference.md "JSON output" (held in tests/json_shapes.py). A new `--json`
 command fails `test_every_json_command_is_under_contract` until it is added here."""
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def test_every_json_command_matches_its_documented_shape(world, cli, project) ->
         out = _run(cli, *_args(args, ids))
         assert out, f"{args}: empty output proves nothing"
         found = S.problems(out, shape)
-        assert not found, f"aidp {' '.join(args)}: drifted from docs/file-format.md: {found}"
+        assert not found, f"aidp {' '.join(args)}: drifted from docs/reference.md: {found}"
         for value in out if isinstance(out, list) else [out]:
             if isinstance(value, dict):
                 seen_keys |= set(value)

@@ -46,7 +46,7 @@ def init(
 
 def _as_json(done: project.Initialised, setup: project.GitSetup,
              root: object) -> dict[str, Any]:
-    """`init --json` (docs/file-format.md, JSON output): what init found and did."""
+    """`init --json` (docs/reference.md, "JSON output"): what init found and did."""
     return {
         "root": str(root),
         "tasklist": str(done.path),

@@ -213,7 +213,7 @@ def _parallel(e: Env, spec: AgentSpec, *, actor: str, width: int, limits: Limits
 
 
 def summary(loop: Loop, code: int, ended: str) -> dict[str, object]:
-    """`run --json`'s object (docs/file-format.md, JSON output)."""
+    """`run --json`'s object (docs/reference.md, "JSON output")."""
     tally = loop.tally
     return {
         "session": loop.session,

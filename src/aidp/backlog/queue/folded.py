@@ -168,7 +168,7 @@ def typed_record(fold: Fold, rid: str, about: str) -> Record | None:
 
 
 def extras(qs: QueueState, task: Record) -> Record:
-    """The keys a task shows in JSON beside its record (docs/file-format.md, "JSON
+    """The keys a task shows in JSON beside its record (docs/reference.md, "JSON
     output"), only those that are set: its type and close reason, the queue's links,
     claim and notes, and (a state folded with `bodies`) its body, last."""
     tid = task.get("id", "")
