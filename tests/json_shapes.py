@@ -143,7 +143,8 @@ CHANGES = Obj({
                     "to": STATUS})],
     "edited": [Obj({"id": TASK_ID, "description": str,
                     "fields": Obj({}, {k: Obj({"from": object, "to": object}) for k in
-                                       ("description", "priority", "tags")})})],
+                                       ("description", "priority", "tags", "task_type",
+                                        "body")})})],
     "removed": [Obj({"id": TASK_ID, "description": str})],
     "todo": [Obj({"session": str, "added": int, "completed": int, "changed": int,
                   "removed": int, "active": bool, "paused": bool})],
@@ -151,7 +152,7 @@ CHANGES = Obj({
     # what merges in the range replaced (docs/guide.md `aidp tasks changes`)
     "overwritten": [Obj({
         "id": TASK_ID, "description": Either(str, None),
-        "field": Enum("description", "priority", "status", "tags"),
+        "field": Enum("description", "priority", "status", "tags", "task_type", "body"),
         "side": Enum("ours", "theirs"), "lost": object, "kept": object,
     }, {"tag": str, "claim_lost": bool, "lost_by": str, "kept_by": str, "merge": str})],
 })

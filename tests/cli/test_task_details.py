@@ -300,3 +300,58 @@ def test_a_body_in_one_clone_and_a_priority_in_the_other_both_survive(
         task = json.loads(synced(aidp(who, "tasks", "show", tid, "--json")))
         assert (task["priority"], task["body"], task["task_type"]) == (
             "high", "Alice's details", "bug"), who
+
+
+def test_two_body_edits_the_later_wins_and_sync_and_changes_name_it(
+        team) -> None:  # noqa: F811 (the fixture imported above)
+    _clones, aidp = team
+    tid = shared_task(team)
+    short = tid[-8:][:4]
+    synced(aidp("bob", "tasks", "edit", tid, "--body", "Bob's plan\nin two lines"))
+    synced(aidp("alice", "tasks", "edit", tid, "--body", "Alice's plan"))  # later: it wins
+    synced(aidp("alice", "sync"))
+    out = synced(aidp("bob", "sync"))
+    assert (f"! {short} Auth endpoints: body \"Bob's plan\" (2 lines) (yours) replaced by "
+            "\"Alice's plan\" (1 line) (from aidp tests <alice@example.invalid>)"
+            ) in out.splitlines(), out
+    task = json.loads(synced(aidp("bob", "tasks", "show", tid, "--json")))
+    assert task["body"] == "Alice's plan"
+    changes = json.loads(synced(aidp("bob", "tasks", "changes", "HEAD~3..HEAD", "--json")))
+    (entry,) = changes["overwritten"]
+    assert (entry["field"], entry["lost"], entry["kept"], entry["side"]) == (
+        "body", "Bob's plan\nin two lines", "Alice's plan", "ours")
+
+
+def test_changes_and_history_tell_body_type_and_reason(cli, project) -> None:
+    from tests.test_sync import git
+
+    git(project, "init", "-q", "-b", "main")
+    ok(cli("init"))
+    tid = ok(cli("tasks", "add", "Task", "--body", "one\ntwo", "-q")).strip()
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "one")
+    ok(cli("tasks", "edit", tid, "--body", "one\n2\nthree", "--type", "feature"))
+    ok(cli("tasks", "done", tid, "--reason", "Shipped"))
+    data = json.loads(ok(cli("tasks", "changes", "--json")))
+    (edit,) = data["edited"]
+    assert edit["fields"] == {"body": {"from": "one\ntwo", "to": "one\n2\nthree"},
+                              "task_type": {"from": None, "to": "feature"}}
+    assert data["summary"] == "1 done, 1 edited"  # the reason goes with the close
+    text = ok(cli("tasks", "changes"))
+    assert "(body: 'one' (2 lines) → 'one' (3 lines); task_type: (none) → feature)" in text
+    # git diff: a summary line and the changed lines, not an escaped blob
+    diff = git(project, "diff").stdout
+    added = [line[1:] for line in diff.splitlines()
+             if line.startswith("+") and not line.startswith("+++")]
+    hexpart = tid[-8:]
+    assert added[:4] == [
+        f"task {hexpart} body changed (3 lines, was 2: +2 -1)  {{"
+        + added[0].partition("  {")[2],
+        "    - two", "    + 2", "    + three"]
+    assert f"task {hexpart} type: feature" in "\n".join(added)
+    assert f"task {hexpart} close reason: Shipped" in "\n".join(added)
+    assert "\\n" not in "\n".join(added)  # no escaped blob
+    history = ok(cli("tasks", "history", tid))
+    for said in ("body: 'one' (2 lines)", "body: 'one' (3 lines)", "type: feature",
+                 "close reason: Shipped"):
+        assert said in history, said

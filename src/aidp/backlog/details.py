@@ -163,3 +163,31 @@ def shown(task: Record, found: Mapping[str, Record]) -> Record:
     if text:
         out[BODY] = text
     return out
+
+
+def of_fold(fold: Fold) -> dict[str, Record]:
+    """task -> the keys it shows from its records (`shown`), for every task of a fold
+    that has any: what `tasks changes` and a merge's report compare."""
+    found: dict[str, dict[str, Record]] = {}
+    for _rid, _key, r in fold.typed_records():
+        task = r.get("task")
+        if r.get("type") in KINDS and isinstance(task, str):
+            found.setdefault(task, {})[str(r["type"])] = r
+    out = {}
+    for tid, held in found.items():
+        task = fold.tasks.get(tid)
+        if task is not None and (keys := shown(task, held)):
+            out[tid] = keys
+    return out
+
+
+def preview(text: object) -> str:
+    """A body on one line, for a list of changes: its first line that says something,
+    clipped, and how many lines it has."""
+    if not isinstance(text, str) or not text:
+        return "(none)"
+    lines = text.split("\n")
+    first = next((line.strip() for line in lines if line.strip()), "")
+    first = first if len(first) <= 40 else first[:39] + "…"
+    return f"{first!r} ({len(lines)} line{'s' if len(lines) != 1 else ''})"
+

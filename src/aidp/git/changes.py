@@ -9,13 +9,15 @@ if TYPE_CHECKING:
 
     from aidp.tasklist.log import Fold, TaskLog
 
+from aidp.backlog import details
 from aidp.tasklist.git_runner import file_at, has_commits, repo_of, verify_rev
 
 # --- what changed ------------------------------------------------------------------------
 
-# Task keys that a status change sets; an edit is a change of any other key.
+# Task keys that a status change sets; an edit is a change of any other key (the body
+# and type included: aidp.backlog.details).
 _STATUS_KEYS = frozenset(("status", "updated_at", "started_at", "completed_at", "abandoned_at",
-                          "abandoned_reason"))
+                          "abandoned_reason", "close_reason"))
 # How a status change is told (the summary here, the diff driver in git/diff.py).
 VERBS = {"in_progress": "started", "done": "done", "abandoned": "abandoned",
           "pending": "reopened"}
@@ -34,8 +36,13 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
     touched: set[bytes] = set()
     for raw in tail.split(b"\n"):
         record = parse_line(raw)
-        if record is not None and "type" not in record:
-            touched.add(b'"' + str(record["id"]).encode("utf-8", "surrogatepass") + b'"')
+        if record is None:
+            continue
+        # a task's record, or one of its body, type, close reason
+        tid = record.get("task") if record.get("type") in details.KINDS else record.get(
+            "id") if "type" not in record else None
+        if isinstance(tid, str):
+            touched.add(b'"' + tid.encode("utf-8", "surrogatepass") + b'"')
     if len(touched) > 256:
         return None
     keep = [raw for raw in before.split(b"\n")
@@ -53,18 +60,21 @@ def compare(before_data: bytes, after_data: bytes) -> dict[str, Any]:
         prefix, tail = quick
         before = fold_bytes(prefix)
         after = fold_bytes(prefix + tail)
-        ids = [tid for tid in after.tasks if tid not in before.tasks
-               or after.tasks[tid] != before.tasks[tid]]
     else:
         before = fold_bytes(before_data)
         after = fold_bytes(after_data)
-        ids = list(after.tasks)
+    held_before, held_after = details.of_fold(before), details.of_fold(after)
+    ids = [tid for tid in after.tasks if quick is None or tid not in before.tasks
+           or after.tasks[tid] != before.tasks[tid]
+           or held_after.get(tid) != held_before.get(tid)]
     filed: list[dict[str, Any]] = []
     status: list[dict[str, Any]] = []
     edited: list[dict[str, Any]] = []
     for tid in ids:
-        new = after.tasks[tid]
+        new = {**after.tasks[tid], **held_after.get(tid, {})}
         old = before.tasks.get(tid)
+        if old is not None:
+            old = {**old, **held_before.get(tid, {})}
         if old is None:
             filed.append(new)
             if new.get("status") != "pending":
@@ -167,8 +177,9 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
             base, ours, theirs, merged = (
                 b"\n".join(line for line in data.split(b"\n") if any(t in line for t in both))
                 + b"\n" for data in (base, ours, theirs, merged))
-    was_all, mine_all, other_all, now_all = (fold_bytes(data).tasks
-                                             for data in (base, ours, theirs, merged))
+    folds = [fold_bytes(data) for data in (base, ours, theirs, merged)]
+    was_all, mine_all, other_all, now_all = (fold.tasks for fold in folds)
+    held = [details.of_fold(fold) for fold in folds]  # body, type: fields of their own
     out: list[dict[str, Any]] = []
     for tid, now in now_all.items():
         mine, other = mine_all.get(tid), other_all.get(tid)
@@ -186,6 +197,12 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
                 entry["lost"], entry["kept"] = lost[0], kept[0]  # type: ignore[index]
                 entry["claim_lost"] = entry["kept"] in _CLOSED and entry["lost"] not in _CLOSED
             out.append(entry)
+        for key, default in ((details.BODY, None), (details.TYPE, details.DEFAULT_TYPE)):
+            old, a, b, kept = (keys.get(tid, {}).get(key, default) for keys in held)
+            if a in (b, old) or b == old or kept not in (a, b):
+                continue
+            side, lost = ("ours", a) if kept == b else ("theirs", b)
+            out.append({**head, "field": key, "side": side, "lost": lost, "kept": kept})
         old_tags, now_tags = set(task_tags(was)), set(task_tags(now))
         for side, record in (("ours", mine), ("theirs", other)):
             tags = set(task_tags(record))
@@ -205,9 +222,12 @@ def _touched(tail: bytes) -> set[bytes]:
 
     found = set()
     for raw in tail.split(b"\n"):
-        kind, rid, _record = read_line(raw)
+        kind, rid, record = read_line(raw)
         if kind == TASK:
             found.add(orjson.dumps(rid))
+        elif record is not None and record.get("type") in details.KINDS and isinstance(
+                record.get("task"), str):  # its body, type, close reason
+            found.add(orjson.dumps(record["task"]))
     return found
 
 

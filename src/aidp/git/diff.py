@@ -9,6 +9,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
+from aidp.backlog import details
 from aidp.git.changes import VERBS
 from aidp.tasklist.git_runner import run
 
@@ -50,17 +51,54 @@ def textconv(data: bytes) -> str:
         elif record.get("type") == "todo_item" and isinstance(record.get("content"), str):
             contents[(str(record.get("list")), str(record.get("item")))] = record["content"]
     out = []
+    bodies: dict[str, str] = {}  # task -> its body so far in the file
     for raw, record in zip(raws, records, strict=True):
         if record is None:
             out.append("damaged line: " + _line(raw, inert) if raw.strip() else
                        _line(raw, inert))
             continue
-        line, shown = _summary(record, sessions, contents, inert)
+        changed: list[str] = []
+        if _is_detail(record, details.BODY):
+            line, shown, changed = _body_summary(record, bodies, inert)
+        else:
+            line, shown = _summary(record, sessions, contents, inert)
         rest = {k: v for k, v in record.items() if k not in shown}
         out.append(f"{line}  {inert(_compact(rest))}" if rest else line)
+        out += changed
         if not _canonical(raw, record):
             out.append("  as written: " + _line(raw, inert))
     return "".join(line + "\n" for line in out)
+
+
+def _is_detail(record: dict[str, Any], kind: str) -> bool:
+    """Whether `record` is a task's body, type or close reason record (`kind`) whose
+    task and value are text (else it is shown as any other record)."""
+    return (record.get("type") == kind and isinstance(record.get("task"), str)
+            and isinstance(record.get(kind), str))
+
+
+def _body_summary(record: dict[str, Any], bodies: dict[str, str],
+                  inert: Callable[[object], str]) -> tuple[str, set[str], list[str]]:
+    """A body record as a summary line and the lines it changed against the task's body
+    before it in the file (every line of a first one), each `    + …` or `    - …`."""
+    import difflib
+
+    task, text = record["task"], record[details.BODY]
+    old = bodies.get(task, "")
+    bodies[task] = text
+    before, after = (old.split("\n") if old else []), (text.split("\n") if text else [])
+    changed = [line for line in difflib.unified_diff(before, after, n=0, lineterm="")
+               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    added = sum(line.startswith("+") for line in changed)
+    what = (f"body removed (was {len(before)} lines)" if not after else
+            f"body set ({len(after)} lines)" if not before else
+            f"body changed ({len(after)} lines, was {len(before)}: +{added} -"
+            f"{len(changed) - added})")
+    shown = {"type", "task", details.BODY, *(["id"] if record.get("id") == details.record_id(
+        details.BODY, task) else [])}
+    return (f"task {inert(_hex(task))} {what}", shown,
+            [f"    {line[0]} {_line(line[1:].encode('utf-8', 'surrogatepass'), inert)}"
+             for line in changed])
 
 
 def _summary(record: dict[str, Any], sessions: dict[str, str],
@@ -95,6 +133,11 @@ def _summary(record: dict[str, Any], sessions: dict[str, str],
         items = record["items"] if isinstance(record.get("items"), list) else []
         return (f"todo {inert(record.get('session'))}: snapshot of {len(items)} items",
                 {"type", *_strings(record, "session")})
+    for detail, label in ((details.TYPE, "type"), (details.REASON, "close reason")):
+        if _is_detail(record, detail):
+            canonical = record.get("id") == details.record_id(detail, record["task"])
+            return (f"task {inert(_hex(record['task']))} {label}: {inert(record[detail])}",
+                    {"type", "task", detail, *(["id"] if canonical else [])})
     named = record.get("fields")
     if kind == "task_fields" and isinstance(record.get("task"), str) and isinstance(
             named, list) and all(isinstance(name, str) for name in named):
@@ -213,8 +256,8 @@ def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) 
         lines.append(f"~ {verb:<9} {inert(_short(change['id']))}  "
                      f"{inert(change['description'])} ({was}{inert(change['to'])})")
     for edit in result["edited"]:
-        fields = "; ".join(f"{inert(key)}: {_shown(v['from'], inert)} → {_shown(v['to'], inert)}"
-                           for key, v in edit["fields"].items())
+        fields = "; ".join(f"{inert(key)}: {_shown(v['from'], inert, key)} → "
+                           f"{_shown(v['to'], inert, key)}" for key, v in edit["fields"].items())
         lines.append(f"~ edited    {inert(_short(edit['id']))}  {inert(edit['description'])} "
                      f"({fields})")
     for gone in result["removed"]:
@@ -254,13 +297,15 @@ def overwritten_lines(entries: list[dict[str, Any]], short: Callable[[str], str]
             continue
         field = f"tag {inert(entry['tag'])}" if entry["field"] == "tags" else entry["field"]
         mark = "!" if yours and entry["side"] == "ours" else "~"
-        out.append(f"{mark} {task}: {field} {_shown(entry['lost'], inert)} "
-                   f"({who(entry, entry['side'])}) replaced by {_shown(entry['kept'], inert)} "
-                   f"({who(entry, other)})")
+        out.append(f"{mark} {task}: {field} {_shown(entry['lost'], inert, field)} "
+                   f"({who(entry, entry['side'])}) replaced by "
+                   f"{_shown(entry['kept'], inert, field)} ({who(entry, other)})")
     return out
 
 
-def _shown(value: object, inert: Callable[[object], str]) -> str:
+def _shown(value: object, inert: Callable[[object], str], key: str = "") -> str:
+    if key == details.BODY:  # its first line and its length, not pages of it
+        return inert(details.preview(value))
     if value is None:
         return "(none)"
     if isinstance(value, list):

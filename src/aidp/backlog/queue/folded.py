@@ -349,8 +349,9 @@ def events(log: TaskLog, tid: str, fold: Fold | None = None
            ) -> list[tuple[tuple[int, int], str, tuple[Path | None, int]]]:
     """Every queue record about `tid` as ((updated_at µs, place in the fold's order),
     what it says, (the other worktree's tasklist it is in or None, line number)), oldest
-    first, equal records once: dependencies, parents, claims, releases and notes, of
-    every worktree (docs/guide.md, "Worktrees by hand")."""
+    first, equal records once: dependencies, parents, claims, releases and notes, and
+    its body, type and close reason, of every worktree (docs/guide.md, "Worktrees by
+    hand")."""
     seen: set[bytes] = set()
     out: list[tuple[tuple[int, int], str, tuple[Path | None, int]]] = []
     from aidp.tasklist import worktrees
@@ -360,7 +361,7 @@ def events(log: TaskLog, tid: str, fold: Fold | None = None
         if record is None or record.get("task") != tid:
             continue
         kind = record.get("type")
-        if kind not in (DEP, PARENT, CLAIM, NOTE):
+        if kind not in (DEP, PARENT, CLAIM, NOTE, *details.KINDS):
             continue
         fingerprint = dumps(dict(sorted(record.items())))
         if fingerprint in seen:
@@ -383,5 +384,10 @@ def describe(record: Record, fold: Fold | None = None) -> str:
     if kind == CLAIM:
         who = record.get("assignee", "?")
         return f"released by {who}" if record.get("released_at") else f"claimed by {who}"
+    if kind == details.BODY:
+        text = record.get(details.BODY)
+        return f"body: {details.preview(text)}" if text else "body removed"
+    if kind in (details.TYPE, details.REASON):
+        return f"{'type' if kind == details.TYPE else 'close reason'}: {record.get(kind, '?')}"
     author = record.get("author")
     return f"note{f' by {author}' if author else ''}: {record.get('text', '')}"
