@@ -21,7 +21,7 @@ from aidp.tasklist.log import TaskLog
 # unit tests.
 collect_ignore = [] if os.environ.get("AIDP_REAL_AGENTS") == "1" else ["agents"]
 
-ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "AIDP_ACTOR", "AIDP_LOCK_TIMEOUT",
+ENV_VARS = ("AIDP_DIR", "AIDP_SESSION", "AIDP_AGENT", "AIDP_ACTOR", "AIDP_AGENT_PROCESS", "AIDP_LOCK_TIMEOUT",
             "AIDP_FSYNC", "AIDP_SLOW", "NO_COLOR", "FORCE_COLOR", "CLICOLOR_FORCE", "CLICOLOR",
             "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLORTERM", "GIT_DIR", "GIT_WORK_TREE",
             "GIT_INDEX_FILE", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
@@ -160,13 +160,15 @@ class _Capture(io.TextIOWrapper):
         return self.buffer.getvalue().decode("utf-8")
 
 
-def run_in_process(*args: str, stdin: str = "") -> Result:
-    """Run `aidp ARGS` in this process, as the console script would."""
+def run_in_process(*args: str, stdin: str | io.TextIOBase = "") -> Result:
+    """Run `aidp ARGS` in this process, as the console script would (stdin: its text, or
+    a stream such as a terminal's: tests/terminal.py)."""
     from aidp.cli import run
 
     out, err = _Capture(), _Capture()
     saved = sys.stdout, sys.stderr, sys.stdin
-    sys.stdout, sys.stderr, sys.stdin = out, err, io.StringIO(stdin)
+    sys.stdout, sys.stderr = out, err
+    sys.stdin = io.StringIO(stdin) if isinstance(stdin, str) else stdin
     try:
         code = run(list(args))
     finally:
@@ -194,6 +196,22 @@ def _end_of_command() -> None:
 def cli():
     """cli("tasks", "add", "x") -> Result(code, out, err), in process."""
     return run_in_process
+
+
+def run_as_person(*args: str, answer: str = "y") -> Result:
+    """`aidp ARGS` in process, with a person typing `answer` on a real terminal (stdin
+    a pseudo-terminal): what `aidp trust` needs to record anything."""
+    from tests.terminal import terminal_stdin
+
+    with terminal_stdin(answer) as stdin:
+        return run_in_process(*args, stdin=stdin)
+
+
+@pytest.fixture
+def person():
+    """person("trust") -> Result: as `cli`, typed by a person on a terminal (answer "y";
+    person("trust", answer="n"))."""
+    return run_as_person
 
 
 def run_subprocess(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shlex
 import subprocess
@@ -80,12 +81,12 @@ def assert_refused(result, agent, command: str, why: str = "is not trusted") -> 
 
 
 @pytest.mark.parametrize("form", ["list", "string"])
-def test_a_command_line_in_config_toml_runs_only_after_aidp_trust(cli, project, agent,
+def test_a_command_line_in_config_toml_runs_only_after_aidp_trust(cli, person, project, agent,
                                                                   form) -> None:
     value = json.dumps(agent.argv if form == "list" else agent.command)
     write_config(project, f"agent = {value}\n")
     assert_refused(cli("run", "go"), agent, agent.command)
-    trusted = cli("trust")
+    trusted = person("trust")
     assert trusted.code == 0, trusted
     assert agent.command in trusted.out  # it shows what it allows
     assert "Trusted .aidp/config.toml" in trusted.out
@@ -95,9 +96,9 @@ def test_a_command_line_in_config_toml_runs_only_after_aidp_trust(cli, project, 
     assert "agent ran" in result.out and agent.started.exists()
 
 
-def test_a_changed_file_needs_trust_again(cli, project, agent) -> None:
+def test_a_changed_file_needs_trust_again(cli, person, project, agent) -> None:
     path = write_config(project, f"agent = {json.dumps(agent.command)}\n")
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     path.write_text(f"agent = {json.dumps(agent.command + ' --more')}\n", encoding="utf-8")
     assert_refused(cli("run", "go"), agent, agent.command + " --more",
                    why="has changed since you trusted it")
@@ -106,9 +107,9 @@ def test_a_changed_file_needs_trust_again(cli, project, agent) -> None:
                    why="has changed since you trusted it")  # any byte counts
 
 
-def test_revoke_takes_the_trust_back(cli, project, agent, tmp_path) -> None:
+def test_revoke_takes_the_trust_back(cli, person, project, agent, tmp_path) -> None:
     write_config(project, f"agent = {json.dumps(agent.command)}\n")
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     revoked = cli("trust", "--revoke")
     assert revoked.code == 0 and "Revoked trust in .aidp/config.toml" in revoked.out
     assert json.loads(store(tmp_path).read_text())["files"] == {}
@@ -158,13 +159,13 @@ def test_a_git_ignored_local_config_needs_no_trust_and_wins(cli, project, agent)
     assert "agent ran" in result.out
 
 
-def test_a_local_config_git_does_not_ignore_needs_trust(cli, project, agent) -> None:
+def test_a_local_config_git_does_not_ignore_needs_trust(cli, person, project, agent) -> None:
     # No git to ask (a downloaded archive could bring the file): treated like config.toml.
     write_config(project, f"agent = {json.dumps(agent.argv)}\n", name="config.local.toml")
     result = cli("run", "go")
     assert_refused(result, agent, agent.command)
     assert ".aidp/config.local.toml" in result.err
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     assert cli("run", "go").code == 0 and agent.started.exists()
 
 
@@ -176,10 +177,10 @@ def test_a_committed_local_config_needs_trust(cli, project, agent) -> None:
     assert_refused(cli("run", "go"), agent, agent.command)
 
 
-def test_trust_is_per_project_not_per_content(cli, project, agent, tmp_path) -> None:
+def test_trust_is_per_project_not_per_content(cli, person, project, agent, tmp_path) -> None:
     text = f"agent = {json.dumps(agent.command)}\n"
     write_config(project, text)
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     other = tmp_path / "other"
     other.mkdir()
     write_config(other, text)
@@ -206,7 +207,7 @@ def test_every_setting_but_an_inert_one_is_gated(project) -> None:
         "--dangerously-skip-permissions"]
 
 
-def test_aidp_trust_shows_every_gated_setting(cli, project) -> None:
+def test_aidp_trust_shows_every_gated_setting(cli, person, project) -> None:
     write_config(project, 'agent = "codex"\n[agents.codex]\nargs = ["--yolo"]\n')
     shown = cli("trust", "--show")
     assert shown.code == 0, shown
@@ -215,7 +216,7 @@ def test_aidp_trust_shows_every_gated_setting(cli, project) -> None:
         '  agents.codex.args = ["--yolo"]',  # the preset name itself needs nothing
     ]
     assert not (project / ".aidp" / "trust.json").exists()
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     assert "trusted (sha256" in cli("trust", "--show").out
 
 
@@ -293,12 +294,12 @@ def test_a_linked_config_is_never_read(cli, project, agent, tmp_path) -> None:
     assert not agent.started.exists() and not store(tmp_path).exists()
 
 
-def test_the_store_lives_in_the_users_config_dir_outside_the_project(cli, project, agent,
+def test_the_store_lives_in_the_users_config_dir_outside_the_project(cli, person, project, agent,
                                                                      tmp_path,
                                                                      monkeypatch) -> None:
     write_config(project, f"agent = {json.dumps(agent.command)}\n")
     before = sorted(p.relative_to(project) for p in project.rglob("*"))
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
     saved = json.loads(store(tmp_path).read_text())
     assert saved["version"] == 1
@@ -307,18 +308,18 @@ def test_the_store_lives_in_the_users_config_dir_outside_the_project(cli, projec
     xdg = tmp_path / "xdg"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
     assert_refused(cli("run", "go"), agent, agent.command)  # another store: not trusted
-    assert cli("trust").code == 0 and (xdg / "aidp" / "trust.json").is_file()
+    assert person("trust").code == 0 and (xdg / "aidp" / "trust.json").is_file()
     monkeypatch.setenv("XDG_CONFIG_HOME", "relative/dir")  # ignored, as XDG says
     assert granted.store_path() == tmp_path / "home" / ".config" / "aidp" / "trust.json"
 
 
-def test_trust_keeps_other_projects_entries(cli, project, tmp_path) -> None:
+def test_trust_keeps_other_projects_entries(cli, person, project, tmp_path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     write_config(other, 'agent = "x y"\n')
     write_config(project, 'agent = "a b"\n')
-    assert cli("--dir", str(other), "trust").code == 0
-    assert cli("trust").code == 0
+    assert person("--dir", str(other), "trust").code == 0
+    assert person("trust").code == 0
     assert len(json.loads(store(tmp_path).read_text())["files"]) == 2
     assert cli("trust", "--revoke").code == 0
     assert list(json.loads(store(tmp_path).read_text())["files"]) == [
@@ -332,9 +333,9 @@ def test_nothing_to_trust(cli, project, tmp_path) -> None:
     assert cli("trust", "--revoke", "--show").code == 2
 
 
-def test_what_trust_shows_is_inert(cli, project) -> None:
+def test_what_trust_shows_is_inert(cli, person, project) -> None:
     write_config(project, 'agent = "evil\\u001b]0;title\\u0007 \\u202egnp.exe"\n')
-    result = cli("trust")
+    result = person("trust")
     assert result.code == 0, result
     assert "\x1b" not in result.out and "\u202e" not in result.out
     assert "\\x1b]0;title\\x07" in result.out and "\\u202e" in result.out
@@ -416,11 +417,18 @@ def test_concurrent_trusts_lose_no_entry(project, tmp_path) -> None:
         write_config(folder, f'agent = "tool{n} --flag"\n')
         projects.append(folder)
     env = {**os.environ}
+    terminals = [pty.openpty() for _ in projects]  # each person types y on a terminal
+    for master, _ in terminals:
+        os.write(master, b"y\n")
     procs = [subprocess.Popen([sys.executable, "-m", "aidp", "--dir", str(p), "trust"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for p in projects]
+                              env=env, stdin=slave, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE)
+             for p, (_, slave) in zip(projects, terminals, strict=True)]
     for proc in procs:
         assert proc.wait(timeout=120) == 0, proc.stderr.read()
+    for master, slave in terminals:
+        os.close(master)
+        os.close(slave)
     files = json.loads(store(tmp_path).read_text())["files"]
     assert set(files) == {str(p.resolve() / ".aidp" / "config.toml") for p in projects}
 
@@ -480,14 +488,14 @@ def test_no_module_runs_a_shell() -> None:
 # --- the project files a trusted command runs ----------------------------------------------------
 
 
-def test_a_changed_script_the_command_runs_needs_trust_again(cli, project) -> None:
+def test_a_changed_script_the_command_runs_needs_trust_again(cli, person, project) -> None:
     tools = project / "tools"
     tools.mkdir()
     script = tools / "agent.py"
     script.write_text("print('reviewed agent')\n", encoding="utf-8")
     write_config(project, f'agent = [{json.dumps(sys.executable)}, "tools/agent.py", '
                           '"--config=tools/agent.toml"]\n')
-    trusted = cli("trust")
+    trusted = person("trust")
     assert trusted.code == 0, trusted
     assert "the project files it runs: tools/agent.py" in trusted.out
     result = cli("run", "go")
@@ -499,11 +507,11 @@ def test_a_changed_script_the_command_runs_needs_trust_again(cli, project) -> No
     assert "tools/agent.py, which it runs, has changed since you trusted it" in refused.err
     assert "something else" not in refused.out
     # a file it names that did not exist when trusted counts as a change too
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     (tools / "agent.toml").write_text("x = 1\n", encoding="utf-8")
     refused = cli("run", "go")
     assert refused.code == 2 and "tools/agent.toml" in refused.err, refused
-    assert cli("trust").code == 0
+    assert person("trust").code == 0
     assert cli("run", "go").code == 0
 
 

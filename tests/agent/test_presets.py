@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from aidp.agent import presets
+from aidp.agent.agents.base import AGENT_COMMANDS, AGENT_TASKS_COMMANDS
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env, choose, parse
 from aidp.trust import gate
 
@@ -20,13 +21,49 @@ def test_every_preset_is_a_command_line_split_like_a_shell() -> None:
                                     "opencode"}
     claude = parse("claude", source="--agent")
     assert claude.argv == ("claude", "-p", "--output-format", "stream-json", "--verbose",
-                           "--allowedTools", "Bash(aidp:*)")
+                           "--allowedTools", "Bash(aidp prime:*)", "Bash(aidp todo:*)",
+                           *(f"Bash(aidp tasks {c}:*)" for c in AGENT_TASKS_COMMANDS))
     assert claude.preset == "claude" and not claude.prompt_in_argv
     assert dict(claude.env) == {"CLAUDE_CODE_MAX_RETRIES": "3"}
     codex = parse("Codex", source="--agent")
     assert codex.argv == ("codex", "exec", "--json", "--sandbox", "workspace-write", "-c",
                           "tools.update_plan.enabled=true", "-c", "allow_login_shell=false",
                           "-") and not codex.prompt_in_argv
+
+
+AGENTS_NEVER_RUN = ("trust", "setup", "run", "report", "mcp", "hook", "init", "sync",
+                    "tasks export", "tasks import", "tasks textconv", "tasks repair",
+                    "tasks compact")
+
+
+def test_presets_allow_only_the_aidp_commands_an_agent_needs() -> None:
+    """Issue 35, item 1: an agent may run `aidp tasks …`, `aidp todo …` and `aidp prime`,
+    never `aidp trust`, `setup`, `run`, nor a command that takes a file to read or write
+    (docs/security.md). Each CLI's own rule syntax, where it has one."""
+    assert all(c.split()[1] in ("tasks", "todo", "prime") for c in AGENT_COMMANDS)
+    for never in AGENTS_NEVER_RUN:
+        assert not any(c == f"aidp {never}" or c.startswith(f"aidp {never} ")
+                       for c in AGENT_COMMANDS), never
+    claude = parse("claude", source="--agent").argv
+    rules = claude[claude.index("--allowedTools") + 1:]
+    assert rules == tuple(f"Bash({c}:*)" for c in AGENT_COMMANDS)  # Claude Code: prefix:*
+    gemini = parse("gemini", source="--agent").argv
+    [allowed] = [a for a in gemini if a.startswith("--allowed-tools=")]
+    assert allowed.removeprefix("--allowed-tools=").split(",") == [
+        *(f"run_shell_command({c})" for c in AGENT_COMMANDS), "write_todos"]  # by prefix
+    # Copilot approves a shell command by its program name alone (but git's and gh's
+    # subcommands): `shell(aidp todo)` never matches, so its preset allows `aidp`, and
+    # `aidp trust` refuses itself there (tests/agents: trust_refused).
+    assert "--allow-tool=shell(aidp)" in parse("copilot", source="--agent").argv
+    for name in presets.PRESETS:
+        assert "trust" not in presets.PRESETS[name] and "aidp:*" not in presets.PRESETS[name]
+
+
+def test_the_agents_environment_carries_the_mark_of_an_agent(project) -> None:
+    from aidp.trust.person import AGENT_MARK
+
+    assert child_env(project, "s", base={})[AGENT_MARK] == "aidp run"
+    assert child_env(project, "s", base={AGENT_MARK: ""})[AGENT_MARK] == "aidp run"
 
 
 def test_the_prompt_goes_on_stdin_without_a_placeholder() -> None:

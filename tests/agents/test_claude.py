@@ -30,19 +30,29 @@ def test_a_todowrite_claude_refuses_is_not_mirrored(claude: AgentWorld,
     assert claude.todo()["items"] == [], str(result)
 
 
-def test_the_preset_allows_aidp_and_nothing_broader(claude: AgentWorld,
-                                                    fake_model: FakeModelServer) -> None:
+def test_the_preset_allows_aidps_agent_commands_and_nothing_broader(
+        claude: AgentWorld, fake_model: FakeModelServer) -> None:
+    """The agent's own aidp commands run; `aidp trust`, `aidp tasks export -o FILE`, a
+    chain that smuggles a command behind an allowed one, and anything else need a
+    person's approval, which headless nobody gives (issue 35, item 1)."""
     fake_model.scenario = Scenario.of(
         shell("touch made-by-the-agent.txt"),
         shell("aidp todo add 'Allowed item'"),
-        text("Tried both."),
+        shell("aidp tasks add 'Allowed task'"),
+        shell("aidp trust"),
+        shell("aidp tasks export -f csv -o exported.csv"),
+        shell("aidp todo show && touch chained.txt"),
+        text("Tried them all."),
     )
-    result = claude.aidp_run("Try two commands")
+    result = claude.aidp_run("Try the commands")
     assert result.exit_code == 0, str(result)
-    assert not (claude.project / "made-by-the-agent.txt").exists(), str(result)
-    assert "Agent: Claude Code refused 1 tool call that needs approval (Bash: touch " \
-        "made-by-the-agent.txt)" in result.stderr, str(result)
+    for made in ("made-by-the-agent.txt", "exported.csv", "chained.txt"):
+        assert not (claude.project / made).exists(), str(result)
+    assert "Agent: Claude Code refused 4 tool calls that need approval (Bash: touch " \
+        "made-by-the-agent.txt; Bash: aidp trust; Bash: aidp tasks export" in result.stderr, \
+        str(result)
     assert [i["content"] for i in claude.todo()["items"]] == ["Allowed item"], str(result)
+    assert [t["description"] for t in claude.tasks()] == ["Allowed task"], str(result)
 
 
 def test_api_retries_are_bounded_and_shown(claude: AgentWorld,

@@ -617,12 +617,12 @@ def test_empty_prompt_is_a_usage_error(cli) -> None:
     assert result.code == 2 and "Invalid PROMPT" in result.err
 
 
-def test_agent_from_env_and_from_config(cli, make_agent, project: Path, monkeypatch) -> None:
+def test_agent_from_env_and_from_config(cli, person, make_agent, project: Path, monkeypatch) -> None:
     from_config = make_agent("print('config agent')\n")
     (project / ".aidp").mkdir(exist_ok=True)
     (project / ".aidp" / "config.toml").write_text(
         f"agent = {json.dumps(from_config.command)}\n", encoding="utf-8")
-    assert cli("trust").code == 0  # a command line in config.toml runs only once trusted
+    assert person("trust").code == 0  # a command line in config.toml runs only once trusted
     assert "config agent" in cli("run", "go").out
     from_env = make_agent("print('env agent')\n")
     monkeypatch.setenv("AIDP_AGENT", from_env.command)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from aidp import todos
+from aidp.agent.agents.base import AGENT_COMMANDS
 from aidp.tasklist.log import TaskLog
 
 TOOLS = ["todo_write", "todo_read", "tasks_file", "tasks_list", "tasks_ready", "tasks_claim",
@@ -122,7 +123,8 @@ def test_claude_gets_the_server_and_its_tools_allowed(cli, fake_cli, project: Pa
     assert config["type"] == "stdio"
     at = argv.index("--allowedTools")
     # the preset's own allowance stays, the server's tools are allowed by name
-    assert argv[at + 1:] == ["Bash(aidp:*)", *[f"mcp__aidp__{t}" for t in TOOLS]]
+    assert argv[at + 1:] == [*[f"mcp__aidp__{t}" for t in TOOLS],
+                             *[f"Bash({command}:*)" for command in AGENT_COMMANDS]]
     assert "todo_write" in seen["stdin"]  # the prompt says to plan with it
     # Claude waits for the server before its first request (its tools in the first turn)
     assert seen["env"]["MCP_CONNECTION_NONBLOCKING"] == "false"

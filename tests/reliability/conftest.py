@@ -65,7 +65,8 @@ class Hostile:
     - `aidp(*args, cwd=None, stdin=None, env=None)`: `python -m aidp ARGS` run in the
       clone (or `cwd`) with nothing of the machine's: no AIDP_* variables, the user's
       git config empty, HOME and the XDG dirs in the test's tmp_path, a fixed UTF-8
-      locale. Returns Ran(code, out, err).
+      locale. Returns Ran(code, out, err). `person(*args)`: the same, typed by the user
+      on a terminal (`aidp trust` asks there).
     - `git(*args, cwd=None)`: real git (in the clone unless `cwd`), checked; its stdout.
     - `env`: the environment `aidp` runs with (a dict; copy it to change it).
     """
@@ -139,6 +140,14 @@ class Hostile:
                               env={**self.env, **(env or {})}, input=stdin,
                               capture_output=True, text=True, timeout=120)
         return Ran(proc.returncode, proc.stdout, proc.stderr)
+
+    def person(self, *args: str, answer: str = "y") -> Ran:
+        """`aidp ARGS` in the clone as `aidp` runs it, typed by the user on a terminal
+        (stdin a pseudo-terminal, `answer` typed): what `aidp trust` needs."""
+        from tests.terminal import run_on_terminal
+
+        typed = run_on_terminal(list(args), cwd=self.victim, env=self.env, answer=answer)
+        return Ran(typed.code, typed.out, typed.err)
 
 
 @pytest.fixture

@@ -390,7 +390,7 @@ def test_a_pulled_module_next_to_a_trusted_script_needs_trust_again(hostile,
                   f"agent = [{json.dumps(sys.executable)}, \"tools/agent.py\"]\n")
     hostile.write("tools/agent.py", AGENT)
     hostile.clone()
-    trusted = hostile.aidp("trust")
+    trusted = hostile.person("trust")
     assert trusted.code == 0, trusted
     assert "the project files it runs: tools/agent.py" in trusted.out
     assert "everything its script can load from tools/ (1 file)" in trusted.out
@@ -417,7 +417,7 @@ def test_files_outside_the_scripts_folder_keep_the_trust(hostile) -> None:
                   f"agent = [{json.dumps(sys.executable)}, \"tools/agent.py\"]\n")
     hostile.write("tools/agent.py", AGENT)
     hostile.clone()
-    assert hostile.aidp("trust").code == 0
+    assert hostile.person("trust").code == 0
     hostile.write("src/app.py", "print('the project itself')\n")
     hostile.write("README.md", "changed\n")
     hostile.clone()
@@ -452,7 +452,7 @@ def test_a_pulled_package_a_node_script_would_require_needs_trust_again(hostile)
     hostile.clone()
     (hostile.victim / "node_modules/own").mkdir(parents=True)  # the user's own install
     (hostile.victim / "node_modules/own/index.js").write_text("// ignored by git\n")
-    trusted = hostile.aidp("trust")
+    trusted = hostile.person("trust")
     assert trusted.code == 0, trusted
     assert "everything its script can load from node_modules/ (0 files)" in trusted.out
     assert hostile.aidp("trust", "--show").out.count("NOT trusted") == 0
@@ -486,7 +486,7 @@ def test_code_on_the_command_line_covers_the_root_it_imports_from(hostile,
     hostile.write("helper.py", "def main():\n    print('reviewed helper')\n"
                                "if __name__ == '__main__':\n    main()\n")
     hostile.clone()
-    trusted = hostile.aidp("trust")
+    trusted = hostile.person("trust")
     assert trusted.code == 0 and "the project root" in trusted.out, trusted
     first = hostile.aidp("run", "go", "--max-continuations", "0")
     assert first.code == 0 and "reviewed helper" in first.out, first
@@ -507,7 +507,7 @@ def test_a_load_path_set_on_the_trusted_command_line_is_covered(hostile,
     hostile.write("tools/a.py", "import helper\nhelper.main()\n")
     hostile.write("lib/helper.py", "def main():\n    print('reviewed helper')\n")
     hostile.clone()
-    trusted = hostile.aidp("trust")
+    trusted = hostile.person("trust")
     assert trusted.code == 0 and "from lib/ (1 file)" in trusted.out, trusted
     first = hostile.aidp("run", "go", "--max-continuations", "0")
     assert first.code == 0 and "reviewed helper" in first.out, first

@@ -113,11 +113,15 @@ def child_env(root: Path, session: str, base: dict[str, str] | None = None, *,
               defaults: dict[str, str] | None = None) -> dict[str, str]:
     """The agent's environment: AIDP_DIR and AIDP_SESSION set, and this Python's bin
     folder first on PATH, so an `aidp` the agent runs is this aidp, on this list; no
-    pager (an agent that runs commands on a terminal must never wait in `less`).
+    pager (an agent that runs commands on a terminal must never wait in `less`); the
+    mark of an agent's process (aidp.trust.person: it can never grant trust).
     `defaults` (a preset's variables) apply where the variable is not set already."""
+    from aidp.trust.person import mark
+
     env = dict(os.environ if base is None else base)
     for name, value in (defaults or {}).items():
         env.setdefault(name, value)
+    mark("aidp run", env)
     env["AIDP_DIR"] = str(root)
     env["AIDP_SESSION"] = session
     env["AIDP_PAGER"] = ""

@@ -18,6 +18,9 @@ def mcp(ctx: typer.Context) -> int:
     """
     from aidp.cli.common import env
     from aidp.toolserver.tools import default_place
+    from aidp.trust.person import mark
+
+    mark("aidp mcp")  # serving an agent: never grants trust (aidp.trust.person)
 
     try:
         from aidp.toolserver.serve import serve

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from aidp.cli.common import env, wrote
-from aidp.core.errors import InvalidInput
+from aidp.core.errors import AidpError, InvalidInput
 
 if TYPE_CHECKING:
     from aidp.trust.gate import Layer
@@ -35,6 +36,11 @@ def trust(
     loads without asking) in ~/.config/aidp/trust.json; any change needs
     'aidp trust' again.
 
+    Trust is a person's decision: it asks you to confirm on the terminal, and
+    is refused (exit 2) without one and for any process aidp started for an
+    agent (inside 'aidp run', its hooks, 'aidp mcp'). --show and --revoke
+    work anywhere: they grant nothing.
+
     A preset name needs no trust, nor does .aidp/config.local.toml (git-ignored).
     See docs/security.md.
 
@@ -45,6 +51,7 @@ def trust(
     from aidp.agent.presets import PRESETS
     from aidp.core.terminal import inert
     from aidp.trust import gate as core
+    from aidp.trust import person
     from aidp.views import render
 
     if revoke and show:
@@ -76,28 +83,52 @@ def trust(
                 lines.extend(_covers(root, layer, out))
         render.write_text("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
         return
-    done = core.trust(root, presets=PRESETS)
-    if any(not item.already for item in done):
-        wrote()
-    if not done:
+    person.refuse_agent()  # before anything is read: an agent is never asked
+    found = core.review(root, presets=PRESETS)
+    if not found.items:
         render.write_text(
             f"Nothing to trust: {out(str(root))} has no .aidp/config.toml "
             "(a git-ignored .aidp/config.local.toml is your own and needs no trust)"
         )
         return
+    if not found.needed:
+        render.write_text("\n".join(
+            f"Already trusted {item.shown} (sha256 {item.sha256[:12]}); nothing changed"
+            for item in found.items))
+        return
+    person.refuse_without_terminal(sys.stdin.isatty())
     lines = []
-    for item in done:
-        verb = "Already trusted" if item.already else "Trusted"
-        lines.append(f"{verb} {item.shown} (sha256 {item.sha256[:12]}); "
-                     "aidp may now start what it names:")
+    for item in found.items:
+        state = "already trusted" if item.already else "NOT trusted"
+        lines.append(f"{item.shown} (sha256 {item.sha256[:12]}, {state}) lets aidp start:")
         lines.extend(_settings(item.settings, out))
         if item.files:
             lines.append(f"  and, as they are now, the project files it runs: "
                          f"{out(', '.join(item.files))}")
         lines.extend(_folders(item.folders, out))
-    lines.append("A change to any of them needs 'aidp trust' again; "
-                 "'aidp trust --revoke' takes it back.")
     render.write_text("\n".join(lines))
+    if not _confirmed():
+        raise Declined("Not trusted: you did not answer 'y'; nothing was recorded")
+    found.record()
+    wrote()
+    render.write_text("\n".join(
+        [f"Trusted {item.shown} (sha256 {item.sha256[:12]}): aidp may now start what it "
+         "names" for item in found.items]
+        + ["A change to any of them needs 'aidp trust' again; "
+           "'aidp trust --revoke' takes it back."]))
+
+
+class Declined(AidpError):
+    """The person answered no (exit 1): nothing recorded."""
+
+
+def _confirmed() -> bool:
+    """The person's answer, typed on the terminal (stdin): only y or yes trusts."""
+    sys.stdout.flush()
+    sys.stderr.write("Trust it? Its commands will then run with your rights. [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline(64)
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _covers(root: Path, layer: Layer, out: Shown) -> list[str]:

@@ -322,33 +322,65 @@ class Trusted:
     folders: dict[str, int]  # the folders of the scripts they run (files in each)
 
 
-def trust(root: Path, *, presets: Collection[str]) -> list[Trusted]:
-    """Trust the exact content of the project's config files that need trust (the ones
-    read now: what was shown is what is trusted). [] when there are none."""
-    from datetime import UTC, datetime
+@dataclass(frozen=True)
+class Review:
+    """What `aidp trust` would record, as it was read and shown: `record()` records
+    exactly that (a file changed since is not trusted by it)."""
 
+    items: list[Trusted]
+    records: dict[str, dict[str, Any]]  # trust store key → what is recorded
+
+    @property
+    def needed(self) -> bool:
+        """Whether anything is not trusted yet as it is now."""
+        return any(not item.already for item in self.items)
+
+    def record(self) -> None:
+        """Record the trust; refused (NotAPerson) in a process an agent runs under."""
+        from datetime import UTC, datetime
+
+        from aidp.trust.person import refuse_agent
+
+        refuse_agent()
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+        def record(files: dict[str, dict[str, Any]]) -> None:
+            for key, entry in self.records.items():
+                files[key] = {"sha256": entry["sha256"], "trusted_at": stamp,
+                              **{k: v for k, v in entry.items() if k != "sha256"}}
+
+        update_store(record)
+
+
+def review(root: Path, *, presets: Collection[str]) -> Review:
+    """What trusting the project's config files that need trust (the ones read now)
+    would record, nothing recorded yet; no items when there are none."""
     config = load(root, presets=presets)
     layers = [layer for layer in config.layers if not layer.own]
     if not layers:
-        return []
+        return Review([], {})
     store = config._trust_store()
     named = {layer.path: covered(root, layer, store.get(_key_of(layer.path)))
              for layer in layers}
-    done = [
+    items = [
         Trusted(shown=layer.shown, sha256=layer.sha256, settings=list(gated_settings(layer)),
                 already=config.is_trusted(layer), files=sorted(named[layer.path].named),
                 folders=named[layer.path].folders)
         for layer in layers
     ]
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    records = {_key_of(layer.path): {"sha256": layer.sha256, **named[layer.path].record()}
+               for layer in layers}
+    return Review(items, records)
 
-    def record(files: dict[str, dict[str, Any]]) -> None:
-        for layer in layers:
-            files[_key_of(layer.path)] = {"sha256": layer.sha256, "trusted_at": stamp,
-                                          **named[layer.path].record()}
 
-    update_store(record)
-    return done
+def trust(root: Path, *, presets: Collection[str]) -> list[Trusted]:
+    """Trust the exact content of the project's config files that need trust (the ones
+    read now: what was shown is what is trusted). [] when there are none. Refused
+    (NotAPerson) in a process an agent runs under; asking the person is the CLI's."""
+    found = review(root, presets=presets)
+    if found.items:
+        found.record()
+    return found.items
 
 
 def revoke(root: Path) -> list[str]:

@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 # What aidp does for each of an agent's hook events (its own event names map to these).
 HOOK_KINDS = ("start", "prompt", "plan", "stop")
 
+# The aidp commands an agent's work needs, and all that a preset lets the agent run
+# without a person to ask (each CLI's allow rules are made from these: docs/security.md).
+# Never `aidp trust`, `setup`, `run`, `mcp`, `hook`, `init` or `sync`; never a command
+# that reads or writes a file it is given (`report`, `tasks import|export|textconv`), nor
+# the maintenance that rewrites the tasklist (`tasks repair|compact`).
+AGENT_TASKS_COMMANDS = ("list", "show", "ready", "blocked", "add", "claim", "release",
+                        "start", "done", "abandon", "reopen", "note", "edit", "block",
+                        "unblock")
+AGENT_COMMANDS = ("aidp prime", "aidp todo",
+                  *(f"aidp tasks {command}" for command in AGENT_TASKS_COMMANDS))
+
 
 @dataclass(frozen=True)
 class McpServer:

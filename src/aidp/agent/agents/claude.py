@@ -12,7 +12,9 @@ is then kept with aidp's `todo_write`); a model that calls `TodoWrite` all the s
 gets "No such tool available", so a TodoWrite plan counts once its result came back
 without an error.
 
-The preset allows aidp's own commands (`Bash(aidp:*)`) and nothing broader, and bounds
+The preset allows the aidp commands an agent's work needs (`Bash(aidp tasks add:*)`, …,
+`Bash(aidp todo:*)`, `Bash(aidp prime:*)`: base.AGENT_COMMANDS; never `aidp trust`) and
+nothing broader, and bounds
 Claude Code's API retries (ten by default, minutes of silence) to three; each retry
 is shown as it happens.
 """
@@ -20,11 +22,12 @@ is shown as it happens.
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
-from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
+from aidp.agent.agents.base import AGENT_COMMANDS, Adapter, Given, Hooks, McpServer, Setup
 from aidp.agent.agents.claude_tasks import ClaudeTasks
 
 if TYPE_CHECKING:
@@ -86,7 +89,7 @@ def _read(reader: events.OutputReader, event: dict[str, Any]) -> list[events.Ite
 
 def _denials(denials: object) -> list[events.Item]:
     """Tool calls Claude Code refused for want of approval: said once, at the end, with
-    where to allow more (the preset allows only aidp's own commands)."""
+    where to allow more (the preset allows only the aidp commands an agent needs)."""
     if not isinstance(denials, list) or not denials:
         return []
     shown = []
@@ -224,7 +227,8 @@ WAIT_FOR_MCP = "MCP_CONNECTION_NONBLOCKING"
 class Claude(Adapter):
     name = NAME
     title = "Claude Code"
-    preset = "claude -p --output-format stream-json --verbose --allowedTools 'Bash(aidp:*)'"
+    preset = ("claude -p --output-format stream-json --verbose --allowedTools "
+              + " ".join(shlex.quote(f"Bash({command}:*)") for command in AGENT_COMMANDS))
     env: ClassVar[Mapping[str, str]] = {"CLAUDE_CODE_MAX_RETRIES": "3"}
     plan_tools = ("TodoWrite", "TaskCreate", "TaskUpdate")
     version_from_cli = True
@@ -273,17 +277,17 @@ class Claude(Adapter):
                  registered: Callable[[], bool]) -> Given | None:
         """`--mcp-config JSON` (servers for this run, on top of the user's and the
         project's) and the server's tools allowed by name (`mcp__aidp__todo_write`, …),
-        added to the preset's `--allowedTools` (a variadic option: the names follow its
-        value). MCP_CONNECTION_NONBLOCKING=false: Claude Code 2.1.332 otherwise sends its
-        first request without waiting for the server, whose tools then miss the model's
-        first turn when `aidp mcp` starts slowly (a loaded machine); the user's own value
-        of it is kept."""
+        added to the preset's `--allowedTools` (a variadic option: the names go first,
+        its own rules follow). MCP_CONNECTION_NONBLOCKING=false: Claude Code 2.1.332
+        otherwise sends its first request without waiting for the server, whose tools
+        then miss the model's first turn when `aidp mcp` starts slowly (a loaded
+        machine); the user's own value of it is kept."""
         import json
 
         config = json.dumps({"mcpServers": {server.name: {"type": "stdio", **server.stdio()}}})
         allowed = [f"mcp__{server.name}__{tool}" for tool in server.tools]
         if "--allowedTools" in argv:
-            at = argv.index("--allowedTools") + 2
+            at = argv.index("--allowedTools") + 1
             rest = [*argv[1:at], *allowed, *argv[at:]]
         else:
             rest = [*argv[1:], "--allowedTools", *allowed]

@@ -13,9 +13,11 @@ The preset, checked against Gemini CLI 0.61:
   its arguments, and `--skip-trust` only sets this variable while parsing, so with it
   the project's settings and hooks are left out. A value you set yourself wins
   (`GEMINI_CLI_TRUST_WORKSPACE=false` keeps Gemini's restricted mode).
-- `--allowed-tools=run_shell_command(aidp),write_todos`: headless Gemini offers no
-  shell tool and no plan tool unless they are allowed; this allows the shell for
-  `aidp …` commands only, and its plan tool. (Gemini offers write_todos only with a
+- `--allowed-tools=run_shell_command(aidp tasks add),…,run_shell_command(aidp todo),
+  run_shell_command(aidp prime),write_todos`: headless Gemini offers no shell tool and
+  no plan tool unless they are allowed; this allows the shell for the aidp commands an
+  agent's work needs (base.AGENT_COMMANDS, by prefix; a chain `a && b` is checked part
+  by part; never `aidp trust`), and its plan tool. (Gemini offers write_todos only with a
   Gemini 2.x model; with Gemini 3 models it has no plan tool, and the TODO list is
   kept through `aidp todo` commands.)
 - `--prompt=PROMPT` in one argument, so a prompt starting with `-` is the prompt.
@@ -23,10 +25,11 @@ The preset, checked against Gemini CLI 0.61:
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
-from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
+from aidp.agent.agents.base import AGENT_COMMANDS, Adapter, Given, Hooks, McpServer, Setup
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -92,7 +95,10 @@ class Gemini(Adapter):
     name = NAME
     title = "Gemini CLI"
     preset = ("gemini --output-format stream-json "
-              "--allowed-tools=run_shell_command(aidp),write_todos --prompt={prompt}")
+              + shlex.quote("--allowed-tools=" + ",".join(
+                  [*(f"run_shell_command({command})" for command in AGENT_COMMANDS),
+                   _PLAN_TOOL]))
+              + " --prompt={prompt}")
     env: ClassVar[Mapping[str, str]] = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
     plan_tools = (_PLAN_TOOL,)
     version_from_cli = True

@@ -128,6 +128,9 @@ class Context:
 
 
 def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
+    from aidp.trust.person import mark
+
+    mark("aidp hook")  # serving an agent: never grants trust (aidp.trust.person)
     kind = ctx.hooks.kind(ctx.event)
     with State(state_path(ctx.root, ctx.agent, ctx.session)) as state:
         if kind in ("start", "prompt"):
