@@ -200,6 +200,8 @@ def test_list_empty_messages(cli) -> None:
 
 
 def test_exit_code_option(cli) -> None:
+    assert cli("tasks", "list", "--exit-code").code == 2  # no .aidp/ yet: nothing checked
+    assert cli("init").code == 0
     assert cli("tasks", "list", "--exit-code").code == 0
     add(cli, "open work")
     result = cli("tasks", "list", "--exit-code", "--format", "ids")

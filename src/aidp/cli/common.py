@@ -13,7 +13,7 @@ import typer
 
 from aidp.core.errors import InvalidInput
 from aidp.tasklist.log import Fold, TaskLog, parse_lock_timeout, use_reader
-from aidp.tasklist.paths import find_root
+from aidp.tasklist.paths import DATA_DIR, find_root
 
 
 class _Store:
@@ -64,6 +64,10 @@ def wrote_outside() -> bool:
 COMMAND_LINE: list[str] = []
 
 
+# What to do about a missing .aidp/ folder (Env.missing).
+ELSEWHERE = "'aidp init' starts one, --dir or AIDP_DIR names another project"
+
+
 class Env:
     # A plain class, not a dataclass: see aidp.core.plain.Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,
@@ -75,6 +79,7 @@ class Env:
         # aidp.cli.run, handed down by the CLI that made this Env (cli/ is below it)
         self._dispatch = dispatch
         self.warned = False
+        self._said_missing = False
         self._last: Fold | None = None  # the fold this command read last
         self._handoff: Fold | None = None  # read to name the session; the next read takes it
 
@@ -123,13 +128,41 @@ class Env:
         return self._last
 
     def read(self) -> Fold:
-        """The folded state, with the one damage warning a command may print."""
+        """The folded state, with the one damage warning a command may print, and the
+        one note that there is no tasklist where aidp looked."""
         fold, self._handoff = self._handoff, None
         if fold is None:
             fold = self.log.read()
         self._last = fold
         self.warn_damage(fold)
+        self.note_missing()
         return fold
+
+    def missing(self) -> str | None:
+        """Where aidp looked for the project's .aidp/ folder and found none; None when
+        it is there. A read then answers as for an empty backlog, which in the wrong
+        folder misleads: a person is told on stderr (note_missing), and `list
+        --exit-code` fails."""
+        if (self.root / DATA_DIR).is_dir():
+            return None
+        from aidp.core.terminal import inert
+
+        where = inert(str(self.root))
+        if self.directory not in (None, ""):
+            return f"no {DATA_DIR}/ folder in {where}, the folder --dir names"
+        if os.environ.get("AIDP_DIR"):
+            return f"no {DATA_DIR}/ folder in {where}, the folder AIDP_DIR names"
+        return f"no {DATA_DIR}/ folder in {inert(str(Path.cwd()))} or any folder above it"
+
+    def note_missing(self) -> None:
+        """Only where aidp looked for the project itself: a project named by --dir or
+        AIDP_DIR (as `aidp run` names it for its agent) that has filed nothing yet is an
+        empty backlog, said as such."""
+        named = self.directory not in (None, "") or os.environ.get("AIDP_DIR")
+        where = None if self._said_missing or named else self.missing()
+        if where is not None:
+            self._said_missing = True
+            sys.stderr.write(f"Note: no tasklist here: {where}; {ELSEWHERE}\n")
 
     def warn_damage(self, fold: Fold) -> None:
         if fold.damaged and not self.warned:

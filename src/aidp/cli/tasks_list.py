@@ -14,7 +14,7 @@ import typer
 from aidp.backlog import tasks as core
 from aidp.backlog.details import validate_type
 from aidp.cli import output
-from aidp.cli.common import env
+from aidp.cli.common import ELSEWHERE, env
 from aidp.core.errors import ExitCode, InvalidInput
 from aidp.core.model import (
     OPEN_STATUSES,
@@ -91,7 +91,8 @@ def list_(
         "created", "--sort", help="created (newest first), updated or priority."
     ),
     exit_code: bool = typer.Option(
-        False, "--exit-code", help="Exit 1 when any task matches (for CI checks)."
+        False, "--exit-code",
+        help="Exit 1 when any task matches, 2 when there is no tasklist (for CI checks).",
     ),
     fmt: str | None = typer.Option(
         None, "--format", "-f", help="table, json, jsonl, ids, markdown or csv."
@@ -148,6 +149,10 @@ def list_(
     )
     core.sort_key(query.sort)  # reject a bad --sort before reading anything
     e = env(ctx)
+    missing = e.missing() if exit_code else None
+    if missing is not None:  # a CI check in the wrong folder must not pass
+        raise InvalidInput(f"No tasklist to check: {missing}; --exit-code fails rather "
+                           f"than pass in the wrong folder ({ELSEWHERE})")
     if mine:
         from aidp.backlog.queue import default_actor
 
