@@ -179,6 +179,20 @@ def test_update_task(text: str, expected: UpdateTask) -> None:
     assert parse(text) == [expected]
 
 
+@pytest.mark.parametrize(("text", "problem"), [
+    ("Update task:  status: done", "no task id before status:"),
+    ("Update task: [] status: done", "no task id before status:"),
+    ("Update task: ca35", "no status: after 'ca35'"),
+    ("Update task: ca35 status:", "an empty status:"),
+    ("**Update task:**", "no task id and no status"),
+])
+def test_an_update_without_an_id_or_a_status_is_named_not_dropped(text: str,
+                                                                   problem: str) -> None:
+    [signal] = parse(text)
+    assert isinstance(signal, Unreadable) and signal.kind == "Update task"
+    assert signal.problem.startswith(problem + " (write: Update task: ID status: done;")
+
+
 def test_update_task_with_an_unknown_status_is_parsed_for_the_loop_to_report() -> None:
     assert parse("Update task: ca35 status: finished") == [UpdateTask("ca35", "finished")]
 
@@ -258,6 +272,6 @@ def test_parse_never_fails_and_only_returns_usable_values(text: str) -> None:
             assert signal.ref and not any(c.isspace() for c in signal.ref)
             assert signal.reason is None or signal.reason.strip()
         elif isinstance(signal, Unreadable):
-            assert signal.kind in ("File task", "Todo pause") and signal.problem
+            assert signal.kind in ("File task", "Update task", "Todo pause") and signal.problem
         else:
             assert isinstance(signal, TodoPause)

@@ -302,7 +302,7 @@ def test_a_hook_files_no_duplicate_of_an_open_task_and_names_the_ignored_parts(c
     assert ("aidp: left out priority 'urgent' (use high, medium or low); filed with "
             "priority medium and tags ci") in result.err
     assert "aidp: left out 'b' after the tags" in result.err
-    assert ("aidp: ignored a File task signal: no closing quote after 'Never closed'"
+    assert ("aidp: ignored the File task signal: no closing quote after 'Never closed'"
             in result.err)
     listed = {t["description"]: t["priority"]
               for t in json.loads(cli("tasks", "list", "--json").out)}

@@ -99,7 +99,10 @@ class Drain:
 
     def _settle(self, task: Record) -> tuple[int, bool]:
         """`_work_on` for the current task, its claim released on Ctrl-C (which goes
-        on), back in the run's own session afterwards."""
+        on), back in the run's own session afterwards. The agent has the task's full id
+        as AIDP_TASK meanwhile (its `Update task: $AIDP_TASK status: done` names it)."""
+        before = self.loop.env.get("AIDP_TASK")
+        self.loop.env["AIDP_TASK"] = task["id"]
         try:
             code, stop = self._work_on(task)
         except KeyboardInterrupt:
@@ -107,6 +110,10 @@ class Drain:
             raise
         finally:
             self._enter(self.home)
+            if before is None:
+                self.loop.env.pop("AIDP_TASK", None)
+            else:
+                self.loop.env["AIDP_TASK"] = before
         self.current = None
         return code, stop
 

@@ -27,8 +27,9 @@ Parsing never drops what it cannot use silently: an empty or over-long descripti
 still returned (the caller reports it); a priority other than the three, an empty
 `priority:` or `tags:`, a tag `aidp tasks add -t` would refuse, text after the tags
 (tags are single words: `tags: a b` files `a` and names `b`) and an empty reason are
-left out and named in the signal's `problems`; a quote that is never closed gives an
-`Unreadable` signal naming it. The caller warns about all of them.
+left out and named in the signal's `problems`; a quote that is never closed, and an
+`Update task:` without an id or a status, give an `Unreadable` signal naming what is
+missing. The caller warns about all of them.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ _HEAD_RE = re.compile(
     + _EMPHASIS + r"\s*(?P<status>[A-Za-z][\w-]*)"
     r"(?:\s+(?P<reason_key>reason\s*:)" + _EMPHASIS + r"\s*" + _OPEN.format(name="reason_open")
     + "?)?)"
+    # An `Update task:` the grammar above does not take (no id, no status): reported.
+    r"|(?P<update_bad>update\s+task\s*:)"
     r"|(?P<pause>todo\s+pause\s*:" + _EMPHASIS + r"\s*" + _OPEN.format(name="pause_open") + ")",
     re.IGNORECASE,
 )
@@ -95,10 +98,11 @@ class TodoPause:
 
 @dataclass(frozen=True)
 class Unreadable:
-    """A `File task:` or `Todo pause:` whose quoted text has no closing quote: nothing
-    can be applied, and the caller says so instead of dropping it silently."""
+    """A `File task:` or `Todo pause:` whose quoted text has no closing quote, or an
+    `Update task:` without an id or a status: nothing can be applied, and the caller
+    says so instead of dropping it silently."""
 
-    kind: str  # "File task" or "Todo pause"
+    kind: str  # "File task", "Update task" or "Todo pause"
     problem: str
 
 
@@ -123,6 +127,8 @@ def parse(line: str) -> list[Signal]:
             signal = _file_task(head["file_open"], stretch)
         elif head["update"] is not None:
             signal = _update_task(head, stretch)
+        elif head["update_bad"] is not None:
+            signal = _unusable_update(stretch)
         else:
             quoted = _quoted(stretch, escaped=head["pause_open"].startswith("\\"))
             signal = _unclosed("Todo pause", stretch) if quoted is None else _pause(quoted[0])
@@ -221,8 +227,10 @@ def _reason(exc: InvalidInput) -> str:
     return text.split(": ", 1)[1] if ": " in text else text
 
 
-def _update_task(head: re.Match[str], stretch: str) -> UpdateTask:
+def _update_task(head: re.Match[str], stretch: str) -> UpdateTask | Unreadable:
     ref = head["ref"].strip(_ID_WRAPPERS)
+    if not ref:  # only wrappers: `` or []
+        return _no_update("no task id before status:")
     status = head["status"].lower().replace("-", "_")
     reason = None
     problems: list[str] = []
@@ -237,6 +245,32 @@ def _update_task(head: re.Match[str], stretch: str) -> UpdateTask:
         else:
             reason = quoted[0].strip()
     return UpdateTask(ref, status, reason, tuple(problems))
+
+
+_STATUS_KEY_RE = re.compile(r"status\s*:" + _EMPHASIS + r"\s*(?P<value>\S*)", re.IGNORECASE)
+
+
+def _unusable_update(stretch: str) -> Unreadable:
+    """What an `Update task:` that does not follow the grammar lacks (an agent's
+    `Update task: $AIDP_TASK status: done` with the variable empty has no id)."""
+    text = stretch.strip().lstrip("*_").strip()
+    key = _STATUS_KEY_RE.search(text)
+    if not text:
+        problem = "no task id and no status"
+    elif key is None:
+        problem = f"no status: after {_clip(text.split()[0])!r}"
+    elif not text[:key.start()].strip(_ID_WRAPPERS + " "):
+        problem = "no task id before status:"
+    elif not key["value"].strip(_VALUE_END):
+        problem = "an empty status:"
+    else:
+        problem = f"status {_clip(key['value'])!r} is no status word"
+    return _no_update(problem)
+
+
+def _no_update(problem: str) -> Unreadable:
+    return Unreadable("Update task", f"{problem} (write: Update task: ID status: done; "
+                                     "statuses: pending, in_progress, done, abandoned)")
 
 
 def _pause(reason: str) -> TodoPause:

@@ -313,7 +313,7 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                 notes += [f"aidp: left out {problem}; filed with {signals.filed_as(signal)}"
                           for problem in signal.problems]
             elif isinstance(signal, signals.Unreadable):
-                notes.append(f"aidp: ignored a {signal.kind} signal: {signal.problem}")
+                notes.append(f"aidp: ignored the {signal.kind} signal: {signal.problem}")
             elif isinstance(signal, signals.UpdateTask):
                 if signal.ref in _PLACEHOLDERS:
                     continue
