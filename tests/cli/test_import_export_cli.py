@@ -156,10 +156,20 @@ def test_beads_issues_are_mapped(cli, project) -> None:
     assert found["Pick a host"]["completed_at"] == "2026-02-02T09:00:00.000000Z"
     assert found["Try sharding"]["created_at"] == "2026-02-04T08:00:00.000000Z"
     notes = {n["task"]: n["text"] for n in typed(project, "note")}
-    assert '"description":"Use Postgres"' in notes[found["Set up database"]["id"]]
+    # the description is the body, the type and close reason are the task's own
+    shown = {d: json.loads(cli("tasks", "show", t["id"], "--json").out)
+             for d, t in found.items()}
+    assert shown["Set up database"]["body"] == "Use Postgres"
+    assert "task_type" not in shown["Set up database"]  # task: the default
+    assert (shown["Pick a host"]["task_type"], shown["Pick a host"]["close_reason"]) == (
+        "chore", "done")
+    note = notes[found["Set up database"]["id"]]  # what has no place in a task (a link)
+    assert "Use Postgres" not in note and "issue_type" not in note
     assert '"status":"blocked"' in notes[found["Wait for legal"]["id"]]
+    before = (project / TASKLIST).read_bytes()
     again = cli("tasks", "import", "issues.jsonl", "--from", "beads")
     assert again.out == "Imported 0 tasks from beads (4 already imported)\n"
+    assert (project / TASKLIST).read_bytes() == before
 
 
 def test_beads_export_reads_back_in_a_fresh_project(cli, project, tmp_path) -> None:
@@ -170,14 +180,25 @@ def test_beads_export_reads_back_in_a_fresh_project(cli, project, tmp_path) -> N
     assert (issue["title"], issue["status"], issue["priority"], issue["labels"],
             issue["external_ref"]) == ("Port the CLI", "closed", 3, ["cli"], tid)
     assert issue["close_reason"] == "abandoned: Out of scope"
+    bug = cli("tasks", "add", "Crash", "--type", "bug", "--body", "## Steps\n1. run", "-q"
+              ).out.strip()
+    cli("tasks", "done", bug, "--reason", "Fixed in 2.1")
+    out = cli("tasks", "export", "--format", "beads").out
+    (exported,) = [json.loads(line) for line in out.splitlines()
+                   if json.loads(line)["external_ref"] == bug]
+    assert (exported["description"], exported["issue_type"], exported["close_reason"]) == (
+        "## Steps\n1. run", "bug", "Fixed in 2.1")
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     (fresh / "b.jsonl").write_text(out)
     result = cli("--dir", str(fresh), "tasks", "import", str(fresh / "b.jsonl"), "--from",
                  "beads", "--json")
-    (task,) = json.loads(result.out)["filed"]
+    task, crash = json.loads(result.out)["filed"]
     assert (task["description"], task["priority"], task["tags"]) == ("Port the CLI", "low", ["cli"])
     assert task["status"] == "done"  # Beads has one closed state
+    back = json.loads(cli("--dir", str(fresh), "tasks", "show", crash["id"], "--json").out)
+    assert (back["body"], back["task_type"], back["close_reason"]) == (
+        "## Steps\n1. run", "bug", "Fixed in 2.1")
 
 
 GITHUB = json.dumps([
@@ -202,10 +223,47 @@ def test_github_issue_list_is_mapped(cli, project) -> None:
     assert dark["completed_at"] == "2026-09-01T12:00:00.000000Z"  # no closedAt in the list
     notes = {n["task"]: n["text"] for n in typed(project, "note")}
     assert notes[crash["id"]].startswith("Imported from github (#12): ")
-    assert "Steps:\\n1. run it" in notes[crash["id"]]  # the body, newlines escaped
+    assert "Steps" not in notes[crash["id"]]  # the body is the task's own
+    assert json.loads(cli("tasks", "show", crash["id"], "--json").out)["body"] == (
+        "Steps:\n1. run it\n2. boom")
+    assert "body" not in json.loads(cli("tasks", "show", dark["id"], "--json").out)
     assert '"labels":["good first issue"]' in notes[dark["id"]]
+    before = (project / TASKLIST).read_bytes()
     assert cli("tasks", "import", "issues.json", "--from", "github").out.startswith(
         "Imported 0 tasks from github (2 already imported)")
+    assert (project / TASKLIST).read_bytes() == before
+
+
+def test_a_body_aidp_cannot_keep_stays_in_the_note(cli, project) -> None:
+    issues = [{"number": 1, "title": "Escapes", "state": "OPEN", "body": "a\x1b[31mb",
+               "createdAt": "2026-10-01T12:00:00Z"},
+              {"number": 2, "title": "Huge", "state": "OPEN", "body": "x" * 70_000,
+               "createdAt": "2026-10-01T12:00:00Z"}]
+    (project / "issues.json").write_text(json.dumps(issues))
+    assert cli("tasks", "import", "issues.json", "--from", "github").code == 0
+    found = tasks_of(cli)
+    assert typed(project, "body") == []
+    sources = {r["task"]: r["fields"] for r in typed(project, "import_source")}
+    assert sources[found["Escapes"]["id"]]["body"] == "a\x1b[31mb"
+    assert len(sources[found["Huge"]["id"]]["body"]) == 70_000
+    beads = json.dumps({"id": "bd-1", "title": "Story", "issue_type": "story",
+                        "description": "kept"})
+    (project / "b.jsonl").write_text(beads + "\n")
+    assert cli("tasks", "import", "b.jsonl", "--from", "beads").code == 0
+    story = json.loads(cli("tasks", "show", tasks_of(cli)["Story"]["id"], "--json").out)
+    assert story["body"] == "kept" and "task_type" not in story
+    assert '"issue_type":"story"' in story["notes"][0]["text"]
+
+
+def test_taskwarrior_annotations_stay_notes(cli, project) -> None:
+    item = {"uuid": "a1b2c3d4-0000-4000-8000-000000000001", "description": "Annotated",
+            "status": "pending", "entry": "20261123T173125Z",
+            "annotations": [{"entry": "20261123T180000Z", "description": "first thought"}]}
+    (project / "tw.json").write_text(json.dumps([item]))
+    assert cli("tasks", "import", "tw.json", "--from", "taskwarrior").code == 0
+    shown = json.loads(cli("tasks", "show", tasks_of(cli)["Annotated"]["id"], "--json").out)
+    assert "body" not in shown
+    assert "first thought" in shown["notes"][0]["text"]
 
 
 def test_import_from_stdin_and_dry_run(cli, project) -> None:
@@ -315,12 +373,14 @@ def test_unusable_arguments_are_refused(cli, project) -> None:
 
 def test_markdown_export_is_a_checklist(cli) -> None:
     tid = cli("tasks", "add", "Fix *this* | that", "-t", "bug", "-q").out.strip()
-    done = cli("tasks", "add", "Finished", "-q").out.strip()
-    cli("tasks", "done", done)
+    done = cli("tasks", "add", "Finished", "--type", "feature", "--body",
+               "## Why\n\nBecause\n- a *list*", "-q").out.strip()
+    cli("tasks", "done", done, "--reason", "Shipped in 2.1")
     out = cli("tasks", "export", "--format", "markdown").out
     assert out.startswith("# Backlog\n\n## Pending (1)\n\n")
     assert f"- [ ] Fix \\*this\\* \\| that (medium) #bug `{tid}`" in out
-    assert f"## Done (1)\n\n- [x] Finished (medium) `{done}`" in out
+    assert (f"## Done (1)\n\n- [x] Finished (medium, feature) `{done}` — Shipped in 2.1\n"
+            "\n  ## Why\n\n  Because\n  - a *list*\n") in out
 
 
 def test_export_to_a_file(cli, project) -> None:

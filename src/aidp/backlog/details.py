@@ -191,3 +191,38 @@ def preview(text: object) -> str:
     first = first if len(first) <= 40 else first[:39] + "…"
     return f"{first!r} ({len(lines)} line{'s' if len(lines) != 1 else ''})"
 
+
+# --- other tools' items (aidp.interchange) ------------------------------------------------
+
+
+def foreign(values: dict[str, object], extra: dict[str, object], fields: dict[str, str]
+            ) -> dict[str, str]:
+    """An imported item's body, type and close reason (`values`: kind -> what the item
+    holds; `fields`: kind -> the item's name for it), each checked as aidp checks its
+    own. One that does not pass (a body over 64 KiB or with control characters, a type
+    aidp has no word for) stays in `extra` under its field name, kept in the import
+    note as everything without a place in a task; the others leave it."""
+    checks = {BODY: clean_body, TYPE: validate_type, REASON: validate_reason}
+    out: dict[str, str] = {}
+    for kind, value in values.items():
+        try:
+            checked = checks[kind](value) if isinstance(value, str) else None
+        except InvalidInput:
+            checked = None
+        if checked or value in (None, ""):
+            extra.pop(fields[kind], None)
+            if checked:
+                out[kind] = checked
+    return out
+
+
+def imported(task: Record, held: Mapping[str, str]) -> list[Record]:
+    """The records an imported task is filed with (`held`: from `foreign`), stamped with
+    the task's own time; a close reason only for a task done."""
+    out = for_new_task(task, body=held.get(BODY), task_type=held.get(TYPE))
+    reason = held.get(REASON)
+    if reason and task.get("status") == "done":
+        out.append(record(REASON, task["id"], reason, task["updated_at"],
+                          completed_at=str(task.get("completed_at"))))
+    return out
+

@@ -42,7 +42,7 @@ def export(
     if fmt in interchange.WITH_QUEUE:  # blockers, epic, assignee, notes go along
         from aidp.backlog import queue
 
-        qs = queue.state(fold)
+        qs = queue.state(fold, bodies=True)  # and each task's body
         everything = [queue.with_extras(qs, t) for t in everything]
     data = interchange.dump(fmt, everything, raw=raw)
     if output is None:

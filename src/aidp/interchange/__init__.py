@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from aidp.backlog import details
 from aidp.core.errors import InvalidInput
 from aidp.core.model import (
     CONTROL_CHARS,
@@ -44,8 +45,9 @@ from aidp.tasklist.log import TaskLog
 
 EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
 # The formats whose dump writes the work queue (a task's `blocked_by`, `parent`,
-# `assignee` and `notes`, as `queue.with_extras` adds them): the others write task
-# records only (jsonl: exactly as stored; csv: the stored keys).
+# `assignee` and `notes`, as `queue.with_extras` adds them; markdown and beads also
+# `task_type`, `close_reason` and `body`): the others write task records only (jsonl:
+# exactly as stored; csv: the stored keys).
 WITH_QUEUE = ("markdown", "taskwarrior", "beads")
 IMPORT_FORMATS = ("csv", "jsonl", "taskwarrior", "beads", "github")
 _MODULES = {"markdown": "markdown", "csv": "csv_format", "jsonl": "jsonl",
@@ -93,14 +95,18 @@ class Incoming(Plain):
 
     `task` holds aidp's keys (no `id` unless `native`); `key` is the stable source key
     that makes a second import of the same item file nothing; `extra` keeps what has no
-    place in a task (shown in a note and kept whole in the import_source record).
+    place in a task (shown in a note and kept whole in the import_source record);
+    `details` the task's body, type and close reason (aidp.backlog.details: kind ->
+    value, checked: `held`), filed as records of their own.
     """
 
-    _fields = ("key", "task", "extra", "native", "line", "same_as", "blocked_by", "parent")
+    _fields = ("key", "task", "extra", "native", "line", "same_as", "blocked_by", "parent",
+               "details")
 
     def __init__(self, key: str, task: Record, extra: dict[str, Any] | None = None, *,
                  native: bool = False, line: int = 0, same_as: str | None = None,
-                 blocked_by: Sequence[str] = (), parent: str | None = None) -> None:
+                 blocked_by: Sequence[str] = (), parent: str | None = None,
+                 details: dict[str, str] | None = None) -> None:
         self.key = key
         self.task = task
         self.extra = extra or {}
@@ -109,6 +115,7 @@ class Incoming(Plain):
         self.same_as = same_as  # the aidp task an export of ours wrote this item from
         self.blocked_by = list(blocked_by)  # source keys of the items it waits on
         self.parent = parent  # source key of its epic
+        self.details = details or {}
 
 
 def module(fmt: str) -> Any:
@@ -298,7 +305,7 @@ def prepare(items: Sequence[Incoming], source: str, *,
             sid = source_id(source, item.key)
             tid = task_id_for(source, item.key, item.task["created_at"])
             task = canonical({"id": tid, **item.task})
-            extra = []
+            extra = details.imported(task, item.details)
             source_record: Record = {"type": SOURCE_TYPE, "id": sid, "task": tid,
                                      "source": source, "key": item.key}
             if item.extra:

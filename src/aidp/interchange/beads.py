@@ -3,12 +3,15 @@
 status: open, blocked, deferred, pinned, hooked → pending; in_progress → in_progress;
 closed → done; tombstone → abandoned. priority 0–1 → high, 2 → medium, 3–4 → low.
 `title` is the description, `labels` the tags; created_at/updated_at/closed_at keep
-their meaning; `blocks` and `parent-child` dependencies become the work queue's links.
-Everything else (description text, issue_type, assignee, comments, close_reason…) is
-kept in the import note. Export writes `aidp-<hex>` ids and the aidp id as
-`external_ref`, which an import of that file recognises, and the work queue: blockers
-as `blocks` dependencies, the epic as a `parent-child` one (an epic is `issue_type`
-epic), the assignee, notes as comments."""
+their meaning; `blocks` and `parent-child` dependencies become the work queue's links;
+`description` is the task's body, `issue_type` its type (task, bug, feature, chore,
+epic), a closed issue's `close_reason` its close reason (one aidp cannot keep so — a
+body over 64 KiB, another type — stays in the note). Everything else (assignee,
+comments, design, acceptance_criteria…) is kept in the import note. Export writes
+`aidp-<hex>` ids and the aidp id as `external_ref`, which an import of that file
+recognises, the body as `description`, the type as `issue_type` (`epic` too for a task
+with children), the close reason, and the work queue: blockers as `blocks`
+dependencies, the epic as a `parent-child` one, the assignee, notes as comments."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from aidp.backlog.details import foreign
 from aidp.core.model import TASK_ID_RE, Record
 from aidp.interchange import (
     BadFile,
@@ -57,7 +61,8 @@ def dump(tasks: Sequence[Record]) -> bytes:
             "title": task.get("description", ""),
             "status": TO_STATUS.get(str(status), "open"),
             "priority": TO_PRIORITY.get(str(task.get("priority")), 2),
-            "issue_type": "epic" if tid in epics else "task",
+            "description": task.get("body"),
+            "issue_type": task.get("task_type") or ("epic" if tid in epics else "task"),
             "created_at": task.get("created_at"),
             "updated_at": task.get("updated_at"),
         }
@@ -67,6 +72,8 @@ def dump(tasks: Sequence[Record]) -> bytes:
         if status == "abandoned":
             issue["close_reason"] = "abandoned" + (
                 f": {task['abandoned_reason']}" if task.get("abandoned_reason") else "")
+        elif status == "done":
+            issue["close_reason"] = task.get("close_reason")
         if task.get("tags"):
             issue["labels"] = list(task["tags"])
         issue.update(_queue(task, issue["id"]))
@@ -146,6 +153,12 @@ def parse(text: str, name: str) -> list[Incoming]:
         ref = obj.get("external_ref")
         same = ref if isinstance(ref, str) and TASK_ID_RE.fullmatch(ref) else None
         blockers, parent = _links(obj.get("dependencies"), key.strip())
+        given = {"body": obj.get("description"), "task_type": obj.get("issue_type")}
+        if status == "done":  # (a deleted issue's reason stays in the note)
+            given["close_reason"] = obj.get("close_reason")
+        kept = foreign(given, extra, {"body": "description", "task_type": "issue_type",
+                                   "close_reason": "close_reason"})
         items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
-                              same_as=same, blocked_by=blockers, parent=parent))
+                              same_as=same, blocked_by=blockers, parent=parent,
+                              details=kept))
     return items

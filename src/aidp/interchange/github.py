@@ -6,8 +6,9 @@ labels become tags, and a label naming a priority (high/critical/urgent/P0/P1,
 low/minor/P3/P4, optionally as `priority: high` or `priority/high`) sets the
 priority (else medium). `createdAt` is created_at; a closed issue finishes at
 `closedAt` when the list has it, else `updatedAt`, else `createdAt`. The number
-(with `url` when present) is the source key; body and other fields go to the note.
-Import only: aidp does not write to GitHub."""
+(with `url` when present) is the source key; the body (Markdown) is the task's body
+(one over 64 KiB or with control characters stays in the note), other fields go to the
+note. Import only: aidp does not write to GitHub."""
 
 from __future__ import annotations
 
@@ -16,7 +17,16 @@ from typing import Any
 
 import orjson
 
-from aidp.interchange import BadFile, Incoming, build_task, choice, description, tags, timestamp
+from aidp.backlog.details import foreign
+from aidp.interchange import (
+    BadFile,
+    Incoming,
+    build_task,
+    choice,
+    description,
+    tags,
+    timestamp,
+)
 
 STATE = {"open": "pending", "closed": "done"}
 _PRIORITY_LABEL = re.compile(r"(?:priority[\s:/_-]*|prio[\s:/_-]*)?(\w+)", re.IGNORECASE)
@@ -86,5 +96,6 @@ def parse(text: str, name: str) -> list[Incoming]:
         }
         url = obj.get("url")
         key = url if isinstance(url, str) and url else f"#{number}"
-        items.append(Incoming(key, build_task(fields), extra, line=n))
+        body = foreign({"body": obj.get("body")}, extra, {"body": "body"})
+        items.append(Incoming(key, build_task(fields), extra, line=n, details=body))
     return items

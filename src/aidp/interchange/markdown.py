@@ -1,6 +1,8 @@
 """A Markdown checklist of the backlog, grouped by status (export only): open tasks
-as `- [ ]`, finished ones as `- [x]`, each with its priority, tags and id, and its
-work queue: `@assignee`, `waits on` ids, `epic` id, notes as indented items."""
+as `- [ ]`, finished ones as `- [x]`, each with its priority (and type), tags and id,
+its close or abandon reason, its work queue: `@assignee`, `waits on` ids, `epic` id;
+then its body (Markdown, kept as such, indented into the item) and its notes as
+indented items."""
 
 from __future__ import annotations
 
@@ -24,6 +26,14 @@ def _code(text: object) -> str:
     return CONTROL_RE.sub(" ", str(text)).replace("`", "'")
 
 
+def _indented(body: str) -> list[str]:
+    """A body inside its list item: every line indented two spaces (a blank one stays
+    blank), control characters but tabs as spaces."""
+    return [f"  {line}" if line.strip() else "" for line in
+            (CONTROL_RE.sub(lambda m: m.group() if m.group() == "\t" else " ", raw)
+             for raw in body.split("\n"))]
+
+
 def dump(tasks: Sequence[Record]) -> bytes:
     groups: dict[str, list[Record]] = {s: [] for s in (*STATUSES, "other")}
     for task in tasks:
@@ -38,7 +48,8 @@ def dump(tasks: Sequence[Record]) -> bytes:
             text = _cell(task.get("description", ""))
             if status == "abandoned":
                 text = f"~~{text}~~"
-            parts = [f"- [{box}] {text}", f"({_cell(task.get('priority', 'medium'))})"]
+            kind = f", {_cell(task['task_type'])}" if task.get("task_type") else ""
+            parts = [f"- [{box}] {text}", f"({_cell(task.get('priority', 'medium'))}{kind})"]
             parts += [f"#{_cell(t)}" for t in task.get("tags") or []]
             parts.append(f"`{task.get('id', '')}`")
             if isinstance(task.get("assignee"), str):
@@ -48,9 +59,12 @@ def dump(tasks: Sequence[Record]) -> bytes:
                 parts.append(f"(waits on {waits})")
             if isinstance(task.get("parent"), str):
                 parts.append(f"(epic `{_code(task['parent'])}`)")
-            if status == "abandoned" and task.get("abandoned_reason"):
-                parts.append(f"— {_cell(task['abandoned_reason'])}")
+            reason = {"abandoned": "abandoned_reason", "done": "close_reason"}.get(status)
+            if reason is not None and task.get(reason):
+                parts.append(f"— {_cell(task[reason])}")
             lines.append(" ".join(parts))
+            if isinstance(task.get("body"), str) and task["body"]:
+                lines += ["", *_indented(task["body"]), ""]
             for note in task.get("notes") or ():
                 who = f"{_cell(note['author'])}: " if isinstance(note.get("author"), str) else ""
                 lines.append(f"  - {who}{_cell(note['text'])}")
