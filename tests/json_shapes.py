@@ -102,6 +102,8 @@ TASK = Obj(
      "abandoned_at": Stamp, "abandoned_reason": str,
      # the work queue's keys, only when set (reference.md "JSON output")
      "blocked_by": [TASK_ID], "parent": TASK_ID, "assignee": str, "claimed_at": Stamp,
+     # a claim's lease (docs/guide.md, "Leases"): its end, and `stale` once it ran out
+     "lease_until": Stamp, "stale": bool,
      "notes": [NOTE],
      # file-format.md "Body, type and close reason": records of their own, only when set
      # (`body` only where a task is shown whole: show, add, edit, list --with-body)
@@ -189,7 +191,7 @@ RUN = Obj({
 # --- agents' integration (docs/agents.md) -----------------------------------------------
 
 PRIME_TASK = Obj({"id": TASK_ID, "description": str, "status": STATUS, "priority": PRIORITY,
-                  "tags": [str]}, {"assignee": str})
+                  "tags": [str]}, {"assignee": str, "lease_until": Stamp, "stale": bool})
 PRIME = Obj({
     "session": str,
     "todo": TODO.extend(required={"items_left_out": int}),

@@ -121,7 +121,20 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
     blocked.sort(key=lambda row: (model.priority_rank(row[1]), row[2]))
     assert full.blocked() == blocked
     assert got.blocked() == blocked
-    assert queue.ready_count(got) == queue.ready_count(full) == len(ready)  # prime's count
+    # claims: one query on the store (an in-progress task's claims, for its lease)
+    for statuses in (("in_progress",), OPEN_STATUSES, STATUSES, ("odd",), ()):
+        assert got.claims(statuses) == full.claims(statuses)
+        claims = {}
+        for record in full.typed.values():
+            if record.get("type") == "claim" and isinstance(record.get("task"), str):
+                claims.setdefault(record["task"], []).append(record)
+        assert full.claims(statuses) == [(tid, priority, created, claims[tid])
+                                         for tid, priority, created in full.summaries(statuses)
+                                         if tid in claims]
+    now = model.now_micros()  # prime's count: the fresh ones, then the stale ones
+    stale = queue.stale_ready(full, now=now)
+    assert queue.stale_ready(got, now=now) == stale
+    assert queue.ready_count(got, now) == queue.ready_count(full, now) == len(ready) + len(stale)
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
         expected_found = tasks.find(full.tasks.values(), query, links)
         for answer in (got, full):  # with the whole queue state, or folding what it needs

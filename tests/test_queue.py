@@ -462,7 +462,11 @@ def test_the_queue_adds_these_keys_to_a_task(log: TaskLog) -> None:
     queue.block(log, waiting, [a])
     epic = add(log, "epic")
     queue.add(log, "child", parent=epic)
+    gone = add(log, "held by an agent that died")
+    queue.claim(log, gone, "bob", lease=1_000_000)  # a lease of one second
     fold = log.read()
     qs = queue.state(fold)
-    keys = {key for t in fold.tasks.values() for key in queue.extras(qs, t)}
-    assert keys == {"blocked_by", "parent", "assignee", "claimed_at", "notes"}
+    later = queue.judge(qs.holder(fold.tasks[gone])).until + 1  # once that ran out
+    keys = {key for t in fold.tasks.values() for key in queue.extras(qs, t, now=later)}
+    assert keys == {"blocked_by", "parent", "assignee", "claimed_at", "lease_until", "stale",
+                    "notes"}

@@ -111,7 +111,7 @@ def test_claim_release_and_show(cli, project: Path) -> None:
     assert shown["status"] == "pending" and "assignee" not in shown
     assert cli("tasks", "release", short(a)).out.startswith("Not claimed, nothing changed")
     me = cli("tasks", "claim", "--as", "bob")
-    assert me.code == 0 and me.out == f"✓ Claimed: [{sid(a)}] a (as bob)\n"
+    assert me.code == 0 and me.out == f"✓ Claimed: [{sid(a)}] a (as bob, lease runs 30m more)\n"
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ class Prime:
     in_progress_count: int = 0
     ready: list[Record] = field(default_factory=list)
     ready_count: int = 0
+    stale_count: int = 0  # of ready_count, the stale claims (in progress, lease run out)
     pending_count: int = 0
     session_flag: bool = False  # commands name the session (it is not the default one)
     hooked: bool = False  # shown through an agent's hook: say what the hooks do
@@ -72,6 +73,7 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
     # shown are decoded, with their own links.
     under_way = tasks.find_in(fold, tasks.Query(statuses=("in_progress",),
                                                 limit=IN_PROGRESS_SHOWN))
+    stale = queue.stale_ready(fold)  # offered after the fresh ones
     ready = fold.tasks_of([e.id for e in queue.ready(fold, limit=READY_SHOWN)])
     qs = queue.state(fold, about=[t["id"] for t in under_way.tasks + ready], own=True)
     return Prime(
@@ -80,7 +82,9 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
         in_progress=[queue.with_extras(qs, t) for t in under_way.tasks],
         in_progress_count=under_way.matched.get("in_progress", 0),
         ready=[queue.with_extras(qs, t) for t in ready],
-        ready_count=queue.ready_count(fold) if len(ready) == READY_SHOWN else len(ready),
+        ready_count=(queue.folded.ready_count(fold) + len(stale) if len(ready) == READY_SHOWN
+                     else len(ready)),
+        stale_count=len(stale),
         pending_count=fold.status_counts().get("pending", 0),
         session_flag=session_flag,
         hooked=hooked,
@@ -111,12 +115,27 @@ def _task_line(task: Record) -> str:
     shown_tags = " ".join(f"#{_clip(t, 20)}" for t in tags[:4] if isinstance(t, str))
     line = f"- {_clip(task.get('id'), 40)} [{priority}] {_clip(task.get('description', ''))}"
     if isinstance(task.get("assignee"), str):
-        line += f" (claimed by {_clip(task['assignee'], 40)})"
+        line += f" (claimed by {_clip(task['assignee'], 40)}{_stale(task)})"
     return line + (f" {shown_tags}" if shown_tags else "")
 
 
+def _stale(task: Record) -> str:
+    """`, stale: lease ran out 5m ago` for a task whose holder's lease ran out (a claim
+    takes it over); nothing for a live one."""
+    if task.get("stale") is not True:
+        return ""
+    from aidp.backlog.queue import span
+    from aidp.core.model import UNKNOWN_TS, now_micros, ts_of
+
+    until, now = ts_of(task, "lease_until"), now_micros()
+    if until == UNKNOWN_TS or until > now:  # a stamp from the future is not believed
+        return ", stale: its lease is stamped ahead of this clock"
+    return f", stale: lease ran out {span(now - until)} ago"
+
+
 def _task_json(task: Record) -> dict[str, Any]:
-    keys = ("id", "description", "status", "priority", "tags", "assignee")
+    keys = ("id", "description", "status", "priority", "tags", "assignee", "lease_until",
+            "stale")
     out: dict[str, Any] = {key: task[key] for key in keys if key in task}
     if isinstance(out.get("description"), str):
         out["description"] = _clip(out["description"], 200)
@@ -212,8 +231,11 @@ def render_text(prime: Prime) -> str:
             out.append(f"- … and {more} more: `aidp tasks list in_progress`")
         out.append("")
     if prime.ready_count:
-        waiting = prime.pending_count - prime.ready_count
+        waiting = prime.pending_count - prime.ready_count + prime.stale_count
         also = f", {waiting} more waiting on others" if waiting > 0 else ""
+        if prime.stale_count:
+            also += (f"; {prime.stale_count} of them stale: claimed, the holder's lease ran "
+                     "out, `aidp tasks claim ID` takes one over")
         out += [f"## Ready to pick up ({prime.ready_count} ready{also}; "
                 "highest priority first)", ""]
         out += [_task_line(t) for t in prime.ready]

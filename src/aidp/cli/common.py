@@ -177,6 +177,18 @@ class Env:
             )
 
 
+def tell_lost(e: Env, fold: Fold, ids: Sequence[str]) -> None:
+    """One line on stderr for each of these tasks that you (AIDP_ACTOR, else git's
+    user.email, else the login name) held and lost — taken over when your lease ran
+    out, or held by an earlier claim from another clone — naming who holds it now.
+    git is asked who you are only when one of them has such a claim."""
+    from aidp.backlog import queue
+    from aidp.core.terminal import inert
+
+    for line in queue.lost(fold, ids, lambda: queue.default_actor(e.root)):
+        sys.stderr.write(f"Note: {inert(line)}\n")
+
+
 def _say_notice(line: str) -> None:
     """A note about the tasklist (git attributes that override aidp's), shown inert:
     the attribute values come from the repository."""

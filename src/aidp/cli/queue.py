@@ -12,7 +12,7 @@ from collections.abc import Callable
 import typer
 
 from aidp.backlog import queue as core
-from aidp.backlog.tasks import short_ids
+from aidp.backlog.tasks import resolve_id, short_ids
 from aidp.cli import output
 from aidp.cli.common import (
     BODY_FILE_HELP,
@@ -25,6 +25,7 @@ from aidp.cli.common import (
     env,
     read_body,
     split_ids,
+    tell_lost,
 )
 from aidp.core.errors import InvalidInput
 from aidp.core.model import Record, now_micros, priority_key, ts_of, validate_priority
@@ -127,8 +128,25 @@ def ready(
     shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"
     lines = [paint(f"READY ({shown})", "bold")]
     ids = short_ids(fold, [t["id"] for t in found])
-    lines += [f"  {n}. {_line(t, now, paint, ids)}" for n, t in enumerate(found, start=1)]
+    taken = [t["id"] for t in found if t.get("status") == "in_progress"]
+    stale = _stale_marks(fold, taken, now, paint) if taken else {}
+    lines += [f"  {n}. {_line(t, now, paint, ids)}{stale.get(t['id'], '')}"
+              for n, t in enumerate(found, start=1)]
     render.write_text("\n".join(lines))
+
+
+def _stale_marks(fold: Fold, ids: list[str], now: int, paint: render.Painter
+                 ) -> dict[str, str]:
+    """`ready`'s mark on a stale task: whose lease ran out, and when."""
+    qs = core.state(fold, about=ids, own=True)
+    marks = {}
+    for tid in ids:
+        holder = qs.holder(fold.tasks[tid])
+        if holder is not None:
+            lease = core.judge(holder, now)
+            marks[tid] = " " + paint(f"stale: @{inert(holder['assignee'])}, {lease.said()}; "
+                                     "a claim takes it over", "yellow")
+    return marks
 
 
 def blocked(
@@ -188,31 +206,54 @@ def claim(
     name: str | None = typer.Option(
         None, "--as", metavar="NAME",
         help="Who claims it. Default: AIDP_ACTOR, else git user.email, else the login name."),
+    lease: str | None = typer.Option(
+        None, "--lease", metavar="DURATION",
+        help="How long the claim holds unless renewed (90s, 20m, 2h). Default: lease in "
+        ".aidp/config.toml, else 30m. Claiming your own task again renews it."),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Atomically take a task: in_progress, with you as its assignee.
+    """Atomically take a task: in_progress, with you as its assignee, for a lease.
+
+    A task whose holder's lease ran out (stale) is taken over; a live one is refused.
 
     Examples:
     $ aidp tasks claim
-    $ aidp tasks claim 3f2a --as ci-bot
+    $ aidp tasks claim 3f2a --as ci-bot --lease 2h
     """
+    import os
+
+    from aidp.app.leases import default_lease
+
     e = env(ctx)
+    # Bad input is refused before anything is read: a bad --lease or --as.
+    length = core.parse_lease(lease) if lease is not None else None
     lookup: Callable[[], str] = ((lambda: core.validate_actor(name)) if name is not None
                                  else core.actor_lookup(e.root))
     if name is not None:
-        lookup()  # a bad --as is refused before anything is read
+        lookup()
+    configured = default_lease(e.root)  # a new claim's (a renewal keeps its own length)
     before = e.read()  # the claim reuses this fold (see tasks._transition)
-    result = core.claim(e.log, task_id, lookup)
+    tell_lost(e, before, [resolve_id(before, task_id)] if task_id is not None else [])
+    result = core.claim(e.log, task_id, lookup, lease=length, default_lease=configured,
+                        session=os.environ.get("AIDP_SESSION") or None)
     who = result.claim["assignee"]
     if as_json:
         output.json_out(result.shown)
         return
     label = _label(result.task, short_ids(before, [result.task["id"]]))
-    if result.changed:
-        tick = output.painter()("✓", "green")
-        render.write_text(f"{tick} Claimed: {label} (as {inert(who)})")
+    tick = output.painter()("✓", "green")
+    said = result.lease.said()
+    if result.took_over is not None:
+        render.write_text(f"{tick} Took over: {label} (as {inert(who)}, {said}) from "
+                          f"{inert(result.took_over.assignee)}, whose "
+                          f"{result.took_over.said()}")
+    elif result.renewed:
+        render.write_text(f"{tick} Renewed your claim: {label} ({said})")
+    elif result.changed:
+        render.write_text(f"{tick} Claimed: {label} (as {inert(who)}, {said})")
     else:
-        render.write_text(f"Already claimed by you, nothing changed: {label}")
+        render.write_text(f"Already claimed by you, nothing changed: {label} ({said}; "
+                          "renewed once half of it has run)")
 
 
 def release(
@@ -240,6 +281,7 @@ def release(
         cutoff = now_micros() - parse_age(stale, what="--stale")
     before = e.read()
     changes = core.release(e.log, ids or [], claimed_before=cutoff)
+    tell_lost(e, before, [c.task["id"] for c in changes])
     if as_json:
         records = [c.task for c in changes]
         many = len(records) != 1 or stale is not None  # --stale: always an array
@@ -375,6 +417,7 @@ def edit(
         change = core.edit(e.log, task_id, description=description, priority=priority,
                            add_tags=add_tag, remove_tags=remove_tag, parent=parent,
                            detach=no_parent, body=text, task_type=task_type)
+    tell_lost(e, before, [change.task["id"]])
     if as_json:
         fold = e.read()
         output.json_out(core.with_extras(core.state(fold, about=change.task["id"], bodies=True),
@@ -402,6 +445,7 @@ def note(
     e = env(ctx)
     before = e.read()
     record = core.note(e.log, task_id, " ".join(text), author=actor(e, name))
+    tell_lost(e, before, [record["task"]])
     if as_json:
         output.json_out({"task": record["task"], **core.note_out(record)})
     else:

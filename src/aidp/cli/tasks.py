@@ -20,6 +20,7 @@ from aidp.cli.common import (
     env,
     read_body,
     split_ids,
+    tell_lost,
 )
 from aidp.core.model import now_micros
 from aidp.core.terminal import inert
@@ -129,6 +130,7 @@ def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, a
     # writes), and the ids it names are in it, for their short forms.
     before = e.read()
     changes = core.set_status(e.log, ids, status, reason=reason)
+    tell_lost(e, before, [c.task["id"] for c in changes])
     if as_json:
         from aidp.backlog import queue
 

@@ -10,7 +10,7 @@ import typer
 
 from aidp.backlog import tasks as core
 from aidp.cli import output
-from aidp.cli.common import JSON_HELP, env
+from aidp.cli.common import JSON_HELP, env, tell_lost
 from aidp.core.model import Record, now_micros
 from aidp.core.terminal import inert
 from aidp.tasklist.log import Fold
@@ -34,10 +34,12 @@ def show(
     """
     from aidp.backlog import queue
 
-    fold = env(ctx).read()
+    e = env(ctx)
+    fold = e.read()
     tasks = fold.tasks
     task = tasks[core.resolve_id(fold, task_id)]
     qs = queue.state(fold, about=task["id"], bodies=True)
+    tell_lost(e, fold, [task["id"]])
     if as_json:
         shown = dict(queue.with_extras(qs, task))  # never the fold's own (memoised) record
         body = shown.pop("body", None)  # (last, after the links)
@@ -94,6 +96,18 @@ def _queue_detail(fold: Fold, qs: "QueueState", task: Record, now: int, paint: r
         since = age(ts_of(holder, "claimed_at"), now)
         lines.append(f"{paint('Assignee', 'bold')} {inert(holder['assignee'])} "
                      + paint(f"(claimed {since})", "dim"))
+        if task.get("status") == "in_progress":
+            from aidp.backlog.queue import judge
+
+            lease = judge(holder, now)
+            said = f"{'stale: ' if lease.stale else ''}{lease.said()}"
+            lines.append(f"{paint('Lease', 'bold')} "
+                         + paint(said, "yellow" if lease.stale else "dim")
+                         + ("" if not lease.stale else paint(
+                             " ('aidp tasks claim' takes it over)", "dim")))
+        if isinstance(holder.get("took_over_from"), str):
+            lines.append(paint(f"  took it over from {inert(holder['took_over_from'])}, "
+                               "whose lease had run out", "dim"))
         for other in qs.claims.get(tid, [])[1:]:
             lines.append(paint(f"  also claimed later by {inert(other['assignee'])} "
                                "(on another clone); the first claim holds it", "dim"))

@@ -341,6 +341,20 @@ class StoreFold(Fold):
         return self._typed(f"WHERE ({_ABOUT}{'' if own else _LINKED}) AND {_KEPT}",
                            (orjson.dumps(wanted).decode(), kinds))
 
+    def claims(self, statuses: Collection[str]) -> list[tuple[str, str | None, int,
+                                                             list[Record]]]:
+        where, params = _in(statuses)  # (status: the task's; typed has no such column)
+        rows = self._rows("SELECT t.id, t.priority, t.created, c.id, c.body FROM task t "
+                          "JOIN typed c ON c.task = t.id AND c.kind = 'claim' "
+                          f"{where} ORDER BY t.seq, c.seq", params)
+        records = self._log.decode_all([(row[3], row[4]) for row in rows])
+        found: list[tuple[str, str | None, int, list[Record]]] = []
+        for (tid, priority, created, _cid, _body), record in zip(rows, records, strict=True):
+            if not found or found[-1][0] != tid:
+                found.append((tid, priority, created, []))
+            found[-1][3].append(record)
+        return found
+
     def ready(self, limit: int | None = None, *, priorities: Collection[str] = (),
               exclude: Collection[str] = ()) -> list[tuple[str, str | None, int]]:
         where = f"AND {_priority_in(priorities)}" if priorities else ""

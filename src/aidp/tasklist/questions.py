@@ -195,6 +195,22 @@ class Questions:
                        if isinstance(task := record.get("task"), str) and task in linked]
         return [(rid, keys[rid], record) for rid, record in records]
 
+    def claims(self, statuses: Collection[str]) -> list[tuple[str, str | None, int,
+                                                             list[Record]]]:
+        """(id, priority, created_at µs, its claim records) of each task whose status is
+        one of `statuses` and that some `claim` record (a typed record of that type whose
+        `task` is the task's id) is about, in the fold's order; its claim records in the
+        fold's order too, released ones included. What the leases judge
+        (aidp.backlog.queue.leases: who holds an in-progress task, and until when)."""
+        by_task: dict[str, list[Record]] = {}
+        for record in self.typed.values():
+            if record.get("type") == "claim" and type(task := record.get("task")) is str:
+                by_task.setdefault(task, []).append(record)
+        if not by_task:
+            return []
+        return [(tid, priority, created, by_task[tid])
+                for tid, priority, created in self.summaries(statuses) if tid in by_task]
+
     def _waits(self) -> dict[str, list[str]]:
         """task -> what it waits on, as queue.QueueState.waits gives it: its dependencies
         (`dep` records not `removed`, by their fold key), then its children (the tasks

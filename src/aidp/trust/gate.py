@@ -56,6 +56,8 @@ def _is_preset_name(value: object, presets: Collection[str]) -> bool:
 # `status` pass in (`aidp.agent.presets.PRESETS`): this module knows no agent.
 INERT: dict[tuple[str, ...], Callable[[object, Collection[str]], bool]] = {
     ("agent",): _is_preset_name,
+    # how long a claim holds (docs/guide.md, "Leases"): a duration, never a process
+    ("lease",): lambda value, presets: isinstance(value, str),
 }
 
 

@@ -7,7 +7,8 @@ the greatest (updated_at, line number) per id wins:
 
 - `dep`    `dep:<task>:<blocker>`     one dependency edge; `"removed": true` once unblocked
 - `parent` `parent:<task>`            the task's epic; no `parent` key once detached
-- `claim`  `claim:<task>:<assignee>`  one person's claim; `released_at` once released
+- `claim`  `claim:<task>:<assignee>`  one person's claim and its lease (`lease`,
+                                      `lease_until`); `released_at` once released
 - `note`   `note:<task>:<8 hex>`      one note, never changed
 
 One record per edge, per claimant and per note (not one record per task) so that
@@ -29,7 +30,9 @@ of them is open, and a dependency that would make a child wait on its epic is a 
     folded.py   the queue as folded: QueueState, ready/blocked, cycles, record ids, history,
                 the result of a write (Change)
     edits.py    add (with links), block/unblock, edit, note
-    claims.py   claim, release, stale claims, the actor's name
+    leases.py   a claim's lease: its length parsed, judged live or stale (pure)
+    renewal.py  stale claims found, a lost claim told, leases renewed for a holder
+    claims.py   claim (renewal, takeover), release, what is ready, the actor's name
 """
 
 from __future__ import annotations
@@ -39,9 +42,13 @@ from aidp.backlog.queue.claims import (
     actor_lookup,
     claim,
     default_actor,
+    first_ready,
+    ready,
+    ready_count,
     release,
     release_records,
     stale,
+    stale_ready,
     validate_actor,
     why_nothing_ready,
 )
@@ -75,24 +82,32 @@ from aidp.backlog.queue.folded import (
     events,
     extras,
     find_path,
-    first_ready,
     list_notes,
     next_stamp,
     note_out,
     parent_id,
-    ready,
-    ready_count,
     short,
     state,
     typed_record,
     wait_graph,
     with_extras,
 )
+from aidp.backlog.queue.leases import (
+    DEFAULT_LEASE,
+    LEASE_FORMS,
+    Lease,
+    judge,
+    parse_lease,
+    span,
+)
+from aidp.backlog.queue.renewal import Keeper, Renewal, lost, renew
 
 __all__ = [
     "CLAIM",
     "CLOSED_STATUSES",
+    "DEFAULT_LEASE",
     "DEP",
+    "LEASE_FORMS",
     "MAX_ACTOR",
     "MAX_NOTE",
     "NOTE",
@@ -102,9 +117,12 @@ __all__ = [
     "Claimed",
     "DependencyCycle",
     "Entry",
+    "Keeper",
+    "Lease",
     "Linked",
     "NothingReady",
     "QueueState",
+    "Renewal",
     "actor_lookup",
     "add",
     "block",
@@ -120,17 +138,23 @@ __all__ = [
     "extras",
     "find_path",
     "first_ready",
+    "judge",
     "list_notes",
+    "lost",
     "next_stamp",
     "note",
     "note_out",
     "parent_id",
+    "parse_lease",
     "ready",
     "ready_count",
     "release",
     "release_records",
+    "renew",
     "short",
+    "span",
     "stale",
+    "stale_ready",
     "state",
     "typed_record",
     "unblock",

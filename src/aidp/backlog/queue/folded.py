@@ -9,9 +9,11 @@ from typing import Any
 
 from aidp.backlog import details
 from aidp.backlog.ids import short_ids
+from aidp.backlog.queue.leases import judge
 from aidp.core.errors import AidpError, ExitCode, InvalidInput
 from aidp.core.model import (
     OPEN_STATUSES,
+    UNKNOWN_TS,
     Record,
     finished_at,
     format_ts,
@@ -167,10 +169,12 @@ def typed_record(fold: Fold, rid: str, about: str) -> Record | None:
                 None)
 
 
-def extras(qs: QueueState, task: Record) -> Record:
+def extras(qs: QueueState, task: Record, now: int | None = None) -> Record:
     """The keys a task shows in JSON beside its record (docs/reference.md, "JSON
     output"), only those that are set: its type and close reason, the queue's links,
-    claim and notes, and (a state folded with `bodies`) its body, last."""
+    claim (a task in progress: its lease's end, and `stale` once that passed `now`,
+    default the clock now: aidp.backlog.queue.leases) and notes, and (a state folded
+    with `bodies`) its body, last."""
     tid = task.get("id", "")
     held = details.shown(task, qs.details.get(tid, {}))
     body = held.pop(details.BODY, None)
@@ -186,6 +190,12 @@ def extras(qs: QueueState, task: Record) -> Record:
         out["assignee"] = claim["assignee"]
         if isinstance(claim.get("claimed_at"), str):
             out["claimed_at"] = claim["claimed_at"]
+        if task.get("status") == "in_progress":  # a lease holds an open claim only
+            lease = judge(claim, now)
+            if lease.until != UNKNOWN_TS:
+                out["lease_until"] = format_ts(lease.until)
+            if lease.stale:
+                out["stale"] = True
     notes = qs.notes.get(tid)
     if notes:
         out["notes"] = [note_out(n) for n in notes]
@@ -202,8 +212,8 @@ def note_out(note: Record) -> Record:
     return out
 
 
-def with_extras(qs: QueueState, task: Record) -> Record:
-    more = extras(qs, task)
+def with_extras(qs: QueueState, task: Record, now: int | None = None) -> Record:
+    more = extras(qs, task, now)
     return {**task, **more} if more else task
 
 
@@ -265,6 +275,9 @@ def list_notes(fold: Fold, qs: QueueState, tasks: Iterable[Record]) -> dict[str,
         holder = qs.holder(task) if tid in qs.claims else None
         if holder is not None:
             parts.append(f"@{holder['assignee']}")
+            lease = judge(holder) if task.get("status") == "in_progress" else None
+            if lease is not None and lease.stale:
+                parts.append(f"stale: {lease.said()}")
         if tid in waiting and task.get("status") in OPEN_STATUSES:
             parts.append(f"waits on {waiting[tid]}")
         if parts:
