@@ -7,18 +7,16 @@ Registered on the `tasks` app only when the command line may name one of them
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).
 
-from collections.abc import Callable
 
 import typer
 
 from aidp.backlog import queue as core
-from aidp.backlog.tasks import resolve_id, short_ids
-from aidp.cli import output
+from aidp.backlog.tasks import short_ids
+from aidp.cli import claims, output
 from aidp.cli.common import (
     BODY_FILE_HELP,
     BODY_HELP,
     ID_HELP,
-    IDS_HELP,
     JSON_HELP,
     TYPE_HELP,
     Env,
@@ -192,113 +190,6 @@ def blocked(
     render.write_text("\n".join(lines))
 
 
-# --- claim and release ---------------------------------------------------------------------
-
-
-def actor(e: Env, given: str | None) -> str:
-    return core.validate_actor(given) if given is not None else core.default_actor(e.root)
-
-
-def claim(
-    ctx: typer.Context,
-    task_id: str | None = typer.Argument(
-        None, metavar="[ID]", help="The task to claim; default: the first ready task."),
-    name: str | None = typer.Option(
-        None, "--as", metavar="NAME",
-        help="Who claims it. Default: AIDP_ACTOR, else git user.email, else the login name."),
-    lease: str | None = typer.Option(
-        None, "--lease", metavar="DURATION",
-        help="How long the claim holds unless renewed (90s, 20m, 2h). Default: lease in "
-        ".aidp/config.toml, else 30m. Claiming your own task again renews it."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-) -> None:
-    """Atomically take a task: in_progress, with you as its assignee, for a lease.
-
-    A task whose holder's lease ran out (stale) is taken over; a live one is refused.
-
-    Examples:
-    $ aidp tasks claim
-    $ aidp tasks claim 3f2a --as ci-bot --lease 2h
-    """
-    import os
-
-    from aidp.app.leases import default_lease
-
-    e = env(ctx)
-    # Bad input is refused before anything is read: a bad --lease or --as.
-    length = core.parse_lease(lease) if lease is not None else None
-    lookup: Callable[[], str] = ((lambda: core.validate_actor(name)) if name is not None
-                                 else core.actor_lookup(e.root))
-    if name is not None:
-        lookup()
-    configured = default_lease(e.root)  # a new claim's (a renewal keeps its own length)
-    before = e.read()  # the claim reuses this fold (see tasks._transition)
-    tell_lost(e, before, [resolve_id(before, task_id)] if task_id is not None else [])
-    result = core.claim(e.log, task_id, lookup, lease=length, default_lease=configured,
-                        session=os.environ.get("AIDP_SESSION") or None)
-    who = result.claim["assignee"]
-    if as_json:
-        output.json_out(result.shown)
-        return
-    label = _label(result.task, short_ids(before, [result.task["id"]]))
-    tick = output.painter()("✓", "green")
-    said = result.lease.said()
-    if result.took_over is not None:
-        render.write_text(f"{tick} Took over: {label} (as {inert(who)}, {said}) from "
-                          f"{inert(result.took_over.assignee)}, whose "
-                          f"{result.took_over.said()}")
-    elif result.renewed:
-        render.write_text(f"{tick} Renewed your claim: {label} ({said})")
-    elif result.changed:
-        render.write_text(f"{tick} Claimed: {label} (as {inert(who)}, {said})")
-    else:
-        render.write_text(f"Already claimed by you, nothing changed: {label} ({said}; "
-                          "renewed once half of it has run)")
-
-
-def release(
-    ctx: typer.Context,
-    ids: list[str] = typer.Argument(None, metavar="[ID...]", help=IDS_HELP),
-    stale: str | None = typer.Option(
-        None, "--stale", metavar="AGE",
-        help="Also every task in progress claimed longer ago than AGE (30m, 12h, 7d)."),
-    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
-) -> None:
-    """Put claimed tasks back: pending, no assignee.
-
-    Examples:
-    $ aidp tasks release 3f2a
-    $ aidp tasks release --stale 2h
-    """
-    e = env(ctx)
-    if not ids and stale is None:
-        raise InvalidInput("Missing ID: give the tasks to release, or --stale AGE for every "
-                           "claim older than AGE")
-    cutoff = None
-    if stale is not None:
-        from aidp.core.when import parse_age
-
-        cutoff = now_micros() - parse_age(stale, what="--stale")
-    before = e.read()
-    changes = core.release(e.log, ids or [], claimed_before=cutoff)
-    tell_lost(e, before, [c.task["id"] for c in changes])
-    if as_json:
-        records = [c.task for c in changes]
-        many = len(records) != 1 or stale is not None  # --stale: always an array
-        output.json_out(records if many else records[0])
-        return
-    if not changes:
-        render.write_text(f"No claim older than {inert(stale)}, nothing changed")
-        return
-    paint = output.painter()
-    short = short_ids(before, [c.task["id"] for c in changes])
-    render.write_text("\n".join(
-        f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
-        else f"Not claimed, nothing changed: {_label(c.task, short)}"
-        for c in changes
-    ))
-
-
 # --- dependencies ------------------------------------------------------------------------
 
 
@@ -444,7 +335,7 @@ def note(
     """
     e = env(ctx)
     before = e.read()
-    record = core.note(e.log, task_id, " ".join(text), author=actor(e, name))
+    record = core.note(e.log, task_id, " ".join(text), author=claims.actor(e, name))
     tell_lost(e, before, [record["task"]])
     if as_json:
         output.json_out({"task": record["task"], **core.note_out(record)})
@@ -455,7 +346,7 @@ def note(
 
 
 # In the order `aidp tasks --help` lists them, after the group's own commands.
-COMMANDS = (ready, blocked, claim, release, block, unblock, edit, note)
+COMMANDS = (ready, blocked, block, unblock, edit, note)
 
 
 def register(tasks_app: typer.Typer) -> None:

@@ -379,7 +379,7 @@ ELSEWHERE = {
     "changes": "gitcmds", "textconv": "gitcmds",  # teams
     "history": "history", "undo": "history",
     "export": "exchange", "import": "exchange",
-    "ready": "queue", "blocked": "queue", "claim": "queue", "release": "queue",
+    "ready": "queue", "blocked": "queue", "claim": "claims", "release": "claims",
     "block": "queue", "unblock": "queue", "edit": "queue", "note": "queue",
 }
 _PLACES = ("add", "tasks_list", "tasks_show", "tasks", *dict.fromkeys(ELSEWHERE.values()))
@@ -418,6 +418,10 @@ def with_commands(name: str | None) -> None:
         from aidp.cli import queue
 
         _add(queue.register)
+    if "claims" in wanted:
+        from aidp.cli import claims
+
+        _add(claims.register)
     app.registered_commands.sort(key=_place)
 
 

@@ -1,0 +1,138 @@
+"""`aidp tasks claim|release`: taking a task for a lease and putting it back. Registered
+on the `tasks` app only when the command line may name one of them
+(aidp.cli.tasks.with_commands calls `register`); the core is aidp.backlog.queue.claims."""
+
+# No `from __future__ import annotations`: Typer reads the commands' annotations at
+# every run, and a string annotation costs an eval each (aidp.cli, the same).
+
+from collections.abc import Callable
+
+import typer
+
+from aidp.backlog import queue as core
+from aidp.backlog.tasks import resolve_id, short_ids
+from aidp.cli import output
+from aidp.cli.common import IDS_HELP, JSON_HELP, Env, env, tell_lost
+from aidp.core.errors import InvalidInput
+from aidp.core.model import Record, now_micros
+from aidp.core.terminal import inert
+from aidp.views import render
+
+
+def _label(task: Record, ids: dict[str, str] | None = None) -> str:
+    return render.task_label(task, ids)
+
+
+def actor(e: Env, given: str | None) -> str:
+    return core.validate_actor(given) if given is not None else core.default_actor(e.root)
+
+
+def claim(
+    ctx: typer.Context,
+    task_id: str | None = typer.Argument(
+        None, metavar="[ID]", help="The task to claim; default: the first ready task."),
+    name: str | None = typer.Option(
+        None, "--as", metavar="NAME",
+        help="Who claims it. Default: AIDP_ACTOR, else git user.email, else the login name."),
+    lease: str | None = typer.Option(
+        None, "--lease", metavar="DURATION",
+        help="How long the claim holds unless renewed (90s, 20m, 2h). Default: lease in "
+        ".aidp/config.toml, else 30m. Claiming your own task again renews it."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Atomically take a task: in_progress, with you as its assignee, for a lease.
+
+    A task whose holder's lease ran out (stale) is taken over; a live one is refused.
+
+    Examples:
+    $ aidp tasks claim
+    $ aidp tasks claim 3f2a --as ci-bot --lease 2h
+    """
+    import os
+
+    from aidp.app.leases import default_lease
+
+    e = env(ctx)
+    # Bad input is refused before anything is read: a bad --lease or --as.
+    length = core.parse_lease(lease) if lease is not None else None
+    lookup: Callable[[], str] = ((lambda: core.validate_actor(name)) if name is not None
+                                 else core.actor_lookup(e.root))
+    if name is not None:
+        lookup()
+    configured = default_lease(e.root)  # a new claim's (a renewal keeps its own length)
+    before = e.read()  # the claim reuses this fold (see tasks._transition)
+    tell_lost(e, before, [resolve_id(before, task_id)] if task_id is not None else [])
+    result = core.claim(e.log, task_id, lookup, lease=length, default_lease=configured,
+                        session=os.environ.get("AIDP_SESSION") or None)
+    who = result.claim["assignee"]
+    if as_json:
+        output.json_out(result.shown)
+        return
+    label = _label(result.task, short_ids(before, [result.task["id"]]))
+    tick = output.painter()("✓", "green")
+    said = result.lease.said()
+    if result.took_over is not None:
+        render.write_text(f"{tick} Took over: {label} (as {inert(who)}, {said}) from "
+                          f"{inert(result.took_over.assignee)}, whose "
+                          f"{result.took_over.said()}")
+    elif result.renewed:
+        render.write_text(f"{tick} Renewed your claim: {label} ({said})")
+    elif result.changed:
+        render.write_text(f"{tick} Claimed: {label} (as {inert(who)}, {said})")
+    else:
+        render.write_text(f"Already claimed by you, nothing changed: {label} ({said}; "
+                          "renewed once half of it has run)")
+
+
+def release(
+    ctx: typer.Context,
+    ids: list[str] = typer.Argument(None, metavar="[ID...]", help=IDS_HELP),
+    stale: str | None = typer.Option(
+        None, "--stale", metavar="AGE",
+        help="Also every task in progress claimed longer ago than AGE (30m, 12h, 7d)."),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Put claimed tasks back: pending, no assignee.
+
+    Examples:
+    $ aidp tasks release 3f2a
+    $ aidp tasks release --stale 2h
+    """
+    e = env(ctx)
+    if not ids and stale is None:
+        raise InvalidInput("Missing ID: give the tasks to release, or --stale AGE for every "
+                           "claim older than AGE")
+    cutoff = None
+    if stale is not None:
+        from aidp.core.when import parse_age
+
+        cutoff = now_micros() - parse_age(stale, what="--stale")
+    before = e.read()
+    changes = core.release(e.log, ids or [], claimed_before=cutoff)
+    tell_lost(e, before, [c.task["id"] for c in changes])
+    if as_json:
+        records = [c.task for c in changes]
+        many = len(records) != 1 or stale is not None  # --stale: always an array
+        output.json_out(records if many else records[0])
+        return
+    if not changes:
+        render.write_text(f"No claim older than {inert(stale)}, nothing changed")
+        return
+    paint = output.painter()
+    short = short_ids(before, [c.task["id"] for c in changes])
+    render.write_text("\n".join(
+        f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
+        else f"Not claimed, nothing changed: {_label(c.task, short)}"
+        for c in changes
+    ))
+
+
+COMMANDS = (claim, release)
+
+
+def register(tasks_app: typer.Typer) -> None:
+    """Add `claim` and `release` to the `tasks` group (once, however often asked)."""
+    present = {command.callback for command in tasks_app.registered_commands}
+    for command in COMMANDS:
+        if command not in present:
+            tasks_app.command()(command)
