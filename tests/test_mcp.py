@@ -383,21 +383,25 @@ def test_without_hooks_or_aidp_session_the_session_is_the_persons_own(
 
 
 def test_hook_state_names_the_session_of_the_agent_process(project: Path) -> None:
-    from aidp.agent.hook.state import ancestors, session_of_agent
+    from aidp.agent.hook.state import ancestors, process_key, session_of_agent
 
     assert ancestors(os.getpid(), 1) == [os.getppid()]
+    me, parent, init = (process_key(pid) for pid in (os.getpid(), os.getppid(), 1))
     folder = project / ".aidp" / "hooks"
     folder.mkdir(parents=True)
     (folder / "claude-old.json").write_text(json.dumps(
-        {"session": "old", "pids": [4242, 1], "updated": 100}))
+        {"session": "old", "agents": [me, init], "updated": 100}))
     (folder / "claude-new.json").write_text(json.dumps(
-        {"session": "new", "pids": [77, 4242], "updated": 200}))
+        {"session": "new", "agents": [parent, me], "updated": 200}))
     (folder / "gemini-other.json").write_text(json.dumps(
-        {"session": "other", "pids": [5151], "updated": 300}))
+        {"session": "other", "agents": [init], "updated": 300}))
     (folder / "broken.json").write_text("{not json")
-    assert session_of_agent(project, 4242) == "new"  # the most recently updated
-    assert session_of_agent(project, 5151) == "other"
-    assert session_of_agent(project, 9999) is None
+    assert session_of_agent(project, os.getpid()) == "new"  # the most recently updated
+    assert session_of_agent(project, 1) == "other"
+    assert session_of_agent(project, os.getppid()) == "new"
+    (folder / "claude-bare.json").write_text(json.dumps(  # an older aidp's bare pids
+        {"session": "bare", "pids": [os.getpid()], "updated": 900}))
+    assert session_of_agent(project, os.getpid()) == "new"
 
 
 def test_a_client_that_stops_reading_ends_the_server_quietly(project: Path) -> None:

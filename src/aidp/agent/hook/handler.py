@@ -136,9 +136,8 @@ def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
         if kind in ("start", "prompt"):
             # Which agent process these hooks serve: `aidp mcp`, started by that agent,
             # finds this session by it (hook.state.session_of_agent).
-            pids = ancestors(os.getpid())
-            state.data["pids"] = pids
-            state.data["agents"] = [process_key(pid) for pid in pids]
+            state.data.pop("pids", None)  # an older aidp's bare pids: never read now
+            state.data["agents"] = [process_key(pid) for pid in ancestors(os.getpid())]
         if kind == "start":
             answer = _start(ctx, payload, state)
         elif kind == "prompt":

@@ -1,6 +1,13 @@
 """The local state of `aidp hook`: one small JSON file per agent session under
-`.aidp/hooks/` (git-ignored, never in the tasklist), read and written under a lock;
-sessions untouched for STATE_TTL are swept at session start."""
+`.aidp/hooks/` (git-ignored, never in the tasklist), read and written under a lock on
+a file of its own beside it, and saved atomically (a temporary file, synced, renamed
+over it: a full disk leaves the previous state); sessions untouched for STATE_TTL are
+swept at session start.
+
+State that git tracks is never read (nor written): a cloned repository may commit
+`.aidp/hooks/…json` (docs/security.md). And `aidp mcp` finds the session of the agent
+that started it only by that agent's exact process key, pid and start time, never by
+a bare pid."""
 
 from __future__ import annotations
 
@@ -30,28 +37,31 @@ class State:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data: dict[str, Any] = {}
-        self._fd: int | None = None
+        self._folder: files.Folder | None = None
+        self._lock: int | None = None
         self.problem: str | None = None
 
     def __enter__(self) -> State:
         import fcntl
 
+        root, name = self.path.parents[2], self.path.name
         try:
             # Never through a link a cloned repository planted (`.aidp` or
             # `.aidp/hooks` included), never a FIFO: aidp.tasklist.files.
-            with _folder(self.path.parents[2], create=True) as folder:
-                folder.create(".gitignore", b"# aidp hook state: local to this clone\n*\n")
-                self._fd = folder.open(self.path.name, os.O_RDWR | os.O_CREAT)
-            fcntl.flock(self._fd, fcntl.LOCK_EX)
-            raw = b""
-            while chunk := os.read(self._fd, 1 << 16):
-                raw += chunk
+            self._folder = _folder(root, create=True)
+            self._folder.create(".gitignore", b"# aidp hook state: local to this clone\n*\n")
+            self._lock = self._folder.open(name + LOCK_SUFFIX, os.O_RDWR | os.O_CREAT)
+            fcntl.flock(self._lock, fcntl.LOCK_EX)
+            if self._folder.lstat(name) is not None and not _own(root, name):
+                self._close()
+                self.problem = (f"aidp: hook state {self.path} is tracked by git (a clone "
+                                "brought it) or git cannot tell: not read, not written")
+                return self
+            raw = self._folder.read(name) or b""
         except (OSError, StorageError) as exc:
             # Without its state a hook still answers (the count starts at 0): the prime
             # text at session start matters more than the count.
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+            self._close()
             reason = getattr(exc, "strerror", None) or exc
             self.problem = f"aidp: hook state {self.path} unusable ({reason})"
             return self
@@ -67,22 +77,59 @@ class State:
         return self
 
     def save(self) -> None:
-        if self._fd is None:
+        """Replace the state atomically: a temporary file in the same folder, synced,
+        then renamed over it, never through a link. A failure (a full disk) leaves the
+        previous state as it was, says so in `problem`, and removes the temporary file."""
+        if self._folder is None:
             return
         data = dict(self.data, updated=int(time.time()))
         body = orjson.dumps(data, option=orjson.OPT_SORT_KEYS) + b"\n"
-        os.lseek(self._fd, 0, os.SEEK_SET)
-        os.ftruncate(self._fd, 0)
-        os.write(self._fd, body)
+        temp = f".{self.path.name}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+        try:
+            fd = self._folder.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            try:
+                view = memoryview(body)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            self._folder.replace(temp, self.path.name)
+        except (OSError, StorageError) as exc:
+            self._folder.unlink(temp)
+            reason = getattr(exc, "strerror", None) or exc
+            self.problem = (f"aidp: hook state {self.path} not saved ({reason}); the "
+                            "previous state is kept")
+            return
+        self._folder.sync()
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
-            os.close(self._fd)  # releases the lock
-            self._fd = None
+        self._close()
+
+    def _close(self) -> None:
+        if self._lock is not None:
+            os.close(self._lock)  # releases the lock
+            self._lock = None
+        if self._folder is not None:
+            self._folder.close()
+            self._folder = None
 
     def blocks(self) -> int:
         value = self.data.get("blocks")
         return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+LOCK_SUFFIX = ".lock"  # beside each state file: its lock (the state itself is replaced)
+TEMP_SUFFIX = ".tmp"
+TEMP_TTL = 3600  # a temporary file this old was left by a killed hook: swept
+
+
+def _own(root: Path, name: str) -> bool:
+    """Whether the state file `name` in `.aidp/hooks` is aidp's own local state: git
+    does not track it (a clone may commit one). Outside a git work tree nothing tracks
+    it; where git cannot tell, it is not ours."""
+    tracked = tracked_state(root)
+    return tracked is not None and name not in tracked
 
 
 # What state_path names: the only files sweep() removes.
@@ -101,10 +148,11 @@ def _folder(root: Path, *, create: bool = False) -> files.Folder:
 
 
 def sweep(root: Path, *, now: float | None = None) -> None:
-    """Forget the state of sessions nobody touched for STATE_TTL: only regular files
-    named as `state_path` names them, in a `.aidp/hooks` that is no link (nor is
-    `.aidp`): a committed `.aidp/hooks -> ~/.docker` loses nothing."""
-    limit = (now if now is not None else time.time()) - STATE_TTL
+    """Forget the state of sessions nobody touched for STATE_TTL (and their locks), and
+    temporary files a killed hook left: only regular files named as this module names
+    them, in a `.aidp/hooks` that is no link (nor is `.aidp`): a committed
+    `.aidp/hooks -> ~/.docker` loses nothing."""
+    now = now if now is not None else time.time()
     try:
         folder = _folder(root)
     except (OSError, StorageError):
@@ -115,11 +163,65 @@ def sweep(root: Path, *, now: float | None = None) -> None:
         except OSError:
             return
         for name in names:
-            if not _STATE_NAME.fullmatch(name):
+            state = _STATE_NAME.fullmatch(name.removesuffix(LOCK_SUFFIX))
+            temp = _TEMP_NAME.fullmatch(name)
+            if not state and not temp:
                 continue
             info = folder.lstat(name)
-            if info is not None and stat.S_ISREG(info.st_mode) and info.st_mtime < limit:
+            if info is None or not stat.S_ISREG(info.st_mode):
+                continue
+            if name.endswith(LOCK_SUFFIX):  # a lock goes with its state (its mtime stays)
+                stale = folder.lstat(name.removesuffix(LOCK_SUFFIX)) is None and (
+                    info.st_mtime < now - STATE_TTL)
+            else:
+                stale = info.st_mtime < now - (TEMP_TTL if temp else STATE_TTL)
+            if stale:
                 folder.unlink(name)
+                if state and not name.endswith(LOCK_SUFFIX):
+                    lock = folder.lstat(name + LOCK_SUFFIX)
+                    if lock is not None and lock.st_mtime < now - STATE_TTL:
+                        folder.unlink(name + LOCK_SUFFIX)
+
+
+# The temporary files State.save writes (`.NAME.PID.RANDOM.tmp`).
+_TEMP_NAME = re.compile(r"\.[a-z0-9]+-[A-Za-z0-9_.-]{0,60}-[0-9a-f]{8}\.json\.[0-9]+\.[0-9a-f]{8}"
+                        r"\.tmp")
+
+
+# --- what git tracks there --------------------------------------------------------------
+
+# The names git tracks in a project's `.aidp/hooks`, with the stat data of the git index
+# they were read with (a server asks on every tool call; the index changes with every
+# checkout, pull or add that could change the answer).
+_TRACKED: dict[str, tuple[StatKey | None, frozenset[str]]] = {}
+
+
+def tracked_state(root: Path) -> frozenset[str] | None:
+    """The names in `root`'s `.aidp/hooks` that git tracks (a cloned repository may have
+    committed state there): empty outside a git work tree or before anything was ever
+    added; None when git cannot tell (not installed, fails)."""
+    from aidp.tasklist.git_runner import run
+    from aidp.tasklist.paths import locate_git
+
+    found = locate_git(root)
+    if found is None:
+        return frozenset()
+    try:
+        index: StatKey | None = stat_key(os.stat(found[1] / "index"))
+    except OSError:
+        index = None  # no index: nothing was ever added, unless git says otherwise
+    known = _TRACKED.get(str(root))
+    if known is not None and known[0] == index and index is not None:
+        return known[1]
+    done = run(root, "-c", "core.fsmonitor=false", "ls-files", "-z", "--",
+               f"{DATA_DIR}/{STATE_DIR}", check=False)
+    if done is None or done.returncode != 0:
+        return None
+    prefix = f"{DATA_DIR}/{STATE_DIR}/"
+    names = frozenset(path.removeprefix(prefix) for path in done.stdout.split("\0")
+                      if path.startswith(prefix))
+    _TRACKED[str(root)] = (index, names)
+    return names
 
 
 # --- which session an agent's hooks use (for `aidp mcp`) --------------------------------
@@ -162,12 +264,27 @@ def _parents_from_proc(pid: int) -> int | None:
 
 
 def process_key(pid: int) -> str:
-    """`pid@start` (its start time since boot, where /proc tells it), so that a pid the
-    system handed to another process later is not taken for the same agent; the bare
-    pid elsewhere."""
-    fields = _stat_fields(pid) if os.path.isdir("/proc/self") else []
-    start = fields[19].decode() if len(fields) > 19 else ""
-    return f"{pid}@{start}" if start.isdigit() else str(pid)
+    """`pid@start`: the process's start time (since boot from /proc, else as `ps` tells
+    it), so that a pid the system handed to another process later is not taken for the
+    same agent; the bare pid when neither tells (a key that matches nothing)."""
+    if os.path.isdir("/proc/self"):
+        fields = _stat_fields(pid)
+        start = fields[19].decode() if len(fields) > 19 else ""
+        start = start if start.isdigit() else ""
+    else:
+        start = _start_from_ps(pid)
+    return f"{pid}@{start}" if start else str(pid)
+
+
+def _start_from_ps(pid: int) -> str:
+    import subprocess
+
+    try:
+        out = subprocess.run(["ps", "-o", "lstart=", "-p", str(pid)], capture_output=True,
+                             text=True, timeout=5, stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return "_".join(out.split())
 
 
 def _parents_from_ps() -> Callable[[int], int | None]:
@@ -198,18 +315,19 @@ RACY_NS = 2_000_000_000
 def session_of_agent(root: Path, agent_pid: int) -> str | None:
     """The session aidp's hooks last used for the agent process `agent_pid` (the
     process that started an `aidp mcp` server): the hook state whose recorded ancestors
-    include it, the most recently updated; None when no hook of that agent ran here."""
+    include its exact process key (pid and start time: a reused pid, a bare pid list, a
+    planted list of every pid never match), the most recently updated, among the state
+    files git does not track; None when no hook of that agent ran here."""
     best: tuple[int, str] | None = None
     key = process_key(agent_pid)
+    if "@" not in key:
+        return None  # its start time is unknown: nothing can tell it from another
     for data in _states(root):
         if not isinstance(data, dict):
             continue
         agents = data.get("agents")
-        if isinstance(agents, list):  # pid@start: a reused pid does not match
-            if key not in agents:
-                continue
-        elif agent_pid not in (data.get("pids") or ()):  # state of an older aidp
-            continue
+        if not isinstance(agents, list) or len(agents) > ANCESTORS or key not in agents:
+            continue  # aidp records at most ANCESTORS keys
         session, updated = data.get("session"), data.get("updated")
         fresher = best is None or (isinstance(updated, int) and updated > best[0])
         if isinstance(session, str) and session and isinstance(updated, int) and fresher:
@@ -225,6 +343,10 @@ def _states(root: Path) -> list[object]:
         folder = _folder(root)
     except (OSError, StorageError):
         return []
+    tracked = tracked_state(root)  # a clone's committed state is none of ours
+    if tracked is None:
+        folder.close()
+        return []
     found: list[object] = []
     seen = set()
     with folder:
@@ -234,7 +356,7 @@ def _states(root: Path) -> list[object]:
             return []
         for name in names:
             info = folder.lstat(name) if name.endswith(".json") else None
-            if info is None or not stat.S_ISREG(info.st_mode):
+            if info is None or not stat.S_ISREG(info.st_mode) or name in tracked:
                 continue
             seen.add(name)
             now, was = stat_key(info), _PARSED.get((place, name))
