@@ -72,7 +72,7 @@ def test_every_plan_tool_is_read_as_a_plan_from_any_agent() -> None:
         reader = agents.output_reader()
         items = reader.tool(tool, {"todos": todos})
         assert items[1:] == [Plan([{"content": "Step", "status": "pending"}])], tool
-    assert agents.output_reader().tool("bash", {"todos": todos}) == [Tool("bash", "1 items")]
+    assert agents.output_reader().tool("bash", {"todos": todos}) == [Tool("bash", "1 item")]
 
 
 def test_hook_plans_per_adapter() -> None:

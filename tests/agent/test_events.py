@@ -142,7 +142,7 @@ def test_gemini_plan_applies_only_once_gemini_accepted_the_call() -> None:
          "error": {"type": "tool_not_registered", "message": "Tool \"write_todos\" not found"}},
     ]
     assert read_all([orjson.dumps(e).decode() for e in events]) == [
-        Tool("write_todos", "1 items")]
+        Tool("write_todos", "1 item")]
 
 
 def test_gemini_error_result_is_a_notice_naming_the_error() -> None:
@@ -284,7 +284,7 @@ def test_claude_todowrite_counts_once_its_result_came_without_an_error() -> None
                      "</tool_use_error>", None, error=True),
     ]
     items = read_all(refused)
-    assert [i.note for i in items if isinstance(i, Tool)] == ["TodoWrite: 1 items"]
+    assert [i.note for i in items if isinstance(i, Tool)] == ["TodoWrite: 1 item"]
     assert not [i for i in items if isinstance(i, Plan)]
     taken = [_assistant_tool("t1", "TodoWrite", todos),
              _tool_result("t1", "Todos have been modified successfully.", None)]

@@ -25,7 +25,7 @@ def test_a_todowrite_claude_refuses_is_not_mirrored(claude: AgentWorld,
     assert not {"TodoWrite", "TaskCreate"} & fake_model.tools_offered(), fake_model.describe()
     refusal = json.dumps(fake_model.main_requests()[-1].body["messages"][-1])
     assert "No such tool available: TodoWrite" in refusal, refusal
-    assert "🔧 TodoWrite: 1 items" in result.stdout, str(result)
+    assert "🔧 TodoWrite: 1 item" in result.stdout, str(result)
     assert "TODO list follows" not in result.stdout, str(result)
     assert claude.todo()["items"] == [], str(result)
 

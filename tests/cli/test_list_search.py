@@ -50,7 +50,8 @@ def test_grep_finds_description_and_notes_case_insensitively(cli, team) -> None:
 
 def test_grep_with_no_match_is_an_empty_list(cli, team) -> None:
     result = cli("tasks", "list", "--grep", "kubernetes")
-    assert (result.code, result.out, result.err) == (0, "No matching tasks\n", "")
+    assert (result.code, result.out, result.err) == (
+        0, "No open tasks match --grep kubernetes (4 open tasks in all)\n", "")
     result = cli("tasks", "list", "--grep", "kubernetes", "--exit-code", "--json")
     assert (result.code, result.out) == (0, "[]\n")
     result = cli("tasks", "list", "--grep", "guide", "--exit-code")
@@ -87,7 +88,7 @@ def test_assignee_matches_the_holder_case_insensitively(cli, team) -> None:
 def test_assignee_nobody_holds_says_who_does(cli, team) -> None:
     result = cli("tasks", "list", "--assignee", "carol")
     assert result.code == 0, result
-    assert result.out == ("No matching tasks: nobody named 'carol' holds a task "
+    assert result.out == ("No open tasks match --assignee carol: nobody named 'carol' holds a task "
                           "(tasks are claimed by alice@example.com, bob)\n")
     assert result.err == ""
     result = cli("tasks", "list", "--assignee", "carol", "--json")
@@ -102,7 +103,7 @@ def test_mine_is_the_actor_claim_uses(cli, team, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv("AIDP_ACTOR", "dave")
     result = cli("tasks", "list", "--mine")
     assert result.code == 0
-    assert result.out.startswith("No matching tasks: nobody named 'dave' holds a task")
+    assert result.out.startswith("No open tasks match --mine: nobody named 'dave' holds a task")
 
 
 def test_grep_and_assignee_combine_with_other_filters(cli, team) -> None:

@@ -216,7 +216,7 @@ def test_list_tree_nests_children_under_their_epic(cli) -> None:
     # the epic filtered out: its children stand at the top
     pending = cli("tasks", "list", "pending", "--tree", "--sort", "priority").out
     assert "└─" in pending
-    assert cli("tasks", "list", "done", "--tree").out == "No matching tasks\n"
+    assert cli("tasks", "list", "done", "--tree").out == "No done tasks\n"
 
 
 def test_edit_and_note_show_up_in_show_and_history(cli) -> None:

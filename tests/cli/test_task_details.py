@@ -159,7 +159,7 @@ def test_list_filters_by_type(cli, project) -> None:
     assert found("--type", "bug", "--type", "TASK") == {ids["bug"], ids["task"]}
     assert found("--type", "epic") == set()
     assert found() == set(ids.values())
-    assert "No matching tasks" in ok(cli("tasks", "list", "--type", "chore"))
+    assert "No open tasks match --type chore" in ok(cli("tasks", "list", "--type", "chore"))
     refused = cli("tasks", "list", "--type", "story")
     assert refused.code == 2 and "use one of task, bug, feature, chore, epic" in refused.err
 

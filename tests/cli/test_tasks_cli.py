@@ -195,7 +195,7 @@ def test_list_table_groups_by_status(cli, populated) -> None:
 
 def test_list_empty_messages(cli) -> None:
     assert cli("tasks", "list").out == "No open tasks\n"
-    assert cli("tasks", "list", "done").out == "No matching tasks\n"
+    assert cli("tasks", "list", "done").out == "No done tasks\n"
     assert cli("tasks", "list", "--json").out == "[]\n"
 
 

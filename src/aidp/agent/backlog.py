@@ -31,7 +31,7 @@ from aidp.backlog import queue
 from aidp.core.errors import ExitCode, InvalidInput, TaskNotFound
 from aidp.core.model import Record, transition
 from aidp.tasklist.log import Fold
-from aidp.views.render import todo_text
+from aidp.views.render import counted, todo_text
 
 
 def session_for(tid: str) -> str:
@@ -155,7 +155,8 @@ class Drain:
                                   "on to the next")
                 return ExitCode.OK, False
             if follow_ups >= self.loop.limits.max_continuations:
-                self._release(f"the agent stopped {follow_ups + 1} times without closing it")
+                self._release(f"the agent stopped {counted(follow_ups + 1, 'time')} "
+                              "without closing it")
                 return ExitCode.OK, False
             follow_ups += 1
             todo = todos.current(self.log.read(), self.loop.session)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import orjson
 
 from aidp.toolserver.tools import TOOLS as AIDP_TOOLS
+from aidp.views.render import counted
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
@@ -111,7 +112,7 @@ def summarize(arguments: object, *, tool: object = None) -> str:
             return summarize(value)
     todos = arguments.get("todos")
     if isinstance(todos, list):
-        return f"{len(todos)} items"
+        return counted(len(todos), "item")
     for value in arguments.values():
         if isinstance(value, str) and value.strip():
             return one_line(value)
@@ -130,7 +131,7 @@ def _summarize_aidp(tool: str, arguments: object) -> str:
     args = {k: v for k, v in arguments.items() if isinstance(v, (str, int, list))}
     if tool == "todo_write":
         items = args.get("items")
-        return f"{len(items)} items" if isinstance(items, list) else ""
+        return counted(len(items), "item") if isinstance(items, list) else ""
     if tool == "tasks_file":
         return one_line(args.get("description", ""))
     if tool == "tasks_update":

@@ -213,7 +213,22 @@ def _command_for(args: Sequence[str]) -> "Command":
         _register()  # an unknown name: its error lists every command
     elif sub is not None:
         _only_subcommand(sub)
-    return typer.main.get_command(app)
+    command = typer.main.get_command(app)
+    if sub is None:  # a group's list of commands may be shown: `aidp --help`, `aidp tasks`
+        _one_line_summaries(command)
+    return command
+
+
+def _one_line_summaries(command: "Command") -> None:
+    """A list of commands shows each one's first paragraph, which its docstring wraps at
+    the source's width; Typer's rich help keeps those line breaks, so a description broke
+    mid-sentence (`… diff rules in` / `.gitattributes …`). Give each the paragraph as
+    one line, for the help to wrap at the terminal's width."""
+    for sub in getattr(command, "commands", {}).values():
+        if sub.short_help is None and sub.help:
+            first = sub.help.strip().split("\n\n", 1)[0]
+            sub.short_help = " ".join(first.split())
+        _one_line_summaries(sub)
 
 
 def _only_subcommand(name: str) -> None:
@@ -376,11 +391,24 @@ def _closeness(typed: str, word: str, cutoff: float) -> float:
     return ratio if ratio >= cutoff else 0.0
 
 
+# Short options that mean one thing across aidp (`tasks add -t`, `list -t`): a command
+# without it is told which of its own options does that (`tasks edit -t` → --add-tag).
+_SHORT_MEANINGS = {"-t": "tag", "-p": "priority", "-s": "status", "-n": "limit",
+                   "-d": "description"}
+
+
 def _hint(exc: Exception) -> str | None:
     ctx = getattr(exc, "ctx", None)
     if ctx is None:
         return None
     option = getattr(exc, "option_name", None)
+    meaning = _SHORT_MEANINGS.get(option or "")
+    if meaning is not None:
+        own = [name for p in getattr(ctx.command, "params", ())
+               for name in getattr(p, "opts", ()) if name.startswith("--") and meaning in name]
+        if own:
+            return (f"{option} is --{meaning} elsewhere; here: "
+                    f"{' or '.join(f'{n} {meaning.upper()[0]}' for n in own)}")
     takes_text = any(getattr(p, "nargs", 1) == -1 and getattr(p, "name", "") in _TEXT_ARGUMENTS
                      for p in getattr(ctx.command, "params", ()))
     if option and option.startswith("-") and takes_text and re.fullmatch(r"-\w+", option):

@@ -178,7 +178,9 @@ def blocked(
         render.write_text("Nothing blocked")
         return
     paint, now = output.painter(), now_micros()
-    lines = [paint(f"BLOCKED ({len(found)})", "bold")]
+    # As ready's READY (2 of 17): of every blocked task, filters aside
+    count = f"{len(found)}" if len(found) == len(entries) else f"{len(found)} of {len(entries)}"
+    lines = [paint(f"BLOCKED ({count})", "bold")]
     ids = short_ids(fold, shown)
     for task in found:
         lines.append(f"  {_line(task, now, paint, ids, status=task.get('status') != 'pending')}")

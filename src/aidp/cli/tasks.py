@@ -318,7 +318,8 @@ def repair(
         return
     damaged = len(report.damaged_lines)
     if not damaged and not report.blank:
-        render.write_text(f"Nothing to repair: {report.lines_before} lines, all valid")
+        render.write_text(f"Nothing to repair: {render.counted(report.lines_before, 'line')}, "
+                          "all valid")
         return
     where = ", ".join(map(str, report.damaged_lines[:20]))
     if damaged > 20:
@@ -327,10 +328,11 @@ def repair(
     found += f" and {report.blank} blank line(s)" if report.blank else ""
     why = "".join(f"\n  line {n}: {inert(text)}" for n, text in report.reasons.items())
     if dry_run:
-        render.write_text(f"Would remove {found}; {report.lines_after} lines would stay{why}")
+        render.write_text(f"Would remove {found}; {render.counted(report.lines_after, 'line')} "
+                          f"would stay{why}")
     else:
         backup = inert(str(report.backup))
-        render.write_text(f"Removed {found}; {report.lines_after} lines kept. "
+        render.write_text(f"Removed {found}; {render.counted(report.lines_after, 'line')} kept. "
                           f"Backup: {backup}{why}")
 
 

@@ -160,17 +160,37 @@ def list_(
     # The tasks found are held to the end: cyclic collections would walk them again and
     # again (at 1M events, 47k pending tasks: ~40% of the command); reading the store
     # (its modules loaded on the way) and listing make no reference cycles.
+    named = _named_filters(query, since=since, older_than=older_than, mine=mine)
     with no_gc():
         fold = e.read()
         _answer(fold, query, fmt, now=now, words=words, include_all=include_all,
-                exit_code=exit_code, tree=tree, raw=raw, bodies=with_body)
+                exit_code=exit_code, tree=tree, raw=raw, bodies=with_body, named=named)
+
+
+def _named_filters(query: core.Query, *, since: str | None, older_than: str | None,
+                   mine: bool) -> list[str]:
+    """The filters other than the statuses, as options the way they were given, for
+    an empty listing to name (`--priority high --tag ci`)."""
+    named = [*(f"--priority {p}" for p in query.priorities),
+             *(f"--tag {inert(t)}" for t in query.tags),
+             *(f"--type {inert(t)}" for t in query.types)]
+    for option, value in (("--session", query.session), ("--since", since),
+                          ("--older-than", older_than), ("--grep", query.grep)):
+        if value is not None:
+            named.append(f"{option} {inert(value)!r}" if " " in value or not value
+                         else f"{option} {inert(value)}")
+    if mine:
+        named.append("--mine")
+    elif query.assignee is not None:
+        named.append(f"--assignee {inert(query.assignee)}")
+    return named
 
 
 def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[str],
             include_all: bool, exit_code: bool, tree: bool, raw: bool,
-            bodies: bool = False) -> None:
+            bodies: bool = False, named: list[str] | None = None) -> None:
     """The listing of `query`'s tasks in `fmt` (list_'s options, checked; `bodies`:
-    --with-body)."""
+    --with-body; `named`: the filters as given, for an empty listing to name)."""
     limit = query.limit
     if (fmt in output.STREAMED_FORMATS and query.statuses is None and query.sort == "created"
             and query.by_status_only()):
@@ -197,12 +217,14 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
 
         qs = queue.state(fold, about=[t["id"] for t in found], own=True, bodies=bodies)
     notes = None
-    plain = not words and not include_all and not query.needs_links()
-    empty = "No open tasks" if plain else "No matching tasks"
-    if not found and query.assignee is not None:
-        from aidp.backlog import queue
+    empty = ""
+    if not found:
+        nobody = None
+        if query.assignee is not None:
+            from aidp.backlog import queue
 
-        empty = _nobody_holds(queue.state(fold), query.assignee, empty)
+            nobody = _nobody_holds(queue.state(fold), query.assignee)
+        empty = _nothing_found(fold, query, words=words, named=named or [], nobody=nobody)
     if qs is not None and fmt == "table":  # its type and close reason in the line
         found = next(_linked(qs, [found]))
     if qs is not None and tree:
@@ -234,7 +256,8 @@ def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[st
     output.print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,
                       matched=result.matched, raw=raw)
     if more:
-        render.write_text(f"… and {more} more (--limit N or --all to see them)")
+        # --limit shows them all; --all would add the closed ones too
+        render.write_text(f"… and {more:,} more (-n {len(found)} shows them all)")
     if exit_code and found:
         raise typer.Exit(ExitCode.FAILURE)
 
@@ -278,14 +301,37 @@ def _pager_on() -> bool:
     return pager.available()
 
 
-def _nobody_holds(qs: "QueueState", name: str, empty: str) -> str:
-    """The empty listing's line when --assignee/--mine found nothing: who does hold tasks."""
+def _nobody_holds(qs: "QueueState", name: str) -> str | None:
+    """Why --assignee/--mine found nothing when nobody of that name holds a task: who
+    does (None: that person holds tasks, just none of those asked for)."""
     holders = sorted({c["assignee"] for claims in qs.claims.values() for c in claims[:1]})
     if any(h.casefold() == name.casefold() for h in holders):
-        return empty
+        return None
     known = f"tasks are claimed by {', '.join(map(inert, holders[:5]))}" + (
         ", …" if len(holders) > 5 else "") if holders else "no task is claimed"
-    return f"{empty}: nobody named {inert(name)!r} holds a task ({known})"
+    return f"nobody named {inert(name)!r} holds a task ({known})"
+
+
+def _nothing_found(fold: Fold, query: core.Query, *, words: list[str], named: list[str],
+                   nobody: str | None) -> str:
+    """An empty listing: which tasks were asked for (`No open tasks`, `No done tasks`)
+    and, when a filter left none of them, the filter and how many there are without
+    it: `No open tasks match --priority high (142 open tasks in all)`."""
+    if query.statuses is None:
+        label = ""
+    elif words:
+        label = " or ".join(dict.fromkeys(w.strip().lower() for w in words)) + " "
+    else:
+        label = "open "
+    if not named:
+        return f"No {label}tasks"
+    head = f"No {label}tasks match {' '.join(named)}"
+    if nobody is not None:
+        return f"{head}: {nobody}"
+    counts = fold.status_counts()
+    total = sum(counts.values()) if query.statuses is None else sum(
+        counts.get(s, 0) for s in query.statuses)
+    return f"{head} ({render.counted(total, label + 'task')} in all)" if total else head
 
 
 def _tree(found: list[Record], qs: "QueueState", now: int, *, empty: str,

@@ -114,7 +114,7 @@ def layout(stats: dict[str, Any], width: int = MAX_WIDTH) -> list[Line]:
     lines: list[Line] = _summary(stats, width)
     shown = _filters_text(stats.get("filters") or {})
     if shown:
-        lines.append([(_clip(shown, width), "dim")])
+        lines += _wrapped(shown, width, "dim")
     lines.append([])
 
     status_rows = [(STATUS_TITLES[s].lower(), int(stats.get(s, 0)), STATUS_STYLES[s])
@@ -149,12 +149,25 @@ def _summary(stats: dict[str, Any], width: int) -> list[Line]:
     if stats.get("other"):
         parts.append(f"{_number(int(stats['other']))} of another status")
     words = [part + "," for part in parts[:-1]] + parts[-1:]
-    lines: list[Line] = [[(f"{_number(total)} tasks", "bold"), (":", None)]]
+    noun = "task" if total == 1 else "tasks"
+    lines: list[Line] = [[(f"{_number(total)} {noun}", "bold"), (":", None)]]
     for word in words:
         if _width(lines[-1]) + 1 + cells(word) > width:
             lines.append([(" ", None)])  # the next line, indented
         lines[-1].append((" " + word, None))
     return lines
+
+
+def _wrapped(text: str, width: int, style: str | None) -> list[Line]:
+    """`text` broken between words where too wide, the next lines indented by one: a
+    totals line is never cut (`(last 12 weeks: 1,200 filed, 120 finish…` at 40)."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        if lines and cells(lines[-1]) + 1 + cells(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append((" " if lines else "") + word)
+    return [[(_clip(line, width), style)] for line in lines]
 
 
 def _filters_text(filters: dict[str, Any]) -> str:
@@ -179,7 +192,7 @@ def _weeks(weeks: list[dict[str, Any]], width: int) -> list[Line]:
     totals = f"(last {len(weeks)} weeks: {_number(filed)} filed, {_number(finished)} finished)"
     heading: list[Line] = ([[(f"{title} {totals}", "bold")]]
                            if cells(title) + 1 + cells(totals) <= width
-                           else [[(title, "bold")], [(_clip(totals, width), "dim")]])
+                           else [[(title, "bold")], *_wrapped(totals, width, "dim")])
     lines: list[Line] = [*heading,
                          [("week of".ljust(label_w) + " ", "dim"),
                           ("filed".ljust(bar_w + count_w + 2), "yellow"), ("finished", "green")]]

@@ -222,10 +222,13 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
         groups.get(str(task.get("status")), other).append(task)
     blocks = []
     counts = matched or {}
+    hidden = []  # groups `-n` cut away whole: named in one line, never `(0 of 142)`
     for status, members in [*groups.items(), ("other", other)]:
         total = counts.get(status, 0) if status != "other" else sum(
             n for s, n in counts.items() if s not in groups)
-        if not members and not total:
+        if not members:
+            if total:
+                hidden.append(f"{total:,} {STATUS_TITLES.get(status, 'OTHER').lower()}")
             continue
         title = STATUS_TITLES.get(status, "OTHER")
         count = f"{len(members)} of {total}" if total > len(members) else str(len(members))
@@ -235,6 +238,9 @@ def task_table(tasks: Sequence[Record], now: int, *, paint: Painter, empty: str,
             note = notes.get(task.get("id", "")) if notes else None
             lines.append(line + " " + paint(inert(note), "dim") if note else line)
         blocks.append("\n".join(lines))
+    if hidden:
+        blocks.append(paint(f"Not shown: {', '.join(hidden)} (-n {sum(counts.values())} "
+                            "shows them all)", "dim"))
     return "\n\n".join(blocks)
 
 
@@ -376,7 +382,7 @@ def todo_lists(found: Sequence[Summary], now: int, *, current_session: str) -> s
         when = relative_age(s.updated_at, now)
         head = f"{number}. {inert(s.session)}{mark} — {state}, updated {when}"
         by_status = ", ".join(f"{s.counts[k]} {k}" for k in ITEM_STATUSES)
-        lines = [head, f"   {_count(s.items, 'item')}: {by_status}"]
+        lines = [head, f"   {counted(s.items, 'item')}: {by_status}"]
         if s.first is not None:
             lines.append(f"   First: {inert(s.first)}")
         if s.owner is not None and not s.session.endswith(f"@{s.owner}"):
@@ -385,5 +391,6 @@ def todo_lists(found: Sequence[Summary], now: int, *, current_session: str) -> s
     return "\n".join(blocks)
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def counted(n: int, word: str) -> str:
+    """`1 task`, `2 tasks`, `1,500 tasks`: a count with its noun, singular for one."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
