@@ -54,6 +54,13 @@ class Drain:
         self.closed = 0
         self.home = loop.session  # the run's own session; each task gets one of its own
         loop.env["AIDP_ACTOR"] = self.actor  # the agent's own aidp commands act as us
+        # While the agent works on a task, its lease is renewed (docs/guide.md, "Leases"):
+        # that task's only (under --parallel every agent claims as the one actor).
+        self.keeping: set[str] = set()
+        loop.keeper = queue.Keeper(self.log, lambda: self.actor, tasks=self.keeping)
+        from aidp.app.leases import default_lease
+
+        self.lease = default_lease(loop.root)
 
     def emit(self, kind: str, text: str) -> None:
         self.loop.emit(Message(kind, text))
@@ -63,7 +70,8 @@ class Drain:
     def run(self) -> int:
         while self.max_tasks is None or len(self.tried) < self.max_tasks:
             try:
-                claimed = queue.claim(self.log, None, self.actor, exclude=self.tried)
+                claimed = queue.claim(self.log, None, self.actor, exclude=self.tried,
+                                      default_lease=self.lease)
             except queue.NothingReady as exc:
                 self.emit("info", f"📋 {str(exc).split(';')[0]}: the backlog run stops")
                 break
@@ -103,12 +111,14 @@ class Drain:
         as AIDP_TASK meanwhile (its `Update task: $AIDP_TASK status: done` names it)."""
         before = self.loop.env.get("AIDP_TASK")
         self.loop.env["AIDP_TASK"] = task["id"]
+        self.keeping.add(task["id"])
         try:
             code, stop = self._work_on(task)
         except KeyboardInterrupt:
             self._release("interrupted")
             raise
         finally:
+            self.keeping.discard(task["id"])
             self._enter(self.home)
             if before is None:
                 self.loop.env.pop("AIDP_TASK", None)

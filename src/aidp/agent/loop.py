@@ -30,7 +30,8 @@ from aidp.agent.pending import ready_first
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
 from aidp.backlog import tasks as backlog
-from aidp.core.errors import AmbiguousId, ExitCode, InvalidInput, TaskNotFound
+from aidp.backlog.queue import Keeper
+from aidp.core.errors import AidpError, AmbiguousId, ExitCode, InvalidInput, TaskNotFound
 from aidp.core.model import OPEN_STATUSES, now_micros
 from aidp.tasklist.log import TaskLog
 from aidp.views.render import todo_text
@@ -94,6 +95,9 @@ class Loop:
     transcript: Transcript | None = None
     env: dict[str, str] = field(default_factory=dict)
     mcp_tools: bool = False  # the agent was given `aidp mcp` (its todo_write, …)
+    # Renews the leases of the agent's claims while it runs (docs/guide.md, "Leases"):
+    # set by the run (`aidp run`: the actor's claims; `--backlog`: its task's).
+    keeper: Keeper | None = None
     _last_plan: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
@@ -261,7 +265,7 @@ class Loop:
         try:
             finished = process.run(
                 argv, cwd=self.root, env=env, stdin_text=stdin_text, on_line=on_line,
-                deadline=deadline,
+                deadline=deadline, tick=self._keep_leases if self.keeper else None,
             )
         except process.StartError as exc:
             self.tally.invocations -= 1  # it never ran
@@ -279,6 +283,18 @@ class Loop:
         transcript.write("exit", iteration=iteration, exit_code=finished.exit_code,
                          timed_out=finished.timed_out, progress=changes)
         return Invocation(finished, changes, after)
+
+    def _keep_leases(self) -> None:
+        """While the agent lives: its leases renewed (at most once per half lease, read
+        only when one may be due), and a task it lost told once."""
+        assert self.keeper is not None
+        try:
+            lost = self.keeper.tick()
+        except AidpError as exc:  # a lock held too long, a full disk: the run goes on
+            self.emit(Message("warning", f"Could not renew the lease: {exc}"))
+            return
+        for line in lost:
+            self.emit(Message("warning", line))
 
     # --- signals and plans ----------------------------------------------------------
 

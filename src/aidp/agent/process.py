@@ -48,9 +48,12 @@ def run(
     stdin_text: str | None,
     on_line: OnLine,
     deadline: float | None = None,
+    tick: Callable[[], None] | None = None,
 ) -> Finished:
-    """Run the agent to completion. `deadline` is a time.monotonic() value. Raises
-    KeyboardInterrupt after stopping the group when interrupted."""
+    """Run the agent to completion. `deadline` is a time.monotonic() value; `tick` is
+    called while the agent lives, at least every POLL_SECONDS (aidp renews its lease:
+    aidp.backlog.queue.Keeper). Raises KeyboardInterrupt after stopping the group when
+    interrupted."""
     try:
         proc = subprocess.Popen(
             list(argv),
@@ -64,7 +67,7 @@ def run(
     except OSError as exc:
         raise StartError(exc.strerror or str(exc)) from exc
     try:
-        timed_out = _pump(proc, stdin_text, on_line, deadline)
+        timed_out = _pump(proc, stdin_text, on_line, deadline, tick)
         if timed_out:
             _stop_group(proc, signal.SIGTERM)
             return Finished(exit_code=None, timed_out=True)
@@ -86,7 +89,7 @@ def _remaining(deadline: float | None) -> float | None:
 
 
 def _pump(proc: subprocess.Popen[bytes], stdin_text: str | None, on_line: OnLine,
-          deadline: float | None) -> bool:
+          deadline: float | None, tick: Callable[[], None] | None = None) -> bool:
     """Move data until the agent is done; True when the deadline passed first."""
     selector = selectors.DefaultSelector()
     buffers: dict[int, bytearray] = {}
@@ -124,6 +127,8 @@ def _pump(proc: subprocess.Popen[bytes], stdin_text: str | None, on_line: OnLine
                 return True
             wait = POLL_SECONDS if remaining is None else min(POLL_SECONDS, remaining)
             ready = selector.select(0 if exited else wait)
+            if tick is not None and not exited:
+                tick()
             if not ready:
                 if exited:
                     break  # the agent is gone and its pipes are drained

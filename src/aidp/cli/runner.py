@@ -16,6 +16,7 @@ import typer
 from aidp.cli.common import Env, env
 from aidp.cli.output import json_out
 from aidp.core.errors import ExitCode, InvalidInput
+from aidp.core.model import now_micros
 
 if TYPE_CHECKING:
     from aidp.agent.continuation import Limits
@@ -149,6 +150,11 @@ def run(
     output = Output(progress_to_stderr=as_json)
     loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
                 limits=limits)
+    started = now_micros()
+    if who is None:  # the agent's own claims (as you: AIDP_ACTOR, else git's user.email)
+        from aidp.backlog import queue
+
+        loop.keeper = queue.Keeper(e.log, queue.actor_lookup(root))
     for line in pending_summary(e.read()):
         output.line(line)
     restore = _term_as_interrupt()
@@ -169,6 +175,8 @@ def run(
         loop.tally.ended = "interrupted"
     finally:
         restore()
+        if who is None:
+            _release_left(e, loop, since=started)
         loop.close()
     if as_json:
 
@@ -176,6 +184,26 @@ def run(
         json_out(summary(loop, int(code), ended or "done"))
     if code:
         raise typer.Exit(int(code))
+
+
+def _release_left(e: Env, loop: Loop, *, since: int) -> None:
+    """The tasks the agent claimed in this run and left in progress, released: it has
+    exited, and nobody else renews its lease (docs/guide.md, "Leases")."""
+    from aidp.agent.loop import Message
+    from aidp.backlog import queue
+    from aidp.backlog.tasks import short_ids
+    from aidp.core.errors import AidpError
+
+    try:
+        released = queue.release_left(e.log, loop.session, since)
+    except AidpError as exc:
+        loop.emit(Message("warning", f"Could not release the agent's claims: {exc}"))
+        return
+    ids = short_ids(e.read(), [c.task["id"] for c in released]) if released else {}
+    for change in released:
+        loop.emit(Message("info", f"↩ Released task {ids[change.task['id']]} "
+                                  f"({change.task.get('description', '')}): the agent "
+                                  "claimed it and exited without closing it"))
 
 
 def _parallel(e: Env, spec: AgentSpec, *, actor: str, width: int, limits: Limits,

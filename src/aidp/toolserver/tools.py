@@ -84,8 +84,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
         {"type": "object", "properties": {"limit": _LIMIT}, "additionalProperties": False},
     ),
     "tasks_claim": (
-        "Take a backlog task: it goes in_progress with you as its assignee. Without id, "
-        "the first ready task.",
+        "Take a backlog task: it goes in_progress with you as its assignee, for a lease "
+        "your tool calls renew. Without id, the first ready task.",
         {"type": "object", "properties": {"id": _ID}, "additionalProperties": False},
     ),
     "tasks_update": (
@@ -119,6 +119,17 @@ class Place:
     root: Path
     session: Callable[[], str]
     opened: list[Any] = field(default_factory=list, repr=False, compare=False)
+    # Who the calls act as (AIDP_ACTOR, else git's user.email: asked once), and the
+    # keeper of that actor's leases while the client calls (docs/guide.md, "Leases").
+    actor: list[Callable[[], str]] = field(default_factory=list, repr=False, compare=False)
+    keeper: list[Any] = field(default_factory=list, repr=False, compare=False)
+
+    def who(self) -> Callable[[], str]:
+        if not self.actor:
+            from aidp.backlog import queue
+
+            self.actor.append(queue.actor_lookup(self.root))
+        return self.actor[0]
 
 
 # --- checking arguments against a schema -------------------------------------------------
@@ -216,7 +227,23 @@ def call(place: Place, name: str, arguments: dict[str, Any] | None) -> Outcome:
     except Exception as exc:  # a model gets one line, never a traceback
         reason = " ".join(str(exc).split())[:300] or type(exc).__name__
         return Outcome([f"aidp could not do it: {reason}"], is_error=True)
-    return Outcome(texts)
+    return Outcome(texts + _keep_leases(place))
+
+
+def _keep_leases(place: Place) -> list[str]:
+    """While the client calls, the leases of what it claimed are renewed (each at most
+    once per half lease), and a task it lost is told, once, after the call's result."""
+    if not place.opened:
+        return []  # no call has opened the tasklist: nothing of ours to renew
+    if not place.keeper:
+        from aidp.backlog import queue
+
+        place.keeper.append(queue.Keeper(place.opened[0], place.who()))
+    try:
+        lost: list[str] = place.keeper[0].tick()
+    except AidpError:
+        return []  # the call itself was done; the next one renews
+    return lost
 
 
 def _json(value: object) -> str:
@@ -315,11 +342,26 @@ def _tasks_ready(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_claim(place: Place, args: dict[str, Any]) -> list[str]:
+    from aidp.app.leases import default_lease
     from aidp.backlog import queue
 
     log = _log(place)
-    claimed = queue.claim(log, args.get("id"), queue.actor_lookup(place.root))
-    return [_json(claimed.shown)]
+    texts = []
+    if "id" in args:  # the one that lost this task hears who holds it now
+        from aidp.backlog.tasks import resolve_id
+
+        fold = log.read()
+        texts = queue.lost(fold, [resolve_id(fold, args["id"])], place.who())
+    claimed = queue.claim(log, args.get("id"), place.who(),
+                          default_lease=default_lease(place.root), session=place.session())
+    _told(place, texts)
+    return [_json(claimed.shown), *texts]
+
+
+def _told(place: Place, lines: list[str]) -> None:
+    """Lines said in a call's result are not said again by the lease keeper."""
+    if place.keeper:
+        place.keeper[0].told.update(lines)
 
 
 def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
@@ -328,10 +370,13 @@ def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
     if "reason" in args and args["status"] != "abandoned":
         raise Refused("Invalid argument 'reason': it goes only with status abandoned")
     log = _log(place)
+    fold = log.read()
+    lost = queue.lost(fold, [tasks.resolve_id(fold, args["id"])], place.who())
+    _told(place, lost)
     changes = tasks.set_status(log, [args["id"]], args["status"], reason=args.get("reason"))
     change = changes[0]
     qs = queue.state(log.read(), about=change.task["id"])  # this task's links only
-    texts = [_json(queue.with_extras(qs, change.task))]
+    texts = [_json(queue.with_extras(qs, change.task)), *lost]
     if not change.changed:
         texts.append(f"Nothing changed: the task was already {args['status']}")
     return texts

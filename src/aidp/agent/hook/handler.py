@@ -146,12 +146,46 @@ def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
             answer = _plan(ctx, payload, state)
         else:
             answer = _stop(ctx, payload, state)
+        _keep_leases(ctx, kind, state, answer)
         state.data.setdefault("agent", ctx.agent)
         state.data.setdefault("session", ctx.session)
         state.save()
         if state.problem:
             answer.notes.append(state.problem)
     return answer
+
+
+# --- leases -----------------------------------------------------------------------------
+
+
+def _keep_leases(ctx: Context, kind: str, state: State, answer: Answer) -> None:
+    """On every hook (the agent's plan-tool use, its prompts, its stops, a session
+    start) the leases of the tasks it holds are renewed, each at most once per half lease
+    (docs/guide.md, "Leases"); a task it lost is told once as context at the next session
+    start or prompt (the hooks whose context every agent reads), on stderr till then."""
+    from aidp.backlog import queue
+    from aidp.core.errors import AidpError
+
+    try:
+        done = queue.renew(ctx.log, lambda: queue.default_actor(ctx.root))
+    except AidpError as exc:
+        answer.notes.append(f"aidp: could not renew the lease: {' '.join(str(exc).split())}")
+        return
+    told = [t for t in state.data.get("told", []) if isinstance(t, str)] \
+        if isinstance(state.data.get("told"), list) else []
+    fresh = [line for line in done.lost if line not in told]
+    if not fresh:
+        return
+    answer.notes += [f"aidp: {line}" for line in fresh]
+    if kind not in ("start", "prompt"):
+        return
+    text = "\n".join(fresh)
+    out = answer.output if answer.output is not None else {}
+    specific = out.setdefault("hookSpecificOutput", {"hookEventName": ctx.event})
+    context = specific.get("additionalContext")
+    specific["additionalContext"] = f"{text}\n\n{context}" if context else text
+    answer.output = out
+    state.data["told"] = (told + fresh)[-50:]
 
 
 def _start(ctx: Context, payload: dict[str, Any], state: State) -> Answer:

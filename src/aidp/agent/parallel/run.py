@@ -183,7 +183,8 @@ class Parallel:
         started (nothing ready, or the agent could not start)."""
         try:
             claimed = queue.claim(self.log, None, self.actor,
-                                  exclude=[*self.tried, *self._waiting_on_running()])
+                                  exclude=[*self.tried, *self._waiting_on_running()],
+                                  default_lease=self._lease())
         except queue.NothingReady as exc:
             self._nothing = str(exc).split(";")[0]
             return False
@@ -210,6 +211,13 @@ class Parallel:
                        f"claimed as {self.actor}")
         self.view.state(key, description, "working")
         return True
+
+    def _lease(self) -> int:
+        """The lease each claim gets (the project's configured one): each agent's worker
+        renews its own task's while the agent lives (aidp.agent.backlog.Drain)."""
+        from aidp.app.leases import default_lease
+
+        return default_lease(self.log.root)
 
     def _waiting_on_running(self) -> list[str]:
         """Tasks that wait on a task an agent of this run still works on (its

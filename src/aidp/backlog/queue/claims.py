@@ -379,3 +379,37 @@ def release(log: TaskLog, refs: Sequence[str], *,
 
     log.update(change)
     return results
+
+
+def release_left(log: TaskLog, session: str, since: int) -> list[Change]:
+    """The tasks in progress held by a claim made in `session` at or after `since` (µs),
+    released: `aidp run`'s agent (whose claims carry the run's session) exited without
+    closing them, so nobody works on them any more (docs/guide.md, "Leases")."""
+    from aidp.backlog.queue.leases import active
+
+    def left(fold: Fold) -> list[str]:
+        found = []
+        for tid, _priority, _created, claims in fold.claims(("in_progress",)):
+            held = active(claims)
+            if held and held[0].get("session") == session \
+                    and ts_of(held[0], "claimed_at") >= since:
+                found.append(tid)
+        return found
+
+    if not left(log.read()):
+        return []
+    results: list[Change] = []
+
+    def change(fold: Fold) -> list[Record]:
+        results.clear()
+        records: list[Record] = []
+        for tid in left(fold):
+            task = transition(fold.tasks[tid], "pending")
+            records.append(task)
+            records += release_records(fold, tid)
+            results.append(Change(task, changed=True))
+        return records
+
+    log.update(change)
+    return results
+

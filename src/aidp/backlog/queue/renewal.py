@@ -137,6 +137,9 @@ def renew(log: TaskLog, actor: Callable[[], str], *, tasks: Collection[str] | No
             if lease.due:
                 records.append(renewed(claim, lease.length, at))
                 result.renewed.append(tid)
+                when = at + lease.length // 2  # the renewal's own next one
+                result.next_due = when if result.next_due is None else min(
+                    result.next_due, when)
         return records
 
     log.update(change)
@@ -185,6 +188,7 @@ class Keeper:
         at = now_micros() if now is None else now
         if not force and at < self.next_check:
             return []
+        self.next_check = at + self.poll  # (a failing renewal is not retried at once)
         done = renew(self.log, self.actor, tasks=self.tasks, now=at)
         nearest = at + self.poll
         if done.next_due is not None:
