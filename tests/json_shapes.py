@@ -198,6 +198,9 @@ PRIME = Obj({
     "in_progress": [PRIME_TASK], "in_progress_count": int,
     "ready": [PRIME_TASK], "ready_count": int, "pending_count": int,
     "commands": [str], "other_open_lists": TODO_LIST, "text": str,
+}, {  # the task this session works on (docs/agents.md `aidp prime`)
+    "claimed": PRIME_TASK.extend(optional={"task_type": str, "body": str,
+                                           "body_left_out": int}),
 })
 AGENTS = [Obj({
     "name": str, "command": str, "program": str, "path": Either(str, None),

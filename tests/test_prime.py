@@ -164,3 +164,41 @@ def test_prime_counts_the_ready_tasks_it_does_not_show_and_shows_their_links(
     assert [(t["id"], t.get("assignee")) for t in data["in_progress"]] == [(busy["id"], "bob")]
     assert cli("tasks", "ready").out.splitlines()[0] == f"READY ({len(listed)})"
     assert cli("tasks", "ready", "-n", "2").out.splitlines()[0] == f"READY (2 of {len(listed)})"
+
+
+def test_the_claimed_task_and_its_body_fit_the_limit_and_say_where_it_was_cut(
+        project: Path, cli, monkeypatch) -> None:
+    """The task this session works on comes with its body, cut to the room the biggest
+    other sections leave, saying so; the text stays under the limit."""
+    _big_log(project, 2_000)
+    body = "\n".join(f"Criterion {n}: " + "w" * 60 for n in range(1000))[:65_000]
+    tid = cli("tasks", "add", "The claimed one", "--type", "bug", "--body", body, "-q"
+              ).out.strip()
+    monkeypatch.setenv("AIDP_ACTOR", "agent-7")
+    assert cli("tasks", "claim", tid).code == 0
+    for extra in ((), ("--json",)):
+        result = cli("--session", "s", "prime", *extra)
+        assert result.code == 0, result
+        text = json.loads(result.out)["text"] if extra else result.out
+        assert len(text) < LIMIT
+        head = f"- {tid} [medium] The claimed one (claimed by agent-7) (bug)"
+        assert f"## Your task\n\n{head}\n\nCriterion 0: " in text
+        assert "… the body is cut here: " in text
+        assert f"more characters (`aidp tasks show {tid}` prints it whole)" in text
+    claimed = json.loads(cli("--session", "s", "prime", "--json").out)["claimed"]
+    assert claimed["id"] == tid and claimed["body"].startswith("Criterion 0: ")
+    assert len(claimed["body"]) + claimed["body_left_out"] == len(body)
+    # another actor holds nothing: no task of its own
+    monkeypatch.setenv("AIDP_ACTOR", "someone-else")
+    assert "## Your task" not in cli("--session", "s", "prime").out
+    # the task `aidp run` hands its agent (AIDP_TASK), whoever holds it
+    monkeypatch.setenv("AIDP_TASK", tid)
+    assert "## Your task" in cli("--session", "s", "prime").out
+
+
+def test_a_short_body_is_shown_whole(log: TaskLog, cli, monkeypatch) -> None:
+    tid = cli("tasks", "add", "Small", "--body", "Just this.\n\n- and\tthat", "-q").out.strip()
+    monkeypatch.setenv("AIDP_TASK", tid)
+    text = cli("prime").out
+    assert f"## Your task\n\n- {tid} [medium] Small\n\nJust this.\n\n- and\tthat\n\n" in text
+    assert "cut here" not in text

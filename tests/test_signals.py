@@ -275,3 +275,84 @@ def test_parse_never_fails_and_only_returns_usable_values(text: str) -> None:
             assert signal.kind in ("File task", "Update task", "Todo pause") and signal.problem
         else:
             assert isinstance(signal, TodoPause)
+
+
+# --- a File task's body: a fenced block after its line ------------------------------------
+
+
+def test_a_body_block_right_after_the_signal_is_its_body() -> None:
+    from aidp.agent.signals import Reader
+
+    text = """I found two things.
+File task: "Crash on an empty config" priority: high tags: cli
+
+```body
+## Steps
+  1. run `HOME= aidp init`
+# a heading, not a comment
+```
+Update task: ab12 status: done
+File task: "No body here"
+Just prose.
+"""
+    found = parse_text(text)
+    assert found == [
+        FileTask("Crash on an empty config", "high", ("cli",),
+                 body="## Steps\n  1. run `HOME= aidp init`\n# a heading, not a comment"),
+        UpdateTask("ab12", "done"),
+        FileTask("No body here"),
+    ]
+    # fed a line at a time (aidp run), the File task comes once its body is known
+    reader = Reader()
+    fed = [(n, s) for n, line in enumerate(text.splitlines()) for s in reader.feed(line)]
+    assert [n for n, _s in fed] == [7, 8, 10] and reader.finish() == []
+
+
+@pytest.mark.parametrize(("block", "body"), [
+    ("~~~body\nx\n~~~", "x"),
+    ("````Body\na\n```py\nz\n```\n````", "a\n```py\nz\n```"),  # a longer fence holds ```
+    ("  ```body\n  indented\n    more\n  ```", "indented\n  more"),
+    ("```body\n\n\ntext\n\n```", "text"),
+    ("```body\n```", None),  # empty: no body
+])
+def test_body_fences_as_markdown_reads_them(block: str, body: str | None) -> None:
+    assert parse_text(f'File task: "T"\n{block}\n') == [FileTask("T", body=body)]
+
+
+def test_a_block_without_the_body_tag_or_after_prose_is_not_a_body() -> None:
+    assert parse_text('File task: "T"\n```python\nx\n```') == [FileTask("T")]
+    assert parse_text('File task: "T"\nSee:\n```body\nx\n```') == [FileTask("T")]
+    # two signals on the line: the body is the last one's
+    assert parse_text('File task: "A" File task: "B"\n```body\nb\n```') == [
+        FileTask("A"), FileTask("B", body="b")]
+
+
+def test_an_unclosed_or_refused_body_is_named_never_dropped_silently() -> None:
+    (unclosed,) = parse_text('File task: "T"\n```body\nline one\nline two')
+    assert unclosed.body == "line one\nline two"
+    assert unclosed.problems == ("the closing fence of its body block (filed with the text "
+                                 "up to the end of the reply)",)
+    (huge,) = parse_text('File task: "T"\n```body\n' + "x" * 70_000 + "\n```")
+    assert huge.body is None and huge.problems[0].startswith(
+        "its body (Invalid body: 70,000 bytes; at most 64 KiB")
+
+
+def test_an_echoed_line_is_no_signal_and_ends_a_waiting_one() -> None:
+    from aidp.agent.signals import Reader
+
+    reader = Reader()
+    assert reader.feed('File task: "Real"') == []
+    assert reader.feed('File task: "DESCRIPTION"', echoed=True) == [FileTask("Real")]
+    assert reader.feed("```body") == [] and reader.feed("x") == []
+    assert reader.finish() == []
+
+
+@settings(max_examples=200)
+@given(descriptions, st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cs")) | st.just("\n")
+                             | st.just("`"), max_size=200))
+def test_any_body_round_trips_through_the_printed_signal(description: str, body: str) -> None:
+    from aidp.backlog.details import clean_body
+
+    expected = clean_body(body) or None
+    signal = FileTask(description.strip(), body=expected)
+    assert parse_text(format_signal(signal)) == [signal]

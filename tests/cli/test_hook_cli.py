@@ -287,6 +287,16 @@ def test_signals_in_the_final_reply_are_applied(cli) -> None:
     assert result.code == 0 and "ignored a signal: Task not found: zzzz" in result.err
 
 
+def test_a_file_task_in_the_final_reply_carries_its_body(cli) -> None:
+    message = ('Found one.\nFile task: "Flaky test in CI" priority: high\n```body\n'
+               'Fails 1 run in 10 on `test_lock`.\n\n## Done when\n- 100 green runs\n```\n'
+               'Bye.')
+    assert hook(cli, "claude", "Stop", stop("s", message=message)).code == 0
+    (task,) = json.loads(cli("tasks", "list", "--json").out)
+    assert json.loads(cli("tasks", "show", task["id"], "--json").out)["body"] == (
+        "Fails 1 run in 10 on `test_lock`.\n\n## Done when\n- 100 green runs")
+
+
 def test_a_hook_files_no_duplicate_of_an_open_task_and_names_the_ignored_parts(cli) -> None:
     """The rules of `aidp run` (docs/agents.md, Signals): the same description as an
     open task files nothing (another session's hook, or a person, filed it); a bad

@@ -113,6 +113,15 @@ def test_the_agent_drains_the_queue_in_order(cli, agent) -> None:
     assert "📋 Backlog run: 3 claimed, 3 tasks closed" in result.out
 
 
+def test_the_task_prompt_carries_the_task_body(cli, agent) -> None:
+    tid = add(cli, "With details", "--body", "## Done when\n- the test passes")
+    worker = agent(DILIGENT)
+    assert cli("run", "--backlog", "--agent", worker.command).code == 0
+    prompt = worker.calls()[0]["prompt"]
+    assert f"  {tid} [medium] With details\n\nThe task's details (its body):\n\n" \
+        "## Done when\n- the test passes\n\nPlan it" in prompt
+
+
 def test_backlog_json_summary(cli, agent) -> None:
     add(cli, "First", "-p", "high")
     add(cli, "Second")

@@ -123,6 +123,31 @@ def test_file_task_signals_of_every_form(cli, make_agent, project: Path) -> None
     assert "still running" in result.out  # the run went on
 
 
+def test_a_file_task_signal_carries_its_body_block(cli, make_agent, project: Path) -> None:
+    agent = make_agent(
+        "print('File task: \"Crash on an empty config\" priority: high')\n"
+        "print('')\n"
+        "print('```body')\n"
+        "print('## Steps')\n"
+        "print('1. run it with HOME=')\n"
+        "print('```')\n"
+        "print('File task: \"Without a body\"')\n"
+        "print('Some prose: not a body.')\n"
+        "print('File task: \"Last words\"')\n"
+        "print('~~~body')\n"
+        "print('never closed')\n"
+    )
+    result = cli("--session", "s1", "run", "go", "--agent", agent.command)
+    assert result.code == 0, result
+    found = {t["description"]: t["id"] for t in tasks_json(cli)}
+    bodies = {d: json.loads(cli("tasks", "show", tid, "--json").out).get("body")
+              for d, tid in found.items()}
+    assert bodies == {"Crash on an empty config": "## Steps\n1. run it with HOME=",
+                      "Without a body": None, "Last words": "never closed"}
+    assert ("File task 'Last words': left out the closing fence of its body block (filed "
+            "with the text up to the end of the reply)") in result.err
+
+
 def test_a_task_already_open_is_not_filed_again_and_the_run_says_so(cli, make_agent,
                                                                        project: Path) -> None:
     """"The same" description: equal once runs of white space are one space, the ends

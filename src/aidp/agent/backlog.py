@@ -187,7 +187,7 @@ class Drain:
         return holder is None or holder["assignee"] == self.actor
 
     def _task_prompt(self, fold: Fold, tid: str) -> str:
-        qs = queue.state(fold)
+        qs = queue.state(fold, about=tid, bodies=True)  # this task's links and body
         task = fold.tasks[tid]
 
         def described(other: str) -> str:
@@ -199,6 +199,7 @@ class Drain:
             parent=described(qs.parent[tid]) if tid in qs.parent else None,
             blockers=[described(b) for b in qs.blockers.get(tid, ())],
             notes=[queue.note_out(n) for n in qs.notes.get(tid, ())],
+            body=queue.extras(qs, task).get("body"),
         )
 
     def _short(self, tid: str) -> str:

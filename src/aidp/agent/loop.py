@@ -236,13 +236,14 @@ class Loop:
         transcript.write("prompt", iteration=iteration, argv=argv, text=text)
         reader = agent_adapters.output_reader(adapter)
         echoed = signals.signal_lines(text)
+        said = signals.Reader()  # a File task waits for the body block that may follow
         tool_calls: list[str] = []
 
         def handle(item: events.Item) -> None:
             if isinstance(item, events.Text):
                 self.emit(Message("agent", item.text))
-                if item.text.strip() not in echoed:
-                    for signal in signals.parse(item.text):
+                for line in item.text.split("\n"):
+                    for signal in said.feed(line, echoed=line.strip() in echoed):
                         self._apply(signal, iteration)
             elif isinstance(item, events.Tool):
                 tool_calls.append(item.name)
@@ -273,6 +274,8 @@ class Loop:
         finally:
             for item in reader.finish():
                 handle(item)
+            for signal in said.finish():
+                self._apply(signal, iteration)
         if finished.exit_code == 0 and reader.failure:
             # It reported an API error and exited 0 anyway (aider does): a failure.
             finished = process.Finished(exit_code=0, failure=reader.failure)
@@ -331,6 +334,7 @@ class Loop:
                 tags=signal.tags,
                 session=self.session,
                 discovered_during=f"{self.session} iteration {iteration}",
+                body=signal.body,
             )
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored File task signal: {exc}"))

@@ -27,7 +27,12 @@ You can also write these signals in your reply, one per line, anywhere in a line
 
 - File task: "DESCRIPTION" priority: high tags: a,b
   — files work you found but will not do now (priority: high, medium or low, and tags
-  are optional; priority comes before tags)
+  are optional; priority comes before tags). What whoever picks it up needs to know
+  (steps, acceptance criteria, context) goes in a fenced block tagged body on the lines
+  right after that line (Markdown, up to 64 KiB; a body holding ``` fences with ````):
+  ```body
+  DETAILS
+  ```
 - Update task: ID status: done
   — ID from the backlog (or its first 4+ hex characters); status: pending,
   in_progress, done or abandoned, optionally followed by reason: "WHY"
@@ -126,9 +131,9 @@ def _closing(tid: str) -> str:
 
 def backlog_task(task: Record, *, actor: str, guidance: str | None = None,
                  parent: str | None = None, blockers: Sequence[str] = (),
-                 notes: Sequence[Record] = ()) -> str:
-    """The user prompt for one task of `aidp run --backlog`: the task, its context, and
-    how to close it."""
+                 notes: Sequence[Record] = (), body: str | None = None) -> str:
+    """The user prompt for one task of `aidp run --backlog`: the task, its context (its
+    body whole), and how to close it."""
     tid = task.get("id", "")
     tags = " ".join(f"#{t}" for t in task.get("tags") or [])
     lines = [
@@ -144,6 +149,8 @@ def backlog_task(task: Record, *, actor: str, guidance: str | None = None,
     for note in notes:
         who = f"{note['author']}: " if note.get("author") else ""
         lines.append(f"  note: {who}{note.get('text', '')}")
+    if body:
+        lines += ["", "The task's details (its body):", "", body]
     lines += ["", "Plan it in your TODO list (`aidp todo add \"STEP\"`) and do it. Close the "
               f"task {tid} when you are through:", _closing(tid)]
     if guidance:

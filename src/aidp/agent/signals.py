@@ -4,6 +4,9 @@ The grammar is the original implementation's, matched case-insensitively anywher
 a line, several per line, in the order they appear:
 
     File task: "DESCRIPTION" [priority: high|medium|low] [tags: a,b]
+    [```body
+    BODY (Markdown, any number of lines)
+    ```]
     Update task: ID status: pending|in_progress|done|abandoned [reason: "WHY"]
     Todo pause: "REASON"
 
@@ -80,6 +83,7 @@ class FileTask:
     priority: str = "medium"
     tags: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()  # what was written but left out, in words
+    body: str | None = None  # the fenced ```body block after its line (Reader)
 
 
 @dataclass(frozen=True)
@@ -137,8 +141,11 @@ def parse(line: str) -> list[Signal]:
 
 
 def parse_text(text: str) -> list[Signal]:
-    """Every signal in a block of text, line by line."""
-    return [signal for line in text.splitlines() for signal in parse(line)]
+    """Every signal in a block of text, line by line (lines end at a line feed, so a
+    body keeps any other character), a File task with its body."""
+    reader = Reader()
+    found = [signal for line in text.split("\n") for signal in reader.feed(line)]
+    return found + reader.finish()
 
 
 def signal_lines(text: str) -> set[str]:
@@ -155,6 +162,9 @@ def format_signal(signal: Signal) -> str:
             text += f" priority: {signal.priority}"
         if signal.tags:
             text += " tags: " + ",".join(signal.tags)
+        if signal.body:
+            fence = "`" * max([3, *(len(run) + 1 for run in re.findall("`{3,}", signal.body))])
+            text += f"\n{fence}body\n{signal.body}\n{fence}"
         return text
     if isinstance(signal, UpdateTask):
         text = f"Update task: {signal.ref} status: {signal.status}"
@@ -319,3 +329,102 @@ def _closing(stretch: str, chars: list[str], quotes: list[tuple[int, int, int]])
         if number % 2 == 0 and not opens:
             return number
     return 0
+
+
+# --- a File task's body: a fenced block after its line -------------------------------------
+
+# ```body (or ~~~body, or a longer fence), indented at most 3 spaces, as Markdown opens a
+# fenced code block whose info string is `body`.
+_FENCE_RE = re.compile(r"(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*body[ \t]*",
+                       re.IGNORECASE)
+
+
+class Reader:
+    """Signals in an agent's text fed a line at a time (`aidp run` reads the agent's
+    output as it comes; a hook, the final reply), with the body a `File task:` may
+    carry: a fenced code block whose info string is `body`, on the lines right after
+    the signal's line (blank lines between are fine):
+
+        File task: "Crash on an empty config" priority: high
+        ```body
+        Steps: run `HOME= aidp init`.
+        ```
+
+    The block is Markdown's: it ends at a line of the same fence character at least
+    as long (a body holding ``` itself uses ````); the indentation of its opening
+    fence is taken off its lines. A File task is handed back once it is known whether
+    a body follows (the next line that is not blank, or `finish`). A block that is
+    never closed takes the rest of the text, and says so in `problems`; a body aidp
+    would refuse (over 64 KiB, control characters) is left out and named there."""
+
+    def __init__(self) -> None:
+        self._pending: FileTask | None = None  # its body may follow
+        self._fence: str | None = None  # inside its body block: the opening fence
+        self._indent = 0
+        self._lines: list[str] = []
+
+    def feed(self, line: str, *, echoed: bool = False) -> list[Signal]:
+        """The signals `line` completes, in order. `echoed`: a line of aidp's own prompt
+        the agent repeated (its grammar), never read as a signal or a body."""
+        text = strip_ansi(line.rstrip("\r\n"))
+        if self._fence is not None:
+            if _closes(text, self._fence):
+                return [self._release(ended=True)]
+            self._lines.append(_outdented(text, self._indent))
+            return []
+        out: list[Signal] = []
+        if self._pending is not None:
+            if not text.strip() and not echoed:
+                return []
+            opening = _FENCE_RE.fullmatch(text)
+            if opening is not None and not echoed:
+                self._fence, self._indent = opening["fence"], len(opening["indent"])
+                return []
+            out.append(self._release())
+        if echoed:
+            return out
+        found = parse(text)
+        last = found[-1] if found else None
+        if isinstance(last, FileTask):
+            self._pending = last
+            found.pop()
+        return out + found
+
+    def finish(self) -> list[Signal]:
+        """The File task still waiting for its body, at the end of the text."""
+        return [] if self._pending is None else [self._release(ended=self._fence is None)]
+
+    def _release(self, *, ended: bool = False) -> FileTask:
+        from aidp.backlog.details import clean_body  # only once a body is there
+
+        signal, self._pending = self._pending, None
+        assert signal is not None
+        if self._fence is None:
+            return signal
+        self._fence = None
+        problems = list(signal.problems)
+        if not ended:
+            problems.append("the closing fence of its body block (filed with the text "
+                            "up to the end of the reply)")
+        try:
+            body = clean_body("\n".join(self._lines)) or None
+        except InvalidInput as exc:
+            body = None
+            problems.append(f"its body ({' '.join(str(exc).split())})")
+        self._lines = []
+        return FileTask(signal.description, signal.priority, signal.tags, tuple(problems), body)
+
+
+def _closes(text: str, fence: str) -> bool:
+    """Whether `text` closes a block opened with `fence`: only the same character, at
+    least as many, indented at most 3 spaces."""
+    stripped = text.strip()
+    return (len(text) - len(text.lstrip(" ")) <= 3 and len(stripped) >= len(fence)
+            and set(stripped) == {fence[0]})
+
+
+def _outdented(text: str, indent: int) -> str:
+    """A line of the block without (up to) the opening fence's indentation."""
+    cut = len(text) - len(text.lstrip(" "))
+    return text[min(cut, indent):]
+

@@ -1,8 +1,9 @@
 """`aidp prime`: what an agent needs at the start of a session or after compaction.
 
-The current TODO list, the tasks in progress, the first tasks ready to pick up, and the
-few commands and signals to use — always under `LIMIT` characters, whatever the size
-of the backlog: every section has a budget and says how much it left out. It runs at
+The current TODO list, the task this session works on with its body, the tasks in
+progress, the first tasks ready to pick up, and the few commands and signals to use —
+always under `LIMIT` characters, whatever the size of the backlog: every section has a
+budget and says how much it left out. It runs at
 every session start (through `aidp hook`), so it reads through the index's public
 queries and decodes only the handful of tasks it shows. Pure: returns values.
 """
@@ -10,6 +11,7 @@ queries and decodes only the handful of tasks it shows. Pure: returns values.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +25,7 @@ IN_PROGRESS_SHOWN = 5
 READY_SHOWN = 8
 TODO_BUDGET = 1800  # characters for the TODO list section
 DESCRIPTION_WIDTH = 120
+BODY_BUDGET = 2400  # characters of the claimed task's body, at most (less when room is short)
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Prime:
     session_flag: bool = False  # commands name the session (it is not the default one)
     hooked: bool = False  # shown through an agent's hook: say what the hooks do
     other_open: list[todos.Summary] = field(default_factory=list)  # other sessions' lists
+    claimed: Record | None = None  # the task this session works on, with its body
 
     def text(self) -> str:
         return render_text(self)
@@ -57,13 +61,17 @@ class Prime:
             "pending_count": self.pending_count,
             "commands": commands(self.session if self.session_flag else None),
             "other_open_lists": [s.to_json() for s in self.other_open[:5]],
+            **({"claimed": _claimed_json(self.claimed)} if self.claimed else {}),
             "text": self.text(),
         }
 
 
-def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False
-          ) -> Prime:
-    """The prime for `session` from the folded state."""
+def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False,
+          task: str | None = None, actor: Callable[[], str] | None = None) -> Prime:
+    """The prime for `session` from the folded state. The task this session works on
+    (its body shown) is `task` (the full id `aidp run` gives its agent as AIDP_TASK)
+    while it is open, else the newest task in progress shown that `actor` (a lookup:
+    asked only when a shown task is claimed) holds."""
     from aidp.backlog import queue, tasks
 
     todo = todos.current(fold, session)
@@ -76,10 +84,11 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
     stale = queue.stale_ready(fold)  # offered after the fresh ones
     ready = fold.tasks_of([e.id for e in queue.ready(fold, limit=READY_SHOWN)])
     qs = queue.state(fold, about=[t["id"] for t in under_way.tasks + ready], own=True)
+    in_progress = [queue.with_extras(qs, t) for t in under_way.tasks]
     return Prime(
         session=session,
         todo=todo,
-        in_progress=[queue.with_extras(qs, t) for t in under_way.tasks],
+        in_progress=in_progress,
         in_progress_count=under_way.matched.get("in_progress", 0),
         ready=[queue.with_extras(qs, t) for t in ready],
         ready_count=(queue.folded.ready_count(fold) + len(stale) if len(ready) == READY_SHOWN
@@ -89,7 +98,25 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
         session_flag=session_flag,
         hooked=hooked,
         other_open=[] if todo.visible else _other_open(fold, session),
+        claimed=_claimed(fold, in_progress, task, actor),
     )
+
+
+def _claimed(fold: Fold, in_progress: list[Record], task: str | None,
+             actor: Callable[[], str] | None) -> Record | None:
+    """The task this session works on, with its links and body (see `build`)."""
+    from aidp.backlog import queue
+    from aidp.core.model import OPEN_STATUSES
+
+    found = fold.tasks.get(task) if task else None
+    if found is None or found.get("status") not in OPEN_STATUSES:
+        held = [t for t in in_progress if isinstance(t.get("assignee"), str)]
+        name = actor() if held and actor is not None else None
+        found = next((t for t in held if t["assignee"] == name), None)
+    if found is None:
+        return None
+    return queue.with_extras(queue.state(fold, about=found["id"], own=True, bodies=True),
+                             fold.tasks[found["id"]])
 
 
 def _other_open(fold: Fold, session: str) -> list[todos.Summary]:
@@ -131,6 +158,43 @@ def _stale(task: Record) -> str:
     if until == UNKNOWN_TS or until > now:  # a stamp from the future is not believed
         return ", stale: its lease is stamped ahead of this clock"
     return f", stale: lease ran out {span(now - until)} ago"
+
+
+def _body_cut(body: str, room: int) -> tuple[str, int]:
+    """The body as shown (inert, tabs kept), at most `room` characters, cut at a line's
+    end where one is near; and how many characters were left out."""
+    from aidp.views.render import body_text
+
+    text = body_text(body, color=False)
+    if len(text) <= room:
+        return text, 0
+    cut = text.rfind("\n", 0, room)
+    end = cut if cut > room * 3 // 4 else room
+    return text[:end].rstrip(), len(text) - len(text[:end].rstrip())
+
+
+def _claimed_json(task: Record) -> dict[str, Any]:
+    out = _task_json(task)
+    if isinstance(task.get("task_type"), str):
+        out["task_type"] = task["task_type"]
+    if isinstance(task.get("body"), str):
+        out["body"], out["body_left_out"] = _body_cut(task["body"], BODY_BUDGET)
+    return out
+
+
+def _claimed_section(task: Record, room: int) -> list[str]:
+    """`## Your task`: its line and its body, cut to `room` characters, saying so."""
+    tid = _clip(task.get("id"), 40)
+    kind = f" ({_clip(task['task_type'], 20)})" if isinstance(task.get("task_type"), str) else ""
+    lines = ["## Your task", "", _task_line(task) + kind]
+    body = task.get("body")
+    if isinstance(body, str) and body:
+        shown, left = _body_cut(body, max(0, min(BODY_BUDGET, room)))
+        lines += ["", shown] if shown else []
+        if left:
+            lines.append(f"… the body is cut here: {left:,} more characters "
+                         f"(`aidp tasks show {tid}` prints it whole)")
+    return [*lines, ""]
 
 
 def _task_json(task: Record) -> dict[str, Any]:
@@ -223,6 +287,7 @@ def render_text(prime: Prime) -> str:
         *_other_lists(prime, aidp),
         "",
     ]
+    claimed_at = len(out)  # `## Your task` goes here, in the room the rest leaves
     if prime.in_progress_count:
         out += [f"## In progress ({prime.in_progress_count})", ""]
         out += [_task_line(t) for t in prime.in_progress]
@@ -261,10 +326,14 @@ def render_text(prime: Prime) -> str:
         "",
         "Signals you may write on a line of your reply"
         + (" (the final reply of a turn):" if prime.hooked else ":"),
-        '- File task: "DESCRIPTION" priority: high tags: a,b — work found but not done now',
+        '- File task: "DESCRIPTION" priority: high tags: a,b — work found but not done now '
+        "(details in a ```body fenced block on the lines right after it)",
         "- Update task: ID status: done (pending, in_progress, done, abandoned)",
         '- Todo pause: "REASON"',
     ]
+    if prime.claimed is not None:
+        room = LIMIT - len("\n".join(out)) - 300  # its head and the cut's line
+        out[claimed_at:claimed_at] = _claimed_section(prime.claimed, room)
     text = "\n".join(out) + "\n"
     if len(text) >= LIMIT:  # every section is bounded, so this is a last resort
         text = text[: LIMIT - 40] + "\n… (cut: run `aidp todo show`)\n"

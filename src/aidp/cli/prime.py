@@ -18,12 +18,16 @@ def prime(
     $ aidp prime
     $ aidp prime --json
     """
+    import os
+
     from aidp.app import prime as core
+    from aidp.backlog.queue import default_actor
     from aidp.cli.output import json_out
     from aidp.views import render
 
     e = env(ctx)
-    result = core.build(e.read(), e.session_name())
+    result = core.build(e.read(), e.session_name(), task=os.environ.get("AIDP_TASK"),
+                        actor=lambda: default_actor(e.root))
     if as_json:
         json_out(result.to_json())
     else:

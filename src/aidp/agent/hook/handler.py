@@ -193,8 +193,11 @@ def _start(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
 
     sweep(ctx.root)
     state.data["blocks"] = 0  # a new or resumed session: nobody has been pushed yet
+    from aidp.backlog.queue import default_actor
+
     text = prime.build(ctx.log.read(), ctx.session, session_flag=ctx.session_flag,
-                       hooked=True).text()
+                       hooked=True, task=os.environ.get("AIDP_TASK"),
+                       actor=lambda: default_actor(ctx.root)).text()
     if ctx.session_flag:
         ctx.adapter.export_session(ctx.session)
     return Answer({"hookSpecificOutput": {"hookEventName": "SessionStart",
@@ -335,7 +338,8 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                     continue
                 outcome = backlog.add_unless_open(
                     ctx.log, signal.description, priority=signal.priority, tags=signal.tags,
-                    session=ctx.session, discovered_during=f"{ctx.session} ({ctx.agent} hook)")
+                    session=ctx.session, discovered_during=f"{ctx.session} ({ctx.agent} hook)",
+                    body=signal.body)
                 filed.append(key)
                 task = outcome.task
                 if not outcome.filed:  # the same as an open task (tasks.same_text)
