@@ -64,13 +64,18 @@ def main() -> None:
     floor = [sys.executable, str(bench.FLOOR), "cmd3", "--json"]
     print("| events | row | aidp ms | floor ms | ratio | target | peak MB |")
     print("|---:|---|---:|---:|---:|---:|---:|")
+    loads = []
     for events in args.events or [100_000, 1_000_000]:
+        before, started = bench.os.getloadavg(), time.strftime("%H:%M", time.gmtime())
         rows = (first_after_clone(events, aidp, environment(), bench.dataset(events)[0],
                                   args.runs) if args.cold
                 else measure(events, args.runs, aidp, floor))
         for row in rows:
             print("| {events:,} | {row} | {ms:.0f} | {base:.0f} | {ratio:.2f}× | {target} | "
                   "{peak} |".format(events=events, **row), flush=True)
+        loads.append(f"{events:,} events: {started}–{time.strftime('%H:%M', time.gmtime())} "
+                     f"UTC, load average {before[0]:.2f} → {bench.os.getloadavg()[0]:.2f}")
+    print("\n" + "; ".join(loads))
 
 
 # Outside any git repository but the benchmark's own: inside one with several worktrees
