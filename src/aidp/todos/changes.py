@@ -10,15 +10,19 @@ from aidp.core.model import PRIORITIES, validate_priority, validate_reason
 from aidp.todos.items import (
     DEFAULT_PRIORITY,
     ITEM_STATUSES,
+    MAX_ITEMS,
     OWN_STATUS,
+    PlanTooLarge,
     Subtask,
     TodoItem,
     TodoList,
+    check_size,
     clean_content,
     copy_list,
     derived_status,
     item_ids,
     new_id,
+    size,
 )
 from aidp.todos.positions import Target, locate
 from aidp.todos.records import new_generation
@@ -55,6 +59,10 @@ def add(
         subs.insert(target.subtask, {"id": new_id(taken), "content": text, "status": "pending"})
         parent["subtasks"] = subs
         parent["status"] = derived_status(parent)
+    if size(items) > MAX_ITEMS:
+        raise PlanTooLarge(
+            f"Cannot add: a TODO list holds at most {MAX_ITEMS} items (subtasks counted), "
+            f"and this one has {size(items) - 1:,}; nothing was written")
     return replace(todo, items=items, active=True), target
 
 
@@ -148,6 +156,7 @@ def load(todo: TodoList, source: TodoList) -> TodoList:
     """Copy `source`'s items (active or cleared) into `todo` and make them active. Loading
     a plan is a fresh start, like a user prompt: a pause is lifted."""
     items = copy_list(source).items
+    check_size(size(items), what=f"The saved list of {source.session!r}")
     return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None,
                    epoch=new_generation())
 
@@ -162,6 +171,7 @@ def set_plan(todo: TodoList, entries: list[dict[str, Any]]) -> TodoList:
     An entry whose content matches a current item keeps that item's id and priority."""
     if not isinstance(entries, list):
         raise InvalidInput("Invalid plan: expected a list of {content|step, status} entries")
+    check_size(len(entries))
     previous = {i["content"]: i for i in todo.visible}
     taken = item_ids(todo.items)
     items: list[TodoItem] = []

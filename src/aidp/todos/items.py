@@ -7,8 +7,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Final, NotRequired, TypedDict, cast
 
-from aidp.core.errors import AidpError
+from aidp.core.errors import AidpError, InvalidInput
 from aidp.core.model import MAX_DESCRIPTION, PRIORITIES, clean_text
+
+# The bound on a plan, wherever one comes in (an agent's plan tool through its hooks or
+# `aidp run`, MCP todo_write, `aidp todo add|load`): a TODO list holds at most MAX_ITEMS
+# entries, subtasks counted, each at most MAX_ITEM_LENGTH characters. A longer plan is
+# no plan a model keeps in view, and a flood must not reach the git-tracked tasklist.
+MAX_ITEMS = 100
+MAX_ITEM_LENGTH = MAX_DESCRIPTION
 
 ITEM_STATUSES = ("pending", "in_progress", "completed")
 SUBTASK_STATUSES = ("pending", "completed")
@@ -37,6 +44,23 @@ class TodoItem(TypedDict):
     priority: str
     subtasks: list[Subtask]
     own_status: NotRequired[str]  # OWN_STATUS
+
+
+class PlanTooLarge(InvalidInput):
+    """A plan or list over MAX_ITEMS entries (exit 2): refused whole, nothing written."""
+
+
+def check_size(count: int, *, what: str = "The plan") -> None:
+    """PlanTooLarge when `count` entries are more than a TODO list holds."""
+    if count > MAX_ITEMS:
+        raise PlanTooLarge(
+            f"{what} has {count:,} items; a TODO list holds at most {MAX_ITEMS} (subtasks "
+            "counted): refused, nothing was written")
+
+
+def size(items: Iterable[TodoItem]) -> int:
+    """The entries of a list against MAX_ITEMS: items and their subtasks."""
+    return sum(1 + len(item.get("subtasks") or []) for item in items)
 
 
 class TodoListNotFound(AidpError):
@@ -116,7 +140,7 @@ def item_ids(items: Iterable[TodoItem]) -> set[str]:
 
 def clean_content(text: str) -> str:
     """A TODO description, checked and cleaned as every writer stores it."""
-    return clean_text(text, what="TODO description", limit=MAX_DESCRIPTION)
+    return clean_text(text, what="TODO description", limit=MAX_ITEM_LENGTH)
 
 
 def _normal_subtask(raw: Any, number: str) -> Subtask | None:

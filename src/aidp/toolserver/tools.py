@@ -19,10 +19,10 @@ import orjson
 
 from aidp.core.errors import AidpError
 from aidp.core.model import MAX_DESCRIPTION, MAX_REASON, MAX_TAG, PRIORITIES, STATUSES
+from aidp.todos.items import MAX_ITEM_LENGTH, MAX_ITEMS  # the one bound on a plan
 
 ITEM_STATUSES = ("pending", "in_progress", "completed")
 LIST_STATUSES = (*STATUSES, "open", "all")
-MAX_ITEMS = 100  # a plan longer than this is no plan a model can keep in view
 MAX_TAGS = 20
 MAX_LIMIT = 1000
 LIST_DEFAULT_LIMIT = 50  # a listing costs the agent tokens: the newest 50 unless asked
@@ -45,7 +45,7 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
                 "type": "object",
                 "properties": {
                     "content": {"type": "string", "minLength": 1,
-                                "maxLength": MAX_DESCRIPTION},
+                                "maxLength": MAX_ITEM_LENGTH},
                     "status": {"type": "string", "enum": list(ITEM_STATUSES)},
                     "activeForm": {"type": "string"},
                     "priority": _PRIORITY,

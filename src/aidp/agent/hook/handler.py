@@ -240,6 +240,10 @@ def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
         return Answer()
     if not isinstance(raw, list):
         return Answer(notes=[f"aidp: ignored the {tool} plan: its todos are not a list"])
+    try:  # the one bound on a plan (todos.MAX_ITEMS), before anything is read or locked
+        todos.check_size(len(raw))
+    except InvalidInput as exc:
+        return Answer(notes=[f"aidp: ignored the {tool} plan: {exc}"])
     # The same reading as `aidp run`'s: a bad entry is skipped with its reason, a plan
     # of nothing but bad entries changes nothing, an empty plan clears the list.
     plan = read_plan(raw)
