@@ -6,16 +6,14 @@ import re
 from pathlib import Path
 
 import pytest
-import typer
 
-from aidp.cli import _register, app
+from aidp.cli import startup
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
 
 def leaf_commands() -> list[tuple[str, object]]:
-    _register()  # every group, as `aidp --help` sees them
-    root = typer.main.get_command(app)
+    root = startup.command()  # every group, as `aidp --help` sees them
     found = []
 
     def walk(command, path: str) -> None:
@@ -154,8 +152,7 @@ def _resolve(example: str) -> str:
     Any usage error (an unknown option, a missing argument) raises."""
     words = _words(example)
     assert words[0] == "aidp", example
-    _register()
-    root = typer.main.get_command(app)
+    root = startup.command()
     ctx = root.make_context("aidp", words[1:])
     command, path = root, ["aidp"]
     while getattr(command, "commands", None):
@@ -171,7 +168,6 @@ def _all_examples() -> list[tuple[str, str]]:
 
 def groups() -> list[tuple[str, object]]:
     """`aidp` and every group under it (`aidp tasks`, `aidp todo`, …)."""
-    _register()
     found = []
 
     def walk(command, path: str) -> None:
@@ -180,7 +176,7 @@ def groups() -> list[tuple[str, object]]:
             for name, sub in command.commands.items():
                 walk(sub, f"{path} {name}")
 
-    walk(typer.main.get_command(app), "aidp")
+    walk(startup.command(), "aidp")
     return found
 
 

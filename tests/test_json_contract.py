@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import typer
 
 from tests import json_shapes as S
 from tests.test_git import git
@@ -165,10 +164,9 @@ def _json_commands(group, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
 
 
 def test_every_json_command_is_under_contract() -> None:
-    from aidp import cli as aidp_cli
+    from aidp.cli import startup
 
-    aidp_cli._register()
-    everything = _json_commands(typer.main.get_command(aidp_cli.app))
+    everything = _json_commands(startup.command())
     covered = {tuple(a for a in args if not a.startswith(("-", "{")))[:2]
                if args[0] in ("tasks", "todo") else args[:1] for args, _ in CONTRACT}
     assert everything - covered == set(), "add these --json commands to CONTRACT"

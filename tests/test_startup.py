@@ -58,35 +58,49 @@ def test_hot_task_commands_import_only_what_they_use(args: tuple[str, ...]) -> N
 @pytest.mark.parametrize("args", [("tasks", "list", "--json"), ("tasks", "stats", "--json"),
                                   ("tasks", "add", "x", "-q")])
 def test_the_backlog_commands_do_not_load_the_queue_cli(args: tuple[str, ...]) -> None:
-    # cli/queue.py registers ready/claim/block/… on the tasks app only when one of them
-    # (or every command: help, an unknown name) is asked for.
+    # cli/queue.py (ready, block, …) loads only when one of its commands (or every
+    # command: help, an unknown name) is asked for.
     assert "aidp.cli.queue" not in imported(*args)
 
 
 def test_a_tasks_command_loads_only_its_own_module() -> None:
-    # cli/tasks.py imports the module of the command the line names, and no other.
-    kept_apart = {"aidp.cli.tasks_list", "aidp.cli.tasks_show", "aidp.cli.queue",
-                  "aidp.cli.gitcmds", "aidp.cli.history", "aidp.cli.exchange"}
+    # aidp.cli.startup imports the module of the command the line names, and no other.
+    kept_apart = {"aidp.cli.tasks", "aidp.cli.tasks_list", "aidp.cli.tasks_show",
+                  "aidp.cli.queue", "aidp.cli.claims", "aidp.cli.gitcmds", "aidp.cli.history",
+                  "aidp.cli.exchange"}
     assert imported("tasks", "list", "--json") & kept_apart == {"aidp.cli.tasks_list"}
-    assert imported("tasks", "stats", "--json") & kept_apart == set()
+    assert imported("tasks", "stats", "--json") & kept_apart == {"aidp.cli.tasks"}
     assert imported("tasks", "export", "-f", "jsonl") & kept_apart == {"aidp.cli.exchange"}
 
 
-def test_the_tasks_group_knows_where_each_command_lives() -> None:
-    # Every command the tasks group has, registered in full (as for help), is this
-    # module's own or named in ELSEWHERE with the module that holds it.
-    from aidp.cli import tasks
-    from aidp.cli.common import command_name
+def test_the_table_says_where_every_command_lives() -> None:
+    # aidp.cli.startup.COMMANDS, the one table: each (group, command) once, in a module
+    # of aidp.cli that holds its function; `aidp tasks --help` starts with add, list, show.
+    import importlib
 
-    tasks.with_commands(None)
-    tasks.with_commands(None)  # asked again: each command once
-    names = [command_name(c) for c in tasks.app.registered_commands]
-    assert len(names) == len(set(names))
-    for command in tasks.app.registered_commands:
-        module = command.callback.__module__
-        name = command_name(command)
-        assert module == "aidp.cli.tasks" or module == f"aidp.cli.{tasks.ELSEWHERE.get(name)}"
-    assert names[:3] == ["add", "list", "show"]  # as `aidp tasks --help` lists them
+    from aidp.cli import startup
+
+    rows = startup.COMMANDS
+    assert len({(c.group, c.name) for c in rows}) == len(rows)
+    for row in rows:
+        assert callable(getattr(importlib.import_module(f"aidp.cli.{row.module}"), row.function))
+    assert [c.name for c in rows if c.group == "tasks"][:3] == ["add", "list", "show"]
+    built = startup.command()
+    assert list(built.commands["tasks"].commands) == [c.name for c in rows if c.group == "tasks"]
+
+
+@pytest.mark.parametrize(("args", "names"), [
+    (("tasks", "list", "--json"), ["list"]),  # the one named
+    (("tasks", "--status", "x", "list"), None),  # an option before the command word: all
+    (("tasks", "lisst"), None),  # not a command of the group: all, for its error
+    (("--dir", ".", "todo", "load", "x"), ["load"]),
+])
+def test_a_command_line_builds_only_what_it_can_run(args, names) -> None:
+    from aidp.cli import startup
+
+    group = startup.command(args).commands[args[-3] if args[0] == "--dir" else args[0]]
+    every = [c.name for c in startup.COMMANDS if c.group == group.name]
+    assert list(group.commands) == (names or every)
 
 
 def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> None:
@@ -148,12 +162,9 @@ def test_completion_mode_loads_every_group(cli, monkeypatch) -> None:
 
 
 def test_help_still_lists_every_group_and_command() -> None:
-    import typer
+    from aidp.cli import startup
 
-    from aidp.cli import _register, app
-
-    _register()
-    names = sorted(typer.main.get_command(app).commands)  # type: ignore[attr-defined]
+    names = sorted(startup.command().commands)
     assert {"tasks", "todo", "init", "run"} <= set(names)
     proc = subprocess.run([sys.executable, "-m", "aidp", "--help"], capture_output=True,
                           text=True, timeout=60, env={**os.environ, "NO_COLOR": "1"})

@@ -87,12 +87,9 @@ def test_an_unknown_option_where_text_goes_says_how_to_pass_it(cli, project, arg
 
 
 def _groups():
-    import typer
+    from aidp.cli import startup
 
-    from aidp.cli import _register, app
-
-    _register()
-    root = typer.main.get_command(app)
+    root = startup.command()
     return [([], root)] + [([name], group) for name, group in root.commands.items()
                            if getattr(group, "commands", None)]
 

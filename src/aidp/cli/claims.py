@@ -1,6 +1,6 @@
-"""`aidp tasks claim|release`: taking a task for a lease and putting it back. Registered
-on the `tasks` app only when the command line may name one of them
-(aidp.cli.tasks.with_commands calls `register`); the core is aidp.backlog.queue.claims."""
+"""`aidp tasks claim|release`: taking a task for a lease and putting it back. Loaded
+only when the command line may name one of them (aidp.cli.startup); the core is
+aidp.backlog.queue.claims."""
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).
@@ -125,14 +125,3 @@ def release(
         else f"Not claimed, nothing changed: {_label(c.task, short)}"
         for c in changes
     ))
-
-
-COMMANDS = (claim, release)
-
-
-def register(tasks_app: typer.Typer) -> None:
-    """Add `claim` and `release` to the `tasks` group (once, however often asked)."""
-    present = {command.callback for command in tasks_app.registered_commands}
-    for command in COMMANDS:
-        if command not in present:
-            tasks_app.command()(command)

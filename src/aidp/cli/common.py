@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from functools import cached_property
@@ -207,14 +208,17 @@ def _say_waiting(lock: Path) -> None:
     sys.stderr.flush()
 
 
-def command_name(command: typer.models.CommandInfo) -> str | None:
-    """The name a registered command is called by: its own, else Typer's from its
-    function's name (None: neither, which Typer itself refuses)."""
-    if command.name:
-        return command.name
-    if command.callback is None:
-        return None
-    return typer.main.get_command_name(command.callback.__name__)
+class StrayOption(InvalidInput):
+    """An option the command does not take, found by the command itself (one that lets
+    unknown options through, for `todo tick -1`: aidp.cli.todo): told as Typer tells its
+    own, `No such option: -x`, with the same hint (aidp.cli.run), exit 2."""
+
+    def __init__(self, option_name: str, ctx: typer.Context) -> None:
+        # Control characters escaped as Typer's parser escapes them in its message.
+        shown = re.sub(r"[\x00-\x1f\x7f-\x9f]", lambda m: f"\\x{ord(m[0]):02x}", option_name)
+        super().__init__(f"No such option: {shown}")
+        self.option_name = option_name
+        self.ctx = ctx
 
 
 def env(ctx: typer.Context) -> Env:

@@ -3,11 +3,16 @@ the installed script asks for.
 
 The script runs `aidp` with `_AIDP_COMPLETE` set (Click's protocol, with Typer's bash,
 zsh and fish scripts). Only then is this module imported: `aidp.cli.run` sees the
-variable, registers every command group and lets `complete` answer, so ordinary runs
-keep their start-up floor (tests/test_startup.py). Commands, their options and
-subcommands are Click's; this module adds the values: statuses, priorities, formats,
+variable, builds every command (aidp.cli.startup) and lets `complete` answer, so
+ordinary runs keep their start-up floor (tests/test_startup.py). Commands, their options
+and subcommands are Click's; this module adds the values: statuses, priorities, formats,
 agents, hook events, tags, TODO positions and task ids (the short ids human output
 shows, with the description as the shell's hint).
+
+Typer offers no public entry for two things used here: the registration of its shell
+classes with click (`typer._completion_classes.completion_init`) and its scripts
+(`typer._completion_shared.get_completion_script`); both are Typer's own completion,
+which `aidp --show-completion` prints. The shell is shellingham's answer, as Typer's.
 """
 
 from __future__ import annotations
@@ -16,13 +21,14 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aidp.core.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from typer._click.core import Command, Context, Parameter
-    from typer._click.shell_completion import CompletionItem
+    from typer import CallbackParam as Parameter
+    from typer import Context
+    from typer.core import TyperGroup
 
     from aidp.cli.common import Env
 
@@ -38,7 +44,7 @@ def active() -> bool:
 # --- answering the shell ---------------------------------------------------------------
 
 
-def complete(root: Command) -> int:
+def complete(root: TyperGroup) -> int:
     """Print the completions the shell asked for (COMP_WORDS/COMP_CWORD for bash,
     _TYPER_COMPLETE_ARGS for zsh and fish); the exit code for the shell script."""
     from typer._completion_classes import completion_init
@@ -61,10 +67,16 @@ def complete(root: Command) -> int:
 Values = Callable[..., Iterable["str | tuple[str, str]"]]
 
 
-def add_values(root: Command) -> None:
-    """Give the parameters that take known values a completion of those values."""
+def add_values(root: TyperGroup) -> None:
+    """Give the parameters that take known values a completion of those values.
 
-    def walk(command: Command, path: tuple[str, ...]) -> None:
+    Click asks a parameter's `shell_complete` function, which is given when the
+    parameter is made (Typer's `autocompletion=`, at every start-up, for every command
+    built); aidp gives it here, in completion mode only, by the attribute click keeps
+    it in. The commands are click's, whose classes have no public name since Typer
+    vendored click: `Any` below."""
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
         for param in command.params:
             values = _values_for(path, param.name)
             if values is not None:
@@ -75,10 +87,20 @@ def add_values(root: Command) -> None:
     walk(root, ())
 
 
-def _completer(values: Values) -> Callable[[Context, Parameter, str], list[CompletionItem]]:
-    def shell_complete(ctx: Context, param: Parameter, incomplete: str) -> list[CompletionItem]:
-        from typer._click.shell_completion import CompletionItem
+class Offer:
+    """One completion, as click's shell classes read it (its CompletionItem's `value`,
+    `type`, `help`; the class itself has no public name since Typer vendored click)."""
 
+    __slots__ = ("help", "type", "value")
+
+    def __init__(self, value: str, help: str | None = None) -> None:
+        self.value = value
+        self.type = "plain"
+        self.help = help
+
+
+def _completer(values: Values) -> Callable[[Context, Parameter, str], list[Offer]]:
+    def shell_complete(ctx: Context, param: Parameter, incomplete: str) -> list[Offer]:
         try:
             found = list(values(ctx, param, incomplete))
         except Exception:  # a completion never breaks the user's shell
@@ -87,7 +109,7 @@ def _completer(values: Values) -> Callable[[Context, Parameter, str], list[Compl
         for value in found:
             text, hint = value if isinstance(value, tuple) else (value, None)
             if text.lower().startswith(incomplete.lower()):
-                items.append(CompletionItem(text, help=hint))
+                items.append(Offer(text, help=hint))
         return items
 
     return shell_complete
@@ -283,10 +305,11 @@ def shell_named(args: list[str], option: str) -> str:
 
 
 def _detected() -> str | None:
-    from typer._completion_shared import _get_shell_name  # shellingham, Typer's own way
+    import shellingham  # the process tree's shell, as Typer itself tells it
 
+    name: str | None  # shellingham is untyped
     try:
-        name = _get_shell_name()
+        name, _command = shellingham.detect_shell()
     except Exception:  # no /proc, an odd process tree
         name = None
     if name:

@@ -118,8 +118,3 @@ def import_(
     if len(result.filed) > 20:
         lines.append(f"  … and {len(result.filed) - 20} more")
     render.write_text("\n".join(lines))
-
-
-def register(tasks_app: typer.Typer) -> None:
-    tasks_app.command("export")(export)
-    tasks_app.command("import")(import_)

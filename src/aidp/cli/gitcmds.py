@@ -1,7 +1,7 @@
 """`aidp sync`, `aidp tasks changes` and `aidp tasks textconv`: the tasklist in git.
 
-Thin: the work is in aidp.git (imported when a command runs, so registering these
-costs `aidp tasks list` nothing but the definitions).
+Thin: the work is in aidp.git, imported when a command runs (so help, which loads
+every command, pays only for the definitions).
 """
 
 from __future__ import annotations
@@ -108,8 +108,3 @@ def textconv(
     except OSError as exc:
         raise StorageError(f"Cannot read {file}: {exc.strerror or exc}") from exc
     sys.stdout.write(git.textconv(data))
-
-
-def register(tasks_app: typer.Typer) -> None:
-    tasks_app.command("changes")(changes)
-    tasks_app.command("textconv")(textconv)

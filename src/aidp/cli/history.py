@@ -105,8 +105,3 @@ def undo(
     lines += [f"  {inert(key)}: {_shown(now)} → {_shown(then)}"
               for key, (now, then) in done.changes.items()]
     render.write_text("\n".join(lines))
-
-
-def register(tasks_app: typer.Typer) -> None:
-    tasks_app.command("history")(history)
-    tasks_app.command("undo")(undo)

@@ -1,12 +1,12 @@
-"""`aidp tasks ready|blocked|claim|release|block|unblock|edit|note`: the work queue.
+"""`aidp tasks ready|blocked|block|unblock|edit|note`: the work queue (claim and
+release: aidp.cli.claims).
 
-Registered on the `tasks` app only when the command line may name one of them
-(aidp.cli.tasks.with_commands calls `register`); the core is aidp.backlog.queue.
+Loaded only when the command line may name one of them (aidp.cli.startup); the core
+is aidp.backlog.queue.
 """
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).
-
 
 import typer
 
@@ -345,15 +345,3 @@ def note(
         tid = record["task"]
         shown = short_ids(before, [tid]).get(tid, tid)
         render.write_text(f"{output.painter()('✓', 'green')} Noted on [{inert(shown)}]")
-
-
-# In the order `aidp tasks --help` lists them, after the group's own commands.
-COMMANDS = (ready, blocked, block, unblock, edit, note)
-
-
-def register(tasks_app: typer.Typer) -> None:
-    """Add the queue's commands to the `tasks` group (once, however often asked)."""
-    present = {command.callback for command in tasks_app.registered_commands}
-    for command in COMMANDS:
-        if command not in present:
-            tasks_app.command()(command)

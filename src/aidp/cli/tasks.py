@@ -1,9 +1,10 @@
-"""`aidp tasks …`: the persistent backlog."""
+"""`aidp tasks …`: the persistent backlog — the group's own commands (add, the status
+changes, stats, repair, compact); the others live in modules of their own
+(aidp.cli.startup.COMMANDS says where)."""
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import typer
@@ -16,7 +17,6 @@ from aidp.cli.common import (
     IDS_HELP,
     JSON_HELP,
     TYPE_HELP,
-    command_name,
     env,
     read_body,
     split_ids,
@@ -29,11 +29,6 @@ from aidp.views import render
 if TYPE_CHECKING:
     from aidp.backlog.queue import Change
 
-app = typer.Typer(
-    help="The persistent backlog: tasks filed by people or agents.\n\n"
-    "Examples:\n$ aidp tasks list\n$ aidp tasks done 3f2a",
-    no_args_is_help=True,
-)
 
 def _emit_tasks(changes: list["Change"], *, as_json: bool, verb: str,
                 ids: dict[str, str] | None = None) -> None:
@@ -54,7 +49,6 @@ def _emit_tasks(changes: list["Change"], *, as_json: bool, verb: str,
     render.write_text("\n".join(lines))
 
 
-@app.command()
 def add(
     ctx: typer.Context,
     description: list[str] = typer.Argument(..., help="What needs doing (1–200 characters)."),
@@ -142,7 +136,6 @@ def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, a
     _emit_tasks(changes, as_json=False, verb=verb, ids=short)
 
 
-@app.command()
 def start(
     ctx: typer.Context,
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
@@ -156,7 +149,6 @@ def start(
     _transition(ctx, ids, "in_progress", "Started", as_json=as_json)
 
 
-@app.command()
 def done(
     ctx: typer.Context,
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
@@ -173,7 +165,6 @@ def done(
     _transition(ctx, ids, "done", "Done", as_json=as_json, reason=reason)
 
 
-@app.command()
 def abandon(
     ctx: typer.Context,
     words: list[str] = typer.Argument(..., metavar="ID [REASON...] | ID... --reason R",
@@ -218,7 +209,6 @@ def _hint_several(ctx: typer.Context, rest: list[str]) -> None:
                      "give the reason with --reason (every argument is then an id)\n")
 
 
-@app.command()
 def reopen(
     ctx: typer.Context,
     ids: list[str] = typer.Argument(..., metavar="ID...", help=IDS_HELP),
@@ -232,7 +222,6 @@ def reopen(
     _transition(ctx, ids, "pending", "Reopened", as_json=as_json)
 
 
-@app.command()
 def stats(
     ctx: typer.Context,
     since: str | None = typer.Option(
@@ -287,7 +276,6 @@ def _terminal_width() -> int:
     return 80
 
 
-@app.command()
 def repair(
     ctx: typer.Context,
     dry_run: bool = typer.Option(False, "--dry-run", help="Report what would go; change nothing."),
@@ -336,7 +324,6 @@ def repair(
                           f"Backup: {backup}{why}")
 
 
-@app.command()
 def compact(
     ctx: typer.Context,
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
@@ -370,76 +357,3 @@ def compact(
         f"Compacted {report.lines_before} lines to {report.lines_after}{unknown}{dropped}. "
         f"Backup: {inert(str(report.backup))}"
     )
-
-
-# The commands kept in modules of their own, by name, in the order `aidp tasks --help`
-# lists them after `add` (list and show) and this module's own (the rest). Only the
-# module of the command the line names is imported: `tasks list` loads neither show's,
-# nor the queue's CLI, nor git's (start-up is the product; tests/test_startup.py).
-ELSEWHERE = {
-    "list": "tasks_list", "show": "tasks_show",
-    "changes": "gitcmds", "textconv": "gitcmds",  # teams
-    "history": "history", "undo": "history",
-    "export": "exchange", "import": "exchange",
-    "ready": "queue", "blocked": "queue", "claim": "claims", "release": "claims",
-    "block": "queue", "unblock": "queue", "edit": "queue", "note": "queue",
-}
-_PLACES = ("add", "tasks_list", "tasks_show", "tasks", *dict.fromkeys(ELSEWHERE.values()))
-
-
-def with_commands(name: str | None) -> None:
-    """Register the commands kept elsewhere that the command line may run: the one
-    `name` is, none for one of this module's, every one for anything else (help, an
-    unknown name: its error lists them all). Each command once, however often asked."""
-    own = {command_name(c) for c in app.registered_commands
-           if getattr(c.callback, "__module__", None) == __name__}
-    if name in own:
-        return
-    wanted = [ELSEWHERE[name]] if name in ELSEWHERE else list(dict.fromkeys(ELSEWHERE.values()))
-    if "tasks_list" in wanted:
-        from aidp.cli import tasks_list
-
-        _add(lambda scratch: scratch.command("list")(tasks_list.list_))
-    if "tasks_show" in wanted:
-        from aidp.cli import tasks_show
-
-        _add(lambda scratch: scratch.command()(tasks_show.show))
-    if "gitcmds" in wanted:
-        from aidp.cli import gitcmds
-
-        _add(gitcmds.register)
-    if "history" in wanted:
-        from aidp.cli import history
-
-        _add(history.register)
-    if "exchange" in wanted:
-        from aidp.cli import exchange
-
-        _add(exchange.register)
-    if "queue" in wanted:
-        from aidp.cli import queue
-
-        _add(queue.register)
-    if "claims" in wanted:
-        from aidp.cli import claims
-
-        _add(claims.register)
-    app.registered_commands.sort(key=_place)
-
-
-def _add(register: Callable[[typer.Typer], object]) -> None:
-    """The commands `register` adds to an app, added to this one unless already there."""
-    present = {command.callback for command in app.registered_commands}
-    scratch = typer.Typer()
-    register(scratch)
-    app.registered_commands += [command for command in scratch.registered_commands
-                                if command.callback not in present]
-
-
-def _place(command: typer.models.CommandInfo) -> int:
-    """Where `aidp tasks --help` lists a command (the sort is stable: in its module's
-    order within its module)."""
-    if command_name(command) == "add":
-        return 0
-    module = str(getattr(command.callback, "__module__", "")).rpartition(".")[2]
-    return _PLACES.index(module) if module in _PLACES else _PLACES.index("tasks")

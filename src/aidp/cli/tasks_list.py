@@ -1,5 +1,5 @@
-"""`aidp tasks list`: the backlog, filtered, sorted and printed in any --format (the
-`tasks` group registers it: aidp.cli.tasks)."""
+"""`aidp tasks list`: the backlog, filtered, sorted and printed in any --format (loaded
+only for it: aidp.cli.startup)."""
 
 # No `from __future__ import annotations` here: Typer reads list_'s annotations at every
 # `tasks list`, and string annotations cost an eval each (~0.4 ms for its twenty).

@@ -1,5 +1,5 @@
-"""`aidp tasks show`: one task with every field, its links, claim and notes (the `tasks`
-group registers it: aidp.cli.tasks)."""
+"""`aidp tasks show`: one task with every field, its links, claim and notes (loaded
+only for it: aidp.cli.startup)."""
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).

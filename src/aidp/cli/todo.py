@@ -16,26 +16,17 @@ from aidp.views import render
 if TYPE_CHECKING:
     from aidp import todos as core
 
-# aidp.todos is imported inside each command: every `aidp` start registers this group,
-# and only todo commands should pay for loading it.
-
-app = typer.Typer(
-    help="The session TODO list: the agent's ordered working plan, with checklists.\n\n"
-    "Examples:\n$ aidp todo add \"Write the failing test\"\n$ aidp todo show",
-    no_args_is_help=True,
-)
+# aidp.todos is imported inside each command: `aidp todo list`, `load` and every
+# `aidp --help` load this module for its group options, and should not pay for it.
 
 POS_HELP = "N, last, N.M or N.last (1-based)."
-# Positions like -1 must reach our own error message (which lists the accepted forms)
-# instead of click's "No such option".
-POSITIONAL = {"ignore_unknown_options": True}
+# Positions like -1 reach the commands that take them (aidp.cli.startup.TAKES_DASHES), so
+# their error lists the accepted forms; a mistyped option is still refused, here.
 _OPTION_LIKE = re.compile(r"--?[A-Za-z]")
 
 
 def _no_stray_options(ctx: typer.Context, *tokens: str) -> None:
     """With unknown options let through (for -1), a mistyped option must still be one."""
-    from typer._click.exceptions import NoSuchOption
-
     from aidp.cli import common
 
     raw = common.COMMAND_LINE
@@ -43,11 +34,10 @@ def _no_stray_options(ctx: typer.Context, *tokens: str) -> None:
     literal = len(raw) - raw.index("--") - 1 if "--" in raw else 0
     for token in tokens[: max(0, len(tokens) - literal)]:
         if _OPTION_LIKE.match(token):
-            raise NoSuchOption(token.partition("=")[0], ctx=ctx)
+            raise common.StrayOption(token.partition("=")[0], ctx)
 
 
-@app.callback()
-def _group(
+def options(
     ctx: typer.Context,
     session: str | None = typer.Option(None, "--session", metavar="NAME", help=SESSION_HELP),
 ) -> None:
@@ -99,7 +89,6 @@ def _remaining(todo: core.TodoList) -> str:
     return f"{len(left)} of {len(items)} remaining: {shown}{more}"
 
 
-@app.command()
 def show(
     ctx: typer.Context,
     session: str | None = session_option(),
@@ -136,7 +125,6 @@ def _split_add(args: list[str]) -> tuple[str, str]:
     return core.LAST, " ".join(args)
 
 
-@app.command(context_settings=POSITIONAL)
 def add(
     ctx: typer.Context,
     args: list[str] = typer.Argument(
@@ -172,7 +160,6 @@ def add(
     todo_out(done.after, message, as_json=as_json)
 
 
-@app.command(context_settings=POSITIONAL)
 def delete(
     ctx: typer.Context,
     position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
@@ -201,7 +188,6 @@ def delete(
     )
 
 
-@app.command(context_settings=POSITIONAL)
 def tick(
     ctx: typer.Context,
     position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
@@ -255,7 +241,6 @@ def _tick_message(done: core.Edit, target: core.Target) -> str:
     return "\n".join(lines)
 
 
-@app.command(context_settings=POSITIONAL)
 def start(
     ctx: typer.Context,
     position: str = typer.Argument(
@@ -283,7 +268,6 @@ def start(
     todo_out(done.after, message, as_json=as_json)
 
 
-@app.command()
 def clear(
     ctx: typer.Context,
     session: str | None = session_option(),
@@ -314,7 +298,6 @@ def clear(
     )
 
 
-@app.command()
 def pause(
     ctx: typer.Context,
     reason: list[str] = typer.Argument(..., metavar="REASON", help="Why the agent is blocked."),
@@ -334,7 +317,6 @@ def pause(
     todo_out(done.after, f"⏸ Paused: {inert(done.after.pause_reason)}", as_json=as_json)
 
 
-@app.command()
 def resume(
     ctx: typer.Context,
     session: str | None = session_option(),
@@ -354,12 +336,3 @@ def resume(
         return
     reason = inert(done.before.pause_reason or "")
     todo_out(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json)
-
-
-def _register_list_commands() -> None:
-    from aidp.cli import todo_lists  # `todo list`, `todo load`
-
-    todo_lists.register(app)
-
-
-_register_list_commands()

@@ -151,8 +151,3 @@ def _past(e: Env, fold: Any) -> list[core.TodoList]:
         data += [worktrees.read_tasklist(path) or b"" for path, own in repo.tasklists()
                  if not own]
     return core.past_lists(fold, b"\n".join(data))
-
-
-def register(todo_app: typer.Typer) -> None:
-    todo_app.command("list")(list_)
-    todo_app.command("load")(load)
