@@ -117,6 +117,35 @@ def test_claude_is_pushed_on_until_its_plan_is_done(claude: AgentWorld, fake_mod
     no_hook_records(claude)
 
 
+def trust_claude_folder(world: AgentWorld) -> None:
+    """What answering Claude Code's trust dialog once in the project records: its
+    project settings (`permissions.allow` included) then apply headless too."""
+    config = world.home / ".claude" / ".claude.json"
+    known = json.loads(config.read_text()) if config.exists() else {}
+    known.setdefault("projects", {})[str(world.project)] = {"hasTrustDialogAccepted": True}
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(json.dumps(known))
+
+
+def test_claude_plans_with_aidps_tools_that_setup_allowed(claude: AgentWorld,
+                                                         fake_model) -> None:
+    """Issue 35, item 14: `aidp setup claude --mcp` allows aidp's tools in
+    .claude/settings.json (`permissions.allow`), so a headless `claude -p` in a folder
+    the user trusts calls `todo_write` with no `--allowedTools` of its own (before, the
+    call was refused: "you haven't granted it yet")."""
+    set_up(claude, "claude", "--mcp")
+    allowed = json.loads((claude.project / ".claude" / "settings.json").read_text())
+    assert "mcp__aidp__todo_write" in allowed["permissions"]["allow"]
+    trust_claude_folder(claude)
+    fake_model.scenario = finishing()
+    answer = run_claude(claude, "Implement the feature")  # no --allowedTools
+    assert answer["result"] == "All done.", answer
+    session, items = only_session(claude)
+    assert session == answer["session_id"] and items == DONE, (session, items)
+    assert "haven't granted" not in json.dumps(
+        [r.body for r in main_requests(fake_model)]), fake_model.describe()
+
+
 def test_claude_lazy_model_is_pushed_three_times_then_a_new_prompt_resets(
     claude: AgentWorld, fake_model
 ) -> None:

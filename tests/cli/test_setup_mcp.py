@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 OURS = {"command": "aidp", "args": ["mcp"]}
+CODEX_OURS = {**OURS, "default_tools_approval_mode": "approve"}  # codex exec asks nobody
 JSON_FILES = {"claude": ".mcp.json", "gemini": ".gemini/settings.json"}
 
 
@@ -62,7 +63,7 @@ def test_codex_config_toml_gets_a_table_and_loses_only_it(project: Path, cli) ->
     assert cli("setup", "codex", "--mcp").code == 0
     parsed = tomllib.loads(config.read_text())
     assert parsed["mcp_servers"] == {"docs": {"command": "docs-mcp", "args": ["serve"]},
-                                     "aidp": OURS}
+                                     "aidp": CODEX_OURS}
     assert parsed["model"] == "o3" and config.read_text().startswith(text)
     before = config.read_bytes()
     assert cli("setup", "codex", "--mcp").code == 0
@@ -74,7 +75,7 @@ def test_codex_config_toml_gets_a_table_and_loses_only_it(project: Path, cli) ->
 def test_codex_config_made_by_setup_goes_with_remove(project: Path, cli) -> None:
     assert cli("setup", "codex", "--mcp").code == 0
     assert tomllib.loads((project / ".codex" / "config.toml").read_text()) == {
-        "mcp_servers": {"aidp": OURS}}
+        "mcp_servers": {"aidp": CODEX_OURS}}
     assert cli("setup", "codex", "--remove").code == 0
     assert not (project / ".codex" / "config.toml").exists()
 
@@ -133,3 +134,90 @@ def test_mcp_json_linked_out_of_the_project_is_refused(project: Path, tmp_path: 
     result = cli("setup", "claude", "--mcp")
     assert result.code == 1 and ".mcp.json: it is a symbolic link" in result.err, result
     assert outside.read_text() == "{}"
+
+
+# --- the tools allowed where the agent would ask (issue 35, item 14) ---------------------
+
+
+def aidp_tool_rules() -> list[str]:
+    from aidp.toolserver.tools import TOOLS
+
+    return [f"mcp__aidp__{tool}" for tool in TOOLS]
+
+
+@pytest.mark.parametrize("style", ["orjson", "python", "indent4"])
+def test_claude_setup_mcp_allows_the_tools_and_remove_gives_the_file_back(
+        project: Path, cli, style: str) -> None:
+    """Headless Claude Code 2.1.332 refused the registered server's tools ("Claude
+    requested permissions to use mcp__aidp__todo_write, but you haven't granted it
+    yet"): setup now allows each of them in .claude/settings.json; `--remove` takes out
+    exactly that, and a file in the user's own style comes back byte for byte."""
+    import orjson
+
+    mine = {"permissions": {"allow": ["Bash(npm test:*)"], "deny": ["Read(.env)"]},
+            "model": "opus", "note": "café"}
+    raw = {"orjson": orjson.dumps(mine),  # compact, no final newline
+           "python": json.dumps(mine).encode(),  # compact with spaces, ASCII escapes
+           "indent4": json.dumps(mine, indent=4, ensure_ascii=False).encode() + b"\n"}[style]
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_bytes(raw)
+    result = cli("setup", "claude", "--mcp")
+    assert result.code == 0, result
+    assert "Allowed aidp's MCP tools in .claude/settings.json" in result.out
+    data = read_json(project, ".claude/settings.json")
+    assert data["permissions"] == {"allow": ["Bash(npm test:*)", *aidp_tool_rules()],
+                                   "deny": ["Read(.env)"]}
+    assert data["model"] == "opus" and "Stop" in data["hooks"]
+    written = path.read_bytes()  # in the file's own style
+    assert written.startswith(b'{\n    "') if style == "indent4" else b"\n" not in written
+    again = cli("setup", "claude", "--mcp")
+    assert again.code == 0 and "aidp's MCP tools are already allowed" in again.out
+    assert path.read_bytes() == written
+    assert cli("setup", "claude", "--check", "--mcp").code == 0
+    removed = cli("setup", "claude", "--remove")
+    assert removed.code == 0, removed
+    assert "Removed the rules allowing aidp's MCP tools" in removed.out
+    assert path.read_bytes() == raw  # byte for byte
+
+
+def test_check_says_when_the_tools_are_not_allowed(project: Path, cli) -> None:
+    assert cli("setup", "claude", "--mcp").code == 0
+    path = project / ".claude" / "settings.json"
+    data = json.loads(path.read_text())
+    data["permissions"]["allow"].remove("mcp__aidp__todo_write")
+    path.write_text(json.dumps(data))
+    checked = cli("setup", "claude", "--check", "--mcp")
+    assert checked.code == 1 and ("aidp's MCP tools not allowed in .claude/settings.json "
+                                  "(run 'aidp setup claude --mcp')") in checked.out, checked
+    assert cli("setup", "claude", "--mcp").code == 0
+    assert cli("setup", "claude", "--check", "--mcp").code == 0
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini", "codex"])
+def test_remove_takes_away_the_files_and_folders_setup_made(project: Path, cli,
+                                                            agent: str) -> None:
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    assert cli("setup", agent, "--mcp", "--instructions").code == 0
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) != before
+    assert cli("setup", agent, "--remove").code == 0
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
+
+
+def test_a_folder_holding_anything_else_stays(project: Path, cli) -> None:
+    (project / ".claude" / "commands").mkdir(parents=True)
+    assert cli("setup", "claude", "--mcp").code == 0
+    assert cli("setup", "claude", "--remove").code == 0
+    assert (project / ".claude" / "commands").is_dir()
+    assert not (project / ".claude" / "settings.json").exists()
+
+
+def test_malformed_permissions_are_refused_and_left_as_they_were(project: Path, cli) -> None:
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    for bad, says in (('{"permissions": []}', '"permissions" is not an object'),
+                      ('{"permissions": {"allow": "x"}}', '"permissions.allow" is not a list')):
+        path.write_text(bad)
+        result = cli("setup", "claude", "--mcp")
+        assert result.code == 2 and says in result.err, result
+        assert path.read_text() == bad and not (project / ".mcp.json").exists()

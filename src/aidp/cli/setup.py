@@ -37,7 +37,7 @@ def setup(
     mcp: bool = typer.Option(
         False, "--mcp",
         help="Also register aidp's MCP server ('aidp mcp') in the agent's project settings "
-        f"({_MCP_FILES}).",
+        f"({_MCP_FILES}), its tools allowed there (Claude Code: permissions.allow).",
     ),
     max_continuations: int | None = typer.Option(
         None, "--max-continuations", min=0, metavar="N",
@@ -60,7 +60,8 @@ def setup(
                              instructions=instructions, limit=max_continuations, mcp=mcp)
     spec = integrate.agent(agent)
     server = result.server
-    if result.changed or result.instructions_changed or (server and server.changed):
+    if (result.changed or result.instructions_changed or result.tools_changed
+            or (server and server.changed)):
         from aidp.cli.common import wrote
 
         wrote()
@@ -78,6 +79,9 @@ def setup(
         if mcp and server is not None and not server.present:
             problems.append(f"aidp's MCP server missing in {inert(_shown(server.path, root))} "
                             f"(run 'aidp setup {spec.name} --mcp')")
+        if mcp and spec.mcp_allow is not None and not result.tools_allowed:
+            problems.append(f"aidp's MCP tools not allowed in {where} "
+                            f"(run 'aidp setup {spec.name} --mcp')")
         if problems:
             for line in problems:
                 typer.echo(line)
@@ -91,6 +95,8 @@ def setup(
             typer.echo(f"Removed the aidp snippet from {inert(_shown(result.instructions, root))}")
         if server is not None and server.changed:
             typer.echo(f"Removed aidp's MCP server from {inert(_shown(server.path, root))}")
+        if result.tools_changed:
+            typer.echo(f"Removed the rules allowing aidp's MCP tools from {where}")
         return
     typer.echo(f"{spec.title}: added aidp hooks to {where} ({events})" if result.changed
                else f"{spec.title}: aidp hooks already set up in {where}; nothing changed")
@@ -102,6 +108,10 @@ def setup(
         shown = inert(_shown(server.path, root))
         typer.echo(f"Registered aidp's MCP server ('aidp mcp') in {shown}" if server.changed
                    else f"aidp's MCP server is already registered in {shown}")
+        if spec.mcp_allow is not None:
+            typer.echo(f"Allowed aidp's MCP tools in {where} (permissions.allow), so the "
+                       "agent calls them without asking" if result.tools_changed
+                       else f"aidp's MCP tools are already allowed in {where}")
     if spec.note and result.changed:
         info(spec.note)
     if shutil.which("aidp") is None:

@@ -91,13 +91,18 @@ class Setup:
 
     `hook_names`: event → the handler's `name` (Gemini names hooks, so that
     `hooksConfig.disabled` can turn off one). `mcp_entry`: keys added to aidp's MCP
-    server entry. `note`: said once after the hooks were added."""
+    server entry (Gemini's `trust`, Codex's `default_tools_approval_mode`: the agent
+    then calls aidp's tools without a person to ask). `mcp_allow`: the rule that
+    allows one of aidp's MCP tools (`{server}`, `{tool}`), added for each to
+    `permissions.allow` in `settings` where the agent asks for a tool otherwise (Claude
+    Code). `note`: said once after the hooks were added."""
 
     settings: str
     instructions: str
     mcp_settings: str
     hook_names: Mapping[str, str] = field(default_factory=dict)
     mcp_entry: Mapping[str, object] = field(default_factory=dict)
+    mcp_allow: str | None = None
     note: str | None = None
 
 

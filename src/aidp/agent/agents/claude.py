@@ -238,8 +238,10 @@ class Claude(Adapter):
     hooks = Hooks(events={"SessionStart": "start", "UserPromptSubmit": "prompt",
                           "PostToolUse": "plan", "Stop": "stop"},
                   trusts_stop_hook_active=True)
+    # A project server's tools are refused headless until allowed ("Claude requested
+    # permissions to use mcp__aidp__todo_write, but you haven't granted it yet", 2.1.332).
     setup = Setup(settings=".claude/settings.json", instructions="CLAUDE.md",
-                  mcp_settings=".mcp.json")
+                  mcp_settings=".mcp.json", mcp_allow="mcp__{server}__{tool}")
 
     def read_event(self, reader: events.OutputReader, event: dict[str, Any]
                    ) -> list[events.Item] | None:

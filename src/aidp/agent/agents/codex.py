@@ -122,6 +122,8 @@ class Codex(Adapter):
     setup = Setup(
         settings=".codex/hooks.json", instructions="AGENTS.md",
         mcp_settings=".codex/config.toml",
+        # `codex exec` has nobody to ask: aidp's tools are approved for its server.
+        mcp_entry={"default_tools_approval_mode": "approve"},
         note=("Note: Codex runs project hooks only in a trusted project and once you trust "
               "them in its /hooks panel (or, for a one-off run you checked, with "
               "'codex exec --dangerously-bypass-hook-trust'); its plan tool needs "

@@ -42,6 +42,7 @@ class AgentSettings:
     stop_events: frozenset[str]  # the events whose hook refuses a stop
     names: dict[str, str] = field(default_factory=dict)  # event → the handler's "name"
     mcp_entry: dict[str, object] = field(default_factory=dict)  # added to aidp's server
+    mcp_allow: str | None = None  # the rule allowing one MCP tool in `settings`
     note: str | None = None  # said once after the hooks were added
 
     @classmethod
@@ -57,7 +58,8 @@ class AgentSettings:
             matchers={event: plan_matcher if kind == "plan" else None
                       for event, kind in hooks.events.items()},
             stop_events=frozenset(e for e, kind in hooks.events.items() if kind == "stop"),
-            names=dict(setup.hook_names), mcp_entry=dict(setup.mcp_entry), note=setup.note)
+            names=dict(setup.hook_names), mcp_entry=dict(setup.mcp_entry),
+            mcp_allow=setup.mcp_allow, note=setup.note)
 
 
 # The agents `aidp setup` serves, from the adapters' registry.
@@ -142,9 +144,41 @@ def load_settings(root: Path, path: Path) -> dict[str, Any]:
     return data
 
 
-def dump_settings(data: dict[str, Any]) -> bytes:
-    """JSON settings as setup writes them: two-space indents, a final newline."""
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+def dump_settings(data: dict[str, Any], like: bytes | None = None) -> bytes:
+    """JSON settings as setup writes them: in the style of the file they replace
+    (`like`) when one of the common styles gives that file back byte for byte —
+    compact or indented by 2, 4 or a tab, with or without a final newline, non-ASCII
+    escaped or not —, else two-space indents and a final newline. So a setup keeps a
+    compact file compact, and `--remove` gives it back as it was."""
+    style = _style_of(like) if like else None
+    if style is None:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2) + b"\n"
+    return _dumped(data, style)
+
+
+# (indent, item separator, key separator, ASCII only, final newline)
+_Style = tuple[int | str | None, str, str, bool, bool]
+_LAYOUTS: list[tuple[int | str | None, str, str]] = [
+    (2, ",", ": "), (4, ",", ": "), ("\t", ",", ": "), (None, ",", ":"), (None, ", ", ": ")]
+_STYLES: list[_Style] = [(indent, item, key, ascii_only, newline)
+                         for indent, item, key in _LAYOUTS
+                         for ascii_only in (False, True) for newline in (True, False)]
+
+
+def _dumped(data: object, style: _Style) -> bytes:
+    import json
+
+    indent, item, key, ascii_only, newline = style
+    text = json.dumps(data, indent=indent, separators=(item, key), ensure_ascii=ascii_only)
+    return (text + ("\n" if newline else "")).encode("utf-8")
+
+
+def _style_of(raw: bytes) -> _Style | None:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return next((style for style in _STYLES if _dumped(data, style) == raw), None)
 
 
 # True while `setup` checks every file it would change before changing any: the writers
@@ -198,13 +232,21 @@ def write_settings(root: Path, path: Path, body: bytes) -> None:
 
 
 def remove_settings(root: Path, path: Path) -> None:
-    """Delete the file (a link, a FIFO or a device there is refused, never removed)."""
+    """Delete the file (a link, a FIFO or a device there is refused, never removed), and
+    its folder below the project root when that leaves it empty (`.claude/`, made by
+    setup for the file): never a folder that holds anything, never through a link."""
     if _CHECKING.get():
         return _would_write(root, path)
     relative = path.relative_to(root)
     with files.folder(root, relative.parent) as folder:
         _regular_or_none(folder, relative.name)  # a link or a FIFO is refused
         folder.unlink(relative.name)
+    if relative.parent != Path("."):
+        with files.folder(root, relative.parent.parent) as above:
+            try:  # rmdir removes only an empty folder, and never follows a link
+                os.rmdir(relative.parent.name, dir_fd=above.fd)
+            except OSError:
+                pass  # it holds something else: it stays
 
 
 def _regular_or_none(folder: files.Folder, name: str) -> os.stat_result | None:

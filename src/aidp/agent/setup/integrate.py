@@ -26,6 +26,7 @@ from aidp.agent.setup.files import (
     dump_settings,
     inside_project,
     load_settings,
+    read_settings,
     remove_settings,
     write_settings,
 )
@@ -80,6 +81,10 @@ class Result:
     instructions_changed: bool = False
     instructions_present: bool = False
     server: Registered | None = None  # aidp's MCP server (with --mcp, and --remove)
+    # aidp's MCP tools allowed in `path` (agents that ask otherwise: Claude Code's
+    # `permissions.allow`): whether they are (after the change), and whether it changed
+    tools_allowed: bool = False
+    tools_changed: bool = False
 
 
 # --- merging ------------------------------------------------------------------------
@@ -147,6 +152,52 @@ def merged(data: dict[str, Any], spec: AgentSettings, *, remove: bool,
     return result
 
 
+def tool_rules(spec: AgentSettings) -> list[str]:
+    """The rules that allow aidp's MCP tools where the agent asks for each tool
+    otherwise (Claude Code: `mcp__aidp__todo_write`, …); [] for the others."""
+    if spec.mcp_allow is None:
+        return []
+    from aidp.agent.setup.mcp import NAME
+    from aidp.toolserver.tools import TOOLS
+
+    return [spec.mcp_allow.format(server=NAME, tool=tool) for tool in TOOLS]
+
+
+def _allowed(data: dict[str, Any], path: Path) -> list[Any]:
+    permissions = data.get("permissions", {})
+    if not isinstance(permissions, dict):
+        raise SettingsError(f"Cannot edit {path}: its \"permissions\" is not an object")
+    allow = permissions.get("allow", [])
+    if not isinstance(allow, list):
+        raise SettingsError(f"Cannot edit {path}: its \"permissions.allow\" is not a list")
+    return allow
+
+
+def permitted(data: dict[str, Any], rules: list[str], path: Path, *,
+              remove: bool) -> dict[str, Any]:
+    """The settings with `rules` added to `permissions.allow` after the user's own (or
+    with `remove` taken out, and a list or table left empty by that dropped);
+    everything else as it was, in its place."""
+    allow = _allowed(data, path)
+    if remove:
+        new_allow = [rule for rule in allow if rule not in rules]
+    else:
+        new_allow = allow + [rule for rule in rules if rule not in allow]
+    if new_allow == allow:
+        return data
+    permissions = dict(data.get("permissions") or {})
+    if new_allow:
+        permissions["allow"] = new_allow
+    else:
+        permissions.pop("allow", None)
+    result = dict(data)
+    if permissions:
+        result["permissions"] = permissions
+    else:
+        result.pop("permissions", None)
+    return result
+
+
 def installed(data: dict[str, Any], spec: AgentSettings, limit: int | None = None
               ) -> list[str]:
     """The events whose aidp hook is set as setup writes it (a stop hook with any
@@ -190,17 +241,25 @@ def _setup(root: Path, name: str, *, remove: bool, check: bool, instructions: bo
     inside_project(root, path)
     data = load_settings(root, path)
     result = Result(agent=spec.name, path=path, changed=False, events=list(spec.matchers))
+    rules = tool_rules(spec) if (mcp or remove) else []
+    result.tools_allowed = bool(rules) and not remove and all(
+        rule in _allowed(data, path) for rule in rules)
     if check:
         present = installed(data, spec, limit)
         result.missing = [e for e in spec.matchers if e not in present]
     else:
         new = merged(data, spec, remove=remove, limit=limit)
+        if rules:
+            allowed = permitted(new, rules, path, remove=remove)
+            result.tools_changed = _allowed(allowed, path) != _allowed(new, path)
+            result.tools_allowed = not remove
+            new = allowed
         if new != data:
             if remove and not new and path.exists():
-                remove_settings(root, path)  # nothing but aidp's hooks was in it
+                remove_settings(root, path)  # nothing but aidp's was in it
             else:
-                write_settings(root, path, dump_settings(new))
-            result.changed = True
+                write_settings(root, path, dump_settings(new, read_settings(root, path)))
+            result.changed = new.get("hooks") != data.get("hooks")
     if instructions or remove:
         from aidp.agent.setup.snippet import instructions as snippet
 

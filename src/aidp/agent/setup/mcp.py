@@ -5,7 +5,12 @@ take it out (`--remove`), next to the hooks aidp.agent.setup.integrate installs.
 |---|---|---|
 | claude | `.mcp.json` | `{"mcpServers": {"aidp": {"command": "aidp", "args": ["mcp"]}}}` |
 | gemini | `.gemini/settings.json` | `mcpServers.aidp`, the same plus `"trust": true` |
-| codex  | `.codex/config.toml` | `[mcp_servers.aidp]` with `command` and `args` |
+| codex  | `.codex/config.toml` | `[mcp_servers.aidp]`: `command`, `args`, an approval mode |
+
+The tools must be callable headless with nobody to approve them: Gemini's `trust` and
+Codex's `default_tools_approval_mode = "approve"` do that in the entry; Claude Code's
+rules `mcp__aidp__<tool>` go into its settings' `permissions.allow`
+(aidp.agent.setup.integrate, `tool_rules`).
 
 The file and any extra keys of the entry come from the agent's adapter
 (aidp.agent.agents.base.Setup). The entry is recognised by its command, `aidp mcp`
@@ -38,7 +43,6 @@ from aidp.core.toml_text import Unparsable, parse
 NAME = "aidp"
 COMMAND = "aidp"
 ARGS = ["mcp"]
-TOML_TABLE = f'[mcp_servers.{NAME}]\ncommand = "{COMMAND}"\nargs = ["{ARGS[0]}"]\n'
 _TOML_HEADER = re.compile(r'^\s*\[\s*mcp_servers\s*\.\s*(?:aidp|"aidp")\s*\]\s*(?:#.*)?$')
 _ANY_HEADER = re.compile(r"^\s*\[")
 
@@ -54,6 +58,16 @@ def entry(spec: AgentSettings) -> dict[str, Any]:
     """aidp's server as setup writes it, with the keys the agent's adapter adds (Gemini:
     `"trust": true`)."""
     return {"command": COMMAND, "args": list(ARGS), **spec.mcp_entry}
+
+
+def toml_table(spec: AgentSettings) -> str:
+    """aidp's table as setup adds it to a TOML settings file (values written as JSON
+    strings, numbers and booleans are TOML too)."""
+    import json
+
+    lines = [f"[mcp_servers.{NAME}]"] + [f"{key} = {json.dumps(value)}"
+                                          for key, value in entry(spec).items()]
+    return "\n".join(lines) + "\n"
 
 
 def is_ours(server: object) -> bool:
@@ -95,7 +109,7 @@ def register(root: Path, name: str, *, remove: bool = False,
         else:
             del new["mcpServers"]
         if new:
-            write_settings(root, path, dump_settings(new))
+            write_settings(root, path, dump_settings(new, read_settings(root, path)))
         else:
             remove_settings(root, path)  # nothing but aidp's server was in it
         result.changed, result.present = True, False
@@ -105,7 +119,7 @@ def register(root: Path, name: str, *, remove: bool = False,
         return result  # already there: the user's own extra keys (env, …) are kept
     new = dict(data)
     new["mcpServers"] = {**servers, NAME: entry(spec)}
-    write_settings(root, path, dump_settings(new))
+    write_settings(root, path, dump_settings(new, read_settings(root, path)))
     result.changed = result.present = True
     return result
 
@@ -138,7 +152,7 @@ def _toml(root: Path, path: Path, spec: AgentSettings, *, remove: bool,
         expected["mcp_servers"] = {**(servers if isinstance(servers, dict) else {}),
                                    NAME: entry(spec)}
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-        new_text = text + sep + TOML_TABLE
+        new_text = text + sep + toml_table(spec)
     if new_text is None or _parse(path, new_text, quiet=True) != expected:
         raise SettingsError(f"Cannot edit {path} safely (aidp's [mcp_servers.{NAME}] table "
                             "is not a plain table there); edit it by hand")
