@@ -355,3 +355,17 @@ def test_changes_and_history_tell_body_type_and_reason(cli, project) -> None:
     for said in ("body: 'one' (2 lines)", "body: 'one' (3 lines)", "type: feature",
                  "close reason: Shipped"):
         assert said in history, said
+
+
+def test_a_body_is_rendered_as_markdown_on_a_terminal_and_inert_either_way() -> None:
+    from aidp.core.terminal import terminal_text
+    from aidp.views.render import body_text
+
+    body = "# Title\n\n- one *item*\n- [link](https://example.com)\n\n\tcode\x1b]0;x\x07"
+    plain = body_text(body, color=False)
+    assert plain == "# Title\n\n- one *item*\n- [link](https://example.com)\n\n\tcode\\x1b]0;x\\x07"
+    rich = body_text(body, color=True, width=60)
+    assert "# Title" not in rich and "Title" in rich  # a heading, not its markup
+    assert "\x1b[" in rich  # styled
+    assert "\x07" not in rich and "\x1b]" not in rich  # no title, no hyperlink escape
+    assert terminal_text(rich) == rich  # nothing but colours reaches the terminal
