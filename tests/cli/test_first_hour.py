@@ -75,7 +75,8 @@ def test_a_command_typed_without_its_group_suggests_it_with_the_group(cli, args,
     (["tasks", "add", "-x"], "(text starting with '-' goes after '--': aidp tasks add -- -x)"),
     (["todo", "add", "-z", "word"], "(text starting with '-' goes after '--': aidp todo add -- -z)"),
     (["tasks", "done", "-x"], "(see 'aidp tasks done --help')"),  # ids, not text
-    (["tasks", "add", "--nope", "x"], "(see 'aidp tasks add --help')"),
+    # (an option near none of add's: `--nope` would be offered `--type`)
+    (["tasks", "add", "--xyzzy", "x"], "(see 'aidp tasks add --help')"),
 ])
 def test_an_unknown_option_where_text_goes_says_how_to_pass_it(cli, project, args, hint) -> None:
     assert cli("tasks", "add", "existing").code == 0

@@ -238,8 +238,17 @@ def test_a_failing_editor_writes_nothing_and_says_so(cli, project, monkeypatch) 
         "was written" in result.err
     monkeypatch.setenv("EDITOR", str(project / "no-such-editor"))
     result = cli("tasks", "edit", tid)
-    assert result.code == 1 and "exited with status 127" in result.err
+    assert result.code == 1 and "Cannot run the editor" in result.err
+    assert "(No such file or directory); nothing was written" in result.err
+    monkeypatch.setenv("EDITOR", "vi 'unclosed")
+    result = cli("tasks", "edit", tid)
+    assert result.code == 1 and "Cannot read the editor command" in result.err
     assert (project / TASKLIST).read_bytes() == before
+    # the command's words as a shell splits them, run without a shell
+    script = editor(project, 'echo "$1" >> "$2"\n')
+    monkeypatch.setenv("EDITOR", f"{script} 'two words'")
+    ok(cli("tasks", "edit", tid))
+    assert shown(cli, tid)["body"] == "two words"
 
 
 def test_no_editor_and_no_terminal_says_to_pass_body(cli, project, monkeypatch) -> None:

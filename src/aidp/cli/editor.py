@@ -80,10 +80,18 @@ def edit_in_editor(e: Env, ref: str) -> tuple[core.Change | None, str]:
 
 
 def _run(command: str, path: Path) -> None:
-    """The editor on `path`, as git runs it: through the shell, so `code --wait` works."""
+    """The editor on `path`: the command's words as a shell splits them (quotes
+    honoured, so `code --wait` and `"/opt/My Editor/edit" -w` work), run without a
+    shell (aidp runs no shell: docs/security.md)."""
+    import shlex
+
     try:
-        done = subprocess.run(["sh", "-c", f'{command} "$@"', command, str(path)],
-                              check=False)
+        words = shlex.split(command)
+    except ValueError as exc:
+        raise EditorFailed(f"Cannot read the editor command {inert(command)!r} ({exc}); "
+                           "nothing was written") from None
+    try:
+        done = subprocess.run([*words, str(path)], check=False)
     except OSError as exc:
         raise EditorFailed(f"Cannot run the editor {inert(command)!r} ({exc.strerror}); "
                            "nothing was written") from None
