@@ -414,7 +414,8 @@ def bench_size(size: int, args: argparse.Namespace, backlog_exe: str | None) -> 
     for name, why in skipped.items():
         print(f"  {name}: {why}", flush=True)
     # Backlog.md must never reach the network: its warm-up round runs under strace.
-    watched = {t.name for t in tools if t.name == "Backlog.md"} if strace(scratch) else set()
+    watched = ({t.name for t in tools if t.name == "Backlog.md"} if shutil.which("strace")
+               else set())
     traces: list[Path] = []
     network = {t.name: ("no internet socket in any command of the warm-up round "
                         "(strace -f -e trace=socket,connect)" if t.name in watched and args.warmup
