@@ -1,4 +1,4 @@
-"""`aidp init`: set a project up for aidp and for git (the work: aidp.app.project)."""
+"""`aidp init`: set a project up for aidp and for git (the work: aidp.app.init)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import typer
 
-from aidp.app import project
+from aidp.app import init as init_project
 from aidp.cli.common import JSON_HELP, env, info, wrote
 from aidp.cli.output import json_out
 from aidp.core.terminal import inert
@@ -24,9 +24,9 @@ def init(
     $ aidp --dir ../service init
     """
     e = env(ctx)
-    done = project.init(e.log, e.root)
+    done = init_project.init(e.log, e.root)
     wrote()  # the project is set up now, whatever of it was there before
-    setup = project.setup_git(e.log, e.root)
+    setup = init_project.setup_git(e.log, e.root)
     if as_json:  # the object alone on stdout; the notes below go to stderr as ever
         json_out(_as_json(done, setup, e.root))
     else:
@@ -44,7 +44,7 @@ def init(
         )
 
 
-def _as_json(done: project.Initialised, setup: project.GitSetup,
+def _as_json(done: init_project.Initialised, setup: init_project.GitSetup,
              root: object) -> dict[str, Any]:
     """`init --json` (docs/reference.md, "JSON output"): what init found and did."""
     return {
