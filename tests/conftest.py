@@ -135,7 +135,11 @@ def project(isolated: Path) -> Path:
 
 @pytest.fixture
 def log(project: Path) -> TaskLog:
-    return TaskLog(project)
+    """The project's tasklist, read through the store as a command reads it (a missing
+    store built by the read itself: no builder process left behind by a test)."""
+    from aidp.app.project import StoreReader
+
+    return TaskLog(project, reader=StoreReader(background=False))
 
 
 @dataclass

@@ -493,6 +493,7 @@ def test_tasks_list_through_the_store_lists_what_a_plain_fold_lists(
     """tasks_list asks the fold (the store's query decodes only the tasks it lists): the
     same tasks, order and limit as from a plain fold, with their queue keys."""
     from aidp import store
+    from aidp.app.project import Project, StoreReader
     from aidp.backlog import queue as work_queue
     from aidp.backlog import tasks
     from aidp.store import loader
@@ -515,12 +516,11 @@ def test_tasks_list_through_the_store_lists_what_a_plain_fold_lists(
         return answers
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)  # the store, even for a file this small
-    through_store = tools.Place(project, lambda: "s")
+    through_store = tools.Place(Project(project, reader=StoreReader()), lambda: "s")
     from_store = listed(through_store)
-    assert isinstance(through_store.opened[0].read(), store.StoreFold)
-    monkeypatch.setattr(loader, "MIN_BYTES", 1 << 40)  # a plain fold
-    plain = tools.Place(project, lambda: "s")
-    assert not isinstance(TaskLog(project).read(), store.StoreFold)
+    assert isinstance(through_store.project.read(), store.StoreFold)
+    plain = tools.Place(Project(project), lambda: "s")  # no reader: a plain fold
+    assert not isinstance(plain.project.read(), store.StoreFold)
     assert from_store == listed(plain)
     everything, five, even, every, done = from_store
     assert [t["id"] for t in five] == ids[::-1][:5]

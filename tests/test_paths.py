@@ -43,4 +43,4 @@ def test_a_git_file_that_is_not_utf8_names_no_branch(tmp_path: Path,
     assert find_root(cwd=tmp_path) == tmp_path
     assert locate_git(tmp_path) == (tmp_path, tmp_path / "\ufffd\ufffd" / "nowhere")
     assert git_branch(tmp_path) is None
-    assert resolve_session(None, tmp_path) == "default"
+    assert resolve_session(None, tmp_path, read=None) == "default"

@@ -18,7 +18,7 @@ from aidp.tasklist.log import TaskLog
 
 
 def add(log: TaskLog, text: str, **kw) -> str:
-    return queue.add(log, text, **kw)["id"] if kw else tasks.add(log, text)["id"]
+    return queue.file(log, text, **kw).task["id"] if kw else tasks.add(log, text)["id"]
 
 
 def test_ready_orders_high_priority_first_then_oldest(log: TaskLog) -> None:
@@ -95,7 +95,7 @@ def test_unknown_blocker_files_nothing(log: TaskLog) -> None:
     add(log, "a")
     before = log.path.read_bytes()
     with pytest.raises(TaskNotFound):
-        queue.add(log, "b", blocked_by=["ffffffff"])
+        queue.file(log, "b", blocked_by=["ffffffff"])
     assert log.path.read_bytes() == before
 
 
@@ -321,10 +321,11 @@ def test_ready_and_blocked_match_a_plain_reference(tmp_path_factory, statuses, p
     """Through the store's columns (or a plain fold), ready and blocked give what the
     definition says, computed naively from the full fold's records."""
     from aidp import store
+    from aidp.app.project import StoreReader
     from aidp.core.model import PRIORITY_RANK, ts_of
     from aidp.store import loader
 
-    log = TaskLog(tmp_path_factory.mktemp("ready"))
+    log = TaskLog(tmp_path_factory.mktemp("ready"), reader=StoreReader(background=False))
     n = len(statuses)
     ids = [tasks.add(log, f"t{i}", priority=priorities[i])["id"] for i in range(n)]
     for i, status in enumerate(statuses):
@@ -461,7 +462,7 @@ def test_the_queue_adds_these_keys_to_a_task(log: TaskLog) -> None:
     waiting = add(log, "waits on a")
     queue.block(log, waiting, [a])
     epic = add(log, "epic")
-    queue.add(log, "child", parent=epic)
+    queue.file(log, "child", parent=epic)
     gone = add(log, "held by an agent that died")
     queue.claim(log, gone, "bob", lease=1_000_000)  # a lease of one second
     fold = log.read()

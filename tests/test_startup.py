@@ -125,6 +125,27 @@ def test_a_read_of_an_up_to_date_store_loads_no_writing_or_folding_code(log) -> 
         assert found == set(), args
 
 
+def test_tasks_add_reads_nothing_in_a_git_repository_with_an_identity(project, log) -> None:
+    # The session a task records is `<branch>@<identity>` here: named without reading the
+    # tasklist (no fold, no store, no sqlite3), though the tasklist is big enough to be
+    # read through the store were it read.
+    import json
+
+    from aidp.core.model import new_task
+    from aidp.store import loader
+
+    subprocess.run(["git", "init", "-q", "-b", "main", str(project)], check=True,
+                   capture_output=True)
+    task = new_task("Something to do, described at some length " * 4, tags=["x"])
+    log.append([{**task, "id": f"{task['id'][:-8]}{n:08x}"} for n in range(300)])
+    assert log.path.stat().st_size > loader.MIN_BYTES
+    names = imported("tasks", "add", "Filed without a read", "-q")
+    assert names & {"sqlite3", "aidp.store", "aidp.tasklist.fields", "aidp.backlog.queue"} == set()
+    proc = subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "Another", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert json.loads(proc.stdout)["session"] == "main@tests@example.invalid"
+
+
 def test_show_and_done_stay_light_too(cli) -> None:
     tid = cli("tasks", "add", "Something", "-q").out.strip()
     assert offenders(imported("tasks", "show", tid, "--json"), "tasks") == []

@@ -13,6 +13,7 @@ from aidp.agent.continuation import Limits, nothing_to_resume
 from aidp.agent.loop import Loop, Message
 from aidp.agent.pending import pending_summary
 from aidp.agent.presets import parse
+from aidp.app.project import Project
 from aidp.backlog import tasks
 from aidp.core.errors import InvalidInput
 from aidp.tasklist.log import TaskLog
@@ -22,7 +23,7 @@ def make_loop(project: Path, tmp_path: Path, body: str, **options) -> tuple[Loop
     script = tmp_path / "agent.py"
     script.write_text("import sys\nprompt = sys.stdin.read()\n" + body, encoding="utf-8")
     messages: list[Message] = []
-    loop = Loop(log=TaskLog(project), root=project, session="lib",
+    loop = Loop(project=Project(project, create_root=True), session="lib",
                 agent=parse([sys.executable, str(script)], source="test"),
                 emit=messages.append, **options)
     return loop, messages

@@ -151,7 +151,7 @@ def test_a_file_task_signal_carries_its_body_block(cli, make_agent, project: Pat
 def test_a_task_already_open_is_not_filed_again_and_the_run_says_so(cli, make_agent,
                                                                        project: Path) -> None:
     """"The same" description: equal once runs of white space are one space, the ends
-    trimmed, and case folded (tasks.same_text). Only OPEN tasks count: a done one with
+    trimmed, and case folded (backlog.filing.same_text). Only OPEN tasks count: a done one with
     that text is history, and the task is filed anew."""
     old = json.loads(cli("tasks", "add", "Fix the parser", "--json").out)
     gone = json.loads(cli("tasks", "add", "Ship it", "--json").out)
@@ -182,11 +182,11 @@ def test_a_task_already_open_is_not_filed_again_and_the_run_says_so(cli, make_ag
 
 
 def test_two_agents_filing_the_same_task_at_once_file_it_once(log: TaskLog) -> None:
-    from aidp.backlog import tasks as backlog
+    from aidp.backlog import queue
 
     with ThreadPoolExecutor(8) as pool:
-        outcomes = list(pool.map(lambda n: backlog.add_unless_open(log, f"Same  task{' ' * n}"),
-                                 range(8)))
+        outcomes = list(pool.map(
+            lambda n: queue.file(log, f"Same  task{' ' * n}", unless_open=True), range(8)))
     assert sum(o.filed for o in outcomes) == 1
     assert len({o.task["id"] for o in outcomes}) == 1
     assert [t["description"] for t in log.read().tasks.values()] == ["Same  task"]

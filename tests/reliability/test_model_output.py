@@ -25,6 +25,7 @@ from reliability_support import examples
 from aidp.agent import signals
 from aidp.agent.loop import Loop
 from aidp.agent.presets import parse
+from aidp.app.project import Project
 from aidp.core.terminal import inert
 from aidp.tasklist.log import TaskLog
 
@@ -194,7 +195,7 @@ def test_inert_shows_invisible_characters_as_escapes(name: str) -> None:
 
 
 def _loop(project: Path, emitted: list) -> Loop:
-    return Loop(log=TaskLog(project), root=project, session="s",
+    return Loop(project=Project(project, create_root=True), session="s",
                 agent=parse(shlex.quote(sys.executable), source="--agent"),
                 emit=emitted.append)
 

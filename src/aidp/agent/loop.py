@@ -29,7 +29,11 @@ from aidp.agent import prompt as prompts
 from aidp.agent.pending import ready_first
 from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
+from aidp.app.changing import transition
+from aidp.app.filing import file_task
+from aidp.app.project import Project
 from aidp.backlog import tasks as backlog
+from aidp.backlog.filing import same_text
 from aidp.backlog.queue import Keeper
 from aidp.core.errors import AidpError, AmbiguousId, ExitCode, InvalidInput, TaskNotFound
 from aidp.core.model import OPEN_STATUSES, now_micros
@@ -83,8 +87,7 @@ class Invocation:
 
 @dataclass
 class Loop:
-    log: TaskLog
-    root: Path
+    project: Project
     session: str
     agent: AgentSpec
     emit: Emit
@@ -103,6 +106,14 @@ class Loop:
     def __post_init__(self) -> None:
         self.env = child_env(self.root, self.session, defaults=dict(self.agent.env))
         check_startable(self.agent, cwd=self.root, env=self.env)
+
+    @property
+    def log(self) -> TaskLog:
+        return self.project.log
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
 
     def _with_server(self) -> tuple[AgentSpec, dict[str, str]]:
         """The command line and environment of the next invocation: a preset whose CLI
@@ -319,7 +330,7 @@ class Loop:
         description = signal.description
         if description == PLACEHOLDER_DESCRIPTION:
             return
-        key = backlog.same_text(description)
+        key = same_text(description)
         if key in self.filed:  # the same description twice in one run is filed once
             tid = self.filed[key]
             self.tally.not_filed.append(tid)
@@ -327,13 +338,14 @@ class Loop:
                                       f"earlier in this run ({self._short(tid)})"))
             return
         try:
-            outcome = backlog.add_unless_open(
-                self.log,
+            outcome = file_task(
+                self.project,
                 description,
                 priority=signal.priority,
                 tags=signal.tags,
                 session=self.session,
                 discovered_during=f"{self.session} iteration {iteration}",
+                unless_open=True,
                 body=signal.body,
             )
         except InvalidInput as exc:
@@ -364,14 +376,13 @@ class Loop:
         for problem in signal.problems:
             self.emit(Message("warning", f"Update task {signal.ref}: left out {problem}"))
         try:
-            change = backlog.set_status(
-                self.log, [signal.ref], signal.status, reason=signal.reason
-            )[0]
+            done = transition(self.project, [signal.ref], signal.status, reason=signal.reason)
         except (InvalidInput, TaskNotFound, AmbiguousId) as exc:
             self.emit(Message("warning", f"Ignored Update task signal: {exc}"))
             return
+        change = done.changes[0]
         task = change.task
-        label = f"{task.get('description', '')} ({self._short(task['id'])})"
+        label = f"{task.get('description', '')} ({done.short_ids[task['id']]})"
         if change.changed:
             self.tally.updated.append(task["id"])
             self._record("signal", signal="update_task", task=task)

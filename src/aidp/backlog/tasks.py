@@ -36,9 +36,9 @@ if TYPE_CHECKING:
     from aidp.backlog.queue import Change, QueueState
 
 __all__ = [  # the id names are aidp.backlog.ids', kept here for callers
-    "ID_RULE", "MIN_ID_PREFIX", "SORTS", "Filed", "Found", "Query", "add",
-    "add_unless_open", "find", "find_in", "fold_stats", "ids_then_reason", "open_duplicate",
-    "query", "resolve_all", "resolve_id", "same_text", "set_status", "short_ids", "sort_key",
+    "ID_RULE", "MIN_ID_PREFIX", "SORTS", "Found", "Query", "add",
+    "find", "find_in", "fold_stats", "ids_then_reason",
+    "query", "resolve_all", "resolve_id", "set_status", "short_ids", "sort_key",
     "stats", "stats_of_counts",
 ]
 
@@ -60,7 +60,8 @@ def add(
     task_type: str | None = None,
 ) -> Record:
     """File a new task (with its body and type: aidp.backlog.details). A new id needs no
-    read of the log: just one append."""
+    read of the log: just one append (a task with links, or filed unless an open one has
+    its text: queue.file)."""
     body, task_type, _ = details.check(body, task_type)
     task = new_task(
         description,
@@ -71,66 +72,6 @@ def add(
     )
     log.append([task, *details.for_new_task(task, body=body, task_type=task_type)])
     return task
-
-
-def same_text(description: str) -> str:
-    """What makes two descriptions "the same task" for File task dedupe: equal after
-    collapsing runs of whitespace (and trimming) and case folding."""
-    return " ".join(description.split()).casefold()
-
-
-def open_duplicate(fold: Fold, description: str) -> Record | None:
-    """An open task (pending or in progress) whose description is the same as this one
-    (same_text), the oldest such; decodes only the open tasks."""
-    key = same_text(description)
-    found = [t for t in fold.select(OPEN_STATUSES)
-             if type(t.get("description")) is str and same_text(t["description"]) == key]
-    return min(found, key=lambda t: (t.get("created_at") or "", t["id"])) if found else None
-
-
-class Filed(Plain):
-    """What add_unless_open did: the new task, or the open one with the same text."""
-
-    __slots__ = ("filed", "short_id", "task")
-
-    def __init__(self, task: Record, filed: bool, short_id: str) -> None:
-        self.task = task
-        self.filed = filed
-        self.short_id = short_id
-
-
-def add_unless_open(
-    log: TaskLog,
-    description: str,
-    *,
-    priority: str = "medium",
-    tags: Sequence[str] = (),
-    session: str | None = None,
-    discovered_during: str | None = None,
-    body: str | None = None,
-    task_type: str | None = None,
-) -> Filed:
-    """File a task unless an open task already has the same description (same_text):
-    checked and written under the lock, so two agents filing it at once file it once
-    (the body and type of a task not filed are not written)."""
-    body, task_type, _ = details.check(body, task_type)
-    task = new_task(description, priority=priority, tags=list(tags), session=session,
-                    discovered_during=discovered_during)
-    more = details.for_new_task(task, body=body, task_type=task_type)
-    result: list[Filed] = []
-
-    def change(fold: Fold) -> list[Record]:
-        existing = open_duplicate(fold, task["description"])
-        if existing is None:
-            # Its shortest prefix among the ids already there (one index look-up).
-            result[:] = [Filed(task, True, short_ids(fold, [task["id"]])[task["id"]])]
-            return [task, *more]
-        shown = short_ids(fold, [existing["id"]])[existing["id"]]
-        result[:] = [Filed(existing, False, shown)]
-        return []
-
-    log.update(change)
-    return result[0]
 
 
 def set_status(

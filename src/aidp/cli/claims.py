@@ -1,16 +1,13 @@
 """`aidp tasks claim|release`: taking a task for a lease and putting it back. Loaded
-only when the command line may name one of them (aidp.cli.startup); the core is
-aidp.backlog.queue.claims."""
+only when the command line may name one of them (aidp.cli.startup); the use cases are
+aidp.app.claiming's, the rules aidp.backlog.queue.claims'."""
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).
 
-from collections.abc import Callable
-
 import typer
 
-from aidp.backlog import queue as core
-from aidp.backlog.tasks import resolve_id, short_ids
+from aidp.app import claiming
 from aidp.cli import output
 from aidp.cli.common import IDS_HELP, JSON_HELP, Env, env, tell_lost
 from aidp.core.errors import InvalidInput
@@ -24,7 +21,7 @@ def _label(task: Record, ids: dict[str, str] | None = None) -> str:
 
 
 def actor(e: Env, given: str | None) -> str:
-    return core.validate_actor(given) if given is not None else core.default_actor(e.root)
+    return claiming.actor(e.project, given)
 
 
 def claim(
@@ -50,25 +47,14 @@ def claim(
     """
     import os
 
-    from aidp.app.leases import default_lease
-
-    e = env(ctx)
-    # Bad input is refused before anything is read: a bad --lease or --as.
-    length = core.parse_lease(lease) if lease is not None else None
-    lookup: Callable[[], str] = ((lambda: core.validate_actor(name)) if name is not None
-                                 else core.actor_lookup(e.root))
-    if name is not None:
-        lookup()
-    configured = default_lease(e.root)  # a new claim's (a renewal keeps its own length)
-    before = e.read()  # the claim reuses this fold (see tasks._transition)
-    tell_lost(e, before, [resolve_id(before, task_id)] if task_id is not None else [])
-    result = core.claim(e.log, task_id, lookup, lease=length, default_lease=configured,
-                        session=os.environ.get("AIDP_SESSION") or None)
+    result = claiming.claim_task(env(ctx).project, task_id, actor=name, lease=lease,
+                                 session=os.environ.get("AIDP_SESSION") or None,
+                                 on_lost=tell_lost)
     who = result.claim["assignee"]
     if as_json:
         output.json_out(result.shown)
         return
-    label = _label(result.task, short_ids(before, [result.task["id"]]))
+    label = _label(result.task, result.short_ids)
     tick = output.painter()("✓", "green")
     said = result.lease.said()
     if result.took_over is not None:
@@ -107,9 +93,9 @@ def release(
         from aidp.core.when import parse_age
 
         cutoff = now_micros() - parse_age(stale, what="--stale")
-    before = e.read()
-    changes = core.release(e.log, ids or [], claimed_before=cutoff)
-    tell_lost(e, before, [c.task["id"] for c in changes])
+    done = claiming.release_tasks(e.project, ids or [], claimed_before=cutoff)
+    changes = done.changes
+    tell_lost(done.lost)
     if as_json:
         records = [c.task for c in changes]
         many = len(records) != 1 or stale is not None  # --stale: always an array
@@ -119,7 +105,7 @@ def release(
         render.write_text(f"No claim older than {inert(stale)}, nothing changed")
         return
     paint = output.painter()
-    short = short_ids(before, [c.task["id"] for c in changes])
+    short = done.short_ids
     render.write_text("\n".join(
         f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
         else f"Not claimed, nothing changed: {_label(c.task, short)}"

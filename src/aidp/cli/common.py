@@ -12,39 +12,10 @@ from typing import Any
 
 import typer
 
+from aidp.app.project import Project, StoreReader
 from aidp.core.errors import InvalidInput
-from aidp.tasklist.log import Fold, TaskLog, parse_lock_timeout, use_reader
+from aidp.tasklist.log import Fold, TaskLog, parse_lock_timeout
 from aidp.tasklist.paths import DATA_DIR, find_root
-
-
-class _Store:
-    """TaskLog.read through aidp.store, imported only by a command that reads (`tasks
-    add` appends without reading and never loads it, nor sqlite3). A command answers
-    at once: a missing store is built in the background where that is cheaper
-    (aidp.store.build)."""
-
-    @staticmethod
-    def load(log: TaskLog, *, whole_lines: bool = False) -> Fold:
-        from aidp.store import load
-
-        return load(log, whole_lines=whole_lines, builder=_start_builder)
-
-    @staticmethod
-    def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
-                    whole_lines: bool = False) -> Fold | None:
-        from aidp.store.overlay import load_shared
-
-        return load_shared(log, tasklists, whole_lines=whole_lines, builder=_start_builder)
-
-
-def _start_builder(log: TaskLog, held: int, why: str) -> None:
-    from aidp.store.build import start  # only when a store is to be built
-
-    start(log, held, why)
-
-
-use_reader(_Store())
-
 
 # Whether the command changed something outside the tasklist (a file it wrote, git
 # config): a report lost to a full disk or a closed stdout then still exits 0, as a
@@ -75,17 +46,27 @@ class Env:
                  lock_timeout: str | None = None,
                  dispatch: Callable[[Sequence[str]], int] | None = None) -> None:
         self.directory = directory
-        self.session = session
+        self._session = session
         self.lock_timeout = lock_timeout
         # aidp.cli.run, handed down by the CLI that made this Env (cli/ is below it)
         self._dispatch = dispatch
         self.warned = False
         self._said_missing = False
-        self._last: Fold | None = None  # the fold this command read last
-        self._handoff: Fold | None = None  # read to name the session; the next read takes it
 
     def __repr__(self) -> str:
         return f"Env(directory={self.directory!r}, session={self.session!r})"
+
+    @property
+    def session(self) -> str | None:
+        """The session named on the command line (--session: the global one, or a
+        group's, `todo --session`, `run --session`)."""
+        return self._session
+
+    @session.setter
+    def session(self, name: str | None) -> None:
+        self._session = name
+        if "project" in self.__dict__:  # opened already: it works on this one now
+            self.project.named_session = name
 
     @cached_property
     def root(self) -> Path:
@@ -102,12 +83,19 @@ class Env:
         return root
 
     @cached_property
-    def log(self) -> TaskLog:
+    def project(self) -> Project:
+        """The project this command works on, opened once: reads go through the store
+        (imported on the first read; a missing one is built in the background)."""
         timeout = None
         if self.lock_timeout is not None:
             timeout = parse_lock_timeout(self.lock_timeout)
-        return TaskLog(self.root, create_root=False, on_wait=_say_waiting, lock_timeout=timeout,
-                       on_notice=_say_notice)
+        return Project(self.root, session=self.session, reader=StoreReader(background=True),
+                       lock_timeout=timeout, on_wait=_say_waiting, on_notice=_say_notice,
+                       on_damage=self.warn_damage)
+
+    @property
+    def log(self) -> TaskLog:
+        return self.project.log
 
     def run_command(self, args: Sequence[str]) -> int:
         """Run an aidp command line in this process, through the CLI's one error boundary
@@ -117,25 +105,13 @@ class Env:
         return self._dispatch(args)
 
     def session_name(self, override: str | None = None) -> str:
-        from aidp.todos import resolve_session
-
-        return resolve_session(override or self.session, self.root, self._for_session)
-
-    def _for_session(self) -> Fold:
-        """A fold to name the session by: one read moments ago will do, and a fresh read
-        is handed on to the command's own next read, so naming costs no second read."""
-        if self._last is None:
-            self._handoff = self._last = self.log.read()
-        return self._last
+        return self.project.session(override)
 
     def read(self) -> Fold:
-        """The folded state, with the one damage warning a command may print, and the
-        one note that there is no tasklist where aidp looked."""
-        fold, self._handoff = self._handoff, None
-        if fold is None:
-            fold = self.log.read()
-        self._last = fold
-        self.warn_damage(fold)
+        """The folded state, with the one damage warning a command may print (a damaged
+        line: Project's on_damage), and the one note that there is no tasklist where
+        aidp looked."""
+        fold = self.project.read()
         self.note_missing()
         return fold
 
@@ -166,6 +142,7 @@ class Env:
             sys.stderr.write(f"Note: no tasklist here: {where}; {ELSEWHERE}\n")
 
     def warn_damage(self, fold: Fold) -> None:
+        """The one warning of damaged lines a command prints (Project's on_damage)."""
         if fold.damaged and not self.warned:
             from aidp.core.terminal import inert
 
@@ -178,15 +155,13 @@ class Env:
             )
 
 
-def tell_lost(e: Env, fold: Fold, ids: Sequence[str]) -> None:
-    """One line on stderr for each of these tasks that you (AIDP_ACTOR, else git's
-    user.email, else the login name) held and lost — taken over when your lease ran
-    out, or held by an earlier claim from another clone — naming who holds it now.
-    git is asked who you are only when one of them has such a claim."""
-    from aidp.backlog import queue
+def tell_lost(lines: Sequence[str]) -> None:
+    """One line on stderr for each task you held and lost (aidp.app.changing.lost_claims:
+    taken over when your lease ran out, or held by an earlier claim from another clone),
+    naming who holds it now."""
     from aidp.core.terminal import inert
 
-    for line in queue.lost(fold, ids, lambda: queue.default_actor(e.root)):
+    for line in lines:
         sys.stderr.write(f"Note: {inert(line)}\n")
 
 

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from aidp.app.changing import Changed, edit_task
 from aidp.backlog import draft
 from aidp.backlog import queue as core
 from aidp.backlog.ids import resolve_id, short_ids
@@ -33,7 +34,7 @@ def editor_command() -> str | None:
     return "vi" if sys.stdin.isatty() and sys.stdout.isatty() else None
 
 
-def edit_in_editor(e: Env, ref: str) -> tuple[core.Change | None, str]:
+def edit_in_editor(e: Env, ref: str) -> tuple[Changed | None, str]:
     """Open the task in the editor and apply what was changed there: (the change, or
     None when nothing was written, and the line to say)."""
     command = editor_command()
@@ -65,7 +66,7 @@ def edit_in_editor(e: Env, ref: str) -> tuple[core.Change | None, str]:
                 return None, "Nothing changed: the file was emptied"
             if edit.empty():
                 return None, f"Nothing changed: [{inert(short)}] was saved as it was"
-            change = core.edit(e.log, tid, description=edit.description,
+            change = edit_task(e.project, tid, description=edit.description,
                                priority=edit.priority, add_tags=edit.add_tags,
                                remove_tags=edit.remove_tags, body=edit.body,
                                task_type=edit.task_type)

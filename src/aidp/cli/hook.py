@@ -85,7 +85,7 @@ def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int) 
     if session is None:  # missing fields: nothing to do
         return handler.Answer(notes=[f"aidp hook {agent} {event}: the hook JSON has no "
                                    "session_id; nothing done (AIDP_SESSION names one)"])
-    context = handler.Context(agent=agent, event=event, log=e.log, root=root, session=session,
+    context = handler.Context(agent=agent, event=event, project=e.project, session=session,
                             session_flag=flagged, max_continuations=max_continuations)
     answer = handler.handle(context, payload)
     return answer

@@ -1,17 +1,18 @@
 """`aidp tasks ready|blocked|block|unblock|edit|note`: the work queue (claim and
 release: aidp.cli.claims).
 
-Loaded only when the command line may name one of them (aidp.cli.startup); the core
-is aidp.backlog.queue.
+Loaded only when the command line may name one of them (aidp.cli.startup); the use
+cases are aidp.app's (queue_view, changing), the rules aidp.backlog.queue's.
 """
 
 # No `from __future__ import annotations`: Typer reads the commands' annotations at
 # every run, and a string annotation costs an eval each (aidp.cli, the same).
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from aidp.backlog import queue as core
-from aidp.backlog.tasks import short_ids
+from aidp.app import changing, queue_view
 from aidp.cli import claims, output
 from aidp.cli.common import (
     BODY_FILE_HELP,
@@ -19,18 +20,19 @@ from aidp.cli.common import (
     ID_HELP,
     JSON_HELP,
     TYPE_HELP,
-    Env,
     env,
     read_body,
     split_ids,
     tell_lost,
 )
 from aidp.core.errors import InvalidInput
-from aidp.core.model import Record, now_micros, priority_key, ts_of, validate_priority
+from aidp.core.model import Record, now_micros, ts_of
 from aidp.core.terminal import inert
 from aidp.core.when import age
-from aidp.tasklist.log import Fold
 from aidp.views import render
+
+if TYPE_CHECKING:
+    from aidp.app.project import Project
 
 
 def _label(task: Record, ids: dict[str, str] | None = None) -> str:
@@ -54,30 +56,6 @@ def _line(task: Record, now: int, paint: render.Painter, ids: dict[str, str], *,
 
 
 # --- ready and blocked ------------------------------------------------------------------
-
-
-def _filtered(fold: Fold, entries: list[core.Entry], *, priorities: list[str], tags: list[str],
-              session: str | None, limit: int | None) -> list[Record]:
-    """Decode only what is shown: with no filter that needs the task, just `limit`."""
-    wanted = {validate_priority(p) for p in priorities}
-    if wanted:
-        entries = [e for e in entries if priority_key(e.priority) in wanted]
-    if limit is not None and limit < 0:
-        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
-    if not tags and session is None:
-        return fold.tasks_of([e.id for e in entries[:limit]])
-    tag_set = {t.strip() for t in tags}
-    found: list[Record] = []
-    for at in range(0, len(entries), 200):  # 200 read at a time, up to the limit
-        for task in fold.tasks_of([e.id for e in entries[at:at + 200]]):
-            if limit is not None and len(found) >= limit:
-                return found
-            if tag_set and not tag_set.intersection(task.get("tags") or ()):
-                continue
-            if session is not None and task.get("session") != session:
-                continue
-            found.append(task)
-    return found
 
 
 PRIORITY_OPTION = typer.Option([], "--priority", "-p", help="high, medium or low; repeatable.")
@@ -104,47 +82,36 @@ def ready(
     $ aidp tasks ready -p high -f ids
     """
     chosen = output.list_format(fmt, as_json)
-    wanted = {validate_priority(p) for p in priority}
-    if limit is not None and limit < 0:
-        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
-    fold = env(ctx).read()
-    # Without a filter that needs the task itself, the query stops at `limit`.
-    entries = core.ready(fold, priorities=wanted,
-                         limit=limit if not tag and session is None else None)
-    found = _filtered(fold, entries, priorities=[], tags=tag, session=session, limit=limit)
-    if chosen != "table":
-        qs = core.state(fold, about=[t["id"] for t in found], own=True)  # their links
-        output.print_list([core.with_extras(qs, t) for t in found], chosen, now=now_micros(),
-                    empty="No matching tasks")
+    table = chosen == "table"
+    found = queue_view.ready_tasks(env(ctx).project, priorities=priority, tags=tag,
+                                   session=session, limit=limit, summary=table)
+    if found.shown is not None:
+        output.print_list(found.shown, chosen, now=now_micros(), empty="No matching tasks")
         return
-    total = core.ready_count(fold)
-    if not found:
-        render.write_text(f"Nothing ready ({core.why_nothing_ready(fold)})"
-                          if not total else "No ready task matches")
+    if not found.tasks:
+        render.write_text(f"Nothing ready ({found.why_none})" if found.why_none is not None
+                          else "No ready task matches")
         return
-    paint, now = output.painter(), now_micros()
-    shown = f"{len(found)}" if len(found) == total else f"{len(found)} of {total}"
-    lines = [paint(f"READY ({shown})", "bold")]
-    ids = short_ids(fold, [t["id"] for t in found])
-    taken = [t["id"] for t in found if t.get("status") == "in_progress"]
-    stale = _stale_marks(fold, taken, now, paint) if taken else {}
-    lines += [f"  {n}. {_line(t, now, paint, ids)}{stale.get(t['id'], '')}"
-              for n, t in enumerate(found, start=1)]
+    paint, now, total = output.painter(), now_micros(), found.total
+    count = f"{len(found.tasks)}" if len(found.tasks) == total else \
+        f"{len(found.tasks)} of {total}"
+    lines = [paint(f"READY ({count})", "bold")]
+    ids = found.short_ids or {}
+    lines += [f"  {n}. {_line(t, now, paint, ids)}"
+              f"{_stale_mark(found.stale.get(t['id']), now, paint)}"
+              for n, t in enumerate(found.tasks, start=1)]
     render.write_text("\n".join(lines))
 
 
-def _stale_marks(fold: Fold, ids: list[str], now: int, paint: render.Painter
-                 ) -> dict[str, str]:
-    """`ready`'s mark on a stale task: whose lease ran out, and when."""
-    qs = core.state(fold, about=ids, own=True)
-    marks = {}
-    for tid in ids:
-        holder = qs.holder(fold.tasks[tid])
-        if holder is not None:
-            lease = core.judge(holder, now)
-            marks[tid] = " " + paint(f"stale: @{inert(holder['assignee'])}, {lease.said()}; "
-                                     "a claim takes it over", "yellow")
-    return marks
+def _stale_mark(holder: Record | None, now: int, paint: render.Painter) -> str:
+    """`ready`'s mark on a stale task (its holder's claim): whose lease ran out, when."""
+    if holder is None:
+        return ""
+    from aidp.backlog.queue import judge
+
+    lease = judge(holder, now)
+    return " " + paint(f"stale: @{inert(holder['assignee'])}, {lease.said()}; "
+                       "a claim takes it over", "yellow")
 
 
 def blocked(
@@ -161,32 +128,25 @@ def blocked(
     $ aidp tasks blocked
     $ aidp tasks blocked -t config --json
     """
-    fold = env(ctx).read()
-    entries = core.blocked(fold)
-    found = _filtered(fold, entries, priorities=priority, tags=tag, session=session,
-                      limit=limit)
-    waiting = {e.id: e.waiting_on for e in entries}
-    # The links of the tasks shown and of those they wait on (which of them are children).
-    shown = [tid for t in found for tid in (t["id"], *waiting[t["id"]])]
-    qs = core.state(fold, about=shown, own=True)
+    found = queue_view.blocked_tasks(env(ctx).project, priorities=priority, tags=tag,
+                                     session=session, limit=limit, summary=not as_json)
     if as_json:
-        output.json_out([
-            {**core.with_extras(qs, t), "waiting_on": waiting[t["id"]]} for t in found
-        ])
+        output.json_out(found.shown)
         return
-    if not found:
+    if not found.tasks:
         render.write_text("Nothing blocked")
         return
     paint, now = output.painter(), now_micros()
     # As ready's READY (2 of 17): of every blocked task, filters aside
-    count = f"{len(found)}" if len(found) == len(entries) else f"{len(found)} of {len(entries)}"
+    count = f"{len(found.tasks)}" if len(found.tasks) == found.total else \
+        f"{len(found.tasks)} of {found.total}"
     lines = [paint(f"BLOCKED ({count})", "bold")]
-    ids = short_ids(fold, shown)
-    for task in found:
+    ids = found.short_ids or {}
+    for task in found.tasks:
         lines.append(f"  {_line(task, now, paint, ids, status=task.get('status') != 'pending')}")
-        for other in waiting[task["id"]]:
-            blocker = fold.tasks.get(other) or {"id": other}
-            how = "child" if qs.parent.get(other) == task["id"] else "waits on"
+        for other in found.waiting_on[task["id"]]:
+            blocker = found.related.get(other) or {"id": other}
+            how = "child" if found.links.parent.get(other) == task["id"] else "waits on"
             lines.append(paint(f"      {how}: ", "dim") + _label(blocker, ids)
                          + paint(f" ({inert(blocker.get('status', '?'))})", "dim"))
     render.write_text("\n".join(lines))
@@ -195,16 +155,16 @@ def blocked(
 # --- dependencies ------------------------------------------------------------------------
 
 
-def _linked(e: Env, before: Fold, result: core.Linked, *, as_json: bool, verb: str,
+def _linked(project: "Project", result: changing.Linked, *, as_json: bool, verb: str,
             unchanged: str) -> None:
     if as_json:
-        fold = e.read()
-        task = fold.tasks[result.task["id"]]
-        output.json_out(core.with_extras(core.state(fold), task))
+        from aidp.app.shown import shown_by_id
+
+        output.json_out(shown_by_id(project, [result.task["id"]])[0])
         return
     paint = output.painter()
     lines = []
-    ids = short_ids(before, [result.task["id"], *result.changed, *result.unchanged])
+    ids = result.short_ids
     if result.changed:
         shown = ", ".join(inert(ids.get(t, t)) for t in result.changed)
         lines.append(f"{paint('✓', 'green')} {verb} {shown}: {_label(result.task, ids)}")
@@ -230,12 +190,10 @@ def block(
     $ aidp tasks block 3f2a --on 9c41
     $ aidp tasks block 3f2a --on 9c41 7e07
     """
-    e = env(ctx)
+    project = env(ctx).project
     blockers = _on(on, more)
-    before = e.read()
-    result = core.block(e.log, task_id, blockers)
-    _linked(e, before, result, as_json=as_json, verb="Now waits on",
-            unchanged="Already waits on")
+    result = changing.block(project, task_id, blockers)
+    _linked(project, result, as_json=as_json, verb="Now waits on", unchanged="Already waits on")
 
 
 def unblock(
@@ -250,11 +208,10 @@ def unblock(
     Examples:
     $ aidp tasks unblock 3f2a --on 9c41
     """
-    e = env(ctx)
+    project = env(ctx).project
     waited = _on(on, more)
-    before = e.read()
-    result = core.unblock(e.log, task_id, waited)
-    _linked(e, before, result, as_json=as_json, verb="No longer waits on",
+    result = changing.unblock(project, task_id, waited)
+    _linked(project, result, as_json=as_json, verb="No longer waits on",
             unchanged="Did not wait on")
 
 
@@ -294,6 +251,7 @@ def edit(
     $ aidp tasks edit 3f2a --type bug --body "Repro: run it with an empty HOME"
     """
     e = env(ctx)
+    project = e.project
     text = read_body(body, body_file)
     if (description is None and priority is None and not add_tag and not remove_tag
             and parent is None and not no_parent and text is None and task_type is None):
@@ -303,20 +261,20 @@ def edit(
         if found is None:
             render.write_text(said)
             return
-        change = found
-        before = e.read()
+        done = found
     else:
-        before = e.read()
-        change = core.edit(e.log, task_id, description=description, priority=priority,
-                           add_tags=add_tag, remove_tags=remove_tag, parent=parent,
-                           detach=no_parent, body=text, task_type=task_type)
-    tell_lost(e, before, [change.task["id"]])
+        done = changing.edit_task(project, task_id, description=description,
+                                  priority=priority, add_tags=add_tag, remove_tags=remove_tag,
+                                  parent=parent, detach=no_parent, body=text,
+                                  task_type=task_type)
+    change = done.changes[0]
+    tell_lost(done.lost)
     if as_json:
-        fold = e.read()
-        output.json_out(core.with_extras(core.state(fold, about=change.task["id"], bodies=True),
-                                         fold.tasks[change.task["id"]]))
+        from aidp.app.shown import shown_by_id
+
+        output.json_out(shown_by_id(project, [change.task["id"]], bodies=True)[0])
     else:
-        label = _label(change.task, short_ids(before, [change.task["id"]]))
+        label = _label(change.task, done.short_ids)
         render.write_text(f"{output.painter()('✓', 'green')} Edited: {label}" if change.changed
                           else f"Nothing changed: {label}")
 
@@ -336,12 +294,9 @@ def note(
     $ aidp tasks note 3f2a "Repro: run it with an empty HOME"
     """
     e = env(ctx)
-    before = e.read()
-    record = core.note(e.log, task_id, " ".join(text), author=claims.actor(e, name))
-    tell_lost(e, before, [record["task"]])
+    noted = changing.note_task(e.project, task_id, " ".join(text), author=claims.actor(e, name))
+    tell_lost(noted.lost)
     if as_json:
-        output.json_out({"task": record["task"], **core.note_out(record)})
+        output.json_out(noted.shown())
     else:
-        tid = record["task"]
-        shown = short_ids(before, [tid]).get(tid, tid)
-        render.write_text(f"{output.painter()('✓', 'green')} Noted on [{inert(shown)}]")
+        render.write_text(f"{output.painter()('✓', 'green')} Noted on [{inert(noted.short_id)}]")

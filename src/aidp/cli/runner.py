@@ -148,8 +148,7 @@ def run(
             raise typer.Exit(code)
         return
     output = Output(progress_to_stderr=as_json)
-    loop = Loop(log=e.log, root=root, session=name, agent=spec, emit=output,
-                limits=limits)
+    loop = Loop(project=e.project, session=name, agent=spec, emit=output, limits=limits)
     started = now_micros()
     if who is None:  # the agent's own claims (as you: AIDP_ACTOR, else git's user.email)
         from aidp.backlog import queue

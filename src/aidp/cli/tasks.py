@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aidp.backlog import tasks as core
 from aidp.cli import output
 from aidp.cli.common import (
     BODY_FILE_HELP,
@@ -30,13 +29,9 @@ if TYPE_CHECKING:
     from aidp.backlog.queue import Change
 
 
-def _emit_tasks(changes: list["Change"], *, as_json: bool, verb: str,
-                ids: dict[str, str] | None = None) -> None:
+def _emit_tasks(changes: list["Change"], *, verb: str, ids: dict[str, str] | None = None
+                ) -> None:
     """`ids`: full id → the short id to show (tasks.short_ids)."""
-    if as_json:
-        records = [c.task for c in changes]
-        output.json_out(records[0] if len(records) == 1 else records)
-        return
     paint = output.painter()
     lines = []
     for change in changes:
@@ -76,34 +71,18 @@ def add(
     $ aidp tasks add "Crash on an empty config" --type bug -p high --body "Run it with HOME=''"
     $ aidp tasks add "Write the migration" --blocked-by 3f2a -q
     """
+    from aidp.app.filing import file_task, filed_shown
+
     e = env(ctx)
     text = read_body(body, body_file)
-    links = {}
-    if blocked_by or parent is not None:
-        from aidp.backlog import queue
-
-        waits = split_ids(blocked_by)
-        task = queue.add(e.log, " ".join(description), priority=priority, tags=tag,
-                         session=e.session_name(), discovered_during=discovered_during,
-                         blocked_by=waits, parent=parent, body=text, task_type=task_type)
-        links = queue.extras(queue.state(e.read(), about=task["id"], bodies=True), task)
-    else:
-        task = core.add(
-            e.log,
-            " ".join(description),
-            priority=priority,
-            tags=tag,
-            session=e.session_name(),
-            discovered_during=discovered_during,
-            body=text,
-            task_type=task_type,
-        )
-        if as_json:  # what it was filed with, as show --json has it (no read needed)
-            from aidp.backlog import details
-
-            links = details.filed_with(task, body=text, task_type=task_type)
+    linked = bool(blocked_by) or parent is not None
+    filed = file_task(e.project, " ".join(description), priority=priority, tags=tag,
+                      discovered_during=discovered_during, blocked_by=split_ids(blocked_by),
+                      parent=parent, body=text, task_type=task_type)
+    task = filed.task
     if as_json:
-        output.json_out({**task, **links})
+        output.json_out(filed_shown(e.project, filed, linked=linked, body=text,
+                                    task_type=task_type))
     elif quiet:
         render.write_text(task["id"])
     else:
@@ -119,21 +98,18 @@ def add(
 
 def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, as_json: bool,
                 reason: str | None = None) -> None:
-    e = env(ctx)
-    # Read first: the change below reuses this fold (the file is unchanged until it
-    # writes), and the ids it names are in it, for their short forms.
-    before = e.read()
-    changes = core.set_status(e.log, ids, status, reason=reason)
-    tell_lost(e, before, [c.task["id"] for c in changes])
-    if as_json:
-        from aidp.backlog import queue
+    from aidp.app.changing import transition
 
-        qs = queue.state(e.read())
-        changes = [queue.Change(queue.with_extras(qs, c.task), c.changed) for c in changes]
-        _emit_tasks(changes, as_json=True, verb=verb)
+    e = env(ctx)
+    done = transition(e.project, ids, status, reason=reason)
+    tell_lost(done.lost)
+    if as_json:
+        from aidp.app.shown import shown_now
+
+        shown = shown_now(e.project, done.tasks())
+        output.json_out(shown[0] if len(shown) == 1 else shown)
         return
-    short = core.short_ids(before, [c.task["id"] for c in changes])
-    _emit_tasks(changes, as_json=False, verb=verb, ids=short)
+    _emit_tasks(done.changes, verb=verb, ids=done.short_ids)
 
 
 def start(
@@ -185,7 +161,9 @@ def abandon(
     """
     ids = words
     if reason is None:
-        ids, reason = core.ids_then_reason(words)
+        from aidp.backlog.ids import ids_then_reason
+
+        ids, reason = ids_then_reason(words)
     _transition(ctx, ids, "abandoned", "Abandoned", as_json=as_json, reason=reason)
     if len(words) > 1 and ids != words:
         _hint_several(ctx, words[1:])
@@ -196,12 +174,13 @@ def _hint_several(ctx: typer.Context, rest: list[str]) -> None:
     the rule says; tell the user how to abandon them too (nothing else is done)."""
     import sys
 
+    from aidp.backlog.ids import resolve_id
     from aidp.core.errors import AidpError
 
     fold = env(ctx).read()
     try:
         for word in rest:
-            core.resolve_id(fold, word)
+            resolve_id(fold, word)
     except AidpError:
         return  # a word that names no task: an ordinary reason
     shown = inert(" ".join(rest))

@@ -1,55 +1,24 @@
 """`aidp tasks list`: the backlog, filtered, sorted and printed in any --format (loaded
-only for it: aidp.cli.startup)."""
+only for it: aidp.cli.startup). What is read, and how, is the use case's
+(aidp.app.listing); this module parses the options and prints what it found."""
 
 # No `from __future__ import annotations` here: Typer reads list_'s annotations at every
 # `tasks list`, and string annotations cost an eval each (~0.4 ms for its twenty).
 
 import sys
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
 
-import orjson
 import typer
 
-from aidp.backlog import tasks as core
+from aidp.app.listing import Listing, answer, statuses_of
 from aidp.backlog.details import validate_type
+from aidp.backlog.tasks import Query, sort_key
 from aidp.cli import output
 from aidp.cli.common import ELSEWHERE, env
 from aidp.core.errors import ExitCode, InvalidInput
-from aidp.core.model import (
-    OPEN_STATUSES,
-    STATUSES,
-    Record,
-    json_elements,
-    now_micros,
-    validate_priority,
-)
+from aidp.core.model import Record, now_micros, validate_priority
 from aidp.core.terminal import inert
-from aidp.tasklist.fold import Fold, no_gc
+from aidp.tasklist.fold import no_gc
 from aidp.views import render
-
-if TYPE_CHECKING:
-    from aidp.backlog.queue import QueueState
-
-STATUS_WORDS = (*STATUSES, "open", "all")
-
-
-def _statuses(words: list[str], *, include_all: bool) -> tuple[str, ...] | None:
-    """The statuses asked for; None for all of them, a newer version's included."""
-    if include_all:
-        return None
-    chosen: list[str] = []
-    for word in words:
-        normal = word.strip().lower().replace("-", "_")
-        if normal == "all":
-            return None
-        if normal == "open":
-            chosen.extend(OPEN_STATUSES)
-        elif normal in STATUSES:
-            chosen.append(normal)
-        else:
-            raise InvalidInput(f"Invalid status {word!r}: use one of {', '.join(STATUS_WORDS)}")
-    return tuple(dict.fromkeys(chosen)) or OPEN_STATUSES
 
 
 def list_(
@@ -114,40 +83,13 @@ def list_(
     $ aidp tasks list --all --sort priority -n 20
     """
     fmt = output.list_format(fmt, as_json)
-    if tree and fmt != "table":
-        raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
-    if raw and fmt != "csv":
-        raise InvalidInput(f"Invalid --raw with --format {fmt}: it applies to csv only")
-    if with_body and fmt not in ("json", "jsonl"):
-        raise InvalidInput(f"Invalid --with-body with --format {fmt}: it applies to json "
-                           "and jsonl only (tasks show prints one task's body)")
-    if limit is not None and limit < 0:
-        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
-    if grep is not None and not grep.strip():
-        raise InvalidInput("Invalid --grep '': give the text to look for in descriptions "
-                           "and notes")
-    if assignee is not None and not assignee.strip():
-        raise InvalidInput("Invalid --assignee '': give the name a task was claimed by")
-    if mine and assignee is not None:
-        raise InvalidInput("Conflicting --mine and --assignee: give one of them")
+    _check(fmt, tree=tree, raw=raw, with_body=with_body, limit=limit, grep=grep,
+           assignee=assignee, mine=mine)
     now = now_micros()
-    if since is not None or older_than is not None:
-        from aidp.core.when import parse_age, parse_when
     words = ([status_arg] if status_arg else []) + status
-    query = core.Query(
-        statuses=_statuses(words, include_all=include_all),
-        priorities=tuple(validate_priority(p) for p in priority),
-        tags=tuple(t.strip() for t in tag),
-        session=session,
-        created_from=parse_when(since, now) if since is not None else None,
-        created_before=now - parse_age(older_than) if older_than is not None else None,
-        sort=sort.strip().lower(),
-        limit=limit,
-        grep=grep.strip() if grep is not None else None,
-        assignee=assignee.strip() if assignee is not None else None,
-        types=tuple(dict.fromkeys(validate_type(t) for t in task_type)),
-    )
-    core.sort_key(query.sort)  # reject a bad --sort before reading anything
+    query = _query(words, include_all=include_all, priority=priority, tag=tag, session=session,
+                   since=since, older_than=older_than, sort=sort, limit=limit, grep=grep,
+                   assignee=assignee, task_type=task_type, now=now)
     e = env(ctx)
     missing = e.missing() if exit_code else None
     if missing is not None:  # a CI check in the wrong folder must not pass
@@ -157,17 +99,21 @@ def list_(
         from aidp.backlog.queue import default_actor
 
         query.assignee = default_actor(e.root)
+    named = _named_filters(query, since=since, older_than=older_than, mine=mine)
+    shape = "tree" if tree else fmt
     # The tasks found are held to the end: cyclic collections would walk them again and
     # again (at 1M events, 47k pending tasks: ~40% of the command); reading the store
     # (its modules loaded on the way) and listing make no reference cycles.
-    named = _named_filters(query, since=since, older_than=older_than, mine=mine)
     with no_gc():
-        fold = e.read()
-        _answer(fold, query, fmt, now=now, words=words, include_all=include_all,
-                exit_code=exit_code, tree=tree, raw=raw, bodies=with_body, named=named)
+        found = answer(e.read(), query, shape=shape, rows=_rows(fmt, query, include_all),
+                       bodies=with_body)
+        empty = _nothing_found(found, query, words=words, named=named) if not found.tasks \
+            else ""
+        if _show(found, shape, now=now, empty=empty, raw=raw) and exit_code:
+            raise typer.Exit(ExitCode.FAILURE)
 
 
-def _named_filters(query: core.Query, *, since: str | None, older_than: str | None,
+def _named_filters(query: Query, *, since: str | None, older_than: str | None,
                    mine: bool) -> list[str]:
     """The filters other than the statuses, as options the way they were given, for
     an empty listing to name (`--priority high --tag ci`)."""
@@ -186,110 +132,81 @@ def _named_filters(query: core.Query, *, since: str | None, older_than: str | No
     return named
 
 
-def _answer(fold: Fold, query: core.Query, fmt: str, *, now: int, words: list[str],
-            include_all: bool, exit_code: bool, tree: bool, raw: bool,
-            bodies: bool = False, named: list[str] | None = None) -> None:
-    """The listing of `query`'s tasks in `fmt` (list_'s options, checked; `bodies`:
-    --with-body; `named`: the filters as given, for an empty listing to name)."""
-    limit = query.limit
-    if (fmt in output.STREAMED_FORMATS and query.statuses is None and query.sort == "created"
-            and query.by_status_only()):
-        # Every task (--all), in list's order: the fold's question (the store's query
-        # decodes a batch at a time, in bounded memory), written as it comes.
-        batches: Iterable[list[Record]] = fold.newest_first()
-        if fmt != "ids":
-            from aidp.backlog import queue
+def _check(fmt: str, *, tree: bool, raw: bool, with_body: bool, limit: int | None,
+           grep: str | None, assignee: str | None, mine: bool) -> None:
+    """Options that cannot go together, or a value no listing takes: refused before
+    anything is read."""
+    if tree and fmt != "table":
+        raise InvalidInput(f"Conflicting --tree and --format {fmt}: --tree is a table view")
+    if raw and fmt != "csv":
+        raise InvalidInput(f"Invalid --raw with --format {fmt}: it applies to csv only")
+    if with_body and fmt not in ("json", "jsonl"):
+        raise InvalidInput(f"Invalid --with-body with --format {fmt}: it applies to json "
+                           "and jsonl only (tasks show prints one task's body)")
+    if limit is not None and limit < 0:
+        raise InvalidInput(f"Invalid --limit {limit}: use a whole number ≥ 0")
+    if grep is not None and not grep.strip():
+        raise InvalidInput("Invalid --grep '': give the text to look for in descriptions "
+                           "and notes")
+    if assignee is not None and not assignee.strip():
+        raise InvalidInput("Invalid --assignee '': give the name a task was claimed by")
+    if mine and assignee is not None:
+        raise InvalidInput("Conflicting --mine and --assignee: give one of them")
 
-            batches = _linked(queue.state(fold, bodies=bodies), batches)
-        if output.write_batches(batches, fmt, limit=limit) and exit_code:
-            raise typer.Exit(ExitCode.FAILURE)
-        return
-    encoded = fold.find_encoded(query) if fmt == "json" and not bodies else None
-    if encoded is not None:  # the store's open tasks, as they print: not decoded
-        if output.write_batches([_encoded(fold, encoded)], fmt) and exit_code:
-            raise typer.Exit(ExitCode.FAILURE)
-        return
-    qs = None
-    result = core.find_in(fold, query)
-    found = result.tasks
-    if fmt in ("json", "jsonl", "table") or tree:
-        from aidp.backlog import queue
 
-        qs = queue.state(fold, about=[t["id"] for t in found], own=True, bodies=bodies)
-    notes = None
-    empty = ""
-    if not found:
-        nobody = None
-        if query.assignee is not None:
-            from aidp.backlog import queue
+def _query(words: list[str], *, include_all: bool, priority: list[str], tag: list[str],
+           session: str | None, since: str | None, older_than: str | None, sort: str,
+           limit: int | None, grep: str | None, assignee: str | None, task_type: list[str],
+           now: int) -> Query:
+    """The query the options describe (a bad --sort refused before anything is read)."""
+    if since is not None or older_than is not None:
+        from aidp.core.when import parse_age, parse_when
+    query = Query(
+        statuses=statuses_of(words, include_all=include_all),
+        priorities=tuple(validate_priority(p) for p in priority),
+        tags=tuple(t.strip() for t in tag),
+        session=session,
+        created_from=parse_when(since, now) if since is not None else None,
+        created_before=now - parse_age(older_than) if older_than is not None else None,
+        sort=sort.strip().lower(),
+        limit=limit,
+        grep=grep.strip() if grep is not None else None,
+        assignee=assignee.strip() if assignee is not None else None,
+        types=tuple(dict.fromkeys(validate_type(t) for t in task_type)),
+    )
+    sort_key(query.sort)
+    return query
 
-            nobody = _nobody_holds(queue.state(fold), query.assignee)
-        empty = _nothing_found(fold, query, words=words, named=named or [], nobody=nobody)
-    if qs is not None and fmt == "table":  # its type and close reason in the line
-        found = next(_linked(qs, [found]))
-    if qs is not None and tree:
-        short = core.short_ids(fold, [t["id"] for t in found])
-        render.write_text(_tree(found, qs, now, empty=empty, ids=short))
-        if exit_code and found:
-            raise typer.Exit(ExitCode.FAILURE)
-        return
-    if qs is not None and fmt == "table":
-        from aidp.backlog import queue
 
-        notes = queue.list_notes(fold, qs, found)
-    elif qs is not None and fmt in ("json", "jsonl"):
-        found = next(_linked(qs, [found]))
-    more = 0
-    if (fmt == "table" and limit is None and not include_all and sys.stdout.isatty()
-            and not _pager_on()):
-        # A person at a terminal without a pager gets a screenful; scripts, --all and
-        # --limit get all (and a pager shows all: aidp.views.pager).
-        import shutil
+def _rows(fmt: str, query: Query, include_all: bool) -> int | None:
+    """How many rows the table shows: a person at a terminal without a pager gets a
+    screenful; scripts, --all and --limit get all (and a pager shows all:
+    aidp.views.pager)."""
+    if (fmt != "table" or query.limit is not None or include_all or not sys.stdout.isatty()
+            or _pager_on()):
+        return None
+    import shutil
 
-        room = max(10, shutil.get_terminal_size().lines - 6)
-        if len(found) > room:
-            more = len(found) - room
-    shown = found[: len(found) - more]
-    ids: dict[str, str] | None = None
-    if fmt == "table":  # people read the shortest id prefix that names the task
-        ids = core.short_ids(fold, [t["id"] for t in shown])
-    output.print_list(shown, fmt, now=now, empty=empty, notes=notes, ids=ids,
-                      matched=result.matched, raw=raw)
-    if more:
+    return max(10, shutil.get_terminal_size().lines - 6)
+
+
+def _show(found: Listing, shape: str, *, now: int, empty: str, raw: bool) -> bool:
+    """Print the listing in its shape (`empty`: the line when nothing matched); whether
+    any task matched."""
+    if found.batches is not None:
+        return output.write_batches(found.batches, shape) > 0
+    if shape == "tree":
+        render.write_text(_tree(found.tasks, found.parents or {}, now, empty=empty,
+                                ids=found.short_ids))
+        return bool(found.tasks)
+    rows = found.rows
+    output.print_list(found.tasks[:rows], shape, now=now, empty=empty, notes=found.notes,
+                      ids=found.short_ids, matched=found.matched, raw=raw)
+    if rows < len(found.tasks):
         # --limit shows them all; --all would add the closed ones too
-        render.write_text(f"… and {more:,} more (-n {len(found)} shows them all)")
-    if exit_code and found:
-        raise typer.Exit(ExitCode.FAILURE)
-
-
-def _linked(qs: "QueueState", batches: Iterable[list[Record]]) -> Iterator[list[Record]]:
-    """Each task with its links, as json and jsonl show it (blocked_by, parent, assignee,
-    notes: queue.with_extras)."""
-    from aidp.backlog import queue
-
-    linked = _with_links(qs)
-    for batch in batches:
-        if not linked:
-            yield batch
-        else:
-            yield [queue.with_extras(qs, t) if t.get("id") in linked else t for t in batch]
-
-
-def _encoded(fold: Fold, found: list[tuple[str, bytes]]) -> list[bytes]:
-    """The tasks found, (id, element) as the store keeps them, as json prints them: those
-    with links (`_linked`) decoded, extended and encoded again, the rest as they are."""
-    from aidp.backlog import queue
-
-    qs = queue.state(fold, about=[tid for tid, _element in found], own=True)
-    linked = _with_links(qs)
-    return [bytes(json_elements([queue.with_extras(qs, orjson.loads(element))]))
-            if tid in linked else element for tid, element in found]
-
-
-def _with_links(qs: "QueueState") -> set[str]:
-    """The tasks queue.with_extras may add keys to."""
-    return (qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
-            | qs.details.keys())
+        render.write_text(f"… and {len(found.tasks) - rows:,} more (-n {len(found.tasks)} "
+                          "shows them all)")
+    return bool(found.tasks)
 
 
 def _pager_on() -> bool:
@@ -301,10 +218,9 @@ def _pager_on() -> bool:
     return pager.available()
 
 
-def _nobody_holds(qs: "QueueState", name: str) -> str | None:
+def _nobody_holds(holders: list[str], name: str) -> str | None:
     """Why --assignee/--mine found nothing when nobody of that name holds a task: who
     does (None: that person holds tasks, just none of those asked for)."""
-    holders = sorted({c["assignee"] for claims in qs.claims.values() for c in claims[:1]})
     if any(h.casefold() == name.casefold() for h in holders):
         return None
     known = f"tasks are claimed by {', '.join(map(inert, holders[:5]))}" + (
@@ -312,8 +228,8 @@ def _nobody_holds(qs: "QueueState", name: str) -> str | None:
     return f"nobody named {inert(name)!r} holds a task ({known})"
 
 
-def _nothing_found(fold: Fold, query: core.Query, *, words: list[str], named: list[str],
-                   nobody: str | None) -> str:
+def _nothing_found(found: Listing, query: Query, *, words: list[str], named: list[str]
+                   ) -> str:
     """An empty listing: which tasks were asked for (`No open tasks`, `No done tasks`)
     and, when a filter left none of them, the filter and how many there are without
     it: `No open tasks match --priority high (142 open tasks in all)`."""
@@ -326,15 +242,16 @@ def _nothing_found(fold: Fold, query: core.Query, *, words: list[str], named: li
     if not named:
         return f"No {label}tasks"
     head = f"No {label}tasks match {' '.join(named)}"
+    nobody = None
+    if found.holders is not None and query.assignee is not None:
+        nobody = _nobody_holds(found.holders, query.assignee)
     if nobody is not None:
         return f"{head}: {nobody}"
-    counts = fold.status_counts()
-    total = sum(counts.values()) if query.statuses is None else sum(
-        counts.get(s, 0) for s in query.statuses)
+    total = found.in_all
     return f"{head} ({render.counted(total, label + 'task')} in all)" if total else head
 
 
-def _tree(found: list[Record], qs: "QueueState", now: int, *, empty: str,
+def _tree(found: list[Record], parents: dict[str, str], now: int, *, empty: str,
           ids: dict[str, str] | None = None) -> str:
     """Each task under its epic when the epic is listed too; the rest at the top."""
     if not found:
@@ -344,7 +261,7 @@ def _tree(found: list[Record], qs: "QueueState", now: int, *, empty: str,
     children: dict[str, list[Record]] = {}
     roots = []
     for task in found:
-        parent = qs.parent.get(task["id"])
+        parent = parents.get(task["id"])
         if parent is not None and parent in listed and parent != task["id"]:
             children.setdefault(parent, []).append(task)
         else:

@@ -56,10 +56,9 @@ def _label(todo: core.TodoList, target: core.Target) -> str:
 def _apply(e: Env, session: str, fn: Callable[[core.TodoList], core.TodoList | None]) -> core.Edit:
     """Check the change against what is on disk before taking the write lock (so a bad
     position creates nothing), then make it under the lock against the newest state."""
-    from aidp import todos as core
+    from aidp.app.plans import change_plan
 
-    fn(core.current(e.read(), session))
-    return core.edit(e.log, session, fn)
+    return change_plan(e.project, session, fn)
 
 
 def _apply_op(
@@ -101,9 +100,10 @@ def show(
     $ aidp todo show --json
     """
     from aidp import todos as core
+    from aidp.app.plans import read_plan
 
     e = env(ctx)
-    todo = core.current(e.read(), e.session_name(session))
+    todo = read_plan(e.project, e.session_name(session))
     if as_json:
         json_out(core.show_json(todo))
     else:

@@ -3,8 +3,8 @@
 transaction the fold keeps open and never commits (it holds the store's write lock
 until the fold is dropped).
 A client of the store's public seam (`loader.attempt`'s overlay, `fill.Filler.add`):
-the store knows nothing of worktrees. Importing this module makes `TaskLog.read` go
-through the store, for one worktree and for several (`Reader`).
+the store knows nothing of worktrees. `load_shared` is what a `TaskLog` reads several
+worktrees' tasklists through (its reader: aidp.app.project.StoreReader).
 """
 
 from __future__ import annotations
@@ -19,13 +19,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from aidp.core.errors import StorageError
-from aidp.store import load
 from aidp.store.fill import MEMORY, SPAN_MASK, resumed
 from aidp.store.loader import PLAIN_MAX, RACY_NS, Builder, attempt
 from aidp.tasklist import worktrees
 from aidp.tasklist.files import last_newline_end, read_regular, write_file
 from aidp.tasklist.fold import read_line
-from aidp.tasklist.log import use_reader
 from aidp.tasklist.stamp import cache_folder
 
 if TYPE_CHECKING:
@@ -285,12 +283,3 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
             write_file(cache, MEMO_NAME, b"{}")
     return found
 
-
-class Reader:
-    """`TaskLog.read` through the store (log.Reader)."""
-
-    load = staticmethod(load)
-    load_shared = staticmethod(load_shared)
-
-
-use_reader(Reader(), unless_set=True)  # TaskLog.read goes through the store from now on

@@ -5,8 +5,8 @@ lines (`tasklist.fold`: the rule and the plain fold). This module is the file: w
 it is, reading it, appending whole lines under the lock (`tasklist.lock` takes it and
 bounds the wait; `tasklist.files` opens without following links); `tasklist.maintenance`
 repairs and compacts it (replacing it atomically), `tasklist.stamp` tells the read cache
-(`aidp.store`, registered through `use_reader` by `aidp.store.overlay`) which stat
-data it may trust.
+(`aidp.store`, the `Reader` a `TaskLog` is given: aidp.app.project) which stat data it
+may trust.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from aidp.tasklist.stamp import CACHE_DIR, STAMP_NAME, mark, read_stamp, stat_ke
 # Names other modules import from here, kept where they always were.
 __all__ = [
     "CACHE_DIR", "DEFAULT_LOCK_TIMEOUT", "LOCK_NOTICE_SECONDS", "LOCK_TIMEOUT_ENV", "LOG_NAME",
-    "STAMP_NAME", "Fold", "FoldKey", "TaskLog", "dumps", "encode", "parse_line",
-    "parse_lock_timeout", "read_stamp", "stat_key", "use_reader", "well_typed_task", "write_stamp",
+    "STAMP_NAME", "Fold", "FoldKey", "Reader", "TaskLog", "dumps", "encode", "parse_line",
+    "parse_lock_timeout", "read_stamp", "stat_key", "well_typed_task", "write_stamp",
 ]
 
 LOCK_NAME = "tasklist.jsonl.lock"
@@ -66,26 +66,13 @@ def encode(records: list[Record]) -> bytes:
 
 
 class Reader(Protocol):
-    """What reads the state for `TaskLog.read` (aidp.store registers itself): the same
-    answers as `full_fold`, faster."""
+    """What reads the state for `TaskLog.read` (the store: aidp.app.project hands it to
+    the log it opens): the same answers as `full_fold`, faster."""
 
     def load(self, log: TaskLog, *, whole_lines: bool = False) -> Fold: ...
 
     def load_shared(self, log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                     whole_lines: bool = False) -> Fold | None: ...  # None: worktrees.fold
-
-
-_reader: Reader | None = None
-
-
-def use_reader(reader: Reader | None, *, unless_set: bool = False) -> None:
-    """Read through `reader` (None: plain folds). Importing aidp.store.overlay does
-    this (unless a reader is set already: the CLI sets its own), so dependencies point
-    one way: the store builds on log, log knows only this protocol."""
-    global _reader  # noqa: PLW0603 - one process-wide choice, made at import
-    if unless_set and _reader is not None:
-        return
-    _reader = reader
 
 
 class TaskLog:
@@ -103,14 +90,18 @@ class TaskLog:
         on_wait: Callable[[Path], None] | None = None,
         lock_timeout: float | None = None,
         on_notice: Callable[[str], None] | None = None,
+        reader: Reader | None = None,
     ) -> None:
         """`create_root=False` (the CLI): a write refuses to create a missing project folder.
         `on_wait(lock_path)` is called once when a lock has been held by another process
         for LOCK_NOTICE_SECONDS, so a person knows why the command waits.
         `lock_timeout`: how long a write waits for the lock (default: AIDP_LOCK_TIMEOUT,
         else DEFAULT_LOCK_TIMEOUT seconds). `on_notice(line)` hears, once, that git
-        attributes override aidp's for the tasklist (aidp.tasklist.attributes)."""
+        attributes override aidp's for the tasklist (aidp.tasklist.attributes).
+        `reader`: what `read` folds through (the store); None: plain folds. Dependencies
+        point one way: the store builds on the log, the log knows only this protocol."""
         self.root = root
+        self.reader = reader
         self.create_root = create_root
         self.on_wait = on_wait
         if lock_timeout is None:
@@ -236,9 +227,9 @@ class TaskLog:
                 fold := held[1]()) is not None:
             return fold
         encoding = self.foreign_encoding()
-        if len(lists) > 1 and encoding is None and _reader is not None:
+        if len(lists) > 1 and encoding is None and self.reader is not None:
             self._memo = self._held = None
-            shared = _reader.load_shared(self, lists, whole_lines=whole_lines)
+            shared = self.reader.load_shared(self, lists, whole_lines=whole_lines)
             if shared is not None:  # holds the store's write lock: kept while a caller does
                 self._held = (key, weakref.ref(shared)) if key is not None else None
                 return shared
@@ -251,10 +242,10 @@ class TaskLog:
 
             data = attributes.decode(self.read_bytes(), encoding)
             fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data)
-        elif _reader is None:
+        elif self.reader is None:
             fold = self.full_fold(whole_lines=whole_lines)
         else:
-            fold = _reader.load(self, whole_lines=whole_lines)
+            fold = self.reader.load(self, whole_lines=whole_lines)
         self._memo = (key, fold) if key is not None else None
         return fold
 
@@ -413,7 +404,7 @@ class TaskLog:
                                                  else self._fold_current()):
             return []
         self.refuse_foreign_encoding()  # before the lock makes anything
-        if _reader is not None:
+        if self.reader is not None:
             # Bring the cache up to date first, outside the lock: a rebuild (a fresh
             # clone, a checkout) must not make every other writer wait for it. The
             # fold is kept: unless another process writes meanwhile, the read under

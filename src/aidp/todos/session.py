@@ -6,18 +6,20 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from aidp.tasklist.log import Fold, TaskLog
+from aidp.tasklist.log import Fold
 from aidp.tasklist.paths import DEFAULT_SESSION, git_branch
 from aidp.tasklist.person import identity
-from aidp.todos.state import personal_session
+from aidp.todos.state import own_session, personal_session
 
 
-def resolve_session(explicit: str | None, root: Path,
-                    read: Callable[[], Fold] | None = None) -> str:
+def resolve_session(explicit: str | None, root: Path, *,
+                    read: Callable[[], Fold] | None) -> str:
     """--session, else AIDP_SESSION (empty counts as unset), else the person's own list
     on the git branch (`<branch>@<git identity>`; see personal_session), else the branch
     when git knows no identity, else default. `read` gives the folded tasklist when it
-    is needed (a person's existing list under the bare branch name)."""
+    is needed (a person's existing list under the bare branch name); None: nothing is
+    read, and the person's own list is `<branch>@<git identity>` (what filing a task
+    records: docs/todo.md, "Sessions")."""
     if explicit:
         return explicit
     from_env = os.environ.get("AIDP_SESSION")
@@ -29,4 +31,6 @@ def resolve_session(explicit: str | None, root: Path,
     who = identity(root)
     if who is None:
         return branch
-    return personal_session((read or TaskLog(root).read)(), branch, who)
+    if read is None:
+        return own_session(branch, who)
+    return personal_session(read(), branch, who)

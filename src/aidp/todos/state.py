@@ -184,12 +184,17 @@ def exists(fold: Fold, session: str) -> bool:
     return session in _index(fold).heads
 
 
+def own_session(branch: str, who: str) -> str:
+    """Person `who`'s own list on `branch`."""
+    return f"{branch}@{who}"
+
+
 def personal_session(fold: Fold, branch: str, who: str) -> str:
     """The default session of person `who` on `branch`: `<branch>@<who>`, their own list,
     unless they already have a list under the bare branch name (from before lists were
     per person): a list there that records them as its owner, or no owner at all, keeps
     working for them (and records them as its owner on its next change)."""
-    personal = f"{branch}@{who}"
+    personal = own_session(branch, who)
     index = _index(fold)
     if personal in index.heads or branch not in index.heads:
         return personal

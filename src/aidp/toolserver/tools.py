@@ -1,5 +1,6 @@
 """The tools of `aidp mcp`: their schemas, the check of a call's arguments against
-them, and the call itself on aidp's domain functions (todos, tasks, queue).
+them, and the call itself on aidp's use cases (aidp.app: plans, filing, listing, the
+queue, claims, changes).
 
 Nothing here knows MCP's wire: `call` takes a tool name and its arguments and returns
 an `Outcome` (the texts to give back, and whether the call was refused). A call is
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from aidp.app.project import Project, StoreReader
 from aidp.core.errors import AidpError
 from aidp.core.model import MAX_DESCRIPTION, MAX_REASON, MAX_TAG, PRIORITIES, STATUSES
 from aidp.todos.items import MAX_ITEM_LENGTH, MAX_ITEMS  # the one bound on a plan
@@ -111,18 +113,23 @@ class Outcome:
 
 @dataclass
 class Place:
-    """Where the calls work: the project root and how to name the session. The session
-    is asked for at each call (the agent's hooks may name it after the server started);
-    the tasklist is opened once and read afresh at each call (`TaskLog.read` reuses
-    its fold while the file is unchanged)."""
+    """Where the calls work: the project, opened once per server (its tasklist read
+    afresh at each call: `TaskLog.read` reuses its fold while the file is unchanged),
+    and how to name the session. The session is asked for at each call (the agent's
+    hooks may name another after the server started: a new conversation in the same
+    agent process); what it is asked of is found once (`default_place`)."""
 
-    root: Path
+    project: Project
     session: Callable[[], str]
-    opened: list[Any] = field(default_factory=list, repr=False, compare=False)
+    opened: list[bool] = field(default_factory=list, repr=False, compare=False)
     # Who the calls act as (AIDP_ACTOR, else git's user.email: asked once), and the
     # keeper of that actor's leases while the client calls (docs/guide.md, "Leases").
     actor: list[Callable[[], str]] = field(default_factory=list, repr=False, compare=False)
     keeper: list[Any] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
 
     def who(self) -> Callable[[], str]:
         if not self.actor:
@@ -238,7 +245,7 @@ def _keep_leases(place: Place) -> list[str]:
     if not place.keeper:
         from aidp.backlog import queue
 
-        place.keeper.append(queue.Keeper(place.opened[0], place.who()))
+        place.keeper.append(queue.Keeper(place.project.log, place.who()))
     try:
         lost: list[str] = place.keeper[0].tick()
     except AidpError:
@@ -250,18 +257,17 @@ def _json(value: object) -> str:
     return orjson.dumps(value).decode()
 
 
-def _log(place: Place) -> Any:
-    from aidp.tasklist.log import TaskLog
-
+def _project(place: Place) -> Project:
     if not place.root.is_dir():
         raise Refused(f"The project folder {place.root} does not exist (check AIDP_DIR)")
     if not place.opened:
-        place.opened.append(TaskLog(place.root, create_root=False))
-    return place.opened[0]
+        place.opened.append(True)
+    return place.project
 
 
 def _todo_write(place: Place, args: dict[str, Any]) -> list[str]:
     from aidp import todos
+    from aidp.app.plans import write_plan
     from aidp.core.model import validate_description
 
     entries = []
@@ -274,9 +280,8 @@ def _todo_write(place: Place, args: dict[str, Any]) -> list[str]:
         if "priority" in item:
             entry["priority"] = item["priority"]
         entries.append(entry)
-    log, session = _log(place), place.session()
-    todo = todos.change(log, session, lambda todo: todos.set_plan(todo, entries))
-    return [_json(todos.show_json(todo))]
+    project = _project(place)
+    return [_json(todos.show_json(write_plan(project, place.session(), entries)))]
 
 
 def _reason(exc: Exception) -> str:
@@ -288,13 +293,14 @@ def _reason(exc: Exception) -> str:
 
 def _todo_read(place: Place, args: dict[str, Any]) -> list[str]:
     from aidp import todos
+    from aidp.app.plans import read_plan
 
-    log, session = _log(place), place.session()
-    return [_json(todos.show_json(todos.current(log.read(), session)))]
+    project = _project(place)
+    return [_json(todos.show_json(read_plan(project, place.session())))]
 
 
 def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp.backlog import tasks
+    from aidp.app.filing import file_task
     from aidp.core.model import validate_description, validate_tag
 
     try:
@@ -307,10 +313,10 @@ def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
             tags.append(validate_tag(tag))
         except AidpError as exc:
             raise Refused(f"Invalid argument 'tags[{n}]': {_reason(exc)}") from None
-    log, session = _log(place), place.session()
-    filed = tasks.add_unless_open(
-        log, description, priority=args.get("priority", "medium"), tags=list(dict.fromkeys(tags)),
-        session=session, discovered_during=f"{session} (aidp mcp)")
+    project, session = _project(place), place.session()
+    filed = file_task(project, description, priority=args.get("priority", "medium"),
+                      tags=list(dict.fromkeys(tags)), session=session,
+                      discovered_during=f"{session} (aidp mcp)", unless_open=True)
     texts = [_json(filed.task)]
     if not filed.filed:
         texts.append(f"Not filed again: open task {filed.short_id} has the same description")
@@ -318,42 +324,31 @@ def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_list(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp.backlog import queue, tasks
+    from aidp.app.listing import listed_shown
+    from aidp.backlog.tasks import Query
     from aidp.core.model import OPEN_STATUSES
 
     status = args.get("status", "open")
     statuses = (OPEN_STATUSES if status == "open" else None if status == "all"
                 else (status,))
-    fold = _log(place).read()
-    query = tasks.Query(statuses=statuses, tags=(args["tag"],) if "tag" in args else (),
-                        limit=args.get("limit", LIST_DEFAULT_LIMIT))
-    found = tasks.find_in(fold, query).tasks  # the store decodes only the tasks listed
-    qs = queue.state(fold, about=[t["id"] for t in found], own=True)  # their links
-    return [_json([queue.with_extras(qs, task) for task in found])]
+    query = Query(statuses=statuses, tags=(args["tag"],) if "tag" in args else (),
+                  limit=args.get("limit", LIST_DEFAULT_LIMIT))
+    return [_json(listed_shown(_project(place), query))]
 
 
 def _tasks_ready(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp.backlog import queue
+    from aidp.app.queue_view import ready_tasks
 
-    fold = _log(place).read()
-    ids = [e.id for e in queue.ready(fold, limit=args.get("limit", READY_DEFAULT_LIMIT))]
-    qs = queue.state(fold, about=ids, own=True)  # their links
-    return [_json([queue.with_extras(qs, task) for task in fold.tasks_of(ids)])]
+    found = ready_tasks(_project(place), limit=args.get("limit", READY_DEFAULT_LIMIT))
+    return [_json(found.shown)]
 
 
 def _tasks_claim(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp.app.leases import default_lease
-    from aidp.backlog import queue
+    from aidp.app.claiming import claim_task
 
-    log = _log(place)
-    texts = []
-    if "id" in args:  # the one that lost this task hears who holds it now
-        from aidp.backlog.tasks import resolve_id
-
-        fold = log.read()
-        texts = queue.lost(fold, [resolve_id(fold, args["id"])], place.who())
-    claimed = queue.claim(log, args.get("id"), place.who(),
-                          default_lease=default_lease(place.root), session=place.session())
+    texts: list[str] = []  # the one that lost this task hears who holds it now
+    claimed = claim_task(_project(place), args.get("id"), lookup=place.who(),
+                         session=place.session(), on_lost=texts.extend)
     _told(place, texts)
     return [_json(claimed.shown), *texts]
 
@@ -365,18 +360,16 @@ def _told(place: Place, lines: list[str]) -> None:
 
 
 def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp.backlog import queue, tasks
+    from aidp.app.changing import transition
+    from aidp.app.shown import shown_now
 
     if "reason" in args and args["status"] != "abandoned":
         raise Refused("Invalid argument 'reason': it goes only with status abandoned")
-    log = _log(place)
-    fold = log.read()
-    lost = queue.lost(fold, [tasks.resolve_id(fold, args["id"])], place.who())
-    _told(place, lost)
-    changes = tasks.set_status(log, [args["id"]], args["status"], reason=args.get("reason"))
-    change = changes[0]
-    qs = queue.state(log.read(), about=change.task["id"])  # this task's links only
-    texts = [_json(queue.with_extras(qs, change.task)), *lost]
+    project = _project(place)
+    done = transition(project, [args["id"]], args["status"], reason=args.get("reason"))
+    _told(place, done.lost)
+    change = done.changes[0]
+    texts = [_json(shown_now(project, [change.task])[0]), *done.lost]
     if not change.changed:
         texts.append(f"Nothing changed: the task was already {args['status']}")
     return texts
@@ -395,22 +388,24 @@ _CALLS: dict[str, Callable[[Place, dict[str, Any]], list[str]]] = {
 
 def default_place(*, root: Path, session: str | None = None) -> Place:
     """The project `root` (the CLI's: --dir, else AIDP_DIR, else found from the working
-    directory) and the session as docs/mcp.md ("Which list") names it: --session or
-    AIDP_SESSION, else the session aidp's hooks use for the agent that started this
+    directory), opened once, and the session as docs/mcp.md ("Which list") names it:
+    --session or    AIDP_SESSION, else the session aidp's hooks use for the agent that started this
     server, else the person's own (docs/todo.md, "Sessions")."""
     explicit = session or os.environ.get("AIDP_SESSION")
+    project = Project(root, session=explicit, reader=StoreReader(background=True))
+    agents: list[int] = []  # the processes that may be the agent: found once
 
     def current() -> str:
         from aidp.agent.hook.state import ancestors, session_of_agent
-        from aidp.todos import resolve_session
 
         if explicit:
             return explicit
-        # The agent started this server: its parent (or, through a shell, the one above).
-        for pid in ancestors(os.getpid(), 2):
-            hooked = session_of_agent(root, pid)
+        if not agents:  # the agent started this server: its parent (or, through a
+            agents.extend(ancestors(os.getpid(), 2) or [0])  # shell, the one above)
+        for pid in agents:
+            hooked = session_of_agent(root, pid) if pid else None
             if hooked is not None:
                 return hooked
-        return resolve_session(None, root)
+        return project.session()
 
-    return Place(root, current)
+    return Place(project, current)

@@ -34,6 +34,7 @@ from aidp import todos
 from aidp.agent import agents
 from aidp.agent.agents.base import Adapter, Hooks
 from aidp.agent.hook.state import State, ancestors, process_key, state_path, sweep
+from aidp.app.project import Project
 from aidp.core.errors import InvalidInput
 from aidp.core.terminal import inert
 from aidp.tasklist.log import TaskLog
@@ -93,7 +94,7 @@ def session_for(payload: dict[str, Any], *, explicit: str | None, root: Path
     from aidp.todos import resolve_session
 
     if explicit or os.environ.get("AIDP_SESSION"):
-        return resolve_session(explicit, root), bool(explicit)
+        return resolve_session(explicit, root, read=None), bool(explicit)
     raw = payload.get("session_id")
     if isinstance(raw, str):
         text = raw.strip()
@@ -109,11 +110,18 @@ def session_for(payload: dict[str, Any], *, explicit: str | None, root: Path
 class Context:
     agent: str
     event: str
-    log: TaskLog
-    root: Path
+    project: Project
     session: str
     session_flag: bool  # the session must be named in the commands the agent is shown
     max_continuations: int = 3
+
+    @property
+    def log(self) -> TaskLog:
+        return self.project.log
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
 
     @property
     def adapter(self) -> Adapter:
@@ -329,7 +337,9 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     if not text or ":" not in text:
         return []
     from aidp.agent import signals
-    from aidp.backlog import tasks as backlog
+    from aidp.app.changing import transition
+    from aidp.app.filing import file_task
+    from aidp.backlog.filing import same_text
     from aidp.core.errors import AmbiguousId, TaskNotFound
 
     notes: list[str] = []
@@ -337,16 +347,16 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     for signal in signals.parse_text(text):
         try:
             if isinstance(signal, signals.FileTask):
-                key = backlog.same_text(signal.description)
+                key = same_text(signal.description)
                 if signal.description in _PLACEHOLDERS or key in filed:
                     continue
-                outcome = backlog.add_unless_open(
-                    ctx.log, signal.description, priority=signal.priority, tags=signal.tags,
+                outcome = file_task(
+                    ctx.project, signal.description, priority=signal.priority, tags=signal.tags,
                     session=ctx.session, discovered_during=f"{ctx.session} ({ctx.agent} hook)",
-                    body=signal.body)
+                    unless_open=True, body=signal.body)
                 filed.append(key)
                 task = outcome.task
-                if not outcome.filed:  # the same as an open task (tasks.same_text)
+                if not outcome.filed:  # the same as an open task (backlog.filing.same_text)
                     notes.append(f"aidp: not filed again: open task {outcome.short_id} has the "
                                  f"same description: {task['description']}")
                     continue
@@ -360,7 +370,7 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                     continue
                 notes += [f"aidp: update task {signal.ref}: left out {problem}"
                           for problem in signal.problems]
-                backlog.set_status(ctx.log, [signal.ref], signal.status, reason=signal.reason)
+                transition(ctx.project, [signal.ref], signal.status, reason=signal.reason)
             elif signal.reason not in _PLACEHOLDERS:
                 todos.change(ctx.log, ctx.session, partial(todos.pause, reason=signal.reason))
         except (InvalidInput, TaskNotFound, AmbiguousId) as exc:

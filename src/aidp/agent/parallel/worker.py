@@ -68,6 +68,7 @@ def _work(job: dict[str, Any]) -> int:
     from aidp.agent.loop import Loop, Message
     from aidp.agent.presets import AgentSpec
     from aidp.agent.transcript import Transcript
+    from aidp.app.project import Project
     from aidp.tasklist.log import TaskLog
 
     root, tid = Path(job["root"]), str(job["task"])
@@ -78,8 +79,8 @@ def _work(job: dict[str, Any]) -> int:
     def emit(message: Message) -> None:
         _say(message.kind, message.text)
 
-    log = TaskLog(root)
-    loop = Loop(log=log, root=root, session=session_for(tid), agent=agent, emit=emit,
+    loop = Loop(project=Project(root, create_root=True), session=session_for(tid), agent=agent,
+                emit=emit,
                 limits=Limits(max_continuations=job["max_continuations"],
                               timeout=job["timeout"]))
     loop.env["AIDP_TASK"] = tid

@@ -29,7 +29,7 @@ of them is open, and a dependency that would make a child wait on its epic is a 
 
     folded.py   the queue as folded: QueueState, ready/blocked, cycles, record ids, history,
                 the result of a write (Change)
-    edits.py    add (with links), block/unblock, edit, note
+    edits.py    file (with links, or unless open), block/unblock, edit, note
     leases.py   a claim's lease: its length parsed, judged live or stale (pure)
     renewal.py  stale claims found, a lost claim told, leases renewed for a holder
     claims.py   claim (renewal, takeover), release, what is ready, the actor's name
@@ -55,9 +55,9 @@ from aidp.backlog.queue.claims import (
 )
 from aidp.backlog.queue.edits import (
     Linked,
-    add,
     block,
     edit,
+    file,
     note,
     unblock,
 )
@@ -83,11 +83,14 @@ from aidp.backlog.queue.folded import (
     events,
     extras,
     find_path,
+    linked_ids,
     list_notes,
     next_stamp,
     note_out,
     parent_id,
     short,
+    shown,
+    shown_with,
     state,
     typed_record,
     wait_graph,
@@ -125,7 +128,6 @@ __all__ = [
     "QueueState",
     "Renewal",
     "actor_lookup",
-    "add",
     "block",
     "blocked",
     "check_cycle",
@@ -137,9 +139,11 @@ __all__ = [
     "edit",
     "events",
     "extras",
+    "file",
     "find_path",
     "first_ready",
     "judge",
+    "linked_ids",
     "list_notes",
     "lost",
     "next_stamp",
@@ -154,6 +158,8 @@ __all__ = [
     "release_records",
     "renew",
     "short",
+    "shown",
+    "shown_with",
     "span",
     "stale",
     "stale_ready",

@@ -1,12 +1,14 @@
-"""Changing the queue's links: new tasks with their links, block/unblock, edit (parent,
-fields), notes. Each is one locked read-modify-append."""
+"""Changing the queue's links: filing a task that needs the state (its links, or no open
+duplicate), block/unblock, edit (parent, fields), notes. Each is one locked
+read-modify-append."""
 
 
 import os
 from collections.abc import Sequence
 
 from aidp.backlog import details
-from aidp.backlog.ids import resolve_all, resolve_id
+from aidp.backlog.filing import Filed, open_duplicate
+from aidp.backlog.ids import resolve_all, resolve_id, short_ids
 from aidp.backlog.queue.claims import validate_actor
 from aidp.backlog.queue.folded import (
     DEP,
@@ -69,7 +71,7 @@ def _check_parent(graph: dict[str, list[str]], tid: str, parent: str, fold: Fold
                  f"making {short(parent, fold)} the parent of {short(tid, fold)}", fold)
 
 
-def add(
+def file(
     log: TaskLog,
     description: str,
     *,
@@ -79,22 +81,33 @@ def add(
     discovered_during: str | None = None,
     blocked_by: Sequence[str] = (),
     parent: str | None = None,
+    unless_open: bool = False,
     body: str | None = None,
     task_type: str | None = None,
-) -> Record:
-    """File a task that waits on others and/or belongs to an epic: one locked write of
-    the task, its body and type, and its queue records. Only the epic waits on the new
-    task, so the one cycle it can close runs from one of its blockers to the epic:
-    refused, nothing written."""
+) -> Filed:
+    """File a task that needs the state to be filed, in one locked read-modify-append:
+    with `unless_open`, not when an open task already has the same description
+    (same_text: that task is returned, nothing written, its body and type neither, so
+    two agents filing it at once file it once); with links, the task, its body and type
+    and its queue records in one write. Only the epic waits on the new task, so the one
+    cycle it can close runs from one of its blockers to the epic: refused, nothing
+    written. (A task that needs neither is one append, no read: tasks.add;
+    aidp.app.filing chooses.)"""
     validate_description(description)
     body, task_type, _ = details.check(body, task_type)
-    done: list[Record] = []
+    done: list[Filed] = []
 
     def change(fold: Fold) -> list[Record]:
-        blockers = resolve_all(fold, blocked_by)
-        epic = resolve_id(fold, parent) if parent is not None else None
         task = new_task(description, priority=priority, tags=list(tags), session=session,
                         discovered_during=discovered_during)
+        if unless_open:
+            existing = open_duplicate(fold, task["description"])
+            if existing is not None:
+                shown = short_ids(fold, [existing["id"]])[existing["id"]]
+                done[:] = [Filed(existing, False, shown)]
+                return []
+        blockers = resolve_all(fold, blocked_by)
+        epic = resolve_id(fold, parent) if parent is not None else None
         records = [task, *details.for_new_task(task, body=body, task_type=task_type),
                    *(_dep_record(fold, task["id"], b) for b in blockers)]
         if epic is not None:
@@ -108,7 +121,8 @@ def add(
                         f"{short(blocker, fold)}",
                         [short(n, fold) for n in cycle])
             records.append(_parent_record(fold, task["id"], epic))
-        done[:] = [task]
+        # Its shortest prefix among the ids already there (one index look-up).
+        done[:] = [Filed(task, True, short_ids(fold, [task["id"]])[task["id"]])]
         return records
 
     log.update(change)

@@ -217,6 +217,33 @@ def with_extras(qs: QueueState, task: Record, now: int | None = None) -> Record:
     return {**task, **more} if more else task
 
 
+def shown(fold: Fold, tasks: Sequence[Record], qs: QueueState | None = None, *,
+          bodies: bool = False) -> list[Record]:
+    """The tasks as every surface shows them: each record with what it shows beside it
+    (extras: type, close reason, blocked_by, parent, assignee, claimed_at, notes, and
+    with `bodies` its body), never the fold's own record changed. The one join of a
+    task and its typed records: `list`, `show`, `ready`, `blocked`, a change's JSON,
+    MCP, the board. `qs`: a state the caller holds that covers these tasks; else only
+    their own records are folded."""
+    if qs is None:
+        if not tasks:
+            return []
+        qs = state(fold, about=[t["id"] for t in tasks], own=True, bodies=bodies)
+    return shown_with(qs, tasks)
+
+
+def shown_with(qs: QueueState, tasks: Sequence[Record]) -> list[Record]:
+    """`shown` from a queue state that covers the tasks."""
+    linked = linked_ids(qs)
+    return [with_extras(qs, t) if t.get("id") in linked else t for t in tasks]
+
+
+def linked_ids(qs: QueueState) -> set[str]:
+    """The tasks `with_extras` may add keys to (the others are shown as they are)."""
+    return (qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
+            | qs.details.keys())
+
+
 # --- ready and blocked ------------------------------------------------------------------
 
 
