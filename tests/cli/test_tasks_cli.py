@@ -554,13 +554,14 @@ def test_list_shows_the_shortest_unique_id_prefix_and_json_keeps_full_ids(cli, p
 def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
                                                                       monkeypatch) -> None:
     from aidp import store
+    from aidp.app.project import StoreReader
     from aidp.backlog import ids as ids_module
     from aidp.backlog import tasks as core
     from aidp.store import loader
     from aidp.tasklist.fold import Fold
     from aidp.tasklist.log import TaskLog
 
-    log = TaskLog(project)
+    log = TaskLog(project, reader=StoreReader(background=False))
     ids = [core.add(log, f"Task {n}")["id"] for n in range(80)]
     monkeypatch.setattr(loader, "MIN_BYTES", 0)  # the store even for a file this small
     fold = log.read()
