@@ -51,18 +51,18 @@ class Project:
 
     `session`: the one named (--session), else AIDP_SESSION, else the person's own list
     on the git branch, else the branch, else `default` (aidp.todos.resolve_session).
-    `on_damage(fold)` hears of every fold read (a surface tells of damaged lines once);
+    `on_read(fold)` hears of every fold read (a surface tells of damaged lines once);
     `on_wait`, `on_notice`, `lock_timeout`, `create_root`: as TaskLog's."""
 
     def __init__(self, root: Path, *, session: str | None = None,
                  reader: Reader | None = None, lock_timeout: float | None = None,
                  on_wait: Callable[[Path], None] | None = None,
                  on_notice: Callable[[str], None] | None = None,
-                 on_damage: Callable[[Fold], None] | None = None,
+                 on_read: Callable[[Fold], None] | None = None,
                  create_root: bool = False) -> None:
         self.root = root
         self.named_session = session
-        self.on_damage = on_damage
+        self.on_read = on_read
         self.log = TaskLog(root, create_root=create_root, on_wait=on_wait,
                            lock_timeout=lock_timeout, on_notice=on_notice, reader=reader)
 
@@ -74,8 +74,8 @@ class Project:
         unchanged: the read a change makes under the lock, and the read that named the
         session, cost nothing more."""
         fold = self.log.read()
-        if fold.damaged and self.on_damage is not None:
-            self.on_damage(fold)
+        if self.on_read is not None:
+            self.on_read(fold)
         return fold
 
     def session(self, override: str | None = None) -> str:

@@ -91,7 +91,7 @@ class Env:
             timeout = parse_lock_timeout(self.lock_timeout)
         return Project(self.root, session=self.session, reader=StoreReader(background=True),
                        lock_timeout=timeout, on_wait=_say_waiting, on_notice=_say_notice,
-                       on_damage=self.warn_damage)
+                       on_read=self._heard)
 
     @property
     def log(self) -> TaskLog:
@@ -108,12 +108,14 @@ class Env:
         return self.project.session(override)
 
     def read(self) -> Fold:
-        """The folded state, with the one damage warning a command may print (a damaged
-        line: Project's on_damage), and the one note that there is no tasklist where
-        aidp looked."""
-        fold = self.project.read()
+        """The folded state (the project's: its reads tell what `_heard` tells)."""
+        return self.project.read()
+
+    def _heard(self, fold: Fold) -> None:
+        """What a command tells of a read, once: damaged lines, and that there is no
+        tasklist where aidp looked."""
+        self.warn_damage(fold)
         self.note_missing()
-        return fold
 
     def missing(self) -> str | None:
         """Where aidp looked for the project's .aidp/ folder and found none; None when
@@ -142,7 +144,7 @@ class Env:
             sys.stderr.write(f"Note: no tasklist here: {where}; {ELSEWHERE}\n")
 
     def warn_damage(self, fold: Fold) -> None:
-        """The one warning of damaged lines a command prints (Project's on_damage)."""
+        """The one warning of damaged lines a command prints."""
         if fold.damaged and not self.warned:
             from aidp.core.terminal import inert
 
