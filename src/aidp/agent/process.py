@@ -91,42 +91,15 @@ def _remaining(deadline: float | None) -> float | None:
 def _pump(proc: subprocess.Popen[bytes], stdin_text: str | None, on_line: OnLine,
           deadline: float | None, tick: Callable[[], None] | None = None) -> bool:
     """Move data until the agent is done; True when the deadline passed first."""
-    selector = selectors.DefaultSelector()
-    buffers: dict[int, bytearray] = {}
-    names: dict[int, str] = {}
-    for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-        assert stream is not None
-        fd = stream.fileno()
-        os.set_blocking(fd, False)
-        selector.register(fd, selectors.EVENT_READ)
-        buffers[fd], names[fd] = bytearray(), name
-    pending = memoryview((stdin_text or "").encode("utf-8"))
-    stdin_fd: int | None = None
-    if proc.stdin is not None:
-        stdin_fd = proc.stdin.fileno()
-        if pending:
-            os.set_blocking(stdin_fd, False)
-            selector.register(stdin_fd, selectors.EVENT_WRITE)
-        else:
-            proc.stdin.close()
-            stdin_fd = None
-
-    def close_stdin() -> None:
-        nonlocal stdin_fd
-        if stdin_fd is not None:
-            selector.unregister(stdin_fd)
-            proc.stdin.close()  # type: ignore[union-attr]
-            stdin_fd = None
-
+    pipes = _Pipes(proc, stdin_text, on_line)
     exited = False
-    open_outputs = len(buffers)
     try:
-        while open_outputs:
+        while pipes.reading:
             remaining = _remaining(deadline)
             if remaining is not None and remaining <= 0:
                 return True
             wait = POLL_SECONDS if remaining is None else min(POLL_SECONDS, remaining)
-            ready = selector.select(0 if exited else wait)
+            ready = pipes.select(0 if exited else wait)
             if tick is not None and not exited:
                 tick()
             if not ready:
@@ -134,42 +107,88 @@ def _pump(proc: subprocess.Popen[bytes], stdin_text: str | None, on_line: OnLine
                     break  # the agent is gone and its pipes are drained
                 exited = proc.poll() is not None
                 continue
-            for key, _events in ready:
-                fd = key.fd
-                if fd == stdin_fd:
-                    try:
-                        written = os.write(fd, pending[:CHUNK])
-                        pending = pending[written:]
-                    except BlockingIOError:
-                        continue
-                    except BrokenPipeError:
-                        pending = pending[:0]  # the agent does not read its stdin
-                    if not pending:
-                        close_stdin()
-                    continue
-                try:
-                    data = os.read(fd, CHUNK)
-                except BlockingIOError:
-                    continue
-                if not data:
-                    selector.unregister(fd)
-                    open_outputs -= 1
-                    _flush(buffers[fd], names[fd], on_line, final=True)
-                    continue
-                buffers[fd] += data
-                _flush(buffers[fd], names[fd], on_line, final=False)
-        close_stdin()
+            for fd in ready:
+                pipes.move(fd)
+        pipes.close_stdin()
     finally:
-        for fd, buffer in buffers.items():
-            if buffer:
-                _flush(buffer, names[fd], on_line, final=True)
-        selector.close()
+        pipes.close()
     remaining = _remaining(deadline)
     try:
         proc.wait(timeout=None if remaining is None else max(remaining, 0))
     except subprocess.TimeoutExpired:
         return True
     return False
+
+
+class _Pipes:
+    """The agent's pipes on one selector: the prompt written to its stdin as the agent
+    takes it, its stdout and stderr read as they come and cut into lines for
+    `on_line`. `reading`: how many of its outputs are still open."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], stdin_text: str | None,
+                 on_line: OnLine) -> None:
+        self.proc, self.on_line = proc, on_line
+        self.selector = selectors.DefaultSelector()
+        self.buffers: dict[int, bytearray] = {}
+        self.names: dict[int, str] = {}
+        for stream, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            assert stream is not None
+            fd = stream.fileno()
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ)
+            self.buffers[fd], self.names[fd] = bytearray(), name
+        self.reading = len(self.buffers)
+        self.pending = memoryview((stdin_text or "").encode("utf-8"))
+        self.stdin_fd: int | None = None
+        if proc.stdin is not None:
+            if self.pending:
+                self.stdin_fd = proc.stdin.fileno()
+                os.set_blocking(self.stdin_fd, False)
+                self.selector.register(self.stdin_fd, selectors.EVENT_WRITE)
+            else:
+                proc.stdin.close()
+
+    def select(self, timeout: float) -> list[int]:
+        """The descriptors ready within `timeout` seconds."""
+        return [key.fd for key, _events in self.selector.select(timeout)]
+
+    def move(self, fd: int) -> None:
+        """Write the next chunk of the prompt, or read what an output has, as `fd` is."""
+        if fd == self.stdin_fd:
+            try:
+                written = os.write(fd, self.pending[:CHUNK])
+                self.pending = self.pending[written:]
+            except BlockingIOError:
+                return
+            except BrokenPipeError:
+                self.pending = self.pending[:0]  # the agent does not read its stdin
+            if not self.pending:
+                self.close_stdin()
+            return
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return
+        if not data:
+            self.selector.unregister(fd)
+            self.reading -= 1
+            _flush(self.buffers[fd], self.names[fd], self.on_line, final=True)
+            return
+        self.buffers[fd] += data
+        _flush(self.buffers[fd], self.names[fd], self.on_line, final=False)
+
+    def close_stdin(self) -> None:
+        if self.stdin_fd is not None:
+            self.selector.unregister(self.stdin_fd)
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.stdin_fd = None
+
+    def close(self) -> None:
+        """Hand on any last line left without its newline; stop selecting."""
+        for fd, buffer in self.buffers.items():
+            if buffer:
+                _flush(buffer, self.names[fd], self.on_line, final=True)
+        self.selector.close()
 
 
 def _flush(buffer: bytearray, name: str, on_line: OnLine, *, final: bool) -> None:

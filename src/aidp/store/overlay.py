@@ -135,6 +135,9 @@ def _ids(lines: list[bytes]) -> set[str]:
     return found
 
 
+Opened = tuple[int, os.stat_result, int]  # a tasklist open: fd, stat, end of its whole lines
+
+
 def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | None, *,
               whole_lines: bool) -> Plan | None:
     """The plan, or None: fold plainly (a tasklist that is not a regular UTF-8 file, a
@@ -145,81 +148,119 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
     changed, its crc up to there is (an append keeps it, a rewrite in place does not);
     this file is checked against the store's crc (`Plan.crc`); only the bytes past the
     prefix are compared."""
-    from aidp.tasklist.attributes import SNIFF_BYTES, sniff
-
-    opened: list[tuple[int, os.stat_result, int]] = []
-    names: list[str] = []  # the other tasklists that bring lines, in the fold's order
+    opened: list[Opened] = []
     try:
-        for path in [own_path] + [p for p, is_own in tasklists if not is_own]:
-            found = _opened(path)
-            if found is not None and (not found[2] or sniff(os.pread(
-                    found[0], SNIFF_BYTES, 0)) is not None):  # as `fold` reads it: no lines
-                os.close(found[0])
-                found = None
-            if found is None:
-                if path == own_path:
-                    return None
-                continue
-            opened.append(found)
-            names.append(str(path))
+        names = _open_all(opened, tasklists, own_path)
+        if names is None:
+            return None
         (own, own_st, end), others = opened[0], opened[1:]
         if not whole_lines and own_st.st_size != end:
             return None  # a line being written here: the plain fold decides
-        known: Any = {}
-        if cache is not None:
-            with contextlib.suppress(orjson.JSONDecodeError):
-                known = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
-        known = known if isinstance(known, dict) else {}
-        memo: dict[str, Any] = {}
-        names = names[1:]
-        bases = [_memo_prefix(known.get(name), other, end)
-                 for name, other in zip(names, others, strict=True)]
-        low = min((base for base, _crc in bases), default=end)
-        ours = os.pread(own, end - low, low)
-        low_crc = next((crc for base, crc in bases if base == low), 0)
-        if any(zlib.crc32(ours[:base - low], low_crc) != crc for base, crc in bases):
-            bases, low = [(0, 0)] * len(bases), 0  # not this file's prefix (then): all of it
-            ours, low_crc = os.pread(own, end, 0), 0
-        prefixes, now = [], time.time_ns()
-        for name, (base, base_crc), (fd, st, f_end) in zip(names, bases, others, strict=True):
-            theirs = os.pread(fd, f_end - base, base)
-            prefix = base + worktrees.shared_prefix(ours[base - low:], theirs)
-            crc = zlib.crc32(ours[base - low:prefix - low], base_crc)
-            memo[name] = [_stat_key(st, now), prefix, crc]
-            prefixes.append(prefix)
-        start = min(prefixes, default=end)
-        own_lines = worktrees.lines_of(ours[start - low:])
-        seen: set[bytes] = set()
-        before: list[bytes] = []
-        after: list[bytes] = []
-        rests, target = dict(zip(names, others, strict=True)), before
-        for path, is_own in tasklists:
-            if str(path) not in rests and not is_own:
-                continue
-            if is_own:  # its first lines that come first in the earlier files' too (a
-                same = 0  # later commit this worktree branched from) are where the store has them
-                while same < min(len(own_lines), len(before)) and own_lines[same] == before[same]:
-                    same += 1
-                del own_lines[:same], before[:same]
-                if any(raw in seen for raw in own_lines):
-                    return None  # the rule leaves out this file's copy: not the store's lines
-                seen.update(own_lines)
-                target = after
-                continue
-            fd, _st, f_end = rests[str(path)]
-            lines = worktrees.lines_of(os.pread(fd, f_end - start, start))
-            target += [raw for raw in lines if raw not in seen]
-            seen.update(lines)
+        known = _read_memo(cache)
+        rest, start, crc, memo = _shared(own, end, dict(zip(names, others, strict=True)),
+                                         known)
+        placed = _placed(tasklists, dict(zip(names, others, strict=True)),
+                         worktrees.lines_of(rest), start)
+        if placed is None:
+            return None
+        before, after, own_lines = placed
         own_ids = _ids(own_lines)
         if cache is not None and memo != known:  # never through a link; a torn one: {}
             with contextlib.suppress(OSError, StorageError):
                 write_file(cache, MEMO_NAME, orjson.dumps(memo))
-        return Plan(end, len(own_lines), own_ids, before, after,
-                    zlib.crc32(ours, low_crc) if bases else None,
+        return Plan(end, len(own_lines), own_ids, before, after, crc,
                     own_ids & _ids(before) if before else set())
     finally:
         for fd, _st, _end in opened:
             os.close(fd)
+
+
+def _open_all(opened: list[Opened], tasklists: list[tuple[Path, bool]], own_path: Path
+              ) -> list[str] | None:
+    """Open this worktree's tasklist, then each other one that brings lines, into
+    `opened` (the caller closes them); the others' names. None: this one has no lines
+    as `fold` reads it (not a regular file, not UTF-8 text)."""
+    from aidp.tasklist.attributes import SNIFF_BYTES, sniff
+
+    names: list[str] = []
+    for path in [own_path] + [p for p, is_own in tasklists if not is_own]:
+        found = _opened(path)
+        if found is not None and (not found[2] or sniff(os.pread(
+                found[0], SNIFF_BYTES, 0)) is not None):  # as `fold` reads it: no lines
+            os.close(found[0])
+            found = None
+        if found is None:
+            if path == own_path:
+                return None
+            continue
+        opened.append(found)
+        names.append(str(path))
+    return names[1:]
+
+
+def _read_memo(cache: Path | None) -> dict[str, Any]:
+    """The memo of how far each other tasklist shares this one ({}: none, or torn)."""
+    known: Any = {}
+    if cache is not None:
+        with contextlib.suppress(orjson.JSONDecodeError):
+            known = orjson.loads(read_regular(cache / MEMO_NAME) or b"{}")
+    return known if isinstance(known, dict) else {}
+
+
+def _shared(own: int, end: int, others: dict[str, Opened], known: dict[str, Any]
+            ) -> tuple[bytes, int, int | None, dict[str, Any]]:
+    """How far every other tasklist shares this one's lines (`own` open, its whole lines
+    to `end`): this file's bytes past the shortest of those prefixes, where that is, the
+    crc32 of this file to `end` (None: no other file), and the memo to keep. Only what
+    the memo does not vouch for is read (from the lowest prefix it holds)."""
+    bases = [_memo_prefix(known.get(name), other, end) for name, other in others.items()]
+    low = min((base for base, _crc in bases), default=end)
+    ours = os.pread(own, end - low, low)
+    low_crc = next((crc for base, crc in bases if base == low), 0)
+    if any(zlib.crc32(ours[:base - low], low_crc) != crc for base, crc in bases):
+        bases, low = [(0, 0)] * len(bases), 0  # not this file's prefix (then): all of it
+        ours, low_crc = os.pread(own, end, 0), 0
+    memo: dict[str, Any] = {}
+    prefixes, now = [], time.time_ns()
+    for (name, (fd, st, f_end)), (base, base_crc) in zip(others.items(), bases, strict=True):
+        theirs = os.pread(fd, f_end - base, base)
+        prefix = base + worktrees.shared_prefix(ours[base - low:], theirs)
+        memo[name] = [_stat_key(st, now), prefix, zlib.crc32(ours[base - low:prefix - low],
+                                                               base_crc)]
+        prefixes.append(prefix)
+    start = min(prefixes, default=end)
+    return ours[start - low:], start, zlib.crc32(ours, low_crc) if bases else None, memo
+
+
+def _placed(tasklists: list[tuple[Path, bool]], others: dict[str, Opened],
+            own_lines: list[bytes], start: int
+            ) -> tuple[list[bytes], list[bytes], list[bytes]] | None:
+    """The other tasklists' lines past `start`, in the rule's order, fed before and after
+    this file's (`own_lines`, the ones it does not share), and this file's lines the
+    store does not already hold where the rule puts them; None when the rule leaves out
+    a line of this file (one an earlier tasklist brought)."""
+    seen: set[bytes] = set()
+    before: list[bytes] = []
+    after: list[bytes] = []
+    target = before
+    for path, is_own in tasklists:
+        if str(path) not in others and not is_own:
+            continue
+        if is_own:  # its first lines that come first in the earlier files' too (a
+            same = 0  # later commit this worktree branched from) are where the store has them
+            while same < min(len(own_lines), len(before)) and own_lines[same] == before[same]:
+                same += 1
+            del own_lines[:same], before[:same]
+            if any(raw in seen for raw in own_lines):
+                return None  # the rule leaves out this file's copy: not the store's lines
+            seen.update(own_lines)
+            target = after
+            continue
+        fd, _st, f_end = others[str(path)]
+        lines = worktrees.lines_of(os.pread(fd, f_end - start, start))
+        target += [raw for raw in lines if raw not in seen]
+        seen.update(lines)
+    return before, after, own_lines
 
 
 def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from aidp.core.model import Record, format_ts, now_micros, step_past
 from aidp.tasklist.log import Fold, TaskLog
@@ -33,35 +33,54 @@ from aidp.todos.state import SessionState, session_state
 def _changes(state: SessionState, after: TodoList, stamp: str,
              writer: str) -> tuple[list[Record], str]:
     """The records that take the stored list from `state` to `after`, and the generation."""
+    base = _base(state, after, writer)
+    records: list[Record] = []
+    if base.head_changed:
+        records.append(head_record(after, base.gen, stamp, writer))
+    written = _node_records(after, base.gen, base.nodes, stamp, writer)
+    records += [record for node, record in base.snapshot.items() if node not in written]
+    records += written.values()
+    return records, base.gen
+
+
+class _Base(NamedTuple):
+    """What a change is written against: the generation its records go to, the stored
+    items (node records) they are compared with, the records an older version's
+    snapshot becomes (written with the change), and whether the list's own fields
+    (active, paused, …) are to be written."""
+
+    gen: str
+    nodes: dict[str, Record]
+    snapshot: dict[str, Record]
+    head_changed: bool
+
+
+def _base(state: SessionState, after: TodoList, writer: str) -> _Base:
     before = state.todo
     legacy = state.head is not None and state.head.get("type") == RECORD_TYPE
-    fresh = (
-        state.head is None
-        or after.epoch != before.epoch
-        or (after.active and not before.active)
-    )
-    base: dict[str, Record] = {}
-    if fresh:
+    if state.head is None or after.epoch != before.epoch or (after.active
+                                                             and not before.active):
+        # A fresh list (cleared, loaded, made active again): a generation of its own.
         gen = after.epoch if after.epoch and after.epoch != before.epoch else new_generation()
-        old_nodes: dict[str, Record] = {}
-        head_changed = True
-    elif legacy and state.head is not None:
+        return _Base(gen, {}, {}, True)
+    if legacy and state.head is not None:
         # The first change to a list that an older version wrote as a snapshot: its items
         # become a generation named after the snapshot, stamped with the snapshot's time,
         # so every clone that upgrades writes the same thing and real changes win over it.
         then = state.head.get("updated_at")
         gen = "s" + hex_of(f"{before.session}\0{then}")[:11]
-        base = old_nodes = all_nodes(before, gen, then if isinstance(then, str) else None,
-                                      writer)
-        head_changed = True
-    else:
-        gen = before.epoch or new_generation()
-        old_nodes = state.nodes
-        head_changed = any(getattr(before, k) != getattr(after, k) for k in HEAD_KEYS)
+        nodes = all_nodes(before, gen, then if isinstance(then, str) else None, writer)
+        return _Base(gen, nodes, nodes, True)
+    return _Base(before.epoch or new_generation(), state.nodes, {},
+                 any(getattr(before, k) != getattr(after, k) for k in HEAD_KEYS))
+
+
+def _node_records(after: TodoList, gen: str, old_nodes: dict[str, Record], stamp: str,
+                  writer: str) -> dict[str, Record]:
+    """A node record for each item and subtask of `after` that is new, moved or changed
+    against `old_nodes` (ranked among its siblings so that the ones that stay keep their
+    rank), and a tombstone for each stored one that is gone; by node id."""
     old_ranks = {n: r["rank"] for n, r in old_nodes.items() if valid_rank(r.get("rank"))}
-    records: list[Record] = []
-    if head_changed:
-        records.append(head_record(after, gen, stamp, writer))
     written: dict[str, Record] = {}
     seen: set[str] = set()
     groups: list[tuple[str | None, list[str]]] = [(None, [str(i["id"]) for i in after.items])]
@@ -90,9 +109,8 @@ def _changes(state: SessionState, after: TodoList, stamp: str,
     for node, previous in old_nodes.items():
         if node not in seen and previous.get("deleted") is not True:
             written[node] = tombstone(gen, node, stamp, writer)
-    records += [record for node, record in base.items() if node not in written]
-    records += written.values()
-    return records, gen
+    return written
+
 
 @dataclass
 class Edit:
