@@ -118,7 +118,7 @@ def ruby_reading(path: Path) -> dict[str, dict]:
     return state
 
 
-QUEUE_KEYS = {"blocked_by", "parent", "assignee", "claimed_at", "notes"}
+QUEUE_KEYS = {"blocked_by", "parent", "assignee", "claimed_at", "lease_until", "stale", "notes"}
 
 
 def test_work_queue_on_a_ruby_file_stays_readable_by_ruby(cli, ruby_project: Path,
