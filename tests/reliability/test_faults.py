@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from reliability_support import child_env
 
+from aidp.tasklist import maintenance
 from aidp.tasklist.log import LOG_NAME
 
 WRITES = [
@@ -103,8 +104,8 @@ def test_full_disk_during_maintenance_keeps_the_old_file(
         raise enospc
 
     with monkeypatch.context() as patch:
-        if failing == "backup":  # the backup is streamed: copyfileobj writes it
-            patch.setattr(shutil, "copyfileobj", fail)
+        if failing == "backup":  # the backup is streamed: maintenance.copy_file writes it
+            patch.setattr(maintenance, "copy_file", fail)
         else:
             patch.setattr(os, failing, fail)
         result = cli("tasks", command)
@@ -310,14 +311,14 @@ def test_a_failed_backup_leaves_no_partial_backup(cli, project: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     _first, before = seeded(cli, project)
 
-    def half(source, target, _length: int = 0) -> None:
+    def half(source, target) -> None:
         data = source.read()
         target.write(data[: len(data) // 2])
         target.flush()
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     with monkeypatch.context() as patch:
-        patch.setattr(shutil, "copyfileobj", half)
+        patch.setattr(maintenance, "copy_file", half)
         result = cli("tasks", "repair")
     assert_storage_error(result, "no space left on device", "backup")
     assert (project / ".aidp" / LOG_NAME).read_bytes() == before

@@ -44,6 +44,10 @@ PRIORITY_WORDS = {
     **dict.fromkeys(("low", "l", "minor", "p3", "p4"), "low"),
 }
 _TITLE_COLUMNS = ("description", "title", "summary", "name", "task")
+# What no cell may hold: control characters but tab and line breaks (a cell may span
+# lines). NUL among them: a spreadsheet's "Unicode text" (UTF-16) read as UTF-8 is
+# mostly NULs, and the csv module passes them through.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _TAG_COLUMNS = ("tags", "labels", "tag", "label")
 
 
@@ -118,6 +122,7 @@ def parse(text: str, name: str) -> list[Incoming]:
     except csv.Error as exc:
         raise BadFile(name, f"is not valid CSV ({exc})") from None
     rows_at = _row_lines(text)
+    _refuse_controls(rows, rows_at, name)
     if not rows or not any(cell.strip() for cell in rows[0]):
         raise BadFile(f"{name}: line 1", "no header row (column names such as title, status)")
     header = [cell.strip().lower() for cell in rows[0]]
@@ -147,6 +152,30 @@ def parse(text: str, name: str) -> list[Incoming]:
                 item.key = f"{item.key}-{seen[item.key]}"
             items.append(item)
     return items
+
+
+def _refuse_controls(rows: list[list[str]], rows_at: list[int], name: str) -> None:
+    """The first cell with a control character (NUL included) refuses the file, naming
+    its line, its column and the character: aidp stores none (`tasks add` refuses
+    them too), and dropping one would change the text without a word."""
+    header = [cell.strip() for cell in rows[0]] if rows else []
+    for n, row in enumerate(rows):
+        for column, cell in enumerate(row):
+            found = _CONTROL.search(cell)
+            if found is None:
+                continue
+            named = f"column {_clip(header[column])!r}" if n and column < len(header) \
+                and header[column] else f"column {column + 1}"
+            char = found.group()
+            what = "a NUL byte (\\x00: is the file UTF-16? save it as UTF-8)" \
+                if char == "\0" else f"a control character ({char!r})"
+            line = rows_at[n] if n < len(rows_at) else n + 1
+            raise BadFile(f"{name}: line {line}", f"{named} holds {what}; only tab and "
+                                                  "line breaks are taken")
+
+
+def _clip(text: str) -> str:
+    return _CONTROL.sub("?", text if len(text) <= 40 else text[:39] + "…")
 
 
 def _row_lines(text: str) -> list[int]:

@@ -18,7 +18,7 @@ from aidp.store.questions import StoreFold
 from aidp.tasklist import files
 from aidp.tasklist.files import is_at
 from aidp.tasklist.fold import DAMAGED, no_gc, read_line
-from aidp.tasklist.line import LogFile, crc_of
+from aidp.tasklist.line import LogFile, crc_of, last_line_end, torn_tail
 from aidp.tasklist.lock import flock_within, lease, trade, turn
 from aidp.tasklist.stamp import (
     NO_KEY,
@@ -112,10 +112,10 @@ class _Load:
         if folder is None:
             return None
         path = folder / db.NAME
-        end = files.last_newline_end(self.fd, self.st.st_size)
+        end = last_line_end(self.fd, self.st.st_size)
         if end == 0 or not db.clear_strays(path):
             return None
-        torn = b"" if whole_lines else os.pread(self.fd, self.st.st_size - end, end)
+        torn = b"" if whole_lines else torn_tail(self.fd, end, self.st.st_size)
         try:
             self.lease = lease(path)
         except FileNotFoundError:

@@ -22,8 +22,9 @@ from aidp.core.errors import StorageError
 from aidp.store.fill import MEMORY, SPAN_MASK, resumed
 from aidp.store.loader import PLAIN_MAX, RACY_NS, Builder, attempt
 from aidp.tasklist import worktrees
-from aidp.tasklist.files import last_newline_end, read_regular, write_file
+from aidp.tasklist.files import read_regular, write_file
 from aidp.tasklist.fold import read_line
+from aidp.tasklist.line import last_line_end
 from aidp.tasklist.stamp import cache_folder
 
 if TYPE_CHECKING:
@@ -74,7 +75,7 @@ def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         return None
-    return fd, st, last_newline_end(fd, st.st_size)
+    return fd, st, last_line_end(fd, st.st_size)
 
 
 def _size(path: Path) -> int:

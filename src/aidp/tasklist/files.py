@@ -380,18 +380,6 @@ def is_at(path: Path, fd: int) -> bool:
         return False
 
 
-def last_newline_end(fd: int, size: int) -> int:
-    """Where the file's last whole line ends (0: it has none), read from its end."""
-    at = size
-    while at > 0:
-        start = max(0, at - 65536)
-        found = os.pread(fd, at - start, start).rfind(b"\n")
-        if found >= 0:
-            return start + found + 1
-        at = start
-    return 0
-
-
 def descriptors_of(st: os.stat_result) -> set[int]:
     """This process's descriptors of the file `st` is of (Linux, macOS: /proc or /dev/fd):
     which file a library opened by name, when a link could have been swapped in."""

@@ -6,6 +6,7 @@ through `parse_line`; docs/file-format.md "Damage" lists what this module refuse
 
 from __future__ import annotations
 
+import errno
 import os
 from array import array
 from collections.abc import Iterator
@@ -165,18 +166,128 @@ def read_span(fd: int, start: int, end: int) -> bytes:
 
 CHUNK = 1 << 20  # the log is read this much at a time
 
+# --- NUL bytes: damage at the cost of finding it (docs/file-format.md, "Damage") -------
+# No JSON text holds a NUL byte, so a line with one is damage however long it is: a
+# crash's zero-filled tail, a sparse file's hole (`truncate -s +1G`). A reader takes
+# such a line longer than a chunk as this stand-in (one damaged line, as the line is)
+# and skips the rest of it a chunk at a time, never reading a hole; so a gigabyte of
+# NULs costs a few system calls and a megabyte of memory, not a parse of a gigabyte.
+STAND_IN = b"\0"
+
 
 def blocks(fd: int, start: int, end: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, bytes) of the whole lines start:end (end is a line's end), a chunk each."""
+    """(offset, bytes) of the whole lines start:end (end is a line's end), a chunk each;
+    a line longer than a chunk that holds a NUL comes as STAND_IN and its newline."""
     while start < end:
         step = CHUNK
         while not (cut := (data := read_span(fd, start, min(end, start + step))).rfind(
                 b"\n") + 1):
             if start + step >= end:
                 raise changed()  # no newline where the last one was
+            if b"\0" in data:
+                cut = line_end(fd, start + len(data), end)
+                if cut < 0:
+                    raise changed()
+                yield start, STAND_IN + b"\n"
+                start = cut
+                break
             step *= 2  # a line longer than a chunk
-        yield start, data[:cut]
-        start += cut
+        else:
+            yield start, data[:cut]
+            start += cut
+
+
+def all_zeros(data: bytes) -> bool:
+    """Whether `data` is only NUL bytes (a memcmp: bytes.count is four times slower)."""
+    return data == bytes(len(data))
+
+
+def line_end(fd: int, start: int, end: int) -> int:
+    """The offset just past the first newline in start:end (-1: none), read a chunk at
+    a time; holes (never written: zeros) hold no newline and are not read."""
+    at = start
+    while at < end:
+        data_at, hole_at = _extent(fd, at, end)
+        while data_at < hole_at:
+            data = read_span(fd, data_at, min(hole_at, data_at + CHUNK))
+            found = data.find(b"\n")
+            if found >= 0:
+                return data_at + found + 1
+            data_at += len(data)
+        at = hole_at if hole_at > at else end
+    return -1
+
+
+def _extent(fd: int, at: int, end: int) -> tuple[int, int]:
+    """(start, end) of the first stretch of data at or after `at`, within end: (end, end)
+    when only a hole is left. Where the file system cannot say, all of it is data."""
+    try:
+        data_at = os.lseek(fd, at, os.SEEK_DATA)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a hole up to the end of the file
+            return end, end
+        return at, end
+    if data_at >= end:
+        return end, end
+    try:
+        return data_at, min(end, os.lseek(fd, data_at, os.SEEK_HOLE))
+    except OSError:
+        return data_at, end
+
+
+def last_line_end(fd: int, size: int) -> int:
+    """Where the file's last whole line ends (0: it has none), read from its end; a
+    run of zeros is stepped over a hole at a time where it is one (data_stretches)."""
+    at, holes, step = size, None, 65536
+    while at > 0:
+        start = max(0, at - step)
+        data = os.pread(fd, at - start, start)
+        found = data.rfind(b"\n")
+        if found >= 0:
+            return start + found + 1
+        if all_zeros(data):  # perhaps a hole: read no more of it
+            holes = data_stretches(fd, size) if holes is None else holes
+            at, step = _data_end_before(holes, start), min(step * 2, 4 * CHUNK)
+        else:
+            at = start
+    return 0
+
+
+def data_stretches(fd: int, size: int) -> list[tuple[int, int]]:
+    """Every stretch of data of the file, in order (one for a file without holes)."""
+    found: list[tuple[int, int]] = []
+    at = 0
+    while at < size:
+        stretch = _extent(fd, at, size)
+        if stretch[0] >= size:
+            break
+        found.append(stretch)
+        at = stretch[1]
+    return found
+
+
+def _data_end_before(stretches: list[tuple[int, int]], at: int) -> int:
+    """`at` when the byte before it is data; else where the data before its hole ends."""
+    from bisect import bisect_left
+
+    index = bisect_left(stretches, (at, at))  # the first stretch starting at `at` or later
+    if index and stretches[index - 1][1] >= at:
+        return at  # inside (or at the end of) a stretch of data: read on
+    return stretches[index - 1][1] if index else 0
+
+
+def torn_tail(fd: int, end: int, size: int) -> bytes:
+    """The bytes after the file's last whole line (end:size, a torn last line, which a
+    fold takes as damage unless it is a record): as they are, or STAND_IN as soon as a
+    NUL shows among them (no more of them is read)."""
+    parts: list[bytes] = []
+    while end < size:
+        data = read_span(fd, end, min(size, end + CHUNK))
+        if b"\0" in data:
+            return STAND_IN
+        parts.append(data)
+        end += len(data)
+    return b"".join(parts)
 
 
 def crc_of(fd: int, end: int) -> int:

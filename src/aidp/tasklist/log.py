@@ -26,7 +26,7 @@ from aidp.core.model import Record
 from aidp.tasklist import attributes, files, lock, worktrees
 from aidp.tasklist.files import storage_error
 from aidp.tasklist.fold import Fold, FoldKey
-from aidp.tasklist.line import parse_line, read_span, well_typed_task
+from aidp.tasklist.line import last_line_end, parse_line, torn_tail, well_typed_task
 from aidp.tasklist.lock import (
     DEFAULT_LOCK_TIMEOUT,
     LOCK_NOTICE_SECONDS,
@@ -257,8 +257,8 @@ class TaskLog:
         try:
             with open(self.path, "rb", buffering=0) as handle:
                 fd, size = handle.fileno(), os.fstat(handle.fileno()).st_size
-                end = files.last_newline_end(fd, size)  # the file now, or a prefix of it
-                return fold_file(fd, end, b"" if whole_lines else read_span(fd, end, size))
+                end = last_line_end(fd, size)  # the file now, or a prefix of it
+                return fold_file(fd, end, b"" if whole_lines else torn_tail(fd, end, size))
         except FileNotFoundError:
             return Fold()
         except OSError as exc:

@@ -25,13 +25,21 @@ from aidp.tasklist.fold import (
     packed,
     place,
 )
-from aidp.tasklist.line import BOM, parse_line
+from aidp.tasklist.line import (
+    BOM,
+    STAND_IN,
+    all_zeros,
+    data_stretches,
+    line_end,
+    parse_line,
+)
 from aidp.tasklist.log import LOG_NAME, TaskLog
 from aidp.tasklist.setters import Needed, entry, lines_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
+    from typing import BinaryIO
 
     from aidp.core.model import Record
 
@@ -51,13 +59,29 @@ def _backup_locked(log: TaskLog) -> Path:
         fd = backups.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             with open(log.path, "rb") as source, os.fdopen(fd, "wb") as copy:
-                import shutil  # only maintenance needs it
-
-                shutil.copyfileobj(source, copy, _STREAM)
+                copy_file(source, copy)
         except OSError as exc:
             backups.unlink(name)  # a half-written backup would only mislead
             raise storage_error("write the backup", target, exc) from exc
     return target
+
+def copy_file(source: BinaryIO, copy: BinaryIO) -> None:
+    """`source` into `copy` a few MB at a time. Holes (a sparse file's, `truncate -s
+    +1G`) are not read and zeros not written: the copy has holes there, and the
+    original's size (a damaged gigabyte of NULs costs no gigabyte of disk)."""
+    size = os.fstat(source.fileno()).st_size
+    for start, stop in data_stretches(source.fileno(), size):
+        at = start
+        while at < stop:
+            block = os.pread(source.fileno(), min(_STREAM, stop - at), at)
+            if not block:
+                break
+            if not all_zeros(block):
+                copy.seek(at)
+                copy.write(block)
+            at += len(block)
+    copy.truncate(size)
+
 
 def _stream(log: TaskLog) -> Iterator[bytes]:
     """The file's lines (without newlines), read a few MB at a time."""
@@ -80,8 +104,16 @@ def _stream(log: TaskLog) -> Iterator[bytes]:
             parts = (carry + block).split(b"\n")
             carry = parts.pop()
             yield from parts
+            if b"\0" in carry:  # damage however long (line.STAND_IN): never held whole,
+                stop = line_end(handle.fileno(), handle.tell(),  # holes are not read
+                                os.fstat(handle.fileno()).st_size)
+                if stop < 0:
+                    break  # the last line, torn
+                handle.seek(stop)
+                yield STAND_IN
+                carry = b""
         if carry:
-            yield carry
+            yield STAND_IN if b"\0" in carry else carry
 
 NAMED = 20  # damaged lines repair says why of (the first ones)
 
