@@ -65,7 +65,7 @@ def test_a_sparse_gigabyte_tail_is_one_damaged_line_read_cheaply(project: Path,
     grow_sparse(tasklist, GIB)
     for args in (["tasks", "list"], ["tasks", "list"], ["tasks", "list", "--json"],
                  ["tasks", "stats", "--json"], ["tasks", "ready"]):
-        code, out, err, peak = measured(project, *args)
+        code, _out, err, peak = measured(project, *args)
         assert code == 0, (args, err)
         assert err == (f"Warning: skipped 1 damaged line in {tasklist}; run 'aidp tasks "
                        "repair' to remove them\n"), args
