@@ -7,11 +7,16 @@ between records of different files are broken the same way everywhere; a write s
 appends to the worktree's own tasklist only, under a lock in the common directory
 that every worktree's writer takes, so a claim is atomic across worktrees.
 
-Everything is read from git's files, without starting git: a worktree's `.git` is a
-file `gitdir: <common>/worktrees/NAME` whose `commondir` names the common directory,
-and `<common>/worktrees/NAME/gitdir` names the worktree's `.git` file. A worktree
-whose folder is gone, or whose `.git` no longer points back at its entry, does not
-count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
+Everything is read from git's files, without starting git, as git finds them: a
+worktree's `.git` is a file `gitdir: <common>/worktrees/NAME` whose `commondir` names
+the common directory, and `<common>/worktrees/NAME/gitdir` names the worktree's `.git`
+file. A `.git` file whose git directory has no `commondir` is a main worktree whose
+repository lives elsewhere (`git init --separate-git-dir`, a submodule): that git
+directory is the common one. Its top is not where git's files say (git itself lists
+the git directory as the main worktree then): it is the folder `core.worktree` names
+(a submodule's), else the one aidp recorded in `<common>/aidp-main-worktree` when it
+last ran there. A worktree whose folder is gone, or whose `.git` no longer points back
+at its entry, does not count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
 waited on); nothing here writes anywhere but the lock in the common directory. How the
 store answers for every worktree (by this rule): aidp.store.overlay.
 """
@@ -33,6 +38,9 @@ if TYPE_CHECKING:
     from aidp.tasklist.fold import Fold
 
 LOCK_NAME = "aidp-tasklist.lock"  # in the common directory: one writer at a time
+# In the common directory too: the main worktree's top when its `.git` is a file (a
+# separate git directory), which git records nowhere a linked worktree could read.
+MAIN_NAME = "aidp-main-worktree"
 _LIMIT = 4096  # git's small files (.git, commondir, gitdir) are one line
 
 
@@ -100,7 +108,7 @@ def _repository(git_dir: Path) -> bool:
 
 def find(root: Path) -> Shared | None:
     """The shared queue `root` (a project folder) belongs to: None outside a git work
-    tree, in a submodule, or when the project is not inside its work tree."""
+    tree, or when the project is not inside its work tree."""
     here = _real(root)
     for top in (here, *here.parents):
         dot_git = top / ".git"
@@ -115,7 +123,12 @@ def find(root: Path) -> Shared | None:
             common = _real(dot_git)
         elif stat.S_ISREG(mode):
             gitdir = _gitdir_of(top)
-            common = None if gitdir is None else _common_of(gitdir)
+            if gitdir is None:
+                return None
+            common = _common_of(gitdir)
+            if common is None and _repository(gitdir):
+                common = gitdir  # a main worktree whose git directory is elsewhere
+                _remember_main(common, top)
             if common is None or not _repository(common):
                 return None
         else:
@@ -128,12 +141,9 @@ def worktree_tops(common: Path) -> list[Path]:
     """The top folders of the repository's live worktrees (the main one first when the
     repository is not bare), from the common directory's files."""
     tops: list[Path] = []
-    main = common.parent
-    try:
-        if common.name == ".git" and os.path.samefile(main / ".git", common):
-            tops.append(main)
-    except OSError:
-        pass
+    main = _main_top(common)
+    if main is not None:
+        tops.append(main)
     try:
         entries = sorted(os.scandir(common / "worktrees"), key=lambda e: e.name)
     except OSError:
@@ -150,6 +160,65 @@ def worktree_tops(common: Path) -> list[Path]:
         if back is not None and back == _real(Path(entry.path)):
             tops.append(top)
     return tops
+
+
+def _main_top(common: Path) -> Path | None:
+    """The main worktree's top: the folder whose `.git` is `common`; else, for a git
+    directory kept elsewhere, the folder its `core.worktree` names (a submodule's) or
+    the one aidp recorded there (`git init --separate-git-dir`) — each only while its
+    `.git` file still names `common`."""
+    parent = common.parent
+    try:
+        if common.name == ".git" and os.path.samefile(parent / ".git", common):
+            return parent
+    except OSError:
+        pass
+    recorded = _small(common / MAIN_NAME)
+    for named in (_core_worktree(common), recorded):
+        if named:
+            top = _real(common / named)  # core.worktree is relative to the git directory
+            if _gitdir_of(top) == common:
+                return top
+    return None
+
+
+def _core_worktree(common: Path) -> str | None:
+    """`core.worktree` of the repository's own config file, read as git writes it (a
+    submodule's: `worktree = ../../../sub`); None when it sets none."""
+    data = read_regular(common / "config", 1 << 16)
+    if data is None:
+        return None
+    section = ""
+    for line in data.decode("utf-8", "replace").splitlines():
+        text = line.strip()
+        if text.startswith("["):
+            section = text[1:].partition("]")[0].strip().lower()
+            continue
+        key, eq, value = text.partition("=")
+        if eq and section == "core" and key.strip().lower() == "worktree":
+            return value.strip().strip('"') or None
+    return None
+
+
+def _remember_main(common: Path, top: Path) -> None:
+    """Record `top` as the main worktree of `common` (a git directory kept elsewhere),
+    so that linked worktrees fold its tasklist too; best effort, replaced atomically,
+    written only when it changed."""
+    if _small(common / MAIN_NAME) == str(top):
+        return
+    temp = common / f"{MAIN_NAME}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, os.fsencode(top) + b"\n")
+        finally:
+            os.close(fd)
+        os.replace(temp, common / MAIN_NAME)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
 
 
 def read_tasklist(path: Path) -> bytes | None:
