@@ -154,9 +154,9 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
         names = _open_all(opened, tasklists, own_path)
         if names is None:
             return None
-        (own, own_st, end), others = opened[0], opened[1:]
-        if not whole_lines and own_st.st_size != end:
-            return None  # a line being written here: the plain fold decides
+        (own, _own_st, end), others = opened[0], opened[1:]
+        if not whole_lines and any(st.st_size != f_end for _fd, st, f_end in opened):
+            return None  # a last line without its newline here or there: the plain fold
         known = _read_memo(cache)
         rest, start, crc, memo = _shared(own, end, dict(zip(names, others, strict=True)),
                                          known)

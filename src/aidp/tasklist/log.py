@@ -198,7 +198,8 @@ class TaskLog:
         """The folded state. Never creates anything, and never waits: the file is only
         ever appended to, so a reader folds what is there. A last line without its
         newline that a writer is writing right now is left for the next read; one that
-        nobody is writing is damage, as always."""
+        nobody is writing is a line like any other (a record, or damage) — in this
+        worktree's tasklist and in every other's alike, so all worktrees fold the same."""
         self.require_regular()
         fold = self._fold_current()
         if not fold.ends_with_newline and self.writer_active():
@@ -273,8 +274,13 @@ class TaskLog:
 
     def writer_active(self) -> bool:
         """Whether another process holds the write lock right now (a probe: this never
-        waits and holds nothing afterwards)."""
-        return lock.writer_active(self.lock_path)
+        waits and holds nothing afterwards): this tasklist's, or the repository's that
+        the writers of every worktree take (a last line without its newline in any
+        worktree's tasklist is then being written)."""
+        if lock.writer_active(self.lock_path):
+            return True
+        repo = self.shared()
+        return repo is not None and lock.writer_active(repo.common / worktrees.LOCK_NAME)
 
     @contextmanager
     def locked(self) -> Iterator[None]:

@@ -221,9 +221,11 @@ def _remember_main(common: Path, top: Path) -> None:
             pass
 
 
-def read_tasklist(path: Path) -> bytes | None:
-    """Another worktree's tasklist, up to its last newline (a line being written there
-    is left for later); None when missing, not a regular file, or not UTF-8."""
+def read_tasklist(path: Path, *, whole_lines: bool = True) -> bytes | None:
+    """Another worktree's tasklist; None when missing, not a regular file, or not
+    UTF-8. `whole_lines`: up to its last newline (a last line without one is being
+    written while a writer holds the repository's lock); else with that line, as its
+    own worktree reads it when no writer does (every worktree folds the same lines)."""
     data = read_regular(path)
     if data is None:
         return None
@@ -231,7 +233,7 @@ def read_tasklist(path: Path) -> bytes | None:
 
     if sniff(data[:SNIFF_BYTES]) is not None:
         return None
-    return data[: data.rfind(b"\n") + 1]
+    return data[: data.rfind(b"\n") + 1] if whole_lines else data
 
 
 def stat_keys(paths: list[Path]) -> tuple[object, ...]:
@@ -277,7 +279,8 @@ def records(shared: Shared | None, own: bytes
         for number, raw in enumerate(lines_of(own), start=1):
             yield number, None, number, parse_line(raw)
         return
-    datas = [own if is_own else read_tasklist(path) or b"" for path, is_own in tasklists]
+    datas = [own if is_own else read_tasklist(path, whole_lines=False) or b""
+             for path, is_own in tasklists]
     start, first = common_start(datas)
     common = lines_of(first[:start])
     source = None if own or not common else next(
@@ -313,9 +316,11 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     brought (the same record written to, or merged into, two branches), repeats within
     one tasklist folded again. Damage is counted in this worktree's file only (the one
     its `aidp tasks repair` mends); a last line without its newline in it stays a line
-    of its own (damage, unless it is a record), or is left out (`whole_lines`). The
-    shared lines are never looked up: a store of this worktree's file already holds
-    them (backlog 8064)."""
+    of its own (damage, unless it is a record), or is left out (`whole_lines`), and
+    so is another tasklist's: every worktree folds the same lines, whichever wrote
+    them (`ends_with_newline`: every tasklist ends in a newline). The shared lines are
+    never looked up: a store of this worktree's file already holds them (backlog
+    8064)."""
     from aidp.tasklist.fold import DAMAGED, Fold, no_gc, read_line
 
     datas: list[bytes] = []
@@ -323,9 +328,9 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     for path, is_own in tasklists:
         if is_own:
             data = own[: own.rfind(b"\n") + 1] if whole_lines else own
-            ends = not data or data.endswith(b"\n")
         else:
-            data = read_tasklist(path) or b""
+            data = read_tasklist(path, whole_lines=whole_lines) or b""
+        ends = ends and (not data or data.endswith(b"\n"))
         datas.append(data)
     start, first = common_start(datas)
     state, seen = Fold(), set()
