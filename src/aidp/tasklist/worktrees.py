@@ -16,9 +16,10 @@ directory is the common one. Its top is not where git's files say (git itself li
 the git directory as the main worktree then): it is the folder `core.worktree` names
 (a submodule's), else the one aidp recorded in `<common>/aidp-main-worktree` when it
 last ran there. A worktree whose folder is gone, or whose `.git` no longer points back
-at its entry, does not count. Another worktree's tasklist is only ever read (a regular UTF-8 file, not
-waited on); nothing here writes anywhere but the lock in the common directory. How the
-store answers for every worktree (by this rule): aidp.store.overlay.
+at its entry, does not count. Another worktree's tasklist is only ever read (a
+regular UTF-8 file, not waited on); nothing here writes anywhere but the common
+directory (the lock, that record). How the store answers for every worktree (by this
+rule): aidp.store.overlay.
 """
 
 from __future__ import annotations
