@@ -78,6 +78,14 @@ def _opened(path: Path) -> tuple[int, os.stat_result, int] | None:
     return fd, st, last_line_end(fd, st.st_size)
 
 
+def _tail_counts(fd: int, size: int, end: int) -> bool:
+    """Whether another tasklist's last line without its newline (from `end` to `size`)
+    folds a record (worktrees.tail_counts); a very long one: as if it did."""
+    if size == end:
+        return False
+    return size - end > worktrees.TAIL_MAX or worktrees.tail_counts(os.pread(fd, size - end, end))
+
+
 def _size(path: Path) -> int:
     try:
         return os.stat(path).st_size
@@ -154,9 +162,12 @@ def make_plan(tasklists: list[tuple[Path, bool]], own_path: Path, cache: Path | 
         names = _open_all(opened, tasklists, own_path)
         if names is None:
             return None
-        (own, _own_st, end), others = opened[0], opened[1:]
-        if not whole_lines and any(st.st_size != f_end for _fd, st, f_end in opened):
-            return None  # a last line without its newline here or there: the plain fold
+        (own, own_st, end), others = opened[0], opened[1:]
+        if not whole_lines and own_st.st_size != end:
+            return None  # a line being written here: the plain fold decides
+        if not whole_lines and any(_tail_counts(fd, st.st_size, f_end)
+                                   for fd, st, f_end in others):
+            return None  # another's last record without its newline: the plain fold
         known = _read_memo(cache)
         rest, start, crc, memo = _shared(own, end, dict(zip(names, others, strict=True)),
                                          known)

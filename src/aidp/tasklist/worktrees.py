@@ -225,8 +225,9 @@ def _remember_main(common: Path, top: Path) -> None:
 def read_tasklist(path: Path, *, whole_lines: bool = True) -> bytes | None:
     """Another worktree's tasklist; None when missing, not a regular file, or not
     UTF-8. `whole_lines`: up to its last newline (a last line without one is being
-    written while a writer holds the repository's lock); else with that line, as its
-    own worktree reads it when no writer does (every worktree folds the same lines)."""
+    written while a writer holds the repository's lock); else with that line when it
+    is a record, as its own worktree folds it when no writer does (every worktree
+    folds the same records)."""
     data = read_regular(path)
     if data is None:
         return None
@@ -234,7 +235,21 @@ def read_tasklist(path: Path, *, whole_lines: bool = True) -> bytes | None:
 
     if sniff(data[:SNIFF_BYTES]) is not None:
         return None
-    return data[: data.rfind(b"\n") + 1] if whole_lines else data
+    cut = data.rfind(b"\n") + 1
+    return data if not whole_lines and tail_counts(data[cut:]) else data[:cut]
+
+
+TAIL_MAX = 4 << 20  # a longer last line without its newline is left to the plain fold
+
+
+def tail_counts(tail: bytes) -> bool:
+    """Whether another worktree's last line without its newline (`tail`) changes the
+    fold: a record does; damage (a torn write) does not — its own worktree counts it
+    as damage, which folds no record, so others may leave it out (and it does not
+    shorten the lines the tasklists share)."""
+    from aidp.tasklist.line import parse_line
+
+    return bool(tail) and parse_line(tail) is not None
 
 
 def stat_keys(paths: list[Path]) -> tuple[object, ...]:
@@ -259,12 +274,18 @@ def lines_of(data: bytes) -> list[bytes]:
 
 
 def common_start(datas: list[bytes]) -> tuple[int, bytes]:
-    """(the length of the whole lines every one of `datas` that is not empty starts
+    """(the length of the whole lines every one of `datas` that has a whole line starts
     with: the history the worktrees' branches share, nearly all of each tasklist; the
-    first such data). A worktree without a tasklist brings no line, and takes none."""
-    present = [data for data in datas if data] or [b""]
+    first such data). A worktree without a tasklist, or with only a line without its
+    newline, brings no whole line and takes none: its line comes after (`after`)."""
+    present = [data for data in datas if b"\n" in data] or [b""]
     return min((shared_prefix(present[0], data) for data in present[1:]),
                default=present[0].rfind(b"\n") + 1), present[0]
+
+
+def after(data: bytes, start: int) -> list[bytes]:
+    """The lines of one tasklist after the `start` bytes all of them share."""
+    return lines_of(data[start:] if b"\n" in data else data)
 
 
 def records(shared: Shared | None, own: bytes
@@ -294,7 +315,7 @@ def records(shared: Shared | None, own: bytes
     seen: set[bytes] = set()
     order = len(common)
     for data, (path, is_own) in zip(datas, tasklists, strict=True):
-        lines = lines_of(data[start:])
+        lines = after(data, start)
         for number, raw in enumerate(lines, start=len(common) + 1):
             if raw in seen:
                 continue
@@ -340,7 +361,7 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
         damaged = sum(state.add_lines(fed))  # every tasklist's first lines: this one's too
         damaged *= bool(own)  # (unless it has none)
         for data, (_path, is_own) in zip(datas, tasklists, strict=True):
-            lines = lines_of(data[start:])
+            lines = after(data, start)
             new = [raw for raw in lines if raw not in seen]
             flags = state.add_lines(new)
             if is_own:
