@@ -195,7 +195,8 @@ def test_beads_export_reads_back_in_a_fresh_project(cli, project, tmp_path) -> N
                  "beads", "--json")
     task, crash = json.loads(result.out)["filed"]
     assert (task["description"], task["priority"], task["tags"]) == ("Port the CLI", "low", ["cli"])
-    assert task["status"] == "done"  # Beads has one closed state
+    # closed, with the close_reason an aidp export writes: abandoned again (issue 35)
+    assert (task["status"], task["abandoned_reason"]) == ("abandoned", "Out of scope")
     back = json.loads(cli("--dir", str(fresh), "tasks", "show", crash["id"], "--json").out)
     assert (back["body"], back["task_type"], back["close_reason"]) == (
         "## Steps\n1. run", "bug", "Fixed in 2.1")
@@ -354,8 +355,8 @@ def test_a_bad_file_is_one_clear_line_and_writes_nothing(cli, project, fmt, cont
 def test_unusable_arguments_are_refused(cli, project) -> None:
     bad_from = cli("tasks", "import", "x.json", "--from", "jira")
     assert bad_from.code == 2
-    assert bad_from.err == ("Error: Invalid --from 'jira': use one of csv, jsonl, taskwarrior, "
-                            "beads, github\n")
+    assert bad_from.err == ("Error: Invalid --from 'jira': use one of csv, jsonl, markdown, "
+                            "taskwarrior, beads, github\n")
     missing = cli("tasks", "import", "nowhere.json", "--from", "github")
     assert missing.code == 2
     assert missing.err == "Error: Cannot read nowhere.json: No such file or directory\n"

@@ -61,7 +61,8 @@ def import_(
     ctx: typer.Context,
     file: str = typer.Argument(..., metavar="FILE", help="The file to read; - for stdin."),
     source: str = typer.Option(
-        ..., "--from", help="csv, jsonl, taskwarrior, beads or github (gh issue list --json)."
+        ..., "--from", help="csv, jsonl, markdown (an aidp export), taskwarrior, beads or "
+        "github (gh issue list --json)."
     ),
     dry_run: bool = typer.Option(
         False, "--dry-run", help="Show what would be filed; write nothing."

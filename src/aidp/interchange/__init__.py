@@ -49,7 +49,7 @@ EXPORT_FORMATS = ("markdown", "csv", "jsonl", "taskwarrior", "beads")
 # `task_type`, `close_reason` and `body`): the others write task records only (jsonl:
 # exactly as stored; csv: the stored keys).
 WITH_QUEUE = ("markdown", "taskwarrior", "beads")
-IMPORT_FORMATS = ("csv", "jsonl", "taskwarrior", "beads", "github")
+IMPORT_FORMATS = ("csv", "jsonl", "markdown", "taskwarrior", "beads", "github")
 _MODULES = {"markdown": "markdown", "csv": "csv_format", "jsonl": "jsonl",
             "taskwarrior": "taskwarrior", "beads": "beads", "github": "github"}
 
@@ -101,21 +101,24 @@ class Incoming(Plain):
     """
 
     _fields = ("key", "task", "extra", "native", "line", "same_as", "blocked_by", "parent",
-               "details")
+               "details", "assignee", "notes")
 
     def __init__(self, key: str, task: Record, extra: dict[str, Any] | None = None, *,
                  native: bool = False, line: int = 0, same_as: str | None = None,
                  blocked_by: Sequence[str] = (), parent: str | None = None,
-                 details: dict[str, str] | None = None) -> None:
+                 details: dict[str, str] | None = None, assignee: str | None = None,
+                 notes: Sequence[tuple[str | None, str]] = ()) -> None:
         self.key = key
         self.task = task
         self.extra = extra or {}
         self.native = native
         self.line = line
         self.same_as = same_as  # the aidp task an export of ours wrote this item from
-        self.blocked_by = list(blocked_by)  # source keys of the items it waits on
-        self.parent = parent  # source key of its epic
+        self.blocked_by = list(blocked_by)  # source keys of the items it waits on (or ids)
+        self.parent = parent  # source key of its epic (or its id)
         self.details = details or {}
+        self.assignee = assignee  # who holds it: a claim, unless it is pending
+        self.notes = list(notes)  # (author or None, text), oldest first
 
 
 def module(fmt: str) -> Any:
@@ -300,7 +303,7 @@ def prepare(items: Sequence[Incoming], source: str, *,
         if item.native:
             task = item.task
             sid = None
-            extra: list[Record] = []
+            extra: list[Record] = details.imported(task, item.details)
         else:
             sid = source_id(source, item.key)
             tid = task_id_for(source, item.key, item.task["created_at"])
@@ -318,6 +321,7 @@ def prepare(items: Sequence[Incoming], source: str, *,
             source_record["imported_at"] = stamp
             source_record["updated_at"] = stamp
             extra.append(source_record)
+        extra += _queue_records(item, task, stamp)
         if "type" in task or admit(task, orjson.dumps(task)) is None:
             where = f"line {item.line}" if item.line else f"item {n}"
             raise BadFile(f"{source} {where}", "is not a task aidp can file (only tasks "
@@ -325,6 +329,47 @@ def prepare(items: Sequence[Incoming], source: str, *,
                                                "1–9999)")
         planned.append(_Planned(item, task, sid, extra))
     return planned
+
+
+def assignee_of(value: object, status: str, extra: dict[str, Any], key: str
+                ) -> str | None:
+    """The holder an item names (Beads' `assignee`, aidp's `aidp_assignee` UDA), for
+    a task that is not pending: it becomes the task's claim (a pending task has no
+    holder in aidp: the name stays in the note, `extra[key]`)."""
+    name = one_line(value) if isinstance(value, str) else ""
+    if not name or status == "pending":
+        if value is not None:
+            extra[key] = value
+        return None
+    extra.pop(key, None)
+    return name[:200]
+
+
+def _queue_records(item: Incoming, task: Record, stamp: str) -> list[Record]:
+    """The item's claim (made when it started, else when it was filed: never after it
+    closed) and its notes, keyed by the task so that a second import adds none."""
+    from aidp.backlog import queue
+
+    tid = task["id"]
+    records: list[Record] = []
+    if item.assignee and task.get("status") != "pending":
+        claimed = task.get("started_at") or task["created_at"]
+        records.append({"type": queue.CLAIM, "id": queue.claim_id(tid, item.assignee),
+                        "task": tid, "assignee": item.assignee, "claimed_at": claimed,
+                        "updated_at": stamp})
+    for n, (author, text) in enumerate(item.notes, start=1):
+        body = CONTROL_RE.sub(" ", text).strip()[:MAX_NOTE]
+        if not body:
+            continue
+        digest = hashlib.sha256(f"{tid}\0{n}\0{body}".encode()).hexdigest()[:8]
+        note: Record = {"type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{digest}", "task": tid,
+                        "text": body}
+        if author:
+            note["author"] = CONTROL_RE.sub(" ", author).strip()[:200]
+        note["created_at"] = stamp
+        note["updated_at"] = stamp
+        records.append(note)
+    return records
 
 
 def settle(fold: Fold, planned: Sequence[_Planned], source: str, *,
@@ -360,8 +405,7 @@ def settle(fold: Fold, planned: Sequence[_Planned], source: str, *,
         filed.append(task)
         records.append(task)
         records.extend(plan.extra_records)
-        if sid is not None:
-            new_items.append((item, tid))
+        new_items.append((item, tid))
     records.extend(links(fold, source_id(source, ""), new_items, stamp))
     return ImportResult(source, filed, skipped, records)
 

@@ -1,13 +1,15 @@
 """Beads' issues JSONL (`.beads/issues.jsonl`): one issue per line.
 
 status: open, blocked, deferred, pinned, hooked → pending; in_progress → in_progress;
-closed → done; tombstone → abandoned. priority 0–1 → high, 2 → medium, 3–4 → low.
-`title` is the description, `labels` the tags; created_at/updated_at/closed_at keep
-their meaning; `blocks` and `parent-child` dependencies become the work queue's links;
+closed → done, or abandoned when its close_reason is the one an aidp export writes for
+an abandoned task (`abandoned: WHY`); tombstone → abandoned. priority 0–1 → high, 2 →
+medium, 3–4 → low. `title` is the description, `labels` the tags; created_at/
+updated_at/closed_at keep their meaning; `blocks` and `parent-child` dependencies
+become the work queue's links, the assignee of an issue that is not open its claim;
 `description` is the task's body, `issue_type` its type (task, bug, feature, chore,
 epic), a closed issue's `close_reason` its close reason (one aidp cannot keep so — a
-body over 64 KiB, another type — stays in the note). Everything else (assignee,
-comments, design, acceptance_criteria…) is kept in the import note. Export writes
+body over 64 KiB, another type — stays in the note). Everything else (comments,
+design, acceptance_criteria…) is kept in the import note. Export writes
 `aidp-<hex>` ids and the aidp id as `external_ref`, which an import of that file
 recognises, the body as `description`, the type as `issue_type` (`epic` too for a task
 with children), the close reason, and the work queue: blockers as `blocks`
@@ -25,6 +27,7 @@ from aidp.core.model import TASK_ID_RE, Record
 from aidp.interchange import (
     BadFile,
     Incoming,
+    assignee_of,
     build_task,
     choice,
     description,
@@ -41,6 +44,7 @@ PRIORITY = {"0": "high", "1": "high", "2": "medium", "3": "low", "4": "low"}
 TO_PRIORITY = {"high": 1, "medium": 2, "low": 3}
 TO_STATUS = {"pending": "open", "in_progress": "in_progress", "done": "closed",
              "abandoned": "closed"}
+ABANDONED = "abandoned"  # how an export of aidp's closes an abandoned task: its reason
 _MAPPED = {"id", "title", "status", "priority", "labels", "created_at", "updated_at",
            "closed_at"}
 
@@ -70,7 +74,7 @@ def dump(tasks: Sequence[Record]) -> bytes:
             issue["closed_at"] = task.get("completed_at") or task.get("abandoned_at") \
                 or task.get("updated_at")
         if status == "abandoned":
-            issue["close_reason"] = "abandoned" + (
+            issue["close_reason"] = ABANDONED + (
                 f": {task['abandoned_reason']}" if task.get("abandoned_reason") else "")
         elif status == "done":
             issue["close_reason"] = task.get("close_reason")
@@ -131,6 +135,12 @@ def parse(text: str, name: str) -> list[Incoming]:
         status = choice(obj.get("status", "open"), STATUS, where, "status")
         if obj.get("status") not in ("open", "in_progress", "closed"):
             extra["status"] = obj.get("status")
+        reason = "Deleted in Beads" if status == "abandoned" else None
+        if status == "done" and isinstance(obj.get("close_reason"), str):
+            said = _abandoned(obj["close_reason"])  # closed by an export of aidp's
+            if said is not None:
+                status, reason = "abandoned", said or None
+                extra.pop("close_reason", None)
         priority = obj.get("priority", 2)
         if isinstance(priority, bool) or not isinstance(priority, (int, str)):
             raise BadFile(where, f"field 'priority' has an unknown value {priority!r}; "
@@ -147,7 +157,7 @@ def parse(text: str, name: str) -> list[Incoming]:
             "updated_at": timestamp(obj.get("updated_at"), where, "updated_at"),
             "completed_at": closed if status == "done" else None,
             "abandoned_at": closed if status == "abandoned" else None,
-            "abandoned_reason": "Deleted in Beads" if status == "abandoned" else None,
+            "abandoned_reason": reason,
             "tags": tags(labels, extra, "labels"),
         }
         ref = obj.get("external_ref")
@@ -158,7 +168,19 @@ def parse(text: str, name: str) -> list[Incoming]:
             given["close_reason"] = obj.get("close_reason")
         kept = foreign(given, extra, {"body": "description", "task_type": "issue_type",
                                    "close_reason": "close_reason"})
+        assignee = assignee_of(obj.get("assignee"), status, extra, "assignee")
         items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
                               same_as=same, blocked_by=blockers, parent=parent,
-                              details=kept))
+                              details=kept, assignee=assignee))
     return items
+
+
+def _abandoned(close_reason: str) -> str | None:
+    """The abandon reason an aidp export wrote as `close_reason` ("abandoned" or
+    "abandoned: WHY": "" or WHY); None for any other close reason (a close: done)."""
+    text = close_reason.strip()
+    if text == ABANDONED:
+        return ""
+    if text.startswith(ABANDONED + ":"):
+        return text[len(ABANDONED) + 1:].strip()
+    return None

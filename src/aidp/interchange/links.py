@@ -43,6 +43,10 @@ def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Item, str]],
     task_of = {rid[len(prefix):]: record.get("task") for rid, record in fold.typed.items()
                if rid.startswith(prefix) and isinstance(record.get("task"), str)}
     task_of.update((item.key, tid) for item, tid in new_items)
+    # aidp's own formats (markdown) name tasks by id: one already here counts too
+    task_of.update((key, key) for item, _tid in new_items
+                   for key in (*item.blocked_by, item.parent or "")
+                   if key not in task_of and key in fold.tasks)
     graph = queue.wait_graph(queue.state(fold))  # task → what it waits on
     proposed: list[tuple[str, str, Record]] = []  # (waiter, waited, record)
     for item, tid in new_items:

@@ -1,24 +1,29 @@
-"""A Markdown checklist of the backlog, grouped by status (export only): open tasks
-as `- [ ]`, finished ones as `- [x]`, each with its priority (and type), tags and id,
-its close or abandon reason, its work queue: `@assignee`, `waits on` ids, `epic` id;
-then its body (Markdown, kept as such, indented into the item) and its notes as
-indented items."""
+"""A Markdown checklist of the backlog, grouped by status: open tasks as `- [ ]`,
+finished ones as `- [x]`, each with its priority (and type), tags and id, its close or
+abandon reason, its work queue: `@assignee`, `waits on` ids, `epic` id; then its notes
+as indented items and its body (Markdown, kept as such, indented into the item after a
+blank line). Read back by `tasks import --from markdown` (docs/guide.md): every
+character of a text on the task's line that the layout uses (`(`, `)`, a backquote,
+`#`…) is escaped with a backslash, so a line splits into its parts one way only; what
+the checklist does not show (times, unknown keys) comes back as the import's own
+(filed at the id's second)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from aidp.core.model import CONTROL_RE, STATUSES, Record
+from aidp.core.model import CONTROL_RE, PRIORITIES, STATUSES, TASK_ID_RE, Record, format_ts
+from aidp.interchange import BadFile, Incoming
+from aidp.interchange.native import check_native
 
 TITLES = {"pending": "Pending", "in_progress": "In progress", "done": "Done",
           "abandoned": "Abandoned"}
+_ESCAPED = re.compile(r"([\\`*_\[\]<>|#()])")
 
 
 def _cell(text: object) -> str:
-    import re
-
-    value = CONTROL_RE.sub(" ", str(text))
-    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", value)
+    return _ESCAPED.sub(r"\\\1", CONTROL_RE.sub(" ", str(text)))
 
 
 def _code(text: object) -> str:
@@ -63,12 +68,134 @@ def dump(tasks: Sequence[Record]) -> bytes:
             if reason is not None and task.get(reason):
                 parts.append(f"— {_cell(task[reason])}")
             lines.append(" ".join(parts))
-            if isinstance(task.get("body"), str) and task["body"]:
-                lines += ["", *_indented(task["body"]), ""]
             for note in task.get("notes") or ():
                 who = f"{_cell(note['author'])}: " if isinstance(note.get("author"), str) else ""
                 lines.append(f"  - {who}{_cell(note['text'])}")
+            if isinstance(task.get("body"), str) and task["body"]:
+                lines += ["", *_indented(task["body"]), ""]
         lines.append("")
     if len(lines) == 2:
         lines.append("No tasks.")
     return ("\n".join(lines).rstrip() + "\n").encode()
+
+
+# --- the import ------------------------------------------------------------------------
+
+_TEXT = r"(?:\\.|[^\\`()])*"  # a cell: no unescaped parenthesis or backquote
+_TASK = re.compile(
+    rf"- \[(?P<box>[ x])\] (?P<text>{_TEXT}) \((?P<priority>{_TEXT})\)"
+    r"(?P<tags>(?: #(?:\\.|[^\\\s`()])+)*) `(?P<id>[^`]*)`"
+    rf"(?: @(?P<who>{_TEXT}?))?"
+    r"(?: \(waits on (?P<waits>`[^`]*`(?:, `[^`]*`)*)\))?"
+    r"(?: \(epic `(?P<epic>[^`]*)`\))?"
+    rf"(?: — (?P<reason>{_TEXT}))?$")
+_HEADING = re.compile(r"## (?P<title>.+?) \(\d+\)$")
+_NOTE = re.compile(rf"  - (?:(?P<author>{_TEXT}?): )?(?P<text>{_TEXT})$")
+_STATUS_OF = {title: status for status, title in TITLES.items()}
+_SHAPE = ("is not a line of aidp's Markdown export (`- [ ] TEXT (PRIORITY) #TAG `ID`` "
+          "under a `## STATUS (N)` heading, its notes `  - AUTHOR: TEXT`, then its body "
+          "indented after a blank line)")
+
+
+def _plain(cell: str) -> str:
+    return re.sub(r"\\(.)", r"\1", cell)
+
+
+def parse(text: str, name: str) -> list[Incoming]:
+    """The tasks of a checklist this module wrote, with their ids (an import keeps
+    them, so importing it again files nothing), status (the section), priority, type,
+    tags, close or abandon reason, assignee (a claim), blockers, epic, notes and body."""
+    items: list[Incoming] = []
+    status: str | None = None
+    current: Incoming | None = None  # the task whose notes, then body, may follow
+    body: list[str] | None = None  # its body's lines, once a blank line came
+    started = 0
+    for number, raw in enumerate(text.split("\n"), start=1):
+        line = raw.removesuffix("\r")
+        where = f"{name}: line {number}"
+        if current is not None and line.startswith("  ") and line.strip():
+            if body is not None:
+                body.append(line[2:])
+                continue
+            note = _NOTE.fullmatch(line)
+            if note is None:
+                raise BadFile(where, _SHAPE)
+            author = _plain(note["author"]) if note["author"] is not None else None
+            current.notes.append((author, _plain(note["text"])))
+            continue
+        if not line.strip():
+            if current is not None:
+                body = [] if body is None else [*body, ""]
+            continue
+        _take_body(current, body, f"{name}: line {started}")
+        current, body = None, None
+        if line in ("# Backlog", "No tasks."):
+            continue
+        heading = _HEADING.fullmatch(line)
+        if heading:
+            status = _STATUS_OF.get(heading["title"])
+            if status is None:
+                raise BadFile(where, f"section {heading['title']!r} is not a status aidp "
+                                     f"knows; accepted: {', '.join(TITLES.values())}")
+            continue
+        found = _TASK.fullmatch(line)
+        if found is None or status is None:
+            raise BadFile(where, _SHAPE)
+        current, started = _item(found, status, where, number), number
+        items.append(current)
+    _take_body(current, body, f"{name}: line {started}")
+    return items
+
+
+def _take_body(item: Incoming | None, lines: list[str] | None, where: str) -> None:
+    """The indented lines after a task (and its notes) are its body, checked as aidp
+    checks one."""
+    from aidp.backlog import details
+    from aidp.core.errors import InvalidInput
+
+    if item is None or not lines or not "".join(lines).strip():
+        return
+    try:
+        item.details[details.BODY] = details.clean_body("\n".join(lines))
+    except InvalidInput as exc:
+        raise BadFile(where, f"its body is refused: {exc}") from None
+
+
+def _item(found: re.Match[str], status: str, where: str, number: int) -> Incoming:
+    from aidp.backlog import details
+    from aidp.core.errors import InvalidInput
+
+    text = found["text"]
+    if status == "abandoned" and text.startswith("~~") and text.endswith("~~"):
+        text = text[2:-2]
+    tid = found["id"]
+    if not TASK_ID_RE.fullmatch(tid):
+        raise BadFile(where, f"field 'id' is not a task id (task_<seconds>_<8 hex>): {tid!r}")
+    priority, _, kind = _plain(found["priority"]).partition(", ")
+    if priority not in PRIORITIES:
+        raise BadFile(where, f"field 'priority' has an unknown value {priority!r}; "
+                             f"accepted: {', '.join(PRIORITIES)}")
+    held: dict[str, str] = {}
+    try:
+        if kind:
+            held[details.TYPE] = details.validate_type(kind)
+        if status == "done" and found["reason"]:
+            held[details.REASON] = details.check(reason=_plain(found["reason"]))[2] or ""
+    except InvalidInput as exc:
+        raise BadFile(where, str(exc)) from None
+    filed = format_ts(int(tid.split("_")[1]) * 1_000_000)
+    record: Record = {"id": tid, "description": _plain(text).strip(), "status": status,
+                      "priority": priority, "created_at": filed, "updated_at": filed,
+                      "tags": [_plain(tag) for tag in found["tags"].split(" #")[1:]]}
+    if status == "in_progress":
+        record["started_at"] = filed
+    elif status == "done":
+        record["completed_at"] = filed
+    elif status == "abandoned":
+        record["abandoned_at"] = filed
+        if found["reason"]:
+            record["abandoned_reason"] = _plain(found["reason"])
+    waits = re.findall(r"`([^`]*)`", found["waits"] or "")
+    who = _plain(found["who"]).strip() if found["who"] else None
+    return Incoming(tid, check_native(record, where), native=True, line=number,
+                    blocked_by=waits, parent=found["epic"], assignee=who, details=held)

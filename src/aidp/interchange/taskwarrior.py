@@ -2,14 +2,16 @@
 read) and what `task import` takes.
 
 status: pending → pending, or in_progress when it has `start`; waiting and recurring
-→ pending; completed → done (`end` is completed_at); deleted → abandoned. Priority
-H/M/L → high/medium/low, none → medium. `entry` is created_at, `modified` updated_at.
-Everything else (project, due, annotations, depends, urgency, UDAs…) is kept in the
-import note. Export writes uuids derived from the aidp ids, so exporting twice gives
-the same Taskwarrior tasks, and the work queue where Taskwarrior has a place for it:
-blockers as `depends`, notes as annotations; the assignee and the epic (which it has
-no field for) as the UDAs `aidp_assignee` and `aidp_parent` (the epic's uuid), which
-`task import` keeps."""
+→ pending; completed → done (`end` is completed_at); deleted → abandoned (the reason an
+aidp export wrote as an `Abandoned: WHY` annotation, or none). Priority H/M/L →
+high/medium/low, none → medium. `entry` is created_at, `modified` updated_at; aidp's
+own UDAs `aidp_assignee` (the claim of a task that is not pending) and `aidp_parent`
+(the epic) come back as what they were. Everything else (project, due, annotations,
+depends, urgency, UDAs…) is kept in the import note. Export writes uuids derived from
+the aidp ids, so exporting twice gives the same Taskwarrior tasks, and the work queue
+where Taskwarrior has a place for it: blockers as `depends`, notes as annotations; the
+assignee and the epic (which it has no field for) as the UDAs `aidp_assignee` and
+`aidp_parent` (the epic's uuid), which `task import` keeps."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from aidp.core.model import Record, parse_ts
 from aidp.interchange import (
     BadFile,
     Incoming,
+    assignee_of,
     build_task,
     choice,
     description,
@@ -38,6 +41,7 @@ TO_STATUS = {"pending": "pending", "in_progress": "pending", "done": "completed"
              "abandoned": "deleted"}
 _MAPPED = {"description", "status", "priority", "entry", "modified", "end", "start",
            "tags", "uuid", "id", "urgency"}  # id and urgency are derived, not data
+ABANDONED = "Abandoned: "  # the annotation an aidp export writes with the reason
 NAMESPACE = uuid.UUID("5c3f1e0a-6a8d-4f44-9d51-6f0a1d7e2b90")  # aidp's, for uuid5
 
 
@@ -83,7 +87,7 @@ def dump(tasks: Sequence[Record]) -> bytes:
         annotations = [_annotation(note) for note in task.get("notes") or ()]
         if status == "abandoned" and task.get("abandoned_reason"):
             annotations.append({"entry": item["end"],
-                                "description": f"Abandoned: {task['abandoned_reason']}"})
+                                "description": ABANDONED + task["abandoned_reason"]})
         if annotations:
             item["annotations"] = annotations
         if isinstance(task.get("assignee"), str):
@@ -161,7 +165,7 @@ def parse(text: str, name: str) -> list[Incoming]:
             "started_at": timestamp(obj.get("start"), where, "start"),
             "completed_at": end if status == "done" else None,
             "abandoned_at": end if status == "abandoned" else None,
-            "abandoned_reason": "Deleted in Taskwarrior" if status == "abandoned" else None,
+            "abandoned_reason": _reason(obj) if status == "abandoned" else None,
         }
         if obj.get("status") in ("waiting", "recurring"):
             extra["status"] = obj["status"]
@@ -173,8 +177,28 @@ def parse(text: str, name: str) -> list[Incoming]:
         depends = obj.get("depends") or []
         if isinstance(depends, str):  # Taskwarrior before 2.6: "uuid,uuid"
             depends = depends.split(",")
+        parent = obj.get("aidp_parent")  # an export of aidp's: the epic's uuid
+        if isinstance(parent, str) and parent.strip():
+            extra.pop("aidp_parent", None)
+        else:
+            parent = None
+        assignee = assignee_of(obj.get("aidp_assignee"), status, extra, "aidp_assignee")
         items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
                               same_as=same if isinstance(same, str) else None,
                               blocked_by=[d.strip() for d in depends
-                                          if isinstance(d, str) and d.strip()]))
+                                          if isinstance(d, str) and d.strip()],
+                              parent=parent.strip() if parent else None, assignee=assignee))
     return items
+
+
+def _reason(obj: dict[str, Any]) -> str | None:
+    """Why a deleted task was dropped: the reason an aidp export wrote as its last
+    `Abandoned: WHY` annotation (none: none was given), else "Deleted in Taskwarrior"."""
+    annotations = obj.get("annotations")
+    found = [a["description"][len(ABANDONED):].strip()
+             for a in (annotations if isinstance(annotations, list) else ())
+             if isinstance(a, dict) and isinstance(a.get("description"), str)
+             and a["description"].startswith(ABANDONED)]
+    ours = isinstance(obj.get("aidp_id"), str)  # written by an aidp export
+    return next((why for why in reversed(found) if why),
+                None if ours else "Deleted in Taskwarrior")
