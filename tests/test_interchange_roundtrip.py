@@ -1,9 +1,9 @@
 """Export, then import into a fresh project: nothing the format carries is lost
 (issue 35, item 8). Property tests over random backlogs, one per format, through the
 command line: status (abandoned came back done from Beads), abandon reason, priority,
-tags, assignee (dropped by every import), blockers and epic; Markdown (which could not
-be imported) keeps the ids and notes too, exports back byte for byte, and importing
-it again is a no-op."""
+tags, assignee (dropped by every import), blockers and epic; type and close reason
+(Beads, Markdown); Markdown (which could not be imported) keeps the ids, notes and
+bodies too and exports back byte for byte. Importing a file again is a no-op."""
 
 from __future__ import annotations
 
@@ -31,6 +31,10 @@ spec = st.fixed_dictionaries({
     "blocker": st.one_of(st.none(), st.integers(0, 6)),
     "parent": st.one_of(st.none(), st.integers(0, 6)),
     "note": st.one_of(st.none(), st.lists(WORD, min_size=1, max_size=4)),
+    "body": st.one_of(st.none(), st.lists(st.sampled_from(
+        ["## Steps", "- [ ] a list item", "", "  indented code", "text: with (parens)",
+         "- [x] done `id`", "\tx"]), min_size=1, max_size=5)),
+    "type": st.sampled_from(["task", "bug", "feature", "chore"]),
 })
 
 
@@ -42,11 +46,14 @@ def build(root: Path, specs: list[dict]) -> None:
         earlier = ids[item["parent"] % len(ids)] if ids and item["parent"] is not None else None
         blocker = ids[item["blocker"] % len(ids)] if ids and item["blocker"] is not None else None
         text = f"t{n} " + " ".join(item["words"])
+        body = "\n".join(item["body"]) if item["body"] else None
         try:
             task = queue.add(log, text, priority=item["priority"], tags=item["tags"],
-                             blocked_by=[blocker] if blocker else [], parent=earlier)
+                             blocked_by=[blocker] if blocker else [], parent=earlier,
+                             body=body, task_type=item["type"])
         except AidpError:  # the links would close a cycle: none
-            task = queue.add(log, text, priority=item["priority"], tags=item["tags"])
+            task = queue.add(log, text, priority=item["priority"], tags=item["tags"],
+                             body=body, task_type=item["type"])
         tid = task["id"]
         ids.append(tid)
         if item["note"]:
@@ -57,31 +64,47 @@ def build(root: Path, specs: list[dict]) -> None:
             except AidpError:
                 pass  # an epic waiting on its children, a blocked task: no claim
         reason = " ".join(item["reason"]) if item["reason"] else None
-        if item["status"] == "abandoned":
-            tasks.set_status(log, [tid], "abandoned", reason=reason)
+        if item["status"] in ("abandoned", "done"):
+            tasks.set_status(log, [tid], item["status"], reason=reason)
         elif item["status"] != "in_progress" or not item["assignee"]:
             tasks.set_status(log, [tid], item["status"])
 
 
 def listed(cli, root: Path) -> list[dict]:
-    result = cli("--dir", str(root), "tasks", "list", "--all", "--json")
+    """Every task as `show --json` gives it (a listing leaves bodies out)."""
+    result = cli("--dir", str(root), "tasks", "list", "--all", "--format", "ids")
     assert result.code == 0, result
-    return list(json.loads(result.out))
+    found = []
+    for tid in result.out.split():
+        shown = cli("--dir", str(root), "tasks", "show", tid, "--json")
+        assert shown.code == 0, shown
+        found.append(json.loads(shown.out))
+    return found
 
 
-def comparable(found: list[dict], *, ids: bool) -> dict[str, dict]:
+# What each format carries beyond status, priority, tags, abandon reason, assignee,
+# blockers and epic (Taskwarrior has no field for a type or a close reason)
+CARRIES = {"markdown": ("task_type", "close_reason", "body", "id", "notes"),
+           "beads": ("task_type", "close_reason"), "taskwarrior": ()}
+
+
+def comparable(found: list[dict], fmt: str) -> dict[str, dict]:
     """What the format carries, per task (keyed by its description), with the links
     named by description too (an import of a foreign format files new ids)."""
     name = {t["id"]: t["description"] for t in found}
     out = {}
     for task in found:
         shown = {key: task.get(key) for key in ("status", "priority", "abandoned_reason",
-                                                "assignee")}
+                                                "assignee", "task_type", "close_reason",
+                                                "body", "id")
+                 if key in CARRIES[fmt] or key in ("status", "priority", "abandoned_reason",
+                                                   "assignee")}
+        if "task_type" in shown and task.get("children") and not shown["task_type"]:
+            shown["task_type"] = "epic"  # what Beads calls a task with children
         shown["tags"] = sorted(task["tags"])
         shown["blocked_by"] = sorted(name[b] for b in task.get("blocked_by", ()))
         shown["parent"] = name.get(task.get("parent", ""))
-        if ids:
-            shown["id"] = task["id"]
+        if "notes" in CARRIES[fmt]:
             shown["notes"] = [(n.get("author"), n["text"]) for n in task.get("notes", ())]
         out[task["description"]] = shown
     return out
@@ -101,7 +124,7 @@ def round_trip(cli, where: Path, fmt: str, specs: list[dict]) -> None:
     before, after = listed(cli, first), listed(cli, second)
     assert len(after) == len(before)
     native = fmt == "markdown"
-    assert comparable(after, ids=native) == comparable(before, ids=native)
+    assert comparable(after, fmt) == comparable(before, fmt)
     tasklist = second / ".aidp" / "tasklist.jsonl"
     data = tasklist.read_bytes()
     again = cli("--dir", str(second), "tasks", "import", str(path), "--from", fmt)
@@ -126,7 +149,7 @@ def test_a_round_trip_loses_nothing_the_format_carries(cli, tmp_path_factory, fm
 
 ABANDONED = {"words": ["dead", "end"], "priority": "high", "tags": ["api"],
              "status": "abandoned", "assignee": "ann", "reason": ["superseded", "by", "x"],
-             "blocker": None, "parent": None, "note": None}
+             "blocker": None, "parent": None, "note": None, "body": None, "type": "task"}
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "beads", "taskwarrior"])
@@ -147,5 +170,6 @@ def test_markdown_that_is_not_an_aidp_export_is_refused_whole(cli, tmp_path: Pat
     assert (result.code, result.out) == (2, ""), result
     assert result.err == (f"Error: {path}: line 5: is not a line of aidp's Markdown export "
                           "(`- [ ] TEXT (PRIORITY) #TAG `ID`` under a `## STATUS (N)` "
-                          "heading); nothing was imported\n")
+                          "heading, then its notes and body indented); nothing was "
+                          "imported\n")
     assert not (tmp_path / "project" / ".aidp").exists()

@@ -93,8 +93,7 @@ _HEADING = re.compile(r"## (?P<title>.+?) \(\d+\)$")
 _NOTE = re.compile(rf"  - (?:(?P<author>{_TEXT}?): )?(?P<text>{_TEXT})$")
 _STATUS_OF = {title: status for status, title in TITLES.items()}
 _SHAPE = ("is not a line of aidp's Markdown export (`- [ ] TEXT (PRIORITY) #TAG `ID`` "
-          "under a `## STATUS (N)` heading, its notes `  - AUTHOR: TEXT`, then its body "
-          "indented after a blank line)")
+          "under a `## STATUS (N)` heading, then its notes and body indented)")
 
 
 def _plain(cell: str) -> str:
