@@ -48,12 +48,12 @@ def build(root: Path, specs: list[dict]) -> None:
         text = f"t{n} " + " ".join(item["words"])
         body = "\n".join(item["body"]) if item["body"] else None
         try:
-            task = queue.add(log, text, priority=item["priority"], tags=item["tags"],
-                             blocked_by=[blocker] if blocker else [], parent=earlier,
-                             body=body, task_type=item["type"])
+            task = queue.file(log, text, priority=item["priority"], tags=item["tags"],
+                              blocked_by=[blocker] if blocker else [], parent=earlier,
+                              body=body, task_type=item["type"]).task
         except AidpError:  # the links would close a cycle: none
-            task = queue.add(log, text, priority=item["priority"], tags=item["tags"],
-                             body=body, task_type=item["type"])
+            task = queue.file(log, text, priority=item["priority"], tags=item["tags"],
+                              body=body, task_type=item["type"]).task
         tid = task["id"]
         ids.append(tid)
         if item["note"]:
