@@ -3,8 +3,9 @@
 One module per format, each a pure mapping both ways where the format has both:
 `parse(data) -> list[Incoming]` (raises `BadFile` naming the line and field) and
 `dump(tasks) -> bytes`. This package adds what they share: the text clean-up every
-foreign value goes through (cleaning.py, re-exported here), and `plan_import`, which turns parsed items into the
-records one locked append writes (see docs/guide.md, "Export and import").
+foreign value goes through (cleaning.py, re-exported here), and `plan_import`, which
+turns parsed items into the records one locked append writes (see docs/guide.md,
+"Export and import").
 
 Nothing here prints or touches the file system; `aidp.cli.tasks` reads the file and
 calls `import_items` (one `log.update`) or writes the export.
