@@ -44,13 +44,13 @@ from typing import IO, TYPE_CHECKING, Any
 import orjson
 
 from aidp.agent.continuation import Limits
+from aidp.agent.parallel.home import copy_home, mark
 from aidp.agent.parallel.view import PlainView
 from aidp.agent.parallel.worker import READY, job_for
 from aidp.agent.parallel.worktree import Checkout, branch_of, held_interrupts, hex_of
 from aidp.agent.presets import AgentSpec
 from aidp.backlog import queue
 from aidp.core.errors import AidpError, ExitCode, InvalidInput
-from aidp.tasklist.line import parse_line
 from aidp.tasklist.log import TaskLog
 
 if TYPE_CHECKING:
@@ -79,6 +79,9 @@ class Agent:
     status: str = ""
     merged: bool = False
     kept: str | None = None  # why the worktree was kept
+    # The worktree's tasklist as the agent found it (its length and that prefix's
+    # crc32): what the agent's worktree adds after it is the agent's to copy home.
+    start: tuple[int, int] = (0, 0)
 
     @property
     def key(self) -> str:
@@ -136,12 +139,36 @@ class Parallel:
             self._stop_all()
         if self.interrupted:
             return ExitCode.INTERRUPTED
+        self._commit_home()
         self.view.info(f"📋 {self._why_stopped()}: the parallel run stops")
         done = sum(o.status == "done" for o in self.outcomes)
         merged = sum(o.merged for o in self.outcomes)
         tail = f", {merged} merged" if self.merge else ""
         self.view.info(f"📋 Parallel run: {len(self.outcomes)} claimed, {done} done{tail}")
         return self.first_failure or ExitCode.OK
+
+    def _commit_home(self) -> None:
+        """The starting worktree's tasklist committed alone on the starting branch, as
+        `aidp sync` does: what the run wrote there (claims, the agents' records) is in
+        that commit, so each `aidp/…` branch then merges with a plain `git merge` (the
+        union merge joins the lines; the fold reads a record both sides hold once)."""
+        if not self.outcomes or self.checkout.branch is None:
+            return
+        from aidp.tasklist.git_runner import GitError
+
+        try:
+            with self._whole():
+                committed = self.checkout.commit_tasklist()
+        except GitError as exc:
+            self.view.warning(f"Not committed: the tasklist on {self.checkout.branch} "
+                              f"({exc}); commit it before you merge the aidp/ branches")
+            return
+        except KeyboardInterrupt:
+            self.interrupted = True
+            return
+        if committed:
+            self.view.info(f"✓ Committed the tasklist on {self.checkout.branch}: "
+                           f"{committed}")
 
     def _why_stopped(self) -> str:
         if self.first_failure is not None:
@@ -196,6 +223,7 @@ class Parallel:
         key = hex_of(tid)
         try:
             project = self.checkout.prepare(tid)
+            start = mark(TaskLog(project))
             proc = self._spawn(project, tid)
         except (AidpError, OSError) as exc:
             self.view.warning(f"[{key}] Cannot start an agent on task "
@@ -204,7 +232,7 @@ class Parallel:
             self._failed(ExitCode.FAILURE)
             self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.FAILURE))
             return False
-        agent = Agent(tid, description, project, proc)
+        agent = Agent(tid, description, project, proc, start=start)
         self.running[key] = agent
         self.view.info(f"[{key}] ▶ Task {len(self.tried)}: {description} "
                        f"({queue.short(tid, self.log.read())}) on {branch_of(tid)}, "
@@ -373,28 +401,7 @@ class Parallel:
         self.view.info(f"[{hex_of(tid)}] ↩ Released task {queue.short(tid, self.log.read())}")
 
     def _copy_records(self, agent: Agent) -> None:
-        """The task's own records the worktree wrote, appended to the starting
-        worktree's tasklist as they are (the fold reads a line it already has once)."""
-        theirs = TaskLog(agent.project)
-        if not theirs.path.exists():
-            return
-        try:
-            have = set(self.log.read_bytes().split(b"\n")) if self.log.path.exists() else set()
-            data = theirs.read_bytes()
-        except (AidpError, OSError) as exc:
-            self.view.warning(f"Cannot read {theirs.path}: {exc}")
-            return
-        records = []
-        for raw in data.split(b"\n"):
-            if not raw.strip() or raw in have:
-                continue
-            record = parse_line(raw)
-            if record is not None and (record.get("id") == agent.tid
-                                       or record.get("task") == agent.tid):
-                records.append(record)
-                have.add(raw)
-        if records:
-            self.log.append(records)
+        copy_home(self.log, TaskLog(agent.project), agent.start, self.view.warning)
 
     # --- Ctrl-C -----------------------------------------------------------------------
 
