@@ -25,8 +25,9 @@ from tests.agent.test_parallel import (  # noqa: F401 (fixtures: agent, actor, r
 )
 
 REFACTOR = "Refactor the auth module"
-# Every agent finds the same follow-up and files it, then does its own task.
-FILER = f"print('File task: \"{REFACTOR}\" priority: low')\n" + DILIGENT
+# Every agent does its own task, then files the same follow-up (the one working on the
+# follow-up itself too: after its task is done, so only the run's memory stops it).
+FILER = DILIGENT + f"print('File task: \"{REFACTOR}\" priority: low', flush=True)\n"
 
 
 def test_what_agents_file_is_filed_once_and_every_branch_merges_plainly(

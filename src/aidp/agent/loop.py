@@ -101,6 +101,9 @@ class Loop:
     # Renews the leases of the agent's claims while it runs (docs/guide.md, "Leases"):
     # set by the run (`aidp run`: the actor's claims; `--backlog`: its task's).
     keeper: Keeper | None = None
+    # `run --parallel`'s start (µs): a description any of its agents filed since, open or
+    # closed, is not filed again (each agent's loop is a process of its own).
+    filed_since: int | None = None
     _last_plan: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
@@ -347,6 +350,7 @@ class Loop:
                 discovered_during=f"{self.session} iteration {iteration}",
                 unless_open=True,
                 body=signal.body,
+                filed_since=self.filed_since,
             )
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored File task signal: {exc}"))
@@ -354,8 +358,11 @@ class Loop:
         task = outcome.task
         if not outcome.filed:  # an earlier run (or another agent) filed it: still open
             self.tally.not_filed.append(task["id"])
-            self.emit(Message("info", f"📋 Not filed again: open task {outcome.short_id} has "
-                                      f"the same description: {task['description'][:80]}"))
+            status = task.get("status")
+            which = (f"open task {outcome.short_id}" if status in OPEN_STATUSES else
+                     f"task {outcome.short_id}, filed earlier in this run ({status}),")
+            self.emit(Message("info", f"📋 Not filed again: {which} has the same "
+                                      f"description: {task['description'][:80]}"))
             return
         self.filed[key] = task["id"]  # filed by this run (an open one is looked up anew)
         self.tally.filed.append(task["id"])

@@ -24,6 +24,7 @@ def file_task(
     unless_open: bool = False,
     body: str | None = None,
     task_type: str | None = None,
+    filed_since: int | None = None,
 ) -> Filed:
     """File a task in the project's backlog. `session`: the one it records (default:
     the project's, named without reading: Project.filing_session). With nothing to
@@ -31,7 +32,8 @@ def file_task(
     result's `short_id` is then the id's hex part (the shortest prefix needs the ids
     already there). With `blocked_by`/`parent` its links are written with it, a cycle
     refused (queue.file); with `unless_open`, an open task with the same description
-    is returned instead (`filed` False), nothing written. `body`, `task_type`: its
+    is returned instead (`filed` False), nothing written, and so is one filed since
+    `filed_since` (µs, any status: a run's own filings). `body`, `task_type`: its
     details (aidp.backlog.details), written with it."""
     if session is None:
         session = project.filing_session()
@@ -45,7 +47,7 @@ def file_task(
     return queue.file(project.log, description, priority=priority, tags=tags,
                       session=session, discovered_during=discovered_during,
                       blocked_by=blocked_by, parent=parent, unless_open=unless_open,
-                      body=body, task_type=task_type)
+                      body=body, task_type=task_type, filed_since=filed_since)
 
 
 def filed_shown(project: Project, filed: Filed, *, linked: bool, body: str | None = None,

@@ -5,7 +5,7 @@ by aidp.app.filing."""
 
 from __future__ import annotations
 
-from aidp.core.model import OPEN_STATUSES, Record
+from aidp.core.model import OPEN_STATUSES, Record, ts_of
 from aidp.core.plain import Plain
 from aidp.tasklist.log import Fold
 
@@ -23,6 +23,21 @@ def open_duplicate(fold: Fold, description: str) -> Record | None:
     found = [t for t in fold.select(OPEN_STATUSES)
              if type(t.get("description")) is str and same_text(t["description"]) == key]
     return min(found, key=lambda t: (t.get("created_at") or "", t["id"])) if found else None
+
+
+def recent_duplicate(fold: Fold, description: str, since: int) -> Record | None:
+    """A task of any status filed at or after `since` (µs) whose description is the same
+    as this one (same_text), the newest such: the newest tasks first, read until one is
+    older (a run's own filings: `aidp run --parallel` files a description once per run,
+    closed since or not)."""
+    key = same_text(description)
+    for batch in fold.newest_first(200):
+        for task in batch:
+            if ts_of(task, "created_at") < since:
+                return None
+            if type(task.get("description")) is str and same_text(task["description"]) == key:
+                return task
+    return None
 
 
 class Filed(Plain):

@@ -51,6 +51,7 @@ from aidp.agent.parallel.worktree import Checkout, branch_of, held_interrupts, h
 from aidp.agent.presets import AgentSpec
 from aidp.backlog import queue
 from aidp.core.errors import AidpError, ExitCode, InvalidInput
+from aidp.core.model import now_micros
 from aidp.tasklist.log import TaskLog
 
 if TYPE_CHECKING:
@@ -79,9 +80,7 @@ class Agent:
     status: str = ""
     merged: bool = False
     kept: str | None = None  # why the worktree was kept
-    # The worktree's tasklist as the agent found it (its length and that prefix's
-    # crc32): what the agent's worktree adds after it is the agent's to copy home.
-    start: tuple[int, int] = (0, 0)
+    start: tuple[int, int] = (0, 0)  # its worktree's tasklist as it began (home.mark)
 
     @property
     def key(self) -> str:
@@ -119,6 +118,7 @@ class Parallel:
     tried: list[str] = field(default_factory=list)
     first_failure: int | None = None
     interrupted: bool = False
+    started: int = field(default_factory=now_micros)  # what agents file since: filed once
     _lines: queues.Queue[tuple[str, str, bytes | None]] = field(
         default_factory=queues.Queue)
     _nothing: str | None = None
@@ -277,7 +277,7 @@ class Parallel:
             proc.stdin.write(job_for(
                 root=project, home=self.log.root, tid=tid, actor=self.actor,
                 agent=self.agent, max_continuations=self.limits.max_continuations,
-                timeout=self.limits.timeout, guidance=self.guidance))
+                timeout=self.limits.timeout, guidance=self.guidance, since=self.started))
             proc.stdin.close()
         except OSError:
             pass  # it died at once: its exit code says so

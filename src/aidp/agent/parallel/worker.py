@@ -29,12 +29,15 @@ READY = "ready"  # the first line: the worker stops cleanly on SIGINT from now o
 
 
 def job_for(*, root: Path, home: Path, tid: str, actor: str, agent: Any,
-            max_continuations: int, timeout: float | None, guidance: str | None) -> bytes:
+            max_continuations: int, timeout: float | None, guidance: str | None,
+            since: int | None = None) -> bytes:
     """The job line the run writes to a worker's stdin (`agent`: an AgentSpec; `home`:
     the starting worktree's project, where the transcript goes, as it outlives the
-    task's worktree)."""
+    task's worktree; `since`: when the run started, µs: what its agents filed since is
+    not filed again)."""
     return orjson.dumps({
         "root": str(root), "home": str(home), "task": tid, "actor": actor, "guidance": guidance,
+        "since": since,
         "max_continuations": max_continuations, "timeout": timeout,
         "agent": {"label": agent.label, "argv": list(agent.argv), "source": agent.source,
                   "preset": agent.preset, "env": [list(pair) for pair in agent.env]},
@@ -84,6 +87,7 @@ def _work(job: dict[str, Any]) -> int:
                 limits=Limits(max_continuations=job["max_continuations"],
                               timeout=job["timeout"]))
     loop.env["AIDP_TASK"] = tid
+    loop.filed_since = job.get("since")
     loop.transcript = Transcript(TaskLog(Path(job["home"])), session_for(tid))
     if loop.transcript.error:
         _say("warning", loop.transcript.error)

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 
 from aidp.backlog import details
-from aidp.backlog.filing import Filed, open_duplicate
+from aidp.backlog.filing import Filed, open_duplicate, recent_duplicate
 from aidp.backlog.ids import resolve_all, resolve_id, short_ids
 from aidp.backlog.queue.claims import validate_actor
 from aidp.backlog.queue.folded import (
@@ -84,11 +84,13 @@ def file(
     unless_open: bool = False,
     body: str | None = None,
     task_type: str | None = None,
+    filed_since: int | None = None,
 ) -> Filed:
     """File a task that needs the state to be filed, in one locked read-modify-append:
     with `unless_open`, not when an open task already has the same description
     (same_text: that task is returned, nothing written, its body and type neither, so
-    two agents filing it at once file it once); with links, the task, its body and type
+    two agents filing it at once file it once), nor (with `filed_since`, µs) any task
+    filed since then; with links, the task, its body and type
     and its queue records in one write. Only the epic waits on the new task, so the one
     cycle it can close runs from one of its blockers to the epic: refused, nothing
     written. (A task that needs neither is one append, no read: tasks.add;
@@ -102,6 +104,8 @@ def file(
                         discovered_during=discovered_during)
         if unless_open:
             existing = open_duplicate(fold, task["description"])
+            if existing is None and filed_since is not None:
+                existing = recent_duplicate(fold, task["description"], filed_since)
             if existing is not None:
                 shown = short_ids(fold, [existing["id"]])[existing["id"]]
                 done[:] = [Filed(existing, False, shown)]
