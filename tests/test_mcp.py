@@ -125,11 +125,11 @@ def test_initialize_names_the_server_and_offers_tools(project: Path) -> None:
     assert c.close() == 0
 
 
-def test_tools_list_is_exactly_the_seven_tools_and_small(client: Client) -> None:
+def test_tools_list_is_exactly_the_eight_tools_and_small(client: Client) -> None:
     listed = client.request("tools/list")["result"]["tools"]
     assert [t["name"] for t in listed] == ["todo_write", "todo_read", "tasks_file",
-                                           "tasks_list", "tasks_ready", "tasks_claim",
-                                           "tasks_update"]
+                                           "tasks_show", "tasks_list", "tasks_ready",
+                                           "tasks_claim", "tasks_update"]
     for tool in listed:
         assert tool["inputSchema"]["type"] == "object"
         assert tool["description"]
@@ -277,6 +277,26 @@ def test_tasks_file_list_ready_claim_update(client: Client, project: Path) -> No
     assert nothing["isError"] is True and "Nothing ready" in text(nothing)
 
 
+def test_tasks_file_takes_a_body_and_tasks_show_returns_the_task_whole(
+        client: Client, project: Path, cli) -> None:
+    filed = data(client.call("tasks_file", {
+        "description": "Crash on an empty config", "type": "bug",
+        "body": "## Steps\n1. run it with HOME=\n\n## Done when\n- it says so"}))
+    assert (filed["task_type"], filed["body"]) == (
+        "bug", "## Steps\n1. run it with HOME=\n\n## Done when\n- it says so")
+    epic = cli("tasks", "add", "Config epic", "-q").out.strip()
+    assert cli("tasks", "edit", filed["id"], "--parent", epic).code == 0
+    assert cli("tasks", "note", filed["id"], "seen on macOS too").code == 0
+    shown = data(client.call("tasks_show", {"id": filed["id"][-8:][:4]}))
+    assert json.loads(cli("tasks", "show", filed["id"], "--json").out) == shown
+    assert (shown["parent"], shown["notes"][0]["text"], shown["body"]) == (
+        epic, "seen on macOS too", filed["body"])
+    assert data(client.call("tasks_show", {"id": epic}))["children"] == [filed["id"]]
+    done = data(client.call("tasks_update", {"id": filed["id"], "status": "done",
+                                             "reason": "Guarded the empty file"}))
+    assert done["close_reason"] == "Guarded the empty file"
+
+
 BAD_CALLS = [
     ("todo_write", {"items": [{"content": "x", "status": "done"}]},
      "Invalid argument 'items[0].status': \"done\" is not one of pending, in_progress, completed"),
@@ -295,6 +315,18 @@ BAD_CALLS = [
      "Invalid argument 'priority': \"urgent\" is not one of high, medium, low"),
     ("tasks_file", {"description": "x", "tags": ["two words"]},
      "Invalid argument 'tags[0]': "),
+    ("tasks_file", {"description": "x", "body": "a\x1b[2Jb"},
+     "Invalid argument 'body': it contains the control character U+001B"),
+    ("tasks_file", {"description": "x", "body": "x" * 65_537},
+     "Invalid argument 'body': 65537 characters; at most 65536 are accepted"),
+    ("tasks_file", {"description": "x", "body": "é" * 40_000},
+     "Invalid argument 'body': 80,000 bytes; at most 64 KiB"),
+    ("tasks_file", {"description": "x", "type": "story"},
+     "Invalid argument 'type': \"story\" is not one of task, bug, feature, chore, epic"),
+    ("tasks_show", {}, "Missing argument 'id'"),
+    ("tasks_show", {"id": "abcd"}, "Task not found: abcd"),
+    ("tasks_update", {"id": "abcd", "status": "in_progress", "reason": "x"},
+     "Invalid argument 'reason': it goes only with status done or abandoned"),
     ("tasks_list", {"status": "blocked"},
      "Invalid argument 'status': \"blocked\" is not one of pending, in_progress, done, "
      "abandoned, open, all"),

@@ -76,6 +76,7 @@ def test_a_todo_write_through_aidp_mcp_says_how_many_items_in_every_cli(
      "2c1c abandoned: Fixed upstream"),
     ("tasks_claim", {"id": "8cf0"}, "8cf0"),
     ("tasks_claim", {}, "the first ready task"),
+    ("tasks_show", {"id": "8cf0"}, "8cf0"),
     ("tasks_list", {"status": "done", "tag": "mcp", "limit": 5}, "status done, tag mcp, limit 5"),
     ("tasks_list", {}, ""),
     ("tasks_ready", {"limit": 3}, "limit 3"),

@@ -18,8 +18,8 @@ from aidp import todos
 from aidp.agent.agents.base import AGENT_COMMANDS
 from aidp.tasklist.log import TaskLog
 
-TOOLS = ["todo_write", "todo_read", "tasks_file", "tasks_list", "tasks_ready", "tasks_claim",
-         "tasks_update"]
+TOOLS = ["todo_write", "todo_read", "tasks_file", "tasks_show", "tasks_list", "tasks_ready",
+         "tasks_claim", "tasks_update"]
 
 # A stand-in for an agent CLI: records its argv, environment and stdin; with PLAN set,
 # it starts the MCP server it was given, as the real CLI would, and keeps its plan

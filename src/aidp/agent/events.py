@@ -140,6 +140,8 @@ def _summarize_aidp(tool: str, arguments: object) -> str:
         return one_line(f"{change}: {reason}" if reason else change)
     if tool == "tasks_claim":
         return one_line(args["id"]) if "id" in args else "the first ready task"
+    if tool == "tasks_show":
+        return one_line(args.get("id", ""))
     if tool == "todo_read":
         return ""
     asked = ("status", "tag", "limit") if tool == "tasks_list" else ("limit",)

@@ -62,8 +62,9 @@ def backlog_lines(tasks: Sequence[Record], now: int, *, limit: int = BACKLOG_LIM
 
 
 MCP_INSTRUCTIONS = """\
-You also have aidp's MCP tools (`todo_write`, `todo_read`, `tasks_file`, `tasks_ready`,
-`tasks_claim`, `tasks_update`, `tasks_list`) on this same TODO list and backlog. If you
+You also have aidp's MCP tools (`todo_write`, `todo_read`, `tasks_file`, `tasks_show`,
+`tasks_ready`, `tasks_claim`, `tasks_update`, `tasks_list`) on this same TODO list and
+backlog; `tasks_show` gives a task whole (its body, notes, links) before you work on it. If you
 have no TODO or plan tool of your own, keep your plan with `todo_write`: send the whole
 list each time, with each item's status (pending, in_progress, completed).
 """

@@ -7,9 +7,11 @@ case parses no command line and prints nothing; the surface parses, calls, rende
                   store on the first read only
     filing.py     file a task: the one way (links, or not again while an open task has
                   its text, as options)
-    changing.py   a move to another status (start, done, abandon, reopen), edit, note,
-                  block/unblock; each returns what it did with the short ids to show
-    shown.py      show a task with everything linked to it; tasks as shown now (the
+    changing.py   a move to another status (start, done, abandon, reopen), edit (its
+                  body and type too), note, block/unblock; each returns what it did
+                  with the short ids to show
+    shown.py      show a task with everything linked to it, its body, type and close
+                  reason (`show_task`: a detail panel's whole); tasks as shown now (the
                   join of a task and its queue keys is aidp.backlog.queue.shown)
     listing.py    list: the read plan for the shape the caller shows (streamed, the
                   store's bytes, or one query), and what that shape shows beside it

@@ -10,9 +10,8 @@ import tempfile
 from pathlib import Path
 
 from aidp.app.changing import Changed, edit_task
+from aidp.app.shown import show_task
 from aidp.backlog import draft
-from aidp.backlog import queue as core
-from aidp.backlog.ids import resolve_id, short_ids
 from aidp.cli.common import Env
 from aidp.core.errors import AidpError, ExitCode, InvalidInput
 from aidp.core.terminal import inert
@@ -42,11 +41,9 @@ def edit_in_editor(e: Env, ref: str) -> tuple[Changed | None, str]:
         raise InvalidInput("No editor to open: $VISUAL and $EDITOR are unset and there is "
                            "no terminal; pass the change as options (--body TEXT, "
                            "--body-file F, --description, --type, …)")
-    fold = e.read()
-    tid = resolve_id(fold, ref)
-    task = fold.tasks[tid]
-    held = core.extras(core.state(fold, about=tid, bodies=True), task)
-    short = short_ids(fold, [tid]).get(tid, tid)
+    detail = show_task(e.project, ref)  # the task as shown: its type and body too
+    task, held, tid = detail.task, detail.shown, detail.task["id"]
+    short = detail.short_ids.get(tid) or tid
     before = draft.values(task, held)
     fd, name = tempfile.mkstemp(prefix=f"aidp-task-{short}-", suffix=".md")
     path = Path(name)

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from aidp.app.project import Project, StoreReader
+from aidp.backlog.details import MAX_BODY, TYPES
 from aidp.core.errors import AidpError
 from aidp.core.model import MAX_DESCRIPTION, MAX_REASON, MAX_TAG, PRIORITIES, STATUSES
 from aidp.todos.items import MAX_ITEM_LENGTH, MAX_ITEMS  # the one bound on a plan
@@ -63,13 +64,22 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "tasks_file": (
         "File a task in the project's persistent backlog (work for later or for others). "
-        "A task with the same description that is still open is returned, not filed again.",
+        "A task with the same description that is still open is returned, not filed again. "
+        "body: what whoever picks it up needs (steps, acceptance criteria; Markdown).",
         {"type": "object", "properties": {
             "description": {"type": "string", "minLength": 1, "maxLength": MAX_DESCRIPTION},
             "priority": _PRIORITY,
             "tags": {"type": "array", "maxItems": MAX_TAGS,
                      "items": {"type": "string", "minLength": 1, "maxLength": MAX_TAG}},
+            "type": {"type": "string", "enum": list(TYPES)},
+            "body": {"type": "string", "maxLength": MAX_BODY},
          }, "required": ["description"], "additionalProperties": False},
+    ),
+    "tasks_show": (
+        "One backlog task whole: its body, notes, type, claim and links (what it waits "
+        "on, blocks, its epic and children). Read a task before you work on it.",
+        {"type": "object", "properties": {"id": _ID}, "required": ["id"],
+         "additionalProperties": False},
     ),
     "tasks_list": (
         f"Backlog tasks, newest first: open ones unless status says otherwise; at most "
@@ -91,7 +101,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
         {"type": "object", "properties": {"id": _ID}, "additionalProperties": False},
     ),
     "tasks_update": (
-        "Set a backlog task's status (done when finished; abandoned with a reason).",
+        "Set a backlog task's status (done when finished, with how as reason if you like; "
+        "abandoned with a reason).",
         {"type": "object", "properties": {
             "id": _ID,
             "status": {"type": "string", "enum": list(STATUSES)},
@@ -300,7 +311,8 @@ def _todo_read(place: Place, args: dict[str, Any]) -> list[str]:
 
 
 def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
-    from aidp.app.filing import file_task
+    from aidp.app.filing import file_task, filed_shown
+    from aidp.backlog.details import clean_body
     from aidp.core.model import validate_description, validate_tag
 
     try:
@@ -313,11 +325,19 @@ def _tasks_file(place: Place, args: dict[str, Any]) -> list[str]:
             tags.append(validate_tag(tag))
         except AidpError as exc:
             raise Refused(f"Invalid argument 'tags[{n}]': {_reason(exc)}") from None
+    body = args.get("body")
+    if body is not None:
+        try:
+            body = clean_body(body)
+        except AidpError as exc:
+            raise Refused(f"Invalid argument 'body': {_reason(exc)}") from None
     project, session = _project(place), place.session()
     filed = file_task(project, description, priority=args.get("priority", "medium"),
                       tags=list(dict.fromkeys(tags)), session=session,
-                      discovered_during=f"{session} (aidp mcp)", unless_open=True)
-    texts = [_json(filed.task)]
+                      discovered_during=f"{session} (aidp mcp)", unless_open=True,
+                      body=body, task_type=args.get("type"))
+    texts = [_json(filed_shown(project, filed, linked=False, body=body,
+                               task_type=args.get("type")) if filed.filed else filed.task)]
     if not filed.filed:
         texts.append(f"Not filed again: open task {filed.short_id} has the same description")
     return texts
@@ -363,8 +383,9 @@ def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
     from aidp.app.changing import transition
     from aidp.app.shown import shown_now
 
-    if "reason" in args and args["status"] != "abandoned":
-        raise Refused("Invalid argument 'reason': it goes only with status abandoned")
+    if "reason" in args and args["status"] not in ("done", "abandoned"):
+        raise Refused("Invalid argument 'reason': it goes only with status done or "
+                      "abandoned")
     project = _project(place)
     done = transition(project, [args["id"]], args["status"], reason=args.get("reason"))
     _told(place, done.lost)
@@ -375,10 +396,19 @@ def _tasks_update(place: Place, args: dict[str, Any]) -> list[str]:
     return texts
 
 
+def _tasks_show(place: Place, args: dict[str, Any]) -> list[str]:
+    from aidp.app.shown import show_task
+
+    detail = show_task(_project(place), args["id"])
+    _told(place, detail.lost)
+    return [_json(detail.shown), *detail.lost]
+
+
 _CALLS: dict[str, Callable[[Place, dict[str, Any]], list[str]]] = {
     "todo_write": _todo_write,
     "todo_read": _todo_read,
     "tasks_file": _tasks_file,
+    "tasks_show": _tasks_show,
     "tasks_list": _tasks_list,
     "tasks_ready": _tasks_ready,
     "tasks_claim": _tasks_claim,
