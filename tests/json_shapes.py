@@ -150,6 +150,16 @@ CHANGES = Obj({
     "removed": [Obj({"id": TASK_ID, "description": str})],
     "todo": [Obj({"session": str, "added": int, "completed": int, "changed": int,
                   "removed": int, "active": bool, "paused": bool})],
+    # the work queue's records and records of other kinds (issue 35: never nothing)
+    "notes": [Obj({"id": Either(TASK_ID, None), "description": Either(str, None),
+                   "text": str, "author": Either(str, None)})],
+    "links": [Obj({"id": Either(TASK_ID, None), "description": Either(str, None),
+                   "kind": Enum("blocked_by", "parent"), "other": Either(TASK_ID, None),
+                   "removed": bool})],
+    "claims": [Obj({"id": Either(TASK_ID, None), "description": Either(str, None),
+                    "assignee": str, "released": bool})],
+    "other": [Obj({"type": str, "record": str, "id": Either(str, None)})],
+    "lines": Obj({"added": int, "removed": int}),
     "summary": str,
     # what merges in the range replaced (docs/guide.md `aidp tasks changes`)
     "overwritten": [Obj({

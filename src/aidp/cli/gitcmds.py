@@ -69,7 +69,7 @@ def changes(
     ),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """What happened to tasks between two revisions: filed, status changes, edits.
+    """What happened to tasks between two revisions: filed, statuses, edits, notes, links.
 
     Examples:
     $ aidp tasks changes
@@ -84,7 +84,9 @@ def changes(
     else:  # named by their short ids in the file as it is now, like every other view
         from aidp.backlog import tasks
 
-        ids = [t["id"] for key in ("filed", "status", "edited", "removed") for t in result[key]]
+        ids = [t["id"] for key in ("filed", "status", "edited", "removed", "notes", "links",
+                                   "claims") for t in result[key] if isinstance(t["id"], str)]
+        ids += [link["other"] for link in result["links"] if link["other"]]
         render.write_text(git.render_changes(result, tasks.short_ids(e.read(), ids)))
 
 

@@ -30,6 +30,8 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
     cost of folding a long history. None otherwise."""
     if not after.startswith(before) or (before and not before.endswith(b"\n")):
         return None
+    import orjson
+
     from aidp.tasklist.log import parse_line
 
     tail = after[len(before):]
@@ -38,12 +40,12 @@ def _relevant_prefix(before: bytes, after: bytes) -> tuple[bytes, bytes] | None:
         record = parse_line(raw)
         if record is None:
             continue
-        # a task's record, or one of its body, type, close reason
-        tid = record.get("task") if record.get("type") in details.KINDS else record.get(
-            "id") if "type" not in record else None
-        if isinstance(tid, str):
-            touched.add(b'"' + tid.encode("utf-8", "surrogatepass") + b'"')
-    if len(touched) > 256:
+        # a task's record; a typed record by its id and the task it names (a note, a
+        # dependency, a claim, its body, type, close reason: kinds unknown here too)
+        for tid in (record.get("id"), record.get("task") if "type" in record else None):
+            if isinstance(tid, str):
+                touched.add(orjson.dumps(tid))
+    if len(touched) > 512:
         return None
     keep = [raw for raw in before.split(b"\n")
             if b'"type":"todo_' in raw or any(tid in raw for tid in touched)]
@@ -97,8 +99,66 @@ def compare(before_data: bytes, after_data: bytes) -> dict[str, Any]:
     ]
     result: dict[str, Any] = {"filed": filed, "status": status, "edited": edited,
                               "removed": removed, "todo": _todo_changes(before, after)}
+    result.update(_record_changes(before, after, {t["id"] for t in filed}))
+    result["lines"] = _lines_changed(before_data, after_data, quick)
     result["summary"] = summary(result)
     return result
+
+
+# The typed records that show as a change of their own (the others show through the
+# task they go with: its body, type and close reason as edits, its import record with
+# the task filed, TODO records as TODO changes, task_fields beside each task change).
+_TODO_KINDS = ("todo_list", "todo_head", "todo_item")
+_IMPORT = "import_source"
+
+
+def _record_changes(before: Fold, after: Fold, filed: set[str]) -> dict[str, Any]:
+    """The work queue's records new or changed between the two folds — notes,
+    dependencies, epic links, claims and releases — and typed records of any other
+    kind (one this version does not know, say), which are shown as such, never as
+    nothing."""
+    from aidp.backlog import queue
+
+    out: dict[str, list[dict[str, Any]]] = {"notes": [], "links": [], "claims": [],
+                                            "other": []}
+    for rid, record in after.typed.items():
+        if before.typed.get(rid) == record:
+            continue
+        kind, task = record.get("type"), record.get("task")
+        if kind in details.KINDS or kind in _TODO_KINDS or (
+                kind == _IMPORT and task in filed):
+            continue
+        head = {"id": task, "description": (after.tasks.get(task) or {}).get("description")
+                if isinstance(task, str) else None}
+        if kind == queue.NOTE and isinstance(record.get("text"), str):
+            out["notes"].append({**head, "text": record["text"],
+                                 "author": record.get("author")})
+        elif kind == queue.DEP and isinstance(record.get("blocked_by"), str):
+            out["links"].append({**head, "kind": "blocked_by", "other": record["blocked_by"],
+                                 "removed": record.get("removed") is True})
+        elif kind == queue.PARENT:
+            parent = record.get("parent")
+            out["links"].append({**head, "kind": "parent", "other": parent
+                                 if isinstance(parent, str) else None,
+                                 "removed": not isinstance(parent, str)})
+        elif kind == queue.CLAIM and isinstance(record.get("assignee"), str):
+            out["claims"].append({**head, "assignee": record["assignee"],
+                                  "released": bool(record.get("released_at"))})
+        else:
+            out["other"].append({"type": str(kind), "record": rid, "id": task
+                                 if isinstance(task, str) else None})
+    return out
+
+
+def _lines_changed(before: bytes, after: bytes, quick: tuple[bytes, bytes] | None
+                   ) -> dict[str, int]:
+    """How many lines the new version adds and drops, as sets of lines: what a change
+    that folds to nothing new (a compact, a repair, a repeated or damaged line) did."""
+    if quick is not None:
+        return {"added": sum(1 for raw in quick[1].split(b"\n") if raw.strip()),
+                "removed": 0}
+    old, new = set(before.split(b"\n")) - {b""}, set(after.split(b"\n")) - {b""}
+    return {"added": len(new - old), "removed": len(old - new)}
 
 
 def _status_change(tid: str, task: dict[str, Any], was: object) -> dict[str, Any]:
@@ -136,7 +196,8 @@ def _todo_changes(before: Fold, after: Fold) -> list[dict[str, Any]]:
 
 
 def summary(changes: dict[str, Any]) -> str:
-    """`2 filed, 1 done, 3 TODO changes`; empty when nothing changed."""
+    """`2 filed, 1 done, 1 note, 1 dependency, 3 TODO changes`; for a new version that
+    folds to nothing new, what it did to the lines; empty when nothing changed."""
     counts: dict[str, int] = {"filed": len(changes["filed"])}
     for change in changes["status"]:
         if change["from"] is None and change["to"] == "pending":
@@ -146,10 +207,32 @@ def summary(changes: dict[str, Any]) -> str:
     counts["edited"] = len(changes["edited"])
     counts["removed"] = len(changes["removed"])
     parts = [f"{n} {word}" for word, n in counts.items() if n]
+    claims = changes.get("claims", [])
+    for n, word in ((len(changes.get("notes", [])), ("note", "notes")),
+                    (sum(1 for link in changes.get("links", []) if link["kind"] == "blocked_by"),
+                     ("dependency", "dependencies")),
+                    (sum(1 for link in changes.get("links", []) if link["kind"] == "parent"),
+                     ("epic link", "epic links")),
+                    (sum(1 for c in claims if not c["released"]), ("claim", "claims")),
+                    (sum(1 for c in claims if c["released"]), ("release", "releases"))):
+        if n:
+            parts.append(f"{n} {word[n != 1]}")
+    kinds: dict[str, int] = {}
+    for record in changes.get("other", []):
+        kinds[record["type"]] = kinds.get(record["type"], 0) + 1
+    from aidp.core.terminal import inert  # a kind's name comes from the file
+
+    parts += [f"{n} '{inert(kind[:40])}' record{'s' if n != 1 else ''}"
+              for kind, n in sorted(kinds.items())]
     todo = sum(t["added"] + t["removed"] + t["completed"] + t["changed"] or 1
                for t in changes["todo"])
     if todo:
         parts.append(f"{todo} TODO change{'s' if todo != 1 else ''}")
+    lines = changes.get("lines") or {}
+    if not parts and (lines.get("added") or lines.get("removed")):
+        moved = [f"{lines[k]} line{'s' if lines[k] != 1 else ''} {k}"
+                 for k in ("added", "removed") if lines.get(k)]
+        parts.append(f"no change to any task or TODO list ({', '.join(moved)})")
     return ", ".join(parts)
 
 

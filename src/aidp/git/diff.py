@@ -262,6 +262,7 @@ def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) 
                      f"({fields})")
     for gone in result["removed"]:
         lines.append(f"- removed   {inert(_short(gone['id']))}  {inert(gone['description'])}")
+    lines += _record_lines(result, _short, inert)
     lines += overwritten_lines(result.get("overwritten", []), _short)
     for todo in result["todo"]:
         parts = [f"{todo[k]} {k}" for k in ("added", "completed", "changed", "removed")
@@ -272,6 +273,37 @@ def render_changes(result: dict[str, Any], names: dict[str, str] | None = None) 
         lines.append(f"TODO {inert(todo['session'])}: {', '.join(parts) or 'state changed'} "
                      f"({state})")
     return "\n".join(lines)
+
+
+def _record_lines(result: dict[str, Any], short: Callable[[str], str],
+                  inert: Callable[[object], str]) -> list[str]:
+    """`tasks changes`' lines for the work queue's records and records of other kinds."""
+    def task(entry: dict[str, Any]) -> str:
+        tid = entry.get("id")
+        named = inert(short(tid)) if isinstance(tid, str) else "(no task)"
+        return f"{named}  {inert(entry.get('description'))}"
+
+    out = []
+    for note in result.get("notes", []):
+        text = note["text"] if len(note["text"]) <= 60 else note["text"][:59] + "…"
+        who = f" (by {inert(note['author'])})" if note.get("author") else ""
+        out.append(f"+ note      {task(note)}: {inert(text)!s}{who}")
+    for link in result.get("links", []):
+        other = inert(short(link["other"])) if link["other"] else ""
+        if link["kind"] == "blocked_by":
+            out.append(f"- unblocked {task(link)} (no longer waits on {other})" if link["removed"]
+                       else f"+ blocked   {task(link)} (waits on {other})")
+        else:
+            out.append(f"~ epic      {task(link)} "
+                       f"({'no epic' if link['removed'] else 'in epic ' + other})")
+    for claim in result.get("claims", []):
+        verb, how = ("released", "was") if claim["released"] else ("claimed", "by")
+        out.append(f"~ {verb:<9} {task(claim)} ({how} {inert(claim['assignee'])})")
+    for record in result.get("other", []):
+        of = f" (task {inert(short(record['id']))})" if record.get("id") else ""
+        out.append(f"? record    {inert(record['record'])}: a '{inert(record['type'])}' "
+                   f"record this version does not show{of}")
+    return out
 
 
 def overwritten_lines(entries: list[dict[str, Any]], short: Callable[[str], str], *,
