@@ -6,7 +6,7 @@ person typed, as `tasks list` showed them)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aidp.app.project import Project
 from aidp.backlog import queue, tasks
@@ -42,13 +42,15 @@ def lost_claims(project: Project, fold: Fold, ids: Sequence[str]) -> list[str]:
 
 
 def transition(project: Project, refs: Sequence[str], status: str, *,
-               reason: str | None = None) -> Changed:
+               reason: str | None = None,
+               expect: Mapping[str, str | None] | None = None) -> Changed:
     """Move the tasks `refs` names to `status` (a reason for abandoned); every id is
     checked before anything is written. A task back to pending is released from its
     claims. The fold read first is the one the change reuses (the file is unchanged
-    until it writes)."""
+    until it writes). `expect`: what a view showed of the tasks' fields, checked under
+    the lock (aidp.backlog.queue.seen: a field changed since refuses it all)."""
     before = project.read()
-    changes = tasks.set_status(project.log, refs, status, reason=reason)
+    changes = tasks.set_status(project.log, refs, status, reason=reason, expect=expect)
     named = [c.task["id"] for c in changes]
     return Changed(changes, short_ids(before, named), lost_claims(project, before, named))
 
@@ -88,14 +90,15 @@ def edit_task(project: Project, ref: str, *, description: str | None = None,
               priority: str | None = None, add_tags: Sequence[str] = (),
               remove_tags: Sequence[str] = (), parent: str | None = None,
               detach: bool = False, body: str | None = None,
-              task_type: str | None = None) -> Changed:
+              task_type: str | None = None,
+              expect: Mapping[str, str | None] | None = None) -> Changed:
     """Change a task's description, priority, tags, epic (`parent`; `detach`: out of
     its epic), body ("" removes it) or type in one write; anything refused writes
-    nothing."""
+    nothing (`expect`: as transition's)."""
     before = project.read()
     change = queue.edit(project.log, ref, description=description, priority=priority,
                         add_tags=add_tags, remove_tags=remove_tags, parent=parent,
-                        detach=detach, body=body, task_type=task_type)
+                        detach=detach, body=body, task_type=task_type, expect=expect)
     named = [change.task["id"]]
     return Changed([change], short_ids(before, named), lost_claims(project, before, named))
 

@@ -4,7 +4,7 @@ else git user.email, else the login name (aidp.backlog.queue.claims)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from aidp.app.changing import Changed, lost_claims
 from aidp.app.project import Project
@@ -64,11 +64,14 @@ def claim_task(project: Project, ref: str | None, *, actor: str | None = None,
 
 
 def release_tasks(project: Project, refs: Sequence[str], *,
-                  claimed_before: int | None = None) -> Changed:
+                  claimed_before: int | None = None,
+                  expect: Mapping[str, str | None] | None = None) -> Changed:
     """Put the tasks `refs` names back (pending, no assignee) and, with `claimed_before`
-    (µs), every task in progress held by an older claim."""
+    (µs), every task in progress held by an older claim (`expect`: what a view showed
+    of `refs`' fields, aidp.backlog.queue.seen)."""
     before = project.read()
-    changes = queue.release(project.log, list(refs), claimed_before=claimed_before)
+    changes = queue.release(project.log, list(refs), claimed_before=claimed_before,
+                            expect=expect)
     named = [c.task["id"] for c in changes]
     return Changed(changes, short_ids(before, named), lost_claims(project, before, named))
 

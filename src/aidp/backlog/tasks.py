@@ -4,7 +4,7 @@ aidp.backlog.history; ids: aidp.backlog.ids, whose names are kept here for calle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aidp.backlog import details
@@ -75,12 +75,14 @@ def add(
 
 
 def set_status(
-    log: TaskLog, refs: Iterable[str], status: str, *, reason: str | None = None
+    log: TaskLog, refs: Iterable[str], status: str, *, reason: str | None = None,
+    expect: Mapping[str, str | None] | None = None,
 ) -> list[Change]:
     """Move tasks to `status` in one locked read-modify-append. Every id is resolved
     before anything is written, so one bad id leaves the file as it was. `reason`: why
     (abandoned: the task's `abandoned_reason`; done: its close reason, a record of its
-    own, aidp.backlog.details)."""
+    own, aidp.backlog.details). `expect`: what a view showed of each task's fields,
+    checked under the lock (aidp.backlog.queue.seen)."""
     status = validate_status(status)
     if reason is not None:
         if status not in ("done", "abandoned"):
@@ -95,6 +97,11 @@ def set_status(
     def change(fold: Fold) -> list[Record]:
         results.clear()  # log.update may call this twice
         ids = [resolve_id(fold, ref) for ref in wanted]
+        if expect:
+            from aidp.backlog.queue.seen import check
+
+            for tid in ids:
+                check(fold, tid, expect)
         written: list[Record] = []
         latest: dict[str, Record] = {}
         for tid in ids:

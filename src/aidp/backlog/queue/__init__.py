@@ -33,6 +33,7 @@ of them is open, and a dependency that would make a child wait on its epic is a 
     leases.py   a claim's lease: its length parsed, judged live or stale (pure)
     renewal.py  stale claims found, a lost claim told, leases renewed for a holder
     claims.py   claim (renewal, takeover), release, what is ready, the actor's name
+    seen.py     what a view showed of a task's fields, checked under a writer's lock
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ taken over once that ran out, released when done; what `ready` offers; the actor
 
 
 import os
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from aidp.backlog.ids import resolve_all, resolve_id
@@ -344,15 +344,22 @@ def stale(fold: Fold, qs: QueueState, claimed_before: int) -> list[str]:
 
 
 def release(log: TaskLog, refs: Sequence[str], *,
-            claimed_before: int | None = None) -> list[Change]:
+            claimed_before: int | None = None,
+            expect: Mapping[str, str | None] | None = None) -> list[Change]:
     """Back to pending, no assignee: the tasks `refs` names and, with `claimed_before`
     (µs), every task in progress held by an older claim. Every id is checked before
-    anything is written."""
+    anything is written; with `expect`, that each of `refs` still shows what a view
+    showed (aidp.backlog.queue.seen)."""
     results: list[Change] = []
 
     def change(fold: Fold) -> list[Record]:
         results.clear()
         ids = resolve_all(fold, refs)
+        if expect:
+            from aidp.backlog.queue.seen import check
+
+            for tid in ids:
+                check(fold, tid, expect)
         qs = state(fold, about=ids[0]) if claimed_before is None and len(ids) == 1 \
             else state(fold)
         if claimed_before is not None:

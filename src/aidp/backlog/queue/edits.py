@@ -4,7 +4,7 @@ read-modify-append."""
 
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aidp.backlog import details
 from aidp.backlog.filing import Filed, open_duplicate, recent_duplicate
@@ -214,12 +214,14 @@ def edit(
     detach: bool = False,
     body: str | None = None,
     task_type: str | None = None,
+    expect: Mapping[str, str | None] | None = None,
 ) -> Change:
     """Change a task's description, priority, tags, epic, body or type in one locked
     write: a new snapshot of the task (so `history` keeps the old values) and/or a
     parent record, a body record, a type record (aidp.backlog.details: each only when
     its value changes; `body` "" removes the body). Anything refused (a bad value, a
-    cycle) writes nothing at all."""
+    cycle, a field changed since the view of `expect` showed it: aidp.backlog.queue.seen)
+    writes nothing at all."""
     if parent is not None and detach:
         raise InvalidInput("Conflicting --parent and --no-parent: give one of them")
     if (description is None and priority is None and not add_tags and not remove_tags
@@ -235,6 +237,10 @@ def edit(
 
     def change(fold: Fold) -> list[Record]:
         tid = resolve_id(fold, ref)
+        if expect:
+            from aidp.backlog.queue.seen import check
+
+            check(fold, tid, expect)
         task = fold.tasks[tid]
         records: list[Record] = []
         if parent is not None or detach:
