@@ -44,7 +44,7 @@ MAX_LINES = 450
 # own layer and the ones below, never one above. docs/architecture.md draws the same.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("entry", ("__main__", "cli")),
-    ("surfaces", ("agent", "toolserver")),
+    ("surfaces", ("agent", "toolserver", "board")),
     ("use cases", ("app",)),
     ("views", ("views",)),
     ("domain", ("backlog", "todos", "interchange", "git", "trust")),

@@ -31,7 +31,7 @@ def leaf_commands() -> list[tuple[str, object]]:
 def test_every_group_is_listed() -> None:
     paths = {path.split()[1] for path, _ in leaf_commands()}
     assert paths == {"tasks", "todo", "init", "sync", "run", "trust", "prime", "setup", "hook",
-                     "report", "agents", "mcp"}
+                     "report", "agents", "mcp", "board"}
 
 
 def test_every_command_has_help_text() -> None:
@@ -115,6 +115,7 @@ NOT_RUN = {
     "aidp sync": "pushes to a git remote",
     "aidp hook": "reads an agent's event from stdin",
     "aidp mcp": "serves an agent on stdin until it closes (tests/test_mcp.py runs it)",
+    "aidp board": "serves until Ctrl-C (tests/test_board.py runs it)",
     "aidp tasks changes": "needs a git history",
     "aidp tasks import": "needs another tool's export file",
 }

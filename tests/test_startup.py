@@ -17,7 +17,7 @@ import pytest
 # errors), pydantic (typer ≥0.29), dateutil (only --since), the agent loop, and the
 # groups the command line did not name, shell completion (only when the shell asks).
 FORBIDDEN = ("rich", "pydantic", "dateutil", "aidp.agent", "aidp.agent.signals", "aidp.cli.completion",
-             "mcp", "mcp_types", "aidp.toolserver.serve")
+             "mcp", "mcp_types", "aidp.toolserver.serve", "starlette", "uvicorn", "aidp.board")
 OTHER_GROUPS = {"tasks": "aidp.cli.tasks", "todo": "aidp.cli.todo", "run": "aidp.cli.runner",
                 "init": "aidp.cli.init", "mcp": "aidp.cli.mcp"}
 
@@ -217,3 +217,32 @@ def test_aidp_mcp_does_load_it() -> None:
     names = {line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
              if line.startswith("import time:") and "|" in line}
     assert {"mcp.server.stdio", "aidp.toolserver.serve"} <= names
+
+
+SERVER_STACK = ("starlette", "uvicorn", "h11", "aidp.board.server", "aidp.board.serve")
+
+
+@pytest.mark.parametrize("args", [("tasks", "list", "--json"), ("prime",), ("run", "--help"),
+                                  ("board", "--help"), ("agents", "--json"),
+                                  ("report", "--html", "r.html")])
+def test_only_aidp_board_loads_the_web_server(args: tuple[str, ...]) -> None:
+    names = imported(*args)
+    assert not [n for n in names if n.split(".")[0] in SERVER_STACK
+                or n.startswith(SERVER_STACK)], args
+
+
+def test_aidp_board_does_load_it(project) -> None:
+    # The check above can fail: `aidp board` (stopped by SIGTERM once it listens) imports it.
+    import signal
+
+    (project / ".aidp").mkdir()
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", "-m", "aidp", "board",
+                             "--no-open", "--port", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().startswith("http://127.0.0.1:")
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err[-2000:]
+    names = {line.rsplit("|", 1)[1].strip() for line in err.splitlines()
+             if line.startswith("import time:") and "|" in line}
+    assert {"starlette.applications", "uvicorn", "aidp.board.server"} <= names

@@ -129,10 +129,11 @@ COMMANDS = (
     Command(None, "hook", "hook", "hook"),
     Command(None, "mcp", "mcp", "mcp"),
     Command(None, "report", "report", "report"),
+    Command(None, "board", "board", "board"),
 )
 
 # Commands that read many times in one process: what their folds make is not frozen.
-LONG_RUNNING = ("mcp", "run")
+LONG_RUNNING = ("mcp", "run", "board")
 
 _VALUED_GLOBALS = ("--dir", "--session", "--lock-timeout")
 
