@@ -44,7 +44,7 @@ def _states(log: TaskLog, tid: str) -> list[HistoryEntry]:
     states: list[tuple[tuple[int, int], Record, Record | None, tuple[Path | None, int]]] = []
     seen: set[bytes] = set()
     waiting: dict[object, Record] = {}  # the task's task_fields records by updated_at
-    for order, source, number, record in worktrees.records(log.shared(), log.read_bytes()):
+    for order, source, number, record in worktrees.records(log.shared(), log.read_lines()):
         if record is None:
             continue
         if record.get("type") == FIELDS and record.get("task") == tid:

@@ -145,7 +145,7 @@ def _past(e: Env, fold: Any) -> list[core.TodoList]:
     from aidp import todos as core
     from aidp.tasklist import worktrees
 
-    data = [e.log.read_bytes()]
+    data = [e.log.read_lines()]
     repo = e.log.shared()
     if repo is not None:
         data += [worktrees.read_tasklist(path) or b"" for path, own in repo.tasklists()

@@ -397,7 +397,7 @@ def events(log: TaskLog, tid: str, fold: Fold | None = None
     from aidp.tasklist import worktrees
     from aidp.tasklist.log import dumps
 
-    for order, source, number, record in worktrees.records(log.shared(), log.read_bytes()):
+    for order, source, number, record in worktrees.records(log.shared(), log.read_lines()):
         if record is None or record.get("task") != tid:
             continue
         kind = record.get("type")
