@@ -10,12 +10,16 @@ import errno
 import os
 from array import array
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from aidp.core.errors import StorageError
 from aidp.core.model import CONTROL_RE, TASK_KEY_ORDER, Record, stamp_out_of_reach, task_tags
+from aidp.tasklist.files import storage_error
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BOM = b"\xef\xbb\xbf"  # an editor's UTF-8 byte order mark, ahead of a line
 
@@ -274,6 +278,22 @@ def _data_end_before(stretches: list[tuple[int, int]], at: int) -> int:
     if index and stretches[index - 1][1] >= at:
         return at  # inside (or at the end of) a stretch of data: read on
     return stretches[index - 1][1] if index else 0
+
+
+def folded_bytes(path: Path) -> bytes:
+    """The file's bytes as a fold reads them (blocks, then torn_tail): a line with a
+    NUL longer than a chunk as STAND_IN (docs/file-format.md, "Damage"), so a reader
+    of the lines pays for a gigabyte of NULs no more than a list does; b"": no file."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            fd, size = handle.fileno(), os.fstat(handle.fileno()).st_size
+            end = last_line_end(fd, size)
+            return b"".join([*(data for _at, data in blocks(fd, 0, end)),
+                             torn_tail(fd, end, size)])
+    except FileNotFoundError:
+        return b""
+    except OSError as exc:
+        raise storage_error("read", path, exc) from exc
 
 
 def torn_tail(fd: int, end: int, size: int) -> bytes:

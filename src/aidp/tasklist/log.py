@@ -26,7 +26,7 @@ from aidp.core.model import Record
 from aidp.tasklist import attributes, files, lock, worktrees
 from aidp.tasklist.files import storage_error
 from aidp.tasklist.fold import Fold, FoldKey
-from aidp.tasklist.line import blocks, last_line_end, parse_line, torn_tail, well_typed_task
+from aidp.tasklist.line import folded_bytes, last_line_end, parse_line, torn_tail, well_typed_task
 from aidp.tasklist.lock import (
     DEFAULT_LOCK_TIMEOUT,
     LOCK_NOTICE_SECONDS,
@@ -195,22 +195,11 @@ class TaskLog:
             raise storage_error("read", self.path, exc) from exc
 
     def read_lines(self) -> bytes:
-        """The bytes as a fold reads them, for readers of the lines (history, `todo
-        list --all`): a NUL line over a chunk is line.STAND_IN (docs/file-format.md,
-        "Damage"); a file in a foreign encoding comes as it is."""
-        if self.foreign_encoding() is not None:
-            return self.read_bytes()
+        """The bytes as a fold reads them, for readers of the lines (history, `todo list
+        --all`): line.folded_bytes; in a foreign encoding, as they are."""
         self.require_regular()
-        try:
-            with open(self.path, "rb", buffering=0) as handle:
-                fd, size = handle.fileno(), os.fstat(handle.fileno()).st_size
-                end = last_line_end(fd, size)
-                return b"".join([*(data for _at, data in blocks(fd, 0, end)),
-                                 torn_tail(fd, end, size)])
-        except FileNotFoundError:
-            return b""
-        except OSError as exc:
-            raise storage_error("read", self.path, exc) from exc
+        return self.read_bytes() if self.foreign_encoding() is not None \
+            else folded_bytes(self.path)
 
     def read(self) -> Fold:
         """The folded state. Never creates anything, and never waits: the file is only
