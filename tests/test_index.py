@@ -70,9 +70,17 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
     assert len(got.tasks) == len(full.tasks)
     assert {k: got.tasks[k] for k in got.tasks} == full.tasks
     assert got.tasks == full.tasks
-    assert dict(got.task_keys.items()) == full.task_keys
-    assert got.typed == full.typed and list(got.typed) == list(full.typed)
-    assert got.typed_keys == full.typed_keys
+    assert got.task_keys_now() == full.task_keys_now() == full.task_keys
+    assert list(got.task_keys_now()) == list(full.task_keys)
+    # every typed record and its key, in the fold's order; one of them by id; a kind
+    assert list(got.typed_records()) == list(full.typed_records()) == [
+        (rid, full.typed_keys[rid], record) for rid, record in full.typed.items()]
+    for rid in [*list(full.typed)[:3], "no such record"]:
+        assert got.typed_record(rid) == full.typed_record(rid) == full.typed.get(rid)
+    for kinds in (("dep",), ("todo_head", "todo_item"), ()):
+        assert list(got.typed_records(kinds=kinds)) == list(full.typed_records(kinds=kinds))
+    if isinstance(got, store.StoreFold):  # no table rebuilt on an attribute: asked
+        assert not hasattr(got, "typed") and not hasattr(got, "task_keys")
     assert (got.damaged, got.lines, got.ends_with_newline) == (
         full.damaged, full.lines, full.ends_with_newline)
     for statuses in (("pending",), OPEN_STATUSES, STATUSES, ("odd",)):

@@ -40,7 +40,7 @@ def take(log: TaskLog, session: str, root: Path, *, ignore: tuple[str, ...] = ()
     fold = log.read()
     # The winning record's (updated_at, line) per id changes with every task write, and
     # reading it decodes no task (the index keeps it as a column).
-    tasks: dict[str, object] = dict(fold.task_keys)
+    tasks: dict[str, object] = dict(fold.task_keys_now())
     return Snapshot(todos.current(fold, session), tasks, tree_state(root, ignore=ignore))
 
 

@@ -278,7 +278,7 @@ def settle(fold: Fold, planned: Sequence[_Planned], source: str, *,
             if item.same_as is not None and item.same_as in fold.tasks:
                 skipped += 1  # exported from this backlog: the task is here already
                 continue
-            if sid in fold.typed or sid in seen_sources:
+            if sid in seen_sources or fold.typed_record(sid) is not None:
                 skipped += 1
                 continue
             seen_sources.add(sid)

@@ -40,7 +40,9 @@ def links(fold: Fold, prefix: str, new_items: Sequence[tuple[Item, str]],
         return []
     from aidp.backlog import queue
 
-    task_of = {rid[len(prefix):]: record.get("task") for rid, record in fold.typed.items()
+    kind = prefix.partition(":")[0]  # a source record's id starts with its type
+    task_of = {rid[len(prefix):]: record.get("task")
+               for rid, _key, record in fold.typed_records(kinds=(kind,))
                if rid.startswith(prefix) and isinstance(record.get("task"), str)}
     task_of.update((item.key, tid) for item, tid in new_items)
     # aidp's own formats (markdown) name tasks by id: one already here counts too

@@ -20,7 +20,7 @@ import orjson
 from aidp.core.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
 from aidp.tasklist.fold import Fold, FoldKey
 from aidp.tasklist.line import LogFile, changed
-from aidp.tasklist.questions import KINDS, Query
+from aidp.tasklist.questions import KINDS, Query, about_only
 
 
 class Handle:
@@ -209,30 +209,23 @@ _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT valu
 
 
 class StoreFold(Fold):
-    """A fold answered by the store: each of the questions (aidp.tasklist.questions) is a query.
-    Its typed records (work queue, TODO lists) and fold keys are read from it on first
-    use: commands that never look at them do not."""
+    """A fold answered by the store: each of the questions (aidp.tasklist.questions) is a
+    query. It has no `typed`, `typed_keys` or `task_keys` mappings: its typed records
+    and fold keys are asked for through the questions (`typed_records`, `typed_record`,
+    `task_keys_now`), and read only when asked."""
+
+    _fields: tuple[str, ...] = ("tasks", "damaged", "lines", "ends_with_newline")  # (repr, ==)
 
     def __init__(self, conn: sqlite3.Connection, log: LogFile,
                  release: Callable[[], None] | None = None, **fields: Any) -> None:
         handle = Handle(conn, release)
         self.rows = StoreTasks(handle, log)  # fold.tasks, typed as what it is
         super().__init__(tasks=self.rows, **fields)  # type: ignore[arg-type]
-        del self.typed, self.typed_keys, self.task_keys  # see __getattr__
+        del self.typed, self.typed_keys, self.task_keys  # asked through the questions
         self._handle, self.db, self._log = handle, conn, log
-
-    def __getattr__(self, name: str) -> Any:
-        # Called only while these are not set yet.
-        if name == "task_keys":
-            self.task_keys = {rid: (ts, line) for rid, ts, line in self.db.execute(
-                "SELECT id, ts, line FROM task ORDER BY seq")}
-        elif name in ("typed", "typed_keys"):
-            found = self._typed()
-            self.typed = {rid: record for rid, _key, record in found}
-            self.typed_keys = {rid: key for rid, key, _record in found}
-        else:
-            raise AttributeError(name)
-        return self.__dict__[name]
+        # Every typed record, once read whole (the queue's state of every task, a TODO
+        # list: read again within one command, never after the fold is dropped).
+        self._everything: list[tuple[str, FoldKey, Record]] | None = None
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self.db.execute(sql, params).fetchall()
@@ -326,20 +319,35 @@ class StoreFold(Fold):
         return self.rows.batches("", order=_ORDER["created"], size=batch)  # none kept
 
     def typed_records(self, about: str | Collection[str] | None = None, *,
-                      own: bool = False, skip: Collection[str] = ()
+                      own: bool = False, skip: Collection[str] = (),
+                      kinds: Collection[str] | None = None
                       ) -> Iterable[tuple[str, FoldKey, Record]]:
         wanted = [about] if isinstance(about, str) else None if about is None else list(about)
         many = wanted is not None and len(wanted) > 64 and len(wanted) > self._rows(
             "SELECT count(*) FROM typed")[0][0]  # more ids than records: read them all
-        kinds = orjson.dumps(sorted(skip)).decode()  # ?2: the kinds left unread
-        if "typed" not in self.__dict__ and ((many and own) or (wanted is None and skip)):
-            # (list --json's links; every task's links but their bodies)
-            return self._typed(f"WHERE {_KEPT}{' AND task IS NOT NULL' if many else ''}",
-                               (None, kinds), tasks=set(wanted or ()) if many else None)
-        if wanted is None or many or "typed" in self.__dict__:
-            return super().typed_records(about, own=own, skip=skip)
-        return self._typed(f"WHERE ({_ABOUT}{'' if own else _LINKED}) AND {_KEPT}",
-                           (orjson.dumps(wanted).decode(), kinds))
+        params = [orjson.dumps(sorted(skip)).decode()]  # ?2: the kinds left unread
+        only = ""
+        if kinds is not None:  # ?3: the kinds read
+            only = " AND coalesce(kind, '') IN (SELECT value FROM json_each(?3))"
+            params.append(orjson.dumps(sorted(kinds)).decode())
+        if wanted is not None and not many:
+            return self._typed(f"WHERE ({_ABOUT}{'' if own else _LINKED}) AND {_KEPT}{only}",
+                               (orjson.dumps(wanted).decode(), *params))
+        if skip or kinds is not None:  # (every task's links but their bodies, a TODO list)
+            found = self._typed(f"WHERE {_KEPT}{only}", (None, *params))
+        else:
+            if self._everything is None:
+                self._everything = self._typed()
+            found = self._everything
+        return about_only(found, about, own=own)
+
+    def typed_record(self, rid: str) -> Record | None:
+        found = self._typed("WHERE id = ?", (rid,)) if type(rid) is str else []
+        return found[0][2] if found else None
+
+    def task_keys_now(self) -> dict[str, FoldKey]:
+        return {rid: (ts, line) for rid, ts, line in self.db.execute(
+            "SELECT id, ts, line FROM task ORDER BY seq")}
 
     def claims(self, statuses: Collection[str]) -> list[tuple[str, str | None, int,
                                                              list[Record]]]:

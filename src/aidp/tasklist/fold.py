@@ -149,11 +149,12 @@ class Fold(Plain, Questions):
     """The folded state of a log, plus what it takes to extend it with later lines. The
     questions asked of it (`aidp.tasklist.questions.Questions`) are answered by loops over it."""
 
-    _fields = ("tasks", "typed", "task_keys", "typed_keys", "damaged", "lines",
-               "ends_with_newline")
+    _fields: tuple[str, ...] = ("tasks", "typed", "task_keys", "typed_keys", "damaged",
+                                "lines", "ends_with_newline")
     tasks: dict[str, Record]
     typed: dict[str, Record]
     typed_keys: dict[str, FoldKey]
+    task_keys: dict[str, FoldKey]
 
     def __init__(
         self,

@@ -72,12 +72,34 @@ def _count(keys: Iterable[Any]) -> dict[Any, int]:
     return counts
 
 
+def about_only(records: Iterable[tuple[str, FoldKey, Record]],
+               about: str | Collection[str] | None, *, own: bool = False,
+               skip: Collection[str] = (), kinds: Collection[str] | None = None
+               ) -> list[tuple[str, FoldKey, Record]]:
+    """`records` (id, fold key, record) as `Questions.typed_records` keeps them for
+    `about`, `own`, `skip` and `kinds`."""
+    kept = [(rid, key, record) for rid, key, record in records
+            if (not skip or record.get("type") not in skip)
+            and (kinds is None or record.get("type") in kinds)]
+    if about is None:
+        return kept
+    wanted = {about} if isinstance(about, str) else set(about)
+    linked = set() if own else {
+        task for _rid, _key, record in kept
+        if (_text(record.get("blocked_by")) in wanted or _text(record.get("parent")) in wanted)
+        and isinstance(task := record.get("task"), str)}
+    linked |= wanted
+    return [(rid, key, record) for rid, key, record in kept
+            if isinstance(task := record.get("task"), str) and task in linked]
+
+
 class Questions:
     """The questions, answered by a loop over `tasks` (see the module's docstring)."""
 
     tasks: Mapping[str, Record]
     typed: Mapping[str, Record]
     typed_keys: Mapping[str, FoldKey]
+    task_keys: Mapping[str, FoldKey]
 
     def _of(self, statuses: Collection[str] | None) -> Iterator[Record]:
         wanted = None if statuses is None else set(statuses)
@@ -170,7 +192,8 @@ class Questions:
             yield ordered[at:at + batch]
 
     def typed_records(self, about: str | Collection[str] | None = None, *,
-                      own: bool = False, skip: Collection[str] = ()
+                      own: bool = False, skip: Collection[str] = (),
+                      kinds: Collection[str] | None = None
                       ) -> Iterable[tuple[str, FoldKey, Record]]:
         """(id, fold key, record) of the typed records, in the fold's order; with
         `about` (a task id, or several), only those whose task is one of them or a task
@@ -179,21 +202,20 @@ class Questions:
         whether it is a child). What the work queue's state of some tasks reads
         (`tasks show`, `claim`). With `own`, only those whose task is one of them (what
         the links `list --json` adds to the tasks it found read). Records whose `type`
-        is one of `skip` are left out (a listing reads no task's body)."""
+        is one of `skip` are left out (a listing reads no task's body); with `kinds`,
+        only records of those types (a TODO list's)."""
         keys = self.typed_keys
-        records = [(rid, record) for rid, record in self.typed.items()
-                   if not skip or record.get("type") not in skip]
-        if about is not None:
-            wanted = {about} if isinstance(about, str) else set(about)
-            linked = set() if own else {
-                task for _rid, record in records
-                if (_text(record.get("blocked_by")) in wanted
-                    or _text(record.get("parent")) in wanted)
-                and isinstance(task := record.get("task"), str)}
-            linked |= wanted
-            records = [(rid, record) for rid, record in records
-                       if isinstance(task := record.get("task"), str) and task in linked]
-        return [(rid, keys[rid], record) for rid, record in records]
+        return about_only([(rid, keys[rid], record) for rid, record in self.typed.items()],
+                          about, own=own, skip=skip, kinds=kinds)
+
+    def typed_record(self, rid: str) -> Record | None:
+        """The typed record `rid` (its winner), None when there is none."""
+        return self.typed.get(rid)
+
+    def task_keys_now(self) -> dict[str, FoldKey]:
+        """Each task's winning fold key (updated_at µs, line), in the fold's order: what
+        changes with every task write, read without decoding a task."""
+        return dict(self.task_keys)
 
     def claims(self, statuses: Collection[str]) -> list[tuple[str, str | None, int,
                                                              list[Record]]]:

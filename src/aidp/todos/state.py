@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from aidp.core.errors import InvalidInput
 from aidp.core.model import UNKNOWN_TS, Record, ts_of
-from aidp.tasklist.log import Fold, parse_line
+from aidp.tasklist.log import Fold, FoldKey, parse_line
 from aidp.todos.items import (
     OWN_STATUS,
     TodoItem,
@@ -37,8 +37,9 @@ class _Index:
     def __init__(self, fold: Fold) -> None:
         self.heads: dict[str, list[Record]] = {}
         self.nodes: dict[str, dict[str, list[Record]]] = {}
-        self.keys = fold.typed_keys  # (stamp, line) per id: ties at the last stamp
-        for record in fold.typed.values():
+        self.keys: dict[str, FoldKey] = {}  # (stamp, line) per id: ties at the last stamp
+        for rid, key, record in fold.typed_records(kinds=(ITEM_TYPE, HEAD_TYPE, RECORD_TYPE)):
+            self.keys[rid] = key
             kind = record.get("type")
             if kind == ITEM_TYPE:
                 gen, node = record.get("list"), record.get("item")
@@ -75,7 +76,7 @@ class _Index:
 def _index(fold: Fold) -> _Index:
     """The fold's TODO-list index, kept with the fold while its typed records are the
     same (a write appends to the fold: the lines move on and the index is built again)."""
-    key = (fold.lines, len(fold.typed), id(fold.typed))
+    key = fold.lines
     cached = fold.derived.get("todos.state")
     if cached is not None and cached[0] == key:
         return cast("_Index", cached[1])

@@ -45,7 +45,7 @@ def _dep_record(fold: Fold, task: str, blocker: str, *, removed: bool = False) -
     record: Record = {"type": DEP, "id": rid, "task": task, "blocked_by": blocker}
     if removed:
         record["removed"] = True
-    record["updated_at"] = next_stamp(fold.typed.get(rid))
+    record["updated_at"] = next_stamp(fold.typed_record(rid))
     return record
 
 
@@ -54,7 +54,7 @@ def _parent_record(fold: Fold, task: str, parent: str | None) -> Record:
     record: Record = {"type": PARENT, "id": rid, "task": task}
     if parent is not None:
         record["parent"] = parent
-    record["updated_at"] = next_stamp(fold.typed.get(rid))
+    record["updated_at"] = next_stamp(fold.typed_record(rid))
     return record
 
 
