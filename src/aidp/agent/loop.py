@@ -31,6 +31,7 @@ from aidp.agent.presets import AgentError, AgentSpec, check_startable, child_env
 from aidp.agent.transcript import Transcript
 from aidp.app.changing import transition
 from aidp.app.filing import file_task
+from aidp.app.plans import update_plan
 from aidp.app.project import Project
 from aidp.backlog import tasks as backlog
 from aidp.backlog.filing import same_text
@@ -130,7 +131,7 @@ class Loop:
 
     def user_turn(self, user_prompt: str) -> TurnResult:
         """A user prompt: counter to 0, pause lifted, a completed list cleared."""
-        todos.change(self.log, self.session, continuation.on_user_prompt)
+        update_plan(self.project, self.session, continuation.on_user_prompt)
         fold = self.log.read()
         todo = todos.current(fold, self.session)
         by_priority = backlog.Query(statuses=OPEN_STATUSES, sort="priority")
@@ -401,7 +402,7 @@ class Loop:
         if signal.reason == PLACEHOLDER_REASON:
             return
         try:
-            todos.change(self.log, self.session, lambda todo: todos.pause(todo, signal.reason))
+            update_plan(self.project, self.session, lambda todo: todos.pause(todo, signal.reason))
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored Todo pause signal: {exc}"))
             return
@@ -423,7 +424,7 @@ class Loop:
             return todos.set_plan(todo, wanted)
 
         try:
-            edit = todos.edit(self.log, self.session, follow)
+            edit = update_plan(self.project, self.session, follow)
         except InvalidInput as exc:
             self.emit(Message("warning", f"Ignored the agent's plan: {exc}"))
             return

@@ -126,3 +126,26 @@ def note_task(project: Project, ref: str, text: str, *, author: str | None = Non
     tid = str(record["task"])
     return Noted(record, short_ids(before, [tid]).get(tid, tid),
                  lost_claims(project, before, [tid]))
+
+
+class Undone(Plain):
+    """What an undo did: the task as it is now, what changed back (field → (the value it
+    had, the value it has again)), and its short id."""
+
+    _fields = ("task", "changes", "short_ids")
+
+    def __init__(self, task: Record, changes: dict[str, tuple[object, object]],
+                 short_ids: dict[str, str]) -> None:
+        self.task = task
+        self.changes = changes
+        self.short_ids = short_ids
+
+
+def undo_task(project: Project, ref: str) -> Undone:
+    """Put the task `ref` names back to its previous recorded state (appended again, so
+    its history shows both)."""
+    from aidp.backlog import history
+
+    before = project.read()
+    done = history.undo(project.log, ref)
+    return Undone(done.task, done.changes, short_ids(before, [done.task["id"]]))

@@ -25,6 +25,14 @@ def write_plan(project: Project, session: str, entries: Sequence[dict[str, Any]]
     return todos.change(project.log, session, lambda todo: todos.set_plan(todo, plan))
 
 
+def update_plan(project: Project, session: str,
+                change: Callable[[todos.TodoList], todos.TodoList | None]) -> todos.Edit:
+    """Change the session's list under the lock, on its newest state (`change` may run
+    more than once; returning None or an equal list writes nothing): what a hook or the
+    loop does on an event (a new prompt, a pause, the agent's plan followed)."""
+    return todos.edit(project.log, session, change)
+
+
 def change_plan(project: Project, session: str,
                 change: Callable[[todos.TodoList], todos.TodoList | None]) -> todos.Edit:
     """Change the session's list: `change` is tried on the list as it is on disk first,

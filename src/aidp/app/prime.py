@@ -84,13 +84,13 @@ def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool 
     stale = queue.stale_ready(fold)  # offered after the fresh ones
     ready = fold.tasks_of([e.id for e in queue.ready(fold, limit=READY_SHOWN)])
     qs = queue.state(fold, about=[t["id"] for t in under_way.tasks + ready], own=True)
-    in_progress = [queue.with_extras(qs, t) for t in under_way.tasks]
+    in_progress = queue.shown_with(qs, under_way.tasks)
     return Prime(
         session=session,
         todo=todo,
         in_progress=in_progress,
         in_progress_count=under_way.matched.get("in_progress", 0),
-        ready=[queue.with_extras(qs, t) for t in ready],
+        ready=queue.shown_with(qs, ready),
         ready_count=(queue.folded.ready_count(fold) + len(stale) if len(ready) == READY_SHOWN
                      else len(ready)),
         stale_count=len(stale),
@@ -115,8 +115,7 @@ def _claimed(fold: Fold, in_progress: list[Record], task: str | None,
         found = next((t for t in held if t["assignee"] == name), None)
     if found is None:
         return None
-    return queue.with_extras(queue.state(fold, about=found["id"], own=True, bodies=True),
-                             fold.tasks[found["id"]])
+    return queue.shown(fold, [fold.tasks[found["id"]]], bodies=True)[0]
 
 
 def _other_open(fold: Fold, session: str) -> list[todos.Summary]:

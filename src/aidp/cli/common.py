@@ -52,6 +52,7 @@ class Env:
         self._dispatch = dispatch
         self.warned = False
         self._said_missing = False
+        self.quiet_reads = False  # see _heard
 
     def __repr__(self) -> str:
         return f"Env(directory={self.directory!r}, session={self.session!r})"
@@ -108,10 +109,18 @@ class Env:
         return self.project.session(override)
 
     def read(self) -> Fold:
-        """The folded state (the project's: its reads tell what `_heard` tells)."""
-        return self.project.read()
+        """The folded state, with what a command tells of a read (`_told`)."""
+        fold = self.project.read()
+        self._told(fold)
+        return fold
 
     def _heard(self, fold: Fold) -> None:
+        """A read the use cases made: told as the command's own, except inside an agent
+        (`aidp hook`, the loop of `aidp run`: `quiet_reads`), whose reads never did."""
+        if not self.quiet_reads:
+            self._told(fold)
+
+    def _told(self, fold: Fold) -> None:
         """What a command tells of a read, once: damaged lines, and that there is no
         tasklist where aidp looked."""
         self.warn_damage(fold)

@@ -43,7 +43,7 @@ def export(
         from aidp.backlog import queue
 
         qs = queue.state(fold, bodies=True)  # and each task's body
-        everything = [queue.with_extras(qs, t) for t in everything]
+        everything = queue.shown_with(qs, everything)
     data = interchange.dump(fmt, everything, raw=raw)
     if output is None:
         render.write_bytes(data)

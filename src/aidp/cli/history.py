@@ -88,19 +88,17 @@ def undo(
     $ aidp tasks undo 3f2a
     $ aidp tasks undo 3f2a --json
     """
-    from aidp.backlog import history as states
-    from aidp.backlog import tasks
+    from aidp.app.changing import undo_task
 
     e = env(ctx)
-    before = e.read()
-    done = states.undo(e.log, task_id)
+    done = undo_task(e.project, task_id)
     if as_json:
-        from aidp.backlog import queue
+        from aidp.app.shown import shown_now
 
-        json_out(queue.with_extras(queue.state(e.read()), done.task))
+        json_out(shown_now(e.project, [done.task])[0])
         return
     paint = painter()
-    label = render.task_label(done.task, tasks.short_ids(before, [done.task["id"]]))
+    label = render.task_label(done.task, done.short_ids)
     lines = [f"{paint('✓', 'green')} Undone: {label}"]
     lines += [f"  {inert(key)}: {_shown(now)} → {_shown(then)}"
               for key, (now, then) in done.changes.items()]

@@ -80,6 +80,7 @@ def _answer(ctx: typer.Context, agent: str, event: str, max_continuations: int) 
         return handler.Answer(notes=[f"aidp hook {agent} {event}: ignored input that is not "
                                    "a JSON object"])
     e = env(ctx)
+    e.quiet_reads = True  # a hook's reads tell the agent nothing on stderr
     root = e.root
     session, flagged = handler.session_for(payload, explicit=e.session, root=root)
     if session is None:  # missing fields: nothing to do

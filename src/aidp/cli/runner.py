@@ -19,6 +19,8 @@ from aidp.core.errors import ExitCode, InvalidInput
 from aidp.core.model import now_micros
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from aidp.agent.continuation import Limits
     from aidp.agent.loop import Loop, Message
     from aidp.agent.presets import AgentSpec
@@ -100,12 +102,30 @@ def run(
     """
     from aidp.agent import presets
     from aidp.agent.continuation import Limits
-    from aidp.agent.loop import Loop
-    from aidp.agent.pending import pending_summary
 
     e = env(ctx)
     if session:
         e.session = session
+    prompt = _prompt(prompt, interactive=interactive)
+    limits = Limits(max_continuations=max_continuations, timeout=timeout)  # exit 2 if bad
+    _refuse_conflicts(backlog=backlog, interactive=interactive, as_json=as_json,
+                      max_tasks=max_tasks, claim_as=claim_as, parallel=parallel, merge=merge)
+    root = e.root
+    name = e.session_name()
+    who = _actor(root, claim_as) if backlog else None
+    spec = presets.choose(agent, root)
+    if parallel is not None and who is not None:
+        code = _parallel(e, spec, actor=who, width=parallel, limits=limits,
+                         max_tasks=max_tasks, guidance=prompt, merge=merge, as_json=as_json)
+    else:
+        code = _drive(e, spec, session=name, actor=who, limits=limits, prompt=prompt,
+                      interactive=interactive, max_tasks=max_tasks, as_json=as_json)
+    if code:
+        raise typer.Exit(int(code))
+
+
+def _prompt(prompt: str | None, *, interactive: bool) -> str | None:
+    """The PROMPT given, checked; '-': read from stdin."""
     if prompt is not None and not prompt.strip():
         raise InvalidInput("Invalid PROMPT: it is empty; give what the agent should do, "
                            "or leave it out to resume")
@@ -115,7 +135,13 @@ def run(
         prompt = sys.stdin.read()
         if not prompt.strip():
             raise InvalidInput("Invalid PROMPT: stdin was empty")
-    limits = Limits(max_continuations=max_continuations, timeout=timeout)  # exit 2 if bad
+    return prompt
+
+
+def _refuse_conflicts(*, backlog: bool, interactive: bool, as_json: bool,
+                      max_tasks: int | None, claim_as: str | None, parallel: int | None,
+                      merge: bool) -> None:
+    """Options that cannot go together, or need another: refused before anything runs."""
     if backlog and interactive:
         raise InvalidInput("Conflicting --backlog and --interactive: give one of them")
     if as_json and interactive:
@@ -132,36 +158,39 @@ def run(
         from aidp.agent.parallel.run import check_parallel
 
         check_parallel(parallel)
-    root = e.root
-    name = e.session_name()
-    who = None
-    if backlog:
-        from aidp.backlog import queue
 
-        who = (queue.validate_actor(claim_as) if claim_as is not None
-               else queue.default_actor(root))
-    spec = presets.choose(agent, root)
-    if parallel is not None and who is not None:
-        code = _parallel(e, spec, actor=who, width=parallel, limits=limits,
-                         max_tasks=max_tasks, guidance=prompt, merge=merge, as_json=as_json)
-        if code:
-            raise typer.Exit(code)
-        return
+
+def _actor(root: Path, claim_as: str | None) -> str:
+    """Who `run --backlog` claims as: --as, else AIDP_ACTOR, else git's user.email."""
+    from aidp.backlog import queue
+
+    return queue.validate_actor(claim_as) if claim_as is not None else queue.default_actor(root)
+
+
+def _drive(e: Env, spec: AgentSpec, *, session: str, actor: str | None, limits: Limits,
+           prompt: str | None, interactive: bool, max_tasks: int | None,
+           as_json: bool) -> int:
+    """One agent in the loop (`actor`: draining the backlog as that name): its exit code,
+    with the JSON summary printed at the end when asked for."""
+    from aidp.agent.loop import Loop
+    from aidp.agent.pending import pending_summary
+
     output = Output(progress_to_stderr=as_json)
-    loop = Loop(project=e.project, session=name, agent=spec, emit=output, limits=limits)
+    e.quiet_reads = True  # the loop's reads tell nothing (its own messages do)
+    loop = Loop(project=e.project, session=session, agent=spec, emit=output, limits=limits)
     started = now_micros()
-    if who is None:  # the agent's own claims (as you: AIDP_ACTOR, else git's user.email)
+    if actor is None:  # the agent's own claims (as you: AIDP_ACTOR, else git's user.email)
         from aidp.backlog import queue
 
-        loop.keeper = queue.Keeper(e.log, queue.actor_lookup(root))
+        loop.keeper = queue.Keeper(e.log, queue.actor_lookup(e.root))
     for line in pending_summary(e.read()):
         output.line(line)
     restore = _term_as_interrupt()
     try:
-        if who is not None:
+        if actor is not None:
             from aidp.agent.backlog import Drain
 
-            code = Drain(loop, actor=who, max_tasks=max_tasks, guidance=prompt).run()
+            code = Drain(loop, actor=actor, max_tasks=max_tasks, guidance=prompt).run()
         elif interactive:
             code = _interactive(loop, prompt, e, output)
         elif prompt is None:
@@ -174,15 +203,13 @@ def run(
         loop.tally.ended = "interrupted"
     finally:
         restore()
-        if who is None:
+        if actor is None:
             _release_left(e, loop, since=started)
         loop.close()
     if as_json:
-
-        ended = "backlog done" if who is not None and not code else loop.tally.ended
+        ended = "backlog done" if actor is not None and not code else loop.tally.ended
         json_out(summary(loop, int(code), ended or "done"))
-    if code:
-        raise typer.Exit(int(code))
+    return int(code)
 
 
 def _release_left(e: Env, loop: Loop, *, since: int) -> None:

@@ -34,6 +34,7 @@ from aidp import todos
 from aidp.agent import agents
 from aidp.agent.agents.base import Adapter, Hooks
 from aidp.agent.hook.state import State, ancestors, process_key, state_path, sweep
+from aidp.app.plans import update_plan, write_plan
 from aidp.app.project import Project
 from aidp.core.errors import InvalidInput
 from aidp.core.terminal import inert
@@ -228,7 +229,7 @@ def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     state.data.pop("last_continuation", None)
     from aidp.agent.continuation import on_user_prompt
 
-    todos.change(ctx.log, ctx.session, on_user_prompt)
+    update_plan(ctx.project, ctx.session, on_user_prompt)
     return Answer()
 
 
@@ -259,7 +260,7 @@ def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
         return Answer(notes=[f"aidp: ignored the {tool} plan: no entry was usable"])
     notes = [f"aidp: left out plan {why}" for why in plan.skipped]
     try:
-        todos.change(ctx.log, ctx.session, lambda todo: todos.set_plan(todo, plan.entries))
+        write_plan(ctx.project, ctx.session, plan.entries)
     except InvalidInput as exc:
         notes.append(f"aidp: ignored the {tool} plan: {' '.join(str(exc).split())}")
     return Answer(notes=notes)
@@ -372,7 +373,7 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
                           for problem in signal.problems]
                 transition(ctx.project, [signal.ref], signal.status, reason=signal.reason)
             elif signal.reason not in _PLACEHOLDERS:
-                todos.change(ctx.log, ctx.session, partial(todos.pause, reason=signal.reason))
+                update_plan(ctx.project, ctx.session, partial(todos.pause, reason=signal.reason))
         except (InvalidInput, TaskNotFound, AmbiguousId) as exc:
             notes.append(f"aidp: ignored a signal: {' '.join(str(exc).split())}")
     state.data["filed"] = filed[-200:]
