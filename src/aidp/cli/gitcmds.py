@@ -45,14 +45,17 @@ def sync(
                      "pushed (set one with 'git push -u REMOTE BRANCH')")
     else:
         lines.append(f"{tick} Pulled {inert(report.upstream)}")
-        if report.overwritten:
+        if report.overwritten or report.claims or report.replaced:
             from aidp.backlog import tasks
 
             fold = e.log.read()
-            ids = [entry["id"] for entry in report.overwritten]
+            ids = [entry["id"] for entry in (*report.overwritten, *report.claims,
+                                             *report.replaced)]
             names = tasks.short_ids(fold, [i for i in ids if i in fold.tasks])
             lines += git.overwritten_lines(report.overwritten,
                                            lambda tid: names.get(tid, tid), yours=True)
+            lines += git.told_lines(report.claims, report.replaced,
+                                    lambda tid: names.get(tid, tid))
         if report.pushed:
             lines.append(f"{tick} Pushed to {inert(report.upstream)}")
         else:

@@ -4,6 +4,7 @@ imported when needed.
 
     changes.py  compare/changes_between/summary: what changed between two versions
     remote.py   sync: commit, pull with the union merge, push
+    outcomes.py what sync tells: which claim won, values of yours a fast-forward replaced
     diff.py     the diff driver (textconv) and `tasks changes`' text
 
 Running git and the person's identity are below, in aidp.tasklist (git_runner.py,
@@ -22,6 +23,7 @@ from aidp.git.diff import (
     setup_diff_driver,
     textconv,
     textconv_command,
+    told_lines,
 )
 from aidp.git.remote import SyncReport, sync
 from aidp.tasklist.git_runner import (
@@ -54,5 +56,6 @@ __all__ = [
     "sync",
     "textconv",
     "textconv_command",
+    "told_lines",
     "verify_rev",
 ]

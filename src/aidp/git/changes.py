@@ -275,6 +275,8 @@ def overwritten(base: bytes, ours: bytes, theirs: bytes, merged: bytes) -> list[
             if a in (b, old) or b == old or kept not in (a, b):
                 continue
             side, lost = ("ours", a) if kept == b else ("theirs", b)
+            if group == "status" and lost[0] == kept[0] == "in_progress":  # type: ignore[index]
+                continue  # two claims: which one holds is told apart (outcomes.claim_outcomes)
             entry = {**head, "field": group, "side": side, "lost": lost, "kept": kept}
             if group == "status":
                 entry["lost"], entry["kept"] = lost[0], kept[0]  # type: ignore[index]

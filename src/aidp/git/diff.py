@@ -335,6 +335,35 @@ def overwritten_lines(entries: list[dict[str, Any]], short: Callable[[str], str]
     return out
 
 
+def told_lines(claims: list[dict[str, Any]], replaced: list[dict[str, Any]],
+               short: Callable[[str], str]) -> list[str]:
+    """What `sync` tells beside the conflicts: one line per claim race on a task you held
+    (git.outcomes.claim_outcomes) and per value of yours a fast-forward replaced
+    (git.outcomes.replaced_values)."""
+    from aidp.core.terminal import inert
+
+    out = []
+    for entry in claims:
+        task = f"{inert(short(entry['id']))} {inert(entry.get('description'))}"
+        by = f" (from {inert(entry['by'])})" if entry.get("by") else ""
+        if entry["won"]:
+            names = ", ".join(inert(n) for n in entry["others"])
+            out.append(f"✓ {task}: you hold it; the claim of {names}{by} came after yours")
+        elif entry.get("taken_over"):
+            out.append(f"! {task}: {inert(entry['holder'])}{by} took it over when your lease "
+                       "ran out; you no longer hold it")
+        else:
+            out.append(f"! {task}: {inert(entry['holder'])} holds it{by}: their claim came "
+                       "first; you no longer hold it")
+    for entry in replaced:
+        task = f"{inert(short(entry['id']))} {inert(entry.get('description'))}"
+        by = f" (from {inert(entry['kept_by'])})" if entry.get("kept_by") else ""
+        field = entry["field"]
+        out.append(f"~ {task}: {field} {_shown(entry['lost'], inert, field)} → "
+                   f"{_shown(entry['kept'], inert, field)}{by}")
+    return out
+
+
 def _shown(value: object, inert: Callable[[object], str], key: str = "") -> str:
     if key == details.BODY:  # its first line and its length, not pages of it
         return inert(details.preview(value))

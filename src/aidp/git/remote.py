@@ -23,6 +23,10 @@ class SyncReport:
         self.branch = ""
         # Same-field conflicts the pull's merge resolved (changes.merge_conflicts)
         self.overwritten: list[dict[str, Any]] = []
+        # Which of two claims won, for a task you held (outcomes.claim_outcomes)
+        self.claims: list[dict[str, Any]] = []
+        # After a fast-forward: values of yours the pull replaced (outcomes.replaced_values)
+        self.replaced: list[dict[str, Any]] = []
 
 
 def _refuse_unsafe(repo: Repo) -> str:
@@ -80,6 +84,35 @@ def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str
     return text
 
 
+def _told(report: SyncReport, log: TaskLog, repo: Repo, ours: str, theirs: str) -> None:
+    """What the pull from `ours` (HEAD before it) with `theirs` (the upstream) did to what
+    this person holds and set: the same-field conflicts of a merge, which claim won on a
+    task they held, and after a fast-forward the values of theirs it replaced."""
+    from aidp.backlog.queue import default_actor
+    from aidp.git.outcomes import claim_outcomes, replaced_values
+    from aidp.tasklist.person import identity
+
+    merged = log.read_bytes()
+    report.overwritten = merge_conflicts(repo, ours, theirs, merged)
+    before = file_at(repo, ours)
+    if before == merged:
+        return
+
+    def author(line: bytes, side: str) -> str:
+        """Who committed `line` ("Name <email>"): in `ours`, or in what the pull brought."""
+        if not line:
+            return ""
+        revs = ours if side == "ours" else f"{ours}..{theirs}"
+        done = run(repo.top, "log", "-1", "--no-textconv", "--format=%an <%ae>", "-S",
+                   line.decode("utf-8", "replace"), revs, "--", repo.tasklist, check=False)
+        return done.stdout.strip() if done is not None and done.returncode == 0 else ""
+
+    report.claims = claim_outcomes(before, merged, default_actor(log.root), author)
+    head = run(repo.top, "rev-parse", "HEAD", check=False)
+    if head is not None and head.stdout.strip() == theirs:  # a fast-forward
+        report.replaced = replaced_values(before, merged, identity(log.root), author)
+
+
 def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> SyncReport:
     """Commit the tasklist alone (a message summing up what changed), pull as the
     repository's config says (the union merge resolves the tasklist), and push when the
@@ -111,8 +144,7 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
         report.pulled = True
         theirs = run(repo.top, "rev-parse", "@{u}", check=False)
         if ours is not None and theirs is not None and ours.returncode == theirs.returncode == 0:
-            report.overwritten = merge_conflicts(repo, ours.stdout.strip(),
-                                                 theirs.stdout.strip(), log.read_bytes())
+            _told(report, log, repo, ours.stdout.strip(), theirs.stdout.strip())
         if push:
             run(repo.top, "push", "-q")
             report.pushed = True
