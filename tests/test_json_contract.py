@@ -87,6 +87,7 @@ CONTRACT: list[tuple[tuple[str, ...], object]] = [
     (("todo", "add", "More", "--json"), S.TODO),
     (("todo", "start", "2", "--json"), S.TODO),
     (("todo", "tick", "3", "--json"), S.TODO),
+    (("todo", "untick", "3", "--json"), S.TODO),
     (("todo", "delete", "3", "--json"), S.TODO),
     (("todo", "pause", "waiting", "--json"), S.TODO),
     (("todo", "resume", "--json"), S.TODO),

@@ -207,8 +207,12 @@ def test_an_item_with_a_checklist_cannot_be_ticked_or_started_by_hand():
         todos.start(todo, "1.2")
     after, _ = todos.tick(todo, "1.1")
     assert after.visible[0]["status"] == "completed"
-    after, _ = todos.tick(after, "1.last")
+    again, _ = todos.tick(after, "1.last")  # ticked already: unchanged (issue 35)
+    assert again is after
+    after, _ = todos.untick(after, "1.last")
     assert after.visible[0]["status"] == "in_progress"
+    with pytest.raises(InvalidInput, match=r"Cannot untick item 1: .* e\.g\. 'aidp todo untick 1\.1'"):
+        todos.untick(todo, "1")
 
 
 def test_deleting_the_last_subtask_gives_the_item_back_its_own_status():

@@ -193,20 +193,40 @@ def test_delete_a_subtask(cli, planned) -> None:
 # --- tick and start -------------------------------------------------------------------
 
 
-def test_tick_toggles_and_derives(cli, planned) -> None:
+def test_tick_marks_completed_and_untick_reverts(cli, project: Path, planned) -> None:
     assert ok(cli, "todo", "tick", "1.1") == (
         "✓ Ticked 1.1: Lexer (1/2)\nRemaining in 1: 1.2 Grammar\n")
     assert shown(cli)["items"][0]["status"] == "in_progress"
     assert ok(cli, "todo", "tick", "1.last") == (
         "✓ Ticked 1.2: Grammar (2/2)\nItem 1 is now done: Build parser\n1 of 2 remaining: 2 Docs\n")
     assert shown(cli)["items"][0]["status"] == "completed"
-    assert ok(cli, "todo", "tick", "1.1") == (
+    assert ok(cli, "todo", "untick", "1.1") == (
         "↺ Unticked 1.1: Lexer (1/2)\n2 of 2 remaining: 1 Build parser, 2 Docs\n")
     assert shown(cli)["items"][0]["status"] == "in_progress"
     ok(cli, "todo", "tick", "1.1")
     assert ok(cli, "todo", "tick", "2") == "✓ Ticked 2: Docs\nAll 2 items completed\n"
-    assert ok(cli, "todo", "tick", "last") == "↺ Unticked 2: Docs (pending again)\n1 of 2 remaining: 2 Docs\n"
+    assert ok(cli, "todo", "untick", "last") == (
+        "↺ Unticked 2: Docs (pending again)\n1 of 2 remaining: 2 Docs\n")
     assert shown(cli)["items"][1]["status"] == "pending"
+
+
+def test_a_retried_tick_never_undoes_it(cli, project: Path, planned) -> None:
+    """Issue 35: tick toggled, so an agent that retried a tick unticked the item."""
+    ok(cli, "todo", "tick", "2")
+    before = tasklist(project).read_bytes()
+    for position in ("2", "last"):
+        assert ok(cli, "todo", "tick", position) == (
+            "Already ticked, nothing changed: 2: Docs\n1 of 2 remaining: 1 Build parser\n")
+    assert shown(cli)["items"][1]["status"] == "completed"
+    assert tasklist(project).read_bytes() == before  # nothing written
+    ok(cli, "todo", "tick", "1.2")
+    assert ok(cli, "todo", "tick", "1.2") == (
+        "Already ticked, nothing changed: 1.2: Grammar\n1 of 2 remaining: 1 Build parser\n")
+    ok(cli, "todo", "untick", "2")
+    before = tasklist(project).read_bytes()
+    assert ok(cli, "todo", "untick", "2") == (
+        "Not ticked, nothing changed: 2: Docs\n2 of 2 remaining: 1 Build parser, 2 Docs\n")
+    assert tasklist(project).read_bytes() == before
 
 
 def test_an_item_with_a_checklist_is_refused(cli, project: Path, planned) -> None:
@@ -514,8 +534,8 @@ def test_every_command_has_help_and_a_section_in_the_docs(cli) -> None:
 
     docs = (Path(__file__).parents[2] / "docs" / "todo.md").read_text(encoding="utf-8")
     names = [c.name for c in startup.COMMANDS if c.group == "todo"]
-    assert sorted(names) == sorted(["show", "add", "delete", "tick", "start", "clear", "pause", "resume",
-                                 "list", "load"])
+    assert sorted(names) == sorted(["show", "add", "delete", "tick", "untick", "start", "clear",
+                                    "pause", "resume", "list", "load"])
     for name in names:
         result = cli("todo", name, "--help")
         assert result.code == 0 and "--session" in result.out, result

@@ -113,6 +113,7 @@ COMMANDS = (
     Command("todo", "add", "todo", "add", TAKES_DASHES),
     Command("todo", "delete", "todo", "delete", TAKES_DASHES),
     Command("todo", "tick", "todo", "tick", TAKES_DASHES),
+    Command("todo", "untick", "todo", "untick", TAKES_DASHES),
     Command("todo", "start", "todo", "start", TAKES_DASHES),
     Command("todo", "clear", "todo", "clear"),
     Command("todo", "pause", "todo", "pause"),

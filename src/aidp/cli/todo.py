@@ -194,20 +194,45 @@ def tick(
     session: str | None = session_option(),
     as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
 ) -> None:
-    """Toggle an item without a checklist, or a subtask, completed ↔ not completed.
+    """Mark an item without a checklist, or a subtask, completed (again: no change).
 
     Examples:
     $ aidp todo tick 2
     $ aidp todo tick 1.last
     """
+    _tick(ctx, position, session, as_json=as_json, completed=True)
+
+
+def untick(
+    ctx: typer.Context,
+    position: str = typer.Argument(..., metavar="POS", help=POS_HELP),
+    session: str | None = session_option(),
+    as_json: bool = typer.Option(False, "--json", help=JSON_HELP),
+) -> None:
+    """Mark an item without a checklist, or a subtask, not completed (pending again).
+
+    Examples:
+    $ aidp todo untick 2
+    """
+    _tick(ctx, position, session, as_json=as_json, completed=False)
+
+
+def _tick(ctx: typer.Context, position: str, session: str | None, *, as_json: bool,
+          completed: bool) -> None:
     from aidp import todos as core
 
     _no_stray_options(ctx, position)
     e = env(ctx)
     name = e.session_name(session)
-    done, (target,) = _apply_op(e, name, lambda todo: core.tick(todo, position))
+    done, (target,) = _apply_op(
+        e, name, lambda todo: core.tick(todo, position, completed=completed))
     if as_json:
         todo_out(done.after, "", as_json=True)
+        return
+    if not done.written:  # so already: a retried tick never undoes it
+        state = "Already ticked" if completed else "Not ticked"
+        render.write_text(f"{state}, nothing changed: {_label(done.after, target)}\n"
+                          f"{_remaining(done.after)}")
         return
     render.write_text(_tick_message(done, target))
 

@@ -9,7 +9,7 @@ checklist; an item with subtasks has a status derived from them.
 
     items.py      TodoList and its items: statuses, priorities, the documented item shape
     positions.py  parsing and resolving positions
-    changes.py    the pure changes: add, delete, tick, start, clear, pause, resume, load,
+    changes.py    the pure changes: add, delete, tick, untick, start, clear, pause, resume, load,
                   set_plan
     records.py    the storage: record types, ids, ranks, the records of a list's items
     state.py      records → lists: one session's list, every list (earlier ones too),
@@ -33,6 +33,7 @@ from aidp.todos.changes import (
     set_plan,
     start,
     tick,
+    untick,
 )
 from aidp.todos.items import (
     DEFAULT_PRIORITY,
@@ -144,5 +145,6 @@ __all__ = [
     "summaries",
     "tick",
     "to_record",
+    "untick",
     "writer_id",
 ]

@@ -92,28 +92,42 @@ def _checklist_refusal(verb: str, target: Target, item: TodoItem) -> InvalidInpu
     n = target.item + 1
     subs = item.get("subtasks") or []
     shown = ", ".join(f"{n}.{m}" for m in range(1, len(subs) + 1))
+    how = "untick" if verb == "untick" else "tick"
     return InvalidInput(
         f"Cannot {verb} item {n}: it has a checklist ({shown}) and its status follows it; "
-        f"tick its subtasks instead, e.g. 'aidp todo tick {n}.1'"
+        f"{how} its subtasks instead, e.g. 'aidp todo {how} {n}.1'"
     )
 
 
-def tick(todo: TodoList, position: str) -> tuple[TodoList, Target]:
-    """Toggle completed ↔ not completed for an item without a checklist, or a subtask."""
+def tick(todo: TodoList, position: str, *, completed: bool = True
+         ) -> tuple[TodoList, Target]:
+    """Mark an item without a checklist, or a subtask, completed — or, with
+    `completed=False` (`untick`), not completed: back to pending. One that is so already
+    comes back as it was (`todo` itself, so nothing is written): an agent that retries a
+    tick never undoes it (docs/todo.md)."""
     target = locate(todo, position)
     items = [i.copy() for i in todo.visible]
     item = items[target.item]
     if target.subtask is None:
         if item.get("subtasks"):
-            raise _checklist_refusal("tick", target, item)
-        item["status"] = "pending" if item["status"] == "completed" else "completed"
+            raise _checklist_refusal("tick" if completed else "untick", target, item)
+        if (item["status"] == "completed") == completed:
+            return todo, target
+        item["status"] = "completed" if completed else "pending"
     else:
         subs = [s.copy() for s in item["subtasks"]]
         sub = subs[target.subtask]
-        sub["status"] = "pending" if sub["status"] == "completed" else "completed"
+        if (sub["status"] == "completed") == completed:
+            return todo, target
+        sub["status"] = "completed" if completed else "pending"
         item["subtasks"] = subs
         item["status"] = derived_status(item)
     return replace(todo, items=items), target
+
+
+def untick(todo: TodoList, position: str) -> tuple[TodoList, Target]:
+    """Mark an item without a checklist, or a subtask, not completed (pending again)."""
+    return tick(todo, position, completed=False)
 
 
 def start(todo: TodoList, position: str) -> tuple[TodoList, Target]:
