@@ -324,3 +324,20 @@ def test_writes_open_without_following_links() -> None:
     from aidp.tasklist import files
 
     assert files.NOFOLLOW == os.O_NOFOLLOW != 0
+
+
+@pytest.mark.parametrize("freeze", [True, False])
+def test_a_read_freezes_what_it_folds_only_when_the_log_says_so(tmp_path: Path,
+                                                                  freeze: bool) -> None:
+    """TaskLog(freeze=True), the one-shot CLI's: what a read folds is moved out of the
+    collector's sight (gc.freeze); a long-running process's log (freeze=False) never
+    freezes anything. In a process of its own: a freeze lasts as long as its process."""
+    log = TaskLog(tmp_path)
+    log.append([task(f"t{n}", "pending", n) for n in range(50)])
+    script = ("import gc, sys; from pathlib import Path; from aidp.tasklist.log import TaskLog\n"
+              "log = TaskLog(Path(sys.argv[1]), freeze=sys.argv[2] == 'True')\n"
+              "before = gc.get_freeze_count(); fold = log.read()\n"
+              "print(len(fold.tasks), gc.get_freeze_count() > before)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path), str(freeze)],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["50", str(freeze)]

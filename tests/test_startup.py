@@ -246,3 +246,16 @@ def test_aidp_board_does_load_it(project) -> None:
     names = {line.rsplit("|", 1)[1].strip() for line in err.splitlines()
              if line.startswith("import time:") and "|" in line}
     assert {"starlette.applications", "uvicorn", "aidp.board.server"} <= names
+
+
+def test_a_one_shot_command_hands_the_freeze_to_its_log() -> None:
+    # aidp.cli.main runs one command and exits: its reads may freeze what they fold
+    # (TaskLog.freeze); `mcp`, `run` and `board` read many times and never do.
+    from aidp.cli import startup
+    from aidp.cli.common import Env
+
+    assert startup.one_shot(["tasks", "list"]) and startup.one_shot(["--dir", "x", "todo"])
+    assert not startup.one_shot(["mcp"]) and not startup.one_shot(["--session", "s", "run"])
+    assert not startup.one_shot(["board", "--port", "0"])
+    assert Env(directory=".", one_shot=True).log.freeze is True
+    assert Env(directory=".").log.freeze is False

@@ -753,7 +753,7 @@ def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The overlay folds the other worktrees' lines in a write transaction it never
     commits; a command ends with it rolled back, even when the fold lives to the end (a
-    one-shot command freezes it: aidp.tasklist.fold.FREEZE). Left open at exit, its hot journal
+    one-shot command freezes it: TaskLog.freeze). Left open at exit, its hot journal
     would be rolled back into the database by the next reader, changing the file's stat
     data: the store taken for changed by another program and rebuilt by every read."""
     main = tmp_path / "repo"

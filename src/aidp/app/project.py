@@ -52,19 +52,20 @@ class Project:
     `session`: the one named (--session), else AIDP_SESSION, else the person's own list
     on the git branch, else the branch, else `default` (aidp.todos.resolve_session).
     `on_read(fold)` hears of every fold read (a surface tells of damaged lines once);
-    `on_wait`, `on_notice`, `lock_timeout`, `create_root`: as TaskLog's."""
+    `on_wait`, `on_notice`, `lock_timeout`, `create_root`, `freeze`: as TaskLog's."""
 
     def __init__(self, root: Path, *, session: str | None = None,
                  reader: Reader | None = None, lock_timeout: float | None = None,
                  on_wait: Callable[[Path], None] | None = None,
                  on_notice: Callable[[str], None] | None = None,
                  on_read: Callable[[Fold], None] | None = None,
-                 create_root: bool = False) -> None:
+                 create_root: bool = False, freeze: bool = False) -> None:
         self.root = root
         self.named_session = session
         self.on_read = on_read
         self.log = TaskLog(root, create_root=create_root, on_wait=on_wait,
-                           lock_timeout=lock_timeout, on_notice=on_notice, reader=reader)
+                           lock_timeout=lock_timeout, on_notice=on_notice, reader=reader,
+                           freeze=freeze)
 
     def __repr__(self) -> str:
         return f"Project({str(self.root)!r}, session={self.named_session!r})"

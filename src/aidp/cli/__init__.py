@@ -63,8 +63,9 @@ def _as_utf8(arg: str) -> str:
         return arg
 
 
-def run(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code; every expected error ends here."""
+def run(argv: Sequence[str] | None = None, *, one_shot: bool = False) -> int:
+    """Run the CLI and return its exit code; every expected error ends here. `one_shot`:
+    the process ends after this command (main: what its reads fold may be frozen)."""
     args = [_as_utf8(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     # Bytes that are not UTF-8 reach Python as lone surrogates, which cannot be stored
     # in the UTF-8 tasklist: refuse them here, for every command at once.
@@ -75,9 +76,6 @@ def run(argv: Sequence[str] | None = None) -> int:
             shown = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             error(f"Invalid {what} '{shown}': it is not valid UTF-8 text")
             return ExitCode.USAGE
-    from aidp.cli import common
-
-    common.COMMAND_LINE = args
     if os.environ.get("_AIDP_COMPLETE"):  # the shell asks for completions: see cli/completion
         from aidp.cli import completion
 
@@ -85,7 +83,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     command = startup.command(args)
     try:
         result = command.main(args=args, prog_name="aidp", standalone_mode=False,
-                              obj=Env(dispatch=run))
+                              obj=Env(dispatch=run, command_line=args, one_shot=one_shot))
     except typer.TyperException as exc:  # Typer's (and its click's) usage errors
         if type(exc).__name__ == "NoArgsIsHelpError":  # as Typer itself tells it (rich_utils)
             # `aidp` or `aidp tasks` alone: the help was printed; no command is bad usage.
@@ -127,13 +125,10 @@ def main() -> None:
     """The `aidp` program: run(), then the process ends (unlike run() in a test)."""
     out, _err = guard_streams()
     from aidp.cli import common
-    from aidp.tasklist import fold
     from aidp.tasklist.log import TaskLog
 
-    fold.FREEZE = startup.one_shot(sys.argv[1:])
-
     before = TaskLog.changes
-    code = run()
+    code = run(one_shot=startup.one_shot(sys.argv[1:]))
     try:
         sys.stdout.flush()
     except (OSError, ValueError):

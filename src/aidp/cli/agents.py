@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 
 def agents(
+    ctx: typer.Context,
     as_json: bool = typer.Option(
         False, "--json", help="A JSON array, one object per preset (see docs/agents.md)."
     ),
@@ -28,14 +29,14 @@ def agents(
     $ aidp agents --json
     """
     from aidp.agent import inventory
+    from aidp.cli.common import env
     from aidp.cli.output import json_out
-    from aidp.views import render
 
     found = inventory.survey()
     if as_json:
         json_out([info.to_json() for info in found])
         return
-    render.write_text("\n".join(human(found)))
+    env(ctx).write("\n".join(human(found)))
 
 
 def human(found: list[AgentInfo]) -> list[str]:

@@ -58,16 +58,16 @@ def claim(
     tick = output.painter()("✓", "green")
     said = result.lease.said()
     if result.took_over is not None:
-        render.write_text(f"{tick} Took over: {label} (as {inert(who)}, {said}) from "
-                          f"{inert(result.took_over.assignee)}, whose "
-                          f"{result.took_over.said()}")
+        env(ctx).write(f"{tick} Took over: {label} (as {inert(who)}, {said}) from "
+                       f"{inert(result.took_over.assignee)}, whose "
+                       f"{result.took_over.said()}")
     elif result.renewed:
-        render.write_text(f"{tick} Renewed your claim: {label} ({said})")
+        env(ctx).write(f"{tick} Renewed your claim: {label} ({said})")
     elif result.changed:
-        render.write_text(f"{tick} Claimed: {label} (as {inert(who)}, {said})")
+        env(ctx).write(f"{tick} Claimed: {label} (as {inert(who)}, {said})")
     else:
-        render.write_text(f"Already claimed by you, nothing changed: {label} ({said}; "
-                          "renewed once half of it has run)")
+        env(ctx).write(f"Already claimed by you, nothing changed: {label} ({said}; "
+                       "renewed once half of it has run)")
 
 
 def release(
@@ -102,11 +102,11 @@ def release(
         output.json_out(records if many else records[0])
         return
     if not changes:
-        render.write_text(f"No claim older than {inert(stale)}, nothing changed")
+        e.write(f"No claim older than {inert(stale)}, nothing changed")
         return
     paint = output.painter()
     short = done.short_ids
-    render.write_text("\n".join(
+    e.write("\n".join(
         f"{paint('✓', 'green')} Released: {_label(c.task, short)}" if c.changed
         else f"Not claimed, nothing changed: {_label(c.task, short)}"
         for c in changes

@@ -31,25 +31,33 @@ def wrote_outside() -> bool:
     return _OUTSIDE["wrote"]
 
 
-# The arguments of the command being run (set by aidp.cli.run()), for the few checks
-# that must know what the parser hides, e.g. which words followed `--`.
-COMMAND_LINE: list[str] = []
-
-
 # What to do about a missing .aidp/ folder (Env.missing).
 ELSEWHERE = "'aidp init' starts one, --dir or AIDP_DIR names another project"
 
 
 class Env:
+    """One command's run of the CLI: the global options, the command line, the project
+    it opens (once) and how it may print.
+
+    `command_line`: the arguments as given, for the few checks that must know what the
+    parser hides (which words followed `--`: aidp.cli.todo). `dispatch`: aidp.cli.run,
+    for `aidp run -i`'s /commands (cli/ is below it). `one_shot`: the process ends after
+    this command (aidp.cli.main; aidp.cli.startup.one_shot), so what its reads fold may
+    be frozen (TaskLog.freeze). `pager`: long output on a terminal may go through the
+    pager (not with --no-pager: aidp.views.render.write_text)."""
+
     # A plain class, not a dataclass: see aidp.core.plain.Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,
                  lock_timeout: str | None = None,
-                 dispatch: Callable[[Sequence[str]], int] | None = None) -> None:
+                 dispatch: Callable[[Sequence[str]], int] | None = None, *,
+                 command_line: Sequence[str] = (), one_shot: bool = False) -> None:
         self.directory = directory
         self._session = session
         self.lock_timeout = lock_timeout
-        # aidp.cli.run, handed down by the CLI that made this Env (cli/ is below it)
         self._dispatch = dispatch
+        self.command_line = list(command_line)
+        self.one_shot = one_shot
+        self.pager = True
         self.warned = False
         self._said_missing = False
         self.quiet_reads = False  # see _heard
@@ -92,11 +100,18 @@ class Env:
             timeout = parse_lock_timeout(self.lock_timeout)
         return Project(self.root, session=self.session, reader=StoreReader(background=True),
                        lock_timeout=timeout, on_wait=_say_waiting, on_notice=_say_notice,
-                       on_read=self._heard)
+                       on_read=self._heard, freeze=self.one_shot)
 
     @property
     def log(self) -> TaskLog:
         return self.project.log
+
+    def write(self, text: str) -> None:
+        """Human output of this command: long text on a terminal goes through the pager,
+        unless --no-pager (aidp.views.render.write_text)."""
+        from aidp.views import render
+
+        render.write_text(text, pager=self.pager)
 
     def run_command(self, args: Sequence[str]) -> int:
         """Run an aidp command line in this process, through the CLI's one error boundary

@@ -118,4 +118,4 @@ def import_(
                      f"{paint('(' + inert(task.get('status')) + ')', 'dim')}")
     if len(result.filed) > 20:
         lines.append(f"  … and {len(result.filed) - 20} more")
-    render.write_text("\n".join(lines))
+    e.write("\n".join(lines))

@@ -12,7 +12,6 @@ from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
 from aidp.core.errors import StorageError
 from aidp.core.terminal import inert
-from aidp.views import render
 
 
 def sync(
@@ -60,7 +59,7 @@ def sync(
             lines.append(f"{tick} Pushed to {inert(report.upstream)}")
         else:
             lines.append("Not pushed (--no-push)")
-    render.write_text("\n".join(lines))
+    e.write("\n".join(lines))
 
 
 def changes(
@@ -90,7 +89,7 @@ def changes(
         ids = [t["id"] for key in ("filed", "status", "edited", "removed", "notes", "links",
                                    "claims") for t in result[key] if isinstance(t["id"], str)]
         ids += [link["other"] for link in result["links"] if link["other"]]
-        render.write_text(git.render_changes(result, tasks.short_ids(e.read(), ids)))
+        e.write(git.render_changes(result, tasks.short_ids(e.read(), ids)))
 
 
 def textconv(

@@ -61,7 +61,7 @@ def history(
             ] or ["  (no change but the time)"]
         blocks.append("\n".join([head, *body]))
     queue_events_until(None)
-    render.write_text("\n".join(blocks))
+    e.write("\n".join(blocks))
 
 
 def _place(source: Path | None, line: int) -> str:
@@ -102,4 +102,4 @@ def undo(
     lines = [f"{paint('✓', 'green')} Undone: {label}"]
     lines += [f"  {inert(key)}: {_shown(now)} → {_shown(then)}"
               for key, (now, then) in done.changes.items()]
-    render.write_text("\n".join(lines))
+    e.write("\n".join(lines))

@@ -42,14 +42,15 @@ def json_out(value: Any) -> None:
     render.write_bytes(render.json_bytes(value))
 
 
-def todo_out(todo: todos.TodoList, message: str, *, as_json: bool) -> None:
-    """A TODO command's answer: the list as JSON (todos.show_json), or the message."""
+def todo_out(todo: todos.TodoList, message: str, *, as_json: bool, pager: bool) -> None:
+    """A TODO command's answer: the list as JSON (todos.show_json), or the message
+    (`pager`: render.write_text's)."""
     if as_json:
         from aidp import todos as core
 
         json_out(core.show_json(todo))
     else:
-        render.write_text(message)
+        render.write_text(message, pager=pager)
 
 
 def list_format(fmt: str | None, as_json: bool) -> str:
@@ -64,20 +65,23 @@ def list_format(fmt: str | None, as_json: bool) -> str:
 
 def print_list(found: list[Record], fmt: str, *, now: int, empty: str,
                notes: dict[str, str] | None = None, ids: dict[str, str] | None = None,
-               matched: dict[str, int] | None = None, raw: bool = False) -> None:
+               matched: dict[str, int] | None = None, raw: bool = False,
+               pager: bool) -> None:
     """Tasks in one of render.FORMATS: `empty` is the table's line when there are none;
-    `notes`, `ids` (full id → short id), `matched` are the table's; `raw` csv's."""
+    `notes`, `ids` (full id → short id), `matched` are the table's; `raw` csv's;
+    `pager`: render.write_text's."""
     if fmt in STREAMED_FORMATS:
         write_batches([found], fmt)
     elif fmt == "markdown":
-        render.write_text(render.task_markdown(found))
+        render.write_text(render.task_markdown(found), pager=pager)
     elif fmt == "csv":
         from aidp.interchange import csv_format  # the one CSV writer (export's)
 
         render.write_bytes(csv_format.dump(found, raw=raw))
     else:
         render.write_text(render.task_table(found, now, paint=painter(), empty=empty,
-                                            notes=notes, ids=ids, matched=matched))
+                                            notes=notes, ids=ids, matched=matched),
+                          pager=pager)
 
 
 def write_batches(batches: Iterable[Sequence[Record] | Sequence[bytes]], fmt: str, *,

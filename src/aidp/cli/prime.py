@@ -23,7 +23,6 @@ def prime(
     from aidp.app import prime as core
     from aidp.backlog.queue import default_actor
     from aidp.cli.output import json_out
-    from aidp.views import render
 
     e = env(ctx)
     result = core.build(e.read(), e.session_name(), task=os.environ.get("AIDP_TASK"),
@@ -31,4 +30,4 @@ def prime(
     if as_json:
         json_out(result.to_json())
     else:
-        render.write_text(result.text())
+        e.write(result.text())

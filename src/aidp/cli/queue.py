@@ -86,11 +86,12 @@ def ready(
     found = queue_view.ready_tasks(env(ctx).project, priorities=priority, tags=tag,
                                    session=session, limit=limit, summary=table)
     if found.shown is not None:
-        output.print_list(found.shown, chosen, now=now_micros(), empty="No matching tasks")
+        output.print_list(found.shown, chosen, now=now_micros(), empty="No matching tasks",
+                          pager=env(ctx).pager)
         return
     if not found.tasks:
-        render.write_text(f"Nothing ready ({found.why_none})" if found.why_none is not None
-                          else "No ready task matches")
+        env(ctx).write(f"Nothing ready ({found.why_none})" if found.why_none is not None
+                       else "No ready task matches")
         return
     paint, now, total = output.painter(), now_micros(), found.total
     count = f"{len(found.tasks)}" if len(found.tasks) == total else \
@@ -100,7 +101,7 @@ def ready(
     lines += [f"  {n}. {_line(t, now, paint, ids)}"
               f"{_stale_mark(found.stale.get(t['id']), now, paint)}"
               for n, t in enumerate(found.tasks, start=1)]
-    render.write_text("\n".join(lines))
+    env(ctx).write("\n".join(lines))
 
 
 def _stale_mark(holder: Record | None, now: int, paint: render.Painter) -> str:
@@ -134,7 +135,7 @@ def blocked(
         output.json_out(found.shown)
         return
     if not found.tasks:
-        render.write_text("Nothing blocked")
+        env(ctx).write("Nothing blocked")
         return
     paint, now = output.painter(), now_micros()
     # As ready's READY (2 of 17): of every blocked task, filters aside
@@ -149,14 +150,14 @@ def blocked(
             how = "child" if found.links.parent.get(other) == task["id"] else "waits on"
             lines.append(paint(f"      {how}: ", "dim") + _label(blocker, ids)
                          + paint(f" ({inert(blocker.get('status', '?'))})", "dim"))
-    render.write_text("\n".join(lines))
+    env(ctx).write("\n".join(lines))
 
 
 # --- dependencies ------------------------------------------------------------------------
 
 
 def _linked(project: "Project", result: changing.Linked, *, as_json: bool, verb: str,
-            unchanged: str) -> None:
+            unchanged: str, pager: bool) -> None:
     if as_json:
         from aidp.app.shown import shown_by_id
 
@@ -171,7 +172,7 @@ def _linked(project: "Project", result: changing.Linked, *, as_json: bool, verb:
     if result.unchanged:
         shown = ", ".join(inert(ids.get(t, t)) for t in result.unchanged)
         lines.append(f"{unchanged} {shown}, nothing changed: {_label(result.task, ids)}")
-    render.write_text("\n".join(lines))
+    render.write_text("\n".join(lines), pager=pager)
 
 
 ON_HELP = "A task it waits on; repeat, separate with commas, or list more ids after it."
@@ -193,7 +194,8 @@ def block(
     project = env(ctx).project
     blockers = _on(on, more)
     result = changing.block(project, task_id, blockers)
-    _linked(project, result, as_json=as_json, verb="Now waits on", unchanged="Already waits on")
+    _linked(project, result, as_json=as_json, verb="Now waits on", unchanged="Already waits on",
+            pager=env(ctx).pager)
 
 
 def unblock(
@@ -212,7 +214,7 @@ def unblock(
     waited = _on(on, more)
     result = changing.unblock(project, task_id, waited)
     _linked(project, result, as_json=as_json, verb="No longer waits on",
-            unchanged="Did not wait on")
+            unchanged="Did not wait on", pager=env(ctx).pager)
 
 
 def _on(on: list[str], more: list[str] | None) -> list[str]:
@@ -259,7 +261,7 @@ def edit(
 
         found, said = editor.edit_in_editor(e, task_id)
         if found is None:
-            render.write_text(said)
+            e.write(said)
             return
         done = found
     else:
@@ -275,8 +277,8 @@ def edit(
         output.json_out(shown_by_id(project, [change.task["id"]], bodies=True)[0])
     else:
         label = _label(change.task, done.short_ids)
-        render.write_text(f"{output.painter()('✓', 'green')} Edited: {label}" if change.changed
-                          else f"Nothing changed: {label}")
+        e.write(f"{output.painter()('✓', 'green')} Edited: {label}" if change.changed
+                else f"Nothing changed: {label}")
 
 
 def note(
@@ -299,4 +301,4 @@ def note(
     if as_json:
         output.json_out(noted.shown())
     else:
-        render.write_text(f"{output.painter()('✓', 'green')} Noted on [{inert(noted.short_id)}]")
+        e.write(f"{output.painter()('✓', 'green')} Noted on [{inert(noted.short_id)}]")

@@ -19,8 +19,9 @@ aidp runs many times a minute, so a command loads what it runs and no more
   frozen (`gc.freeze`): it lives as long as the process, so no later pass walks it
   again, neither the first once collecting is back on (~2 ms, 18k objects) nor the full
   ones at exit.
-- A process that runs one command also freezes what its reads fold
-  (`one_shot`; aidp.tasklist.fold), but `mcp` and `run`, which read many times.
+- A process that runs one command also freezes what its reads fold (`one_shot`, handed
+  to the command's Env and its TaskLog: aidp.tasklist.fold.no_gc), but `mcp` and `run`,
+  which read many times.
 - The modules Typer reads at every run of their commands (this one, cli/tasks.py,
   tasks_list.py, tasks_show.py, queue.py) have no `from __future__ import
   annotations`: Typer evaluates each string annotation (an eval apiece), where a real
@@ -271,19 +272,19 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-def _install_completion(value: bool) -> None:
+def _install_completion(ctx: typer.Context, value: bool) -> None:
     if value:
-        from aidp.cli import common, completion
+        from aidp.cli import completion
 
-        completion.show_or_install(common.COMMAND_LINE, install_it=True)
+        completion.show_or_install(env(ctx).command_line, install_it=True)
         raise typer.Exit(0)
 
 
-def _show_completion(value: bool) -> None:
+def _show_completion(ctx: typer.Context, value: bool) -> None:
     if value:
-        from aidp.cli import common, completion
+        from aidp.cli import completion
 
-        completion.show_or_install(common.COMMAND_LINE, install_it=False)
+        completion.show_or_install(env(ctx).command_line, install_it=False)
         raise typer.Exit(0)
 
 
@@ -332,9 +333,7 @@ def _global(
     """A git-tracked, append-only backlog and TODO list for AI coding agents."""
     e = env(ctx)
     e.directory, e.session, e.lock_timeout = directory, session, lock_timeout
-    from aidp.views import render
-
-    render.PAGER["off"] = no_pager
+    e.pager = not no_pager
 
 
 def loaded() -> None:

@@ -29,9 +29,10 @@ if TYPE_CHECKING:
     from aidp.backlog.queue import Change
 
 
-def _emit_tasks(changes: list["Change"], *, verb: str, ids: dict[str, str] | None = None
-                ) -> None:
-    """`ids`: full id → the short id to show (tasks.short_ids)."""
+def _emit_tasks(changes: list["Change"], *, verb: str, ids: dict[str, str] | None = None,
+                pager: bool) -> None:
+    """`ids`: full id → the short id to show (tasks.short_ids); `pager`: as
+    render.write_text's."""
     paint = output.painter()
     lines = []
     for change in changes:
@@ -41,7 +42,7 @@ def _emit_tasks(changes: list["Change"], *, verb: str, ids: dict[str, str] | Non
             lines.append(f"{paint('✓', 'green')} {verb}: {label}")
         else:
             lines.append(f"Already {inert(task.get('status'))}, nothing changed: {label}")
-    render.write_text("\n".join(lines))
+    render.write_text("\n".join(lines), pager=pager)
 
 
 def add(
@@ -84,13 +85,13 @@ def add(
         output.json_out(filed_shown(e.project, filed, linked=linked, body=text,
                                     task_type=task_type))
     elif quiet:
-        render.write_text(task["id"])
+        e.write(task["id"])
     else:
         paint = output.painter()
         marker = render.priority_marker(task["priority"], paint)
         # The hex part, not the shortest prefix: that needs the whole history read,
         # which `add` never does (it only appends; see bench/RESULTS.md).
-        render.write_text(
+        e.write(
             f"{paint('✓', 'green')} Added {marker} [{render.hex_part(task['id'])}] "
             f"{inert(task['description'])}"
         )
@@ -109,7 +110,7 @@ def _transition(ctx: typer.Context, ids: list[str], status: str, verb: str, *, a
         shown = shown_now(e.project, done.tasks())
         output.json_out(shown[0] if len(shown) == 1 else shown)
         return
-    _emit_tasks(done.changes, verb=verb, ids=done.short_ids)
+    _emit_tasks(done.changes, verb=verb, ids=done.short_ids, pager=e.pager)
 
 
 def start(
@@ -231,7 +232,7 @@ def stats(
     from aidp.views import charts
 
     color = render.color_enabled()
-    render.write_text(charts.draw(found, color=color, width=_terminal_width()))
+    env(ctx).write(charts.draw(found, color=color, width=_terminal_width()))
 
 
 def _since(text: str | None, now: int) -> int | None:
@@ -285,8 +286,8 @@ def repair(
         return
     damaged = len(report.damaged_lines)
     if not damaged and not report.blank:
-        render.write_text(f"Nothing to repair: {render.counted(report.lines_before, 'line')}, "
-                          "all valid")
+        e.write(f"Nothing to repair: {render.counted(report.lines_before, 'line')}, "
+                "all valid")
         return
     where = ", ".join(map(str, report.damaged_lines[:20]))
     if damaged > 20:
@@ -295,12 +296,12 @@ def repair(
     found += f" and {report.blank} blank line(s)" if report.blank else ""
     why = "".join(f"\n  line {n}: {inert(text)}" for n, text in report.reasons.items())
     if dry_run:
-        render.write_text(f"Would remove {found}; {render.counted(report.lines_after, 'line')} "
-                          f"would stay{why}")
+        e.write(f"Would remove {found}; {render.counted(report.lines_after, 'line')} "
+                f"would stay{why}")
     else:
         backup = inert(str(report.backup))
-        render.write_text(f"Removed {found}; {render.counted(report.lines_after, 'line')} kept. "
-                          f"Backup: {backup}{why}")
+        e.write(f"Removed {found}; {render.counted(report.lines_after, 'line')} kept. "
+                f"Backup: {backup}{why}")
 
 
 def compact(
@@ -329,10 +330,10 @@ def compact(
     unknown = (f" ({report.unknown} of kinds this version does not know, kept as they are)"
                if report.unknown else "")
     if not report.rewritten:
-        render.write_text(f"Already compact: {report.lines_after} records{unknown}")
+        e.write(f"Already compact: {report.lines_after} records{unknown}")
         return
     dropped = f", {report.damaged} damaged dropped" if report.damaged else ""
-    render.write_text(
+    e.write(
         f"Compacted {report.lines_before} lines to {report.lines_after}{unknown}{dropped}. "
         f"Backup: {inert(str(report.backup))}"
     )

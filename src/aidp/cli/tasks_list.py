@@ -104,12 +104,13 @@ def list_(
     # The tasks found are held to the end: cyclic collections would walk them again and
     # again (at 1M events, 47k pending tasks: ~40% of the command); reading the store
     # (its modules loaded on the way) and listing make no reference cycles.
-    with no_gc():
-        found = answer(e.read(), query, shape=shape, rows=_rows(fmt, query, include_all),
+    with no_gc(freeze=e.log.freeze):
+        found = answer(e.read(), query, shape=shape,
+                       rows=_rows(fmt, query, include_all, pager=e.pager),
                        bodies=with_body)
         empty = _nothing_found(found, query, words=words, named=named) if not found.tasks \
             else ""
-        if _show(found, shape, now=now, empty=empty, raw=raw) and exit_code:
+        if _show(found, shape, now=now, empty=empty, raw=raw, pager=e.pager) and exit_code:
             raise typer.Exit(ExitCode.FAILURE)
 
 
@@ -178,44 +179,45 @@ def _query(words: list[str], *, include_all: bool, priority: list[str], tag: lis
     return query
 
 
-def _rows(fmt: str, query: Query, include_all: bool) -> int | None:
+def _rows(fmt: str, query: Query, include_all: bool, *, pager: bool) -> int | None:
     """How many rows the table shows: a person at a terminal without a pager gets a
     screenful; scripts, --all and --limit get all (and a pager shows all:
-    aidp.views.pager)."""
+    aidp.views.pager; `pager`: not --no-pager)."""
     if (fmt != "table" or query.limit is not None or include_all or not sys.stdout.isatty()
-            or _pager_on()):
+            or _pager_on(pager=pager)):
         return None
     import shutil
 
     return max(10, shutil.get_terminal_size().lines - 6)
 
 
-def _show(found: Listing, shape: str, *, now: int, empty: str, raw: bool) -> bool:
-    """Print the listing in its shape (`empty`: the line when nothing matched); whether
-    any task matched."""
+def _show(found: Listing, shape: str, *, now: int, empty: str, raw: bool,
+          pager: bool) -> bool:
+    """Print the listing in its shape (`empty`: the line when nothing matched; `pager`:
+    render.write_text's); whether any task matched."""
     if found.batches is not None:
         return output.write_batches(found.batches, shape) > 0
     if shape == "tree":
         render.write_text(_tree(found.tasks, found.parents or {}, now, empty=empty,
-                                ids=found.short_ids))
+                                ids=found.short_ids), pager=pager)
         return bool(found.tasks)
     rows = found.rows
     output.print_list(found.tasks[:rows], shape, now=now, empty=empty, notes=found.notes,
-                      ids=found.short_ids, matched=found.matched, raw=raw)
+                      ids=found.short_ids, matched=found.matched, raw=raw, pager=pager)
     if rows < len(found.tasks):
         # --limit shows them all; --all would add the closed ones too
         render.write_text(f"… and {len(found.tasks) - rows:,} more (-n {len(found.tasks)} "
-                          "shows them all)")
+                          "shows them all)", pager=pager)
     return bool(found.tasks)
 
 
-def _pager_on() -> bool:
+def _pager_on(*, pager: bool) -> bool:
     """Long output on this terminal goes through a pager (aidp.views.pager)."""
-    if not render.paging_possible():
+    if not render.paging_possible(pager=pager):
         return False
-    from aidp.views import pager
+    from aidp.views import pager as paging
 
-    return pager.available()
+    return paging.available()
 
 
 def _nobody_holds(holders: list[str], name: str) -> str | None:

@@ -41,7 +41,7 @@ def show(
         color = render.color_enabled()
         text += "\n" + paint("Body", "bold") + "\n" + render.body_text(
             detail.body, color=color, width=shutil.get_terminal_size().columns)
-    render.write_text(text)
+    env(ctx).write(text)
 
 
 def _queue_detail(detail: TaskDetail, now: int, paint: render.Painter) -> str:

@@ -29,7 +29,7 @@ def _no_stray_options(ctx: typer.Context, *tokens: str) -> None:
     """With unknown options let through (for -1), a mistyped option must still be one."""
     from aidp.cli import common
 
-    raw = common.COMMAND_LINE
+    raw = common.env(ctx).command_line
     # What follows `--` is text, whatever it looks like: `aidp todo add -- "-x"`.
     literal = len(raw) - raw.index("--") - 1 if "--" in raw else 0
     for token in tokens[: max(0, len(tokens) - literal)]:
@@ -107,7 +107,7 @@ def show(
     if as_json:
         json_out(core.show_json(todo))
     else:
-        render.write_text(render.todo_text(todo))
+        e.write(render.todo_text(todo))
 
 
 # A first word shaped like a position (digits and dots, a sign, `last.…`) is one, even
@@ -157,7 +157,7 @@ def add(
     restarted = bool(done.before.items) and not done.before.active
     fresh = " (a new list: the previous one was cleared)" if restarted else ""
     message = f"{painter()('✓', 'green')} Added {_label(done.after, target)}{fresh}"
-    todo_out(done.after, message, as_json=as_json)
+    todo_out(done.after, message, as_json=as_json, pager=e.pager)
 
 
 def delete(
@@ -185,6 +185,7 @@ def delete(
         f"{painter()('✓', 'green')} Deleted {target.label()}: "
         f"{inert(item['content'])}{extra}",
         as_json=as_json,
+        pager=e.pager,
     )
 
 
@@ -227,14 +228,14 @@ def _tick(ctx: typer.Context, position: str, session: str | None, *, as_json: bo
     done, (target,) = _apply_op(
         e, name, lambda todo: core.tick(todo, position, completed=completed))
     if as_json:
-        todo_out(done.after, "", as_json=True)
+        todo_out(done.after, "", as_json=True, pager=e.pager)
         return
     if not done.written:  # so already: a retried tick never undoes it
         state = "Already ticked" if completed else "Not ticked"
-        render.write_text(f"{state}, nothing changed: {_label(done.after, target)}\n"
-                          f"{_remaining(done.after)}")
+        e.write(f"{state}, nothing changed: {_label(done.after, target)}\n"
+                f"{_remaining(done.after)}")
         return
-    render.write_text(_tick_message(done, target))
+    e.write(_tick_message(done, target))
 
 
 def _tick_message(done: core.Edit, target: core.Target) -> str:
@@ -290,7 +291,7 @@ def start(
         message = f"{painter()('✓', 'green')} Started {label}"
     else:
         message = f"Already in_progress, nothing changed: {label}"  # e.g. "2: Docs"
-    todo_out(done.after, message, as_json=as_json)
+    todo_out(done.after, message, as_json=as_json, pager=e.pager)
 
 
 def clear(
@@ -309,10 +310,12 @@ def clear(
     name = e.session_name(session)
     done = _apply(e, name, core.clear)
     if not done.written:
-        todo_out(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json)
+        todo_out(done.after, f"{core.NO_ACTIVE}; nothing to clear", as_json=as_json,
+                 pager=e.pager)
         return
     if not done.before.active:  # nothing active, but paused: the pause goes
-        todo_out(done.after, f"{core.NO_ACTIVE}; the pause is lifted", as_json=as_json)
+        todo_out(done.after, f"{core.NO_ACTIVE}; the pause is lifted", as_json=as_json,
+                 pager=e.pager)
         return
     count = len(done.before.items)
     todo_out(
@@ -320,6 +323,7 @@ def clear(
         f"{painter()('✓', 'green')} Cleared {count} item{'s' if count != 1 else ''} of session "
         f"{inert(name)} (kept as history: 'aidp todo load' brings them back)",
         as_json=as_json,
+        pager=e.pager,
     )
 
 
@@ -339,7 +343,8 @@ def pause(
     e = env(ctx)
     text = " ".join(reason)
     done = _apply(e, e.session_name(session), lambda todo: core.pause(todo, text))
-    todo_out(done.after, f"⏸ Paused: {inert(done.after.pause_reason)}", as_json=as_json)
+    todo_out(done.after, f"⏸ Paused: {inert(done.after.pause_reason)}", as_json=as_json,
+             pager=e.pager)
 
 
 def resume(
@@ -357,7 +362,8 @@ def resume(
     e = env(ctx)
     done = _apply(e, e.session_name(session), core.resume)
     if not done.written:
-        todo_out(done.after, "Not paused; nothing changed", as_json=as_json)
+        todo_out(done.after, "Not paused; nothing changed", as_json=as_json, pager=e.pager)
         return
     reason = inert(done.before.pause_reason or "")
-    todo_out(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json)
+    todo_out(done.after, f"▶ Resumed (the pause was: {reason})", as_json=as_json,
+             pager=e.pager)

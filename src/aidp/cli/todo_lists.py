@@ -80,7 +80,7 @@ def list_(
     if as_json:
         json_out([s.to_json() for s in found])
     else:
-        render.write_text(render.todo_lists(found, now_micros(), current_session=name))
+        e.write(render.todo_lists(found, now_micros(), current_session=name))
 
 
 def load(
@@ -135,7 +135,7 @@ def load(
             f"{painter()('✓', 'green')} Loaded {what} from session {inert(chosen.session)} "
             f"into session {inert(name)}"
         )
-    todo_out(done.after, message, as_json=as_json)
+    todo_out(done.after, message, as_json=as_json, pager=e.pager)
 
 
 def _past(e: Env, fold: Any) -> list[core.TodoList]:

@@ -52,7 +52,6 @@ def trust(
     from aidp.core.terminal import inert
     from aidp.trust import gate as core
     from aidp.trust import person
-    from aidp.views import render
 
     if revoke and show:
         raise InvalidInput("Invalid options: give --revoke or --show, not both")
@@ -63,9 +62,9 @@ def trust(
         if forgotten:
             wrote()
         if not forgotten:
-            render.write_text(f"Nothing to revoke: no config file of {out(str(root))} is trusted")
+            env(ctx).write(f"Nothing to revoke: no config file of {out(str(root))} is trusted")
             return
-        render.write_text("\n".join(
+        env(ctx).write("\n".join(
             f"Revoked trust in {name}: its commands will not run until 'aidp trust'"
             for name in forgotten
         ))
@@ -81,18 +80,18 @@ def trust(
             lines.extend(_settings(settings, out))
             if not layer.own:
                 lines.extend(_covers(root, layer, out))
-        render.write_text("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
+        env(ctx).write("\n".join(lines) or f"No config file in {out(str(root))}/.aidp/")
         return
     person.refuse_agent()  # before anything is read: an agent is never asked
     found = core.review(root, presets=PRESETS)
     if not found.items:
-        render.write_text(
+        env(ctx).write(
             f"Nothing to trust: {out(str(root))} has no .aidp/config.toml "
             "(a git-ignored .aidp/config.local.toml is your own and needs no trust)"
         )
         return
     if not found.needed:
-        render.write_text("\n".join(
+        env(ctx).write("\n".join(
             f"Already trusted {item.shown} (sha256 {item.sha256[:12]}); nothing changed"
             for item in found.items))
         return
@@ -106,12 +105,12 @@ def trust(
             lines.append(f"  and, as they are now, the project files it runs: "
                          f"{out(', '.join(item.files))}")
         lines.extend(_folders(item.folders, out))
-    render.write_text("\n".join(lines))
+    env(ctx).write("\n".join(lines))
     if not _confirmed():
         raise Declined("Not trusted: you did not answer 'y'; nothing was recorded")
     found.record()
     wrote()
-    render.write_text("\n".join(
+    env(ctx).write("\n".join(
         [f"Trusted {item.shown} (sha256 {item.sha256[:12]}): aidp may now start what it "
          "names" for item in found.items]
         + ["A change to any of them needs 'aidp trust' again; "

@@ -217,7 +217,7 @@ class _Load:
         from aidp.store import fill  # not while the store is up to date
 
         filler = fill.resumed(conn, meta, empty=empty)
-        with no_gc():
+        with no_gc(freeze=self.log.freeze):
             crc = filler.feed(self.fd, meta["offset"], end, meta["crc"])
         nonce = os.urandom(8)
         db.write_meta(conn, {**fill.state(filler, end, crc), "nonce": nonce})

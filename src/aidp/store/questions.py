@@ -27,7 +27,7 @@ class Handle:
     """The fold's connection, closed when the last of its mappings is gone (a
     connection sits in a reference cycle of its own: left to the collector, it would
     hold its read transaction, and every writer would wait for it), or at the latest
-    when the process exits (a fold kept to the end, or frozen by aidp.tasklist.fold.FREEZE: the
+    when the process exits (a fold kept to the end, or frozen: TaskLog.freeze; the
     worktrees overlay's write transaction left open at exit would leave a hot journal,
     which the next reader rolls back into the file, changing its stat data: the store
     would be taken for changed and rebuilt); then `release` (the loader's

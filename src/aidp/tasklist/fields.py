@@ -65,18 +65,18 @@ def with_companions(tasks: Mapping[str, Record], records: list[Record]) -> list[
     return out
 
 
-def fold_bytes(data: bytes) -> Fold:
+def fold_bytes(data: bytes, *, freeze: bool = False) -> Fold:
     """The plain fold of a whole file's bytes: `Fold.feed`, then the tasks two clones
-    changed concurrently folded again with `resolve`."""
+    changed concurrently folded again with `resolve`. `freeze`: as no_gc's."""
     fold = Fold()
-    with no_gc():
+    with no_gc(freeze=freeze):
         fold.feed(data)
     if fold.conflicted:
         resolve(fold, data)
     return fold
 
 
-def fold_file(fd: int, end: int, tail: bytes) -> Fold:
+def fold_file(fd: int, end: int, tail: bytes, *, freeze: bool = False) -> Fold:
     """fold_bytes of the file open at `fd`: its whole lines up to `end`, then `tail` (a
     torn last line, or b""), read a block at a time so that its bytes are never all held
     (at 100k events, 30 MB: a peak of 78 MB, not 137)."""
@@ -86,7 +86,7 @@ def fold_file(fd: int, end: int, tail: bytes) -> Fold:
             yield tail
 
     fold = Fold()
-    with no_gc():
+    with no_gc(freeze=freeze):
         for data in read():
             fold.feed(data)
     if fold.conflicted:

@@ -113,25 +113,24 @@ def read_lines(lines: list[bytes]) -> Iterator[tuple[str, str, Record | None]]:
             yield IGNORED, "", None
 
 
-# Set by a process that ends after one command (aidp.cli, for all but `mcp` and `run`):
-# what a fold made then lives until the process ends and no collection walks it again
-# (gc.freeze; refcounting still frees it): the passes after a plain fold of 100k events
-# and the one at exit cost ~0.3 s of CPU (the first list after a clone, 1.3-1.9 s). Not
-# in a long-running process: cyclic garbage alive at a freeze would never be collected.
-FREEZE = False
-
-
 @contextmanager
-def no_gc() -> Iterator[None]:
+def no_gc(*, freeze: bool = False) -> Iterator[None]:
     """No cyclic garbage collection while lines are folded: every gen-2 pass walks all
     the records held so far (a quarter of the CPU of a fold of 100k events), and
-    folding makes no reference cycles; afterwards neither, if FREEZE."""
+    folding makes no reference cycles.
+
+    `freeze`, for a process that ends after one command (the CLI's TaskLog, all but
+    `mcp` and `run`: TaskLog.freeze): what the fold made then lives until the process
+    ends, and no collection walks it again (gc.freeze; refcounting still frees it): the
+    passes after a plain fold of 100k events and the one at exit cost ~0.3 s of CPU (the
+    first list after a clone, 1.3-1.9 s). Never in a long-running process: cyclic
+    garbage alive at a freeze would never be collected."""
     collecting = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        if FREEZE:
+        if freeze:
             gc.freeze()
         if collecting:
             gc.enable()

@@ -91,6 +91,7 @@ class TaskLog:
         lock_timeout: float | None = None,
         on_notice: Callable[[str], None] | None = None,
         reader: Reader | None = None,
+        freeze: bool = False,
     ) -> None:
         """`create_root=False` (the CLI): a write refuses to create a missing project folder.
         `on_wait(lock_path)` is called once when a lock has been held by another process
@@ -99,9 +100,13 @@ class TaskLog:
         else DEFAULT_LOCK_TIMEOUT seconds). `on_notice(line)` hears, once, that git
         attributes override aidp's for the tasklist (aidp.tasklist.attributes).
         `reader`: what `read` folds through (the store); None: plain folds. Dependencies
-        point one way: the store builds on the log, the log knows only this protocol."""
+        point one way: the store builds on the log, the log knows only this protocol.
+        `freeze`: the process ends after this command, so what a read folds lives until
+        then and is frozen, never walked by a collection again (aidp.tasklist.fold.no_gc;
+        the CLI's, but for `mcp` and `run`)."""
         self.root = root
         self.reader = reader
+        self.freeze = freeze
         self.create_root = create_root
         self.on_wait = on_wait
         if lock_timeout is None:
@@ -244,12 +249,13 @@ class TaskLog:
         if len(lists) > 1:
             own = self.read_bytes()
             own = own if encoding is None else attributes.decode(own, encoding)
-            fold = worktrees.fold(lists, own, whole_lines=whole_lines)
+            fold = worktrees.fold(lists, own, whole_lines=whole_lines, freeze=self.freeze)
         elif encoding is not None:  # decoded, then folded plainly (no cache: rare)
             from aidp.tasklist.fields import fold_bytes
 
             data = attributes.decode(self.read_bytes(), encoding)
-            fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data)
+            fold = fold_bytes(data[: data.rfind(b"\n") + 1] if whole_lines else data,
+                              freeze=self.freeze)
         elif self.reader is None:
             fold = self.full_fold(whole_lines=whole_lines)
         else:
@@ -266,7 +272,8 @@ class TaskLog:
             with open(self.path, "rb", buffering=0) as handle:
                 fd, size = handle.fileno(), os.fstat(handle.fileno()).st_size
                 end = last_line_end(fd, size)  # the file now, or a prefix of it
-                return fold_file(fd, end, b"" if whole_lines else torn_tail(fd, end, size))
+                return fold_file(fd, end, b"" if whole_lines else torn_tail(fd, end, size),
+                                 freeze=self.freeze)
         except FileNotFoundError:
             return Fold()
         except OSError as exc:

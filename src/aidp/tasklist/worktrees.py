@@ -329,7 +329,8 @@ def records(shared: Shared | None, own: bytes
         seen.update(lines)
 
 
-def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -> Fold:
+def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool,
+         freeze: bool = False) -> Fold:
     """The fold of every worktree's tasklist (`tasklists` in the order every worktree
     folds them; `own`: this worktree's bytes, decoded). The rule: first the whole lines
     every tasklist starts with (the history their branches share), once, as in one
@@ -342,7 +343,7 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
     so is another tasklist's: every worktree folds the same lines, whichever wrote
     them (`ends_with_newline`: every tasklist ends in a newline). The shared lines are
     never looked up: a store of this worktree's file already holds them (backlog
-    8064)."""
+    8064). `freeze`: as fold.no_gc's."""
     from aidp.tasklist.fold import DAMAGED, Fold, no_gc, read_line
 
     datas: list[bytes] = []
@@ -356,7 +357,7 @@ def fold(tasklists: list[tuple[Path, bool]], own: bytes, *, whole_lines: bool) -
         datas.append(data)
     start, first = common_start(datas)
     state, seen = Fold(), set()
-    with no_gc():
+    with no_gc(freeze=freeze):
         fed = lines_of(first[:start])
         damaged = sum(state.add_lines(fed))  # every tasklist's first lines: this one's too
         damaged *= bool(own)  # (unless it has none)

@@ -112,26 +112,23 @@ def priority_marker(priority: object, paint: Painter | None = None) -> str:
 # --- writing ------------------------------------------------------------------------
 
 
-# `aidp --no-pager` (aidp.views.pager): set once at start-up by the CLI.
-PAGER = {"off": False}
-
-
-def write_text(text: str) -> None:
+def write_text(text: str, *, pager: bool) -> None:
     """Human output. On a terminal, text longer than the screen goes through the pager
-    (aidp.views.pager); a pipe, a file, JSON and `--no-pager` never do."""
+    (aidp.views.pager) when `pager` (the CLI's: not with `--no-pager`); a pipe, a file
+    and JSON never do."""
     text = text if text.endswith("\n") or not text else text + "\n"
-    if not PAGER["off"] and text.count("\n") > 8 and paging_possible():
-        from aidp.views import pager
+    if text.count("\n") > 8 and paging_possible(pager=pager):
+        from aidp.views import pager as paging
 
-        if pager.page(text):
+        if paging.page(text):
             return
     sys.stdout.write(text)
 
 
-def paging_possible() -> bool:
-    """Whether long human output may go through a pager: stdout is a terminal and
-    `--no-pager` was not given (the pager itself may still be none: aidp.views.pager)."""
-    if PAGER["off"]:
+def paging_possible(*, pager: bool) -> bool:
+    """Whether long human output may go through a pager: `pager` (not `--no-pager`) and
+    stdout is a terminal (the pager itself may still be none: aidp.views.pager)."""
+    if not pager:
         return False
     try:
         return sys.stdout.isatty()
