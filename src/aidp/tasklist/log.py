@@ -101,9 +101,7 @@ class TaskLog:
         attributes override aidp's for the tasklist (aidp.tasklist.attributes).
         `reader`: what `read` folds through (the store); None: plain folds. Dependencies
         point one way: the store builds on the log, the log knows only this protocol.
-        `freeze`: the process ends after this command, so what a read folds lives until
-        then and is frozen, never walked by a collection again (aidp.tasklist.fold.no_gc;
-        the CLI's, but for `mcp` and `run`)."""
+        `freeze`: a one-shot process's (the CLI's): what a read folds is frozen (no_gc)."""
         self.root = root
         self.reader = reader
         self.freeze = freeze
