@@ -243,6 +243,16 @@ def test_a_tasklist_damaged_while_it_runs_shows_what_the_fold_shows(cli, project
         assert [c["description"] for c in patch["upsert"]] == ["Filed after the damage"]
         status, _, _page = board.request("GET", "")
         assert status == 200
+        # A tasklist it cannot read at all: the cards stay, the reason is said.
+        log = project / ".aidp" / "tasklist.jsonl"
+        kept = log.read_bytes()
+        log.unlink()
+        os.mkfifo(log)
+        patch = events.until(lambda p: p["meta"]["error"] is not None)
+        assert "not a regular file" in patch["meta"]["error"] and patch["remove"] == []
+        log.unlink()
+        log.write_bytes(kept)
+        patch = events.until(lambda p: p["meta"]["error"] is None)
 
 
 def test_host_warns_and_sigint_exits_0(cli, project) -> None:

@@ -80,19 +80,24 @@ def overview(project: Project, *, recent: int = RECENT, now: int | None = None) 
     """The board of `project` now: open tasks, the `recent` most recently closed of each
     closed status, the queue's marks and the plans (`now`, µs: when leases are judged;
     default the clock)."""
+    from aidp.backlog.tasks import Query, find_in
+
     fold = project.read()
     open_tasks = fold.select(OPEN_STATUSES)
     closed: list[Record] = []
     for status in queue.CLOSED_STATUSES:
-        found = fold.select((status,))
+        # The last changed first (one query on the store), then by when each closed.
+        found = find_in(fold, Query(statuses=(status,), sort="updated", limit=recent)).tasks
         found.sort(key=lambda t: (finished_at(t) or ts_of(t)), reverse=True)
-        closed += found[:recent]
+        closed += found
     tasks = [*open_tasks, *closed]
     qs = queue.state(fold, about=[t["id"] for t in tasks], own=True)
-    shown = [queue.with_extras(qs, t, now) for t in tasks]
+    linked = queue.linked_ids(qs)  # only these show more than their record
+    shown = [queue.with_extras(qs, t, now) if t["id"] in linked else t for t in tasks]
     counts = {str(status): n for status, n in fold.status_counts().items()}
     waiting = {entry.id: list(entry.waiting_on) for entry in queue.blocked(fold)}
-    ready = [e.id for e in queue.ready(fold) if e.status == "pending"] if open_tasks else []
+    # Ready: pending (so held by nobody) and waiting on nothing open.
+    ready = [t["id"] for t in open_tasks if t.get("status") == "pending" and t["id"] not in waiting]
     lists = {todo.session: todo for todo in todos.all_lists(fold)}
     plans: dict[str, Plan] = {}
     for task in open_tasks:

@@ -1,10 +1,11 @@
 """What the page gets: one project's board (aidp.app.overview) as JSON cards and a
 summary, and the patch between two of them (only the cards that changed travel).
 
-A card is the task as shown (its record, type, close reason, holder, lease, links),
-with the board's marks: `ready`, `waits` (the open tasks it waits on), `plan` (its
-holder session's progress and current item), `decision` (a question for a person),
-`person` (it waits on one), and `notes` as a count (their text is in the detail).
+A card is the task as shown (its record, type, close reason, holder, lease; its links
+are in the detail), with the board's marks: `ready`, `waits` (the open tasks it waits
+on), `plan` (its holder session's progress and current item), `decision` (a question
+for a person), `person` (it waits on one), and `notes` as a count (their text is in
+the detail).
 Nothing here is markup: the page sets every value as text.
 """
 
@@ -20,8 +21,7 @@ from aidp.core.model import Record
 # The task record's own keys the page shows (a newer version's keys are left out).
 _KEPT = ("id", "description", "status", "priority", "tags", "created_at", "updated_at",
          "started_at", "completed_at", "abandoned_at", "abandoned_reason", "session",
-         "task_type", "close_reason", "assignee", "claimed_at", "lease_until", "stale",
-         "blocked_by", "parent")
+         "task_type", "close_reason", "assignee", "claimed_at", "lease_until", "stale")
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

@@ -41,6 +41,17 @@ function shortId(id) { return String(id).split("_").pop().slice(0, 8); }
 
 function stamp(text) { const t = Date.parse(text); return Number.isNaN(t) ? 0 : t; }
 
+// What sorting and filtering read of a card, worked out once when it arrives.
+function prep(c) {
+  c.$rank = RANK[c.priority] ?? 1;
+  c.$created = stamp(c.created_at);
+  c.$claimed = stamp(c.claimed_at || c.started_at);
+  c.$closed = stamp(c.completed_at || c.abandoned_at || c.updated_at);
+  c.$hay = [c.description, c.id, c.assignee || "", c.session || "", ...(c.tags || [])]
+    .join("\n").toLowerCase();
+  return c;
+}
+
 function ago(ms) {
   const s = Math.round(Math.abs(ms) / 1000);
   if (s < 60) return `${s}s`;
@@ -107,7 +118,7 @@ function connect() {
     const data = JSON.parse(event.data);
     state.projects = new Map();
     for (const p of data.projects) {
-      state.projects.set(p.meta.repo, {meta: p.meta, cards: new Map(p.cards.map((c) => [c.id, c]))});
+      state.projects.set(p.meta.repo, {meta: p.meta, cards: new Map(p.cards.map((c) => [c.id, prep(c)]))});
     }
     drawAll();
   });
@@ -117,7 +128,7 @@ function connect() {
     if (!project) return;
     project.meta = data.meta;
     for (const id of data.remove) project.cards.delete(id);
-    for (const c of data.upsert) project.cards.set(c.id, c);
+    for (const c of data.upsert) project.cards.set(c.id, prep(c));
     schedule(data.meta.repo);
     if (state.detail && state.detail.repo === data.meta.repo &&
         (data.upsert.some((c) => c.id === state.detail.id) || data.remove.includes(state.detail.id))) {
@@ -134,11 +145,7 @@ function matches(card) {
   if (f.type && (card.task_type || "task") !== f.type) return false;
   if (f.tag && !(card.tags || []).includes(f.tag)) return false;
   if (f.holder && (card.assignee || "") !== f.holder) return false;
-  if (f.q) {
-    const hay = [card.description, card.id, card.assignee || "", card.session || "",
-      ...(card.tags || [])].join("\n").toLowerCase();
-    if (!f.q.split(/\s+/).every((word) => hay.includes(word))) return false;
-  }
+  if (f.q && !f.q.split(/\s+/).every((word) => card.$hay.includes(word))) return false;
   return true;
 }
 
@@ -189,21 +196,20 @@ function drawAll() {
   }
   if (!state.projects.size) main.append(h("p", {class: "empty", text: "No project."}));
   countShown();
+  if (!document.body.dataset.ready) document.body.dataset.readyAt = String(Math.round(performance.now()));
   document.body.dataset.ready = "1";
 }
 
 function sorted(cards, status) {
-  const byPriority = (a, b) => (RANK[a.priority] ?? 1) - (RANK[b.priority] ?? 1);
   if (status === "pending") {
-    return cards.sort((a, b) => byPriority(a, b) || (b.ready ? 1 : 0) - (a.ready ? 1 : 0) ||
-      stamp(a.created_at) - stamp(b.created_at));
+    return cards.sort((a, b) => a.$rank - b.$rank || (b.ready ? 1 : 0) - (a.ready ? 1 : 0) ||
+      a.$created - b.$created);
   }
   if (status === "in_progress") {
-    return cards.sort((a, b) => (b.stale ? 1 : 0) - (a.stale ? 1 : 0) || byPriority(a, b) ||
-      stamp(a.claimed_at || a.started_at) - stamp(b.claimed_at || b.started_at));
+    return cards.sort((a, b) => (b.stale ? 1 : 0) - (a.stale ? 1 : 0) || a.$rank - b.$rank ||
+      a.$claimed - b.$claimed);
   }
-  const closed = (c) => stamp(c.completed_at || c.abandoned_at || c.updated_at);
-  return cards.sort((a, b) => closed(b) - closed(a));
+  return cards.sort((a, b) => b.$closed - a.$closed);
 }
 
 function columnsOf(project) {
