@@ -279,3 +279,25 @@ def test_two_projects_in_one_board(tmp_path, cli, project) -> None:
     repos = [(p["meta"]["repo"], [c["description"] for c in p["cards"]])
              for p in first["projects"]]
     assert repos == [(str(project.resolve()), ["Here"]), (str(other.resolve()), ["There"])]
+
+
+def test_a_write_in_another_worktree_shows(cli, project, tmp_path) -> None:
+    # One live queue for every worktree: the board watches each worktree's tasklist,
+    # and one added after it started.
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(project), *args], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    assert cli("init").code == 0
+    cli("tasks", "add", "On main", "-q")
+    git("add", "-A")
+    git("commit", "-q", "-m", "start")
+    with running() as board, board.events() as events:
+        events.next("board")
+        other = tmp_path / "agent-wt"
+        git("worktree", "add", "-q", "-b", "agent", str(other))
+        proc = subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "From the worktree",
+                               "-q"], cwd=other, env={**os.environ, "AIDP_DIR": str(other)},
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        events.until(lambda p: any(c["description"] == "From the worktree" for c in p["upsert"]))
