@@ -66,6 +66,15 @@ class Events:
     def __init__(self, response: http.client.HTTPResponse) -> None:
         self.response = response
 
+    def whole(self) -> dict:
+        """The whole board a page gets first: its `board` event, then the `rest`."""
+        _kind, first = self.next("board")
+        _kind, rest = self.next("rest")
+        for project, more in zip(first["projects"], rest["projects"], strict=True):
+            assert project["meta"] == more["meta"]
+            project["cards"] += more["cards"]
+        return first
+
     def next(self, kind: str | None = None, timeout: float = 20) -> tuple[str, dict]:
         end = time.monotonic() + timeout
         name, data = "message", []

@@ -82,7 +82,7 @@ def test_the_stream_shows_a_cli_write_and_edits_go_through_the_cli_write_path(
     tid = cli("tasks", "add", "Ship it", "-q").out.strip()
     repo = str(project.resolve())
     with running() as board, board.events() as events:
-        _kind, first = events.next("board")
+        first = events.whole()
         (shown,) = first["projects"]
         assert shown["meta"]["repo"] == repo
         assert [c["description"] for c in shown["cards"]] == ["Ship it"]
@@ -233,7 +233,7 @@ def test_a_path_that_is_no_project_is_one_line_exit_2_and_creates_nothing(
 def test_a_tasklist_damaged_while_it_runs_shows_what_the_fold_shows(cli, project) -> None:
     cli("tasks", "add", "Survives", "-q")
     with running() as board, board.events() as events:
-        events.next("board")
+        events.whole()
         with open(project / ".aidp" / "tasklist.jsonl", "ab") as handle:
             handle.write(b"<<<<<<< HEAD\n{\"id\": \"task_1_zz\", \"description\": 3}\n")
         patch = events.until(lambda p: p["meta"]["damaged"] > 0)
@@ -275,7 +275,7 @@ def test_two_projects_in_one_board(tmp_path, cli, project) -> None:
     assert cli("--dir", str(other), "init").code == 0
     cli("--dir", str(other), "tasks", "add", "There", "-q")
     with running(str(project), str(other / ".aidp")) as board, board.events() as events:
-        _kind, first = events.next("board")
+        first = events.whole()
     repos = [(p["meta"]["repo"], [c["description"] for c in p["cards"]])
              for p in first["projects"]]
     assert repos == [(str(project.resolve()), ["Here"]), (str(other.resolve()), ["There"])]
@@ -293,7 +293,7 @@ def test_a_write_in_another_worktree_shows(cli, project, tmp_path) -> None:
     git("add", "-A")
     git("commit", "-q", "-m", "start")
     with running() as board, board.events() as events:
-        events.next("board")
+        events.whole()
         other = tmp_path / "agent-wt"
         git("worktree", "add", "-q", "-b", "agent", str(other))
         proc = subprocess.run([sys.executable, "-m", "aidp", "tasks", "add", "From the worktree",
@@ -301,3 +301,21 @@ def test_a_write_in_another_worktree_shows(cli, project, tmp_path) -> None:
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == 0, proc.stderr
         events.until(lambda p: any(c["description"] == "From the worktree" for c in p["upsert"]))
+
+
+def test_a_new_page_gets_the_cards_its_columns_show_first_then_the_rest(project) -> None:
+    from aidp.core.model import new_task
+    from aidp.tasklist.log import TaskLog
+
+    records = [new_task(f"Task {n}", priority="high" if n % 50 == 0 else "low")
+               for n in range(250)]
+    TaskLog(project).append(records)
+    with running() as board, board.events() as events:
+        _kind, first = events.next("board")
+        _kind, rest = events.next("rest")
+    shown = [c["description"] for c in first["projects"][0]["cards"]]
+    later = [c["description"] for c in rest["projects"][0]["cards"]]
+    assert len(shown) == 200 and len(later) == 50 and not set(shown) & set(later)
+    # The column's first 200: the high ones, then the oldest of the rest.
+    assert {f"Task {n}" for n in range(0, 250, 50)} <= set(shown)
+    assert "Task 1" in shown and "Task 249" in later

@@ -52,17 +52,45 @@ def card(task: Record, view: Overview, ready: set[str], person: set[str],
     return out
 
 
+FIRST = 200  # cards of each column a page draws before "Show more": sent first
+
+
 class Snapshot:
     """One project's board, encoded: `cards` (id -> the card's JSON bytes), `meta` (the
     summary: counts, damage, the person lane's paused lists and decisions; JSON bytes),
-    and the earliest lease end among its live claims (`next_stale`, µs; None: none)."""
+    the earliest lease end among its live claims (`next_stale`, µs; None: none), and
+    `first`: the ids of the cards each column shows first, unfiltered (a new page gets
+    them before the rest: its first cards come sooner)."""
 
-    __slots__ = ("cards", "meta", "next_stale")
+    __slots__ = ("cards", "first", "meta", "next_stale")
 
-    def __init__(self, cards: dict[str, bytes], meta: bytes, next_stale: int | None) -> None:
+    def __init__(self, cards: dict[str, bytes], meta: bytes, next_stale: int | None,
+                 first: set[str] | None = None) -> None:
         self.cards = cards
         self.meta = meta
         self.next_stale = next_stale
+        self.first = set(cards) if first is None else first
+
+
+_RANK = {"high": 0, "medium": 1, "low": 2}
+
+
+def _first(view: Overview, ready: set[str]) -> set[str]:
+    """The ids the page's columns show first, in the page's own order (board.js,
+    `sorted`): pending by priority, ready first, oldest first; in progress stale
+    first, by priority, the longest held first; the closed ones all (the recent ones)."""
+    from aidp.core.model import ts_of
+
+    def rank(task: Record) -> int:
+        return _RANK.get(str(task.get("priority")), 1)
+
+    pending = [t for t in view.tasks if t.get("status") == "pending"]
+    pending.sort(key=lambda t: (rank(t), t["id"] not in ready, ts_of(t, "created_at")))
+    held = [t for t in view.tasks if t.get("status") == "in_progress"]
+    held.sort(key=lambda t: (not t.get("stale"), rank(t),
+                             ts_of(t, "claimed_at" if "claimed_at" in t else "started_at")))
+    others = [t for t in view.tasks if t.get("status") not in ("pending", "in_progress")]
+    return {t["id"] for t in (*pending[:FIRST], *held[:FIRST], *others)}
 
 
 def snapshot(view: Overview, *, repo: str, name: str, error: str | None = None) -> Snapshot:
@@ -83,12 +111,18 @@ def snapshot(view: Overview, *, repo: str, name: str, error: str | None = None) 
     meta = {"repo": repo, "name": name, "counts": view.counts, "damaged": view.damaged,
             "paused": [plan_json(p) for p in view.paused], "decisions": view.decisions,
             "error": error}
-    return Snapshot(cards, orjson.dumps(meta), next_stale)
+    return Snapshot(cards, orjson.dumps(meta), next_stale, _first(view, ready))
 
 
-def full(snap: Snapshot) -> bytes:
-    """The whole board of one project: {"meta": …, "cards": […]}."""
-    return b'{"meta":' + snap.meta + b',"cards":[' + b",".join(snap.cards.values()) + b"]}"
+def full(snap: Snapshot, part: str = "all") -> bytes:
+    """The board of one project, {"meta": …, "cards": […]}: every card (`part` "all"),
+    the ones its columns show first ("first"), or the others ("rest")."""
+    if part == "all":
+        chosen = list(snap.cards.values())
+    else:
+        first = part == "first"
+        chosen = [data for tid, data in snap.cards.items() if (tid in snap.first) == first]
+    return b'{"meta":' + snap.meta + b',"cards":[' + b",".join(chosen) + b"]}"
 
 
 def patch(before: Snapshot, after: Snapshot) -> bytes | None:

@@ -122,6 +122,15 @@ function connect() {
     }
     drawAll();
   });
+  source.addEventListener("rest", (event) => { // the cards the columns did not show first
+    const data = JSON.parse(event.data);
+    for (const p of data.projects) {
+      const project = state.projects.get(p.meta.repo);
+      if (!project) continue;
+      for (const c of p.cards) if (!project.cards.has(c.id)) project.cards.set(c.id, prep(c));
+      schedule(p.meta.repo);
+    }
+  });
   source.addEventListener("patch", (event) => {
     const data = JSON.parse(event.data);
     const project = state.projects.get(data.meta.repo);
