@@ -186,3 +186,33 @@ def test_one_follow_up_is_one_time(cli, tmp_path: Path) -> None:
     assert "(the agent stopped 1 time without closing it)" in result.out
     assert "1 times" not in result.out + result.err
     assert json.loads(cli("tasks", "show", tid, "--json").out)["status"] == "pending"
+
+
+def test_ready_shows_a_page_and_says_how_many_more(cli) -> None:
+    # Not at a terminal (a script, an agent's shell tool): 20, then how many in all and
+    # how to see more; --all, --limit and the machine formats give what they ask for.
+    for n in range(25):
+        add(cli, f"Ready task {n}")
+    page = cli("tasks", "ready").out.splitlines()
+    assert page[0] == "READY (20 of 25)"
+    assert sum("] Ready task " in line for line in page) == 20
+    assert page[-1] == "(20 of 25 ready; --limit N or --all)"
+    every = cli("tasks", "ready", "--all").out.splitlines()
+    assert every[0] == "READY (25)" and len(every) == 26
+    limited = cli("tasks", "ready", "-n", "22").out.splitlines()
+    assert limited[0] == "READY (22 of 25)" and len(limited) == 23
+    assert len(json.loads(cli("tasks", "ready", "--json").out)) == 25
+    assert len(cli("tasks", "ready", "-f", "ids").out.split()) == 25
+    both = cli("tasks", "ready", "--all", "-n", "3")
+    assert (both.code, both.out) == (2, "")
+    assert both.err == "Error: Conflicting --all and --limit: give one of them\n"
+
+
+def test_ready_at_a_terminal_shows_what_fits(cli, project: Path) -> None:
+    for n in range(30):
+        add(cli, f"Ready task {n}")
+    shown = on_a_terminal(project, "tasks", "ready", lines=24)  # room for 18
+    assert shown.count("] Ready task ") == 18
+    assert shown.startswith("READY (18 of 30)")
+    assert shown.rstrip().endswith("(18 of 30 ready; --limit N or --all)")
+    assert on_a_terminal(project, "tasks", "ready", "--all", lines=24).count("] Ready") == 30

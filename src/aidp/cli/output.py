@@ -53,6 +53,24 @@ def todo_out(todo: todos.TodoList, message: str, *, as_json: bool, pager: bool) 
         render.write_text(message, pager=pager)
 
 
+# A page of a list that is not printed to a terminal (a script, an agent's shell tool).
+PAGE_ROWS = 20
+
+
+def page_rows() -> int:
+    """How many tasks a page shows (`tasks ready`): what fits the terminal beside a
+    header and a footer, at least 10; PAGE_ROWS when stdout is not a terminal."""
+    try:
+        at_terminal = sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        at_terminal = False
+    if not at_terminal:
+        return PAGE_ROWS
+    import shutil
+
+    return max(10, shutil.get_terminal_size().lines - 6)
+
+
 def list_format(fmt: str | None, as_json: bool) -> str:
     """The --format a listing asked for (`--json` is `--format json`), checked."""
     if as_json and fmt is not None and fmt.lower() != "json":

@@ -74,8 +74,13 @@ def ready(
     limit: int | None = LIMIT_OPTION,
     fmt: str | None = FORMAT_OPTION,
     as_json: bool = typer.Option(False, "--json", help="Same as --format json."),
+    every: bool = typer.Option(False, "--all", "-a",
+                               help="Every ready task (the table shows a page)."),
 ) -> None:
     """Tasks to work on now: pending, unclaimed, waiting on nothing open; best first.
+
+    The table shows a page (what fits the terminal; 20 when not at one) and says how
+    many more; --json and the other formats give every ready task unless --limit.
 
     Examples:
     $ aidp tasks ready -n 5
@@ -83,8 +88,13 @@ def ready(
     """
     chosen = output.list_format(fmt, as_json)
     table = chosen == "table"
+    if every and limit is not None:
+        raise InvalidInput("Conflicting --all and --limit: give one of them")
+    page = output.page_rows() if table and limit is None and not every else None
+    # One more than the page: whether there are more to say so.
     found = queue_view.ready_tasks(env(ctx).project, priorities=priority, tags=tag,
-                                   session=session, limit=limit, summary=table)
+                                   session=session, limit=limit if page is None else page + 1,
+                                   summary=table)
     if found.shown is not None:
         output.print_list(found.shown, chosen, now=now_micros(), empty="No matching tasks",
                           pager=env(ctx).pager)
@@ -94,13 +104,15 @@ def ready(
                        else "No ready task matches")
         return
     paint, now, total = output.painter(), now_micros(), found.total
-    count = f"{len(found.tasks)}" if len(found.tasks) == total else \
-        f"{len(found.tasks)} of {total}"
+    shown = found.tasks if page is None else found.tasks[:page]
+    count = f"{len(shown)}" if len(shown) == total else f"{len(shown)} of {total}"
     lines = [paint(f"READY ({count})", "bold")]
     ids = found.short_ids or {}
     lines += [f"  {n}. {_line(t, now, paint, ids)}"
               f"{_stale_mark(found.stale.get(t['id']), now, paint)}"
-              for n, t in enumerate(found.tasks, start=1)]
+              for n, t in enumerate(shown, start=1)]
+    if len(shown) < len(found.tasks):
+        lines.append(paint(f"({len(shown)} of {total} ready; --limit N or --all)", "dim"))
     env(ctx).write("\n".join(lines))
 
 
