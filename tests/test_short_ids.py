@@ -14,14 +14,24 @@ from aidp.backlog import ids as ids_module
 from aidp.backlog import tasks
 from aidp.core.errors import AidpError
 from aidp.tasklist.fold import Fold
+from aidp.tasklist.questions import common_length
 
 
 class OneSearchEach(Fold):
-    """A fold that answers each prefix with a search of its own, as the store's index
-    does (the plain fold answers them all in one pass over its ids)."""
+    """A fold that answers each id with searches of its own, as the store's index does:
+    the hex parts just below and just above it (the plain fold answers them all in one
+    pass over its ids)."""
 
-    def ids_with_prefixes(self, prefixes, *, last_part: bool) -> dict[str, list[str]]:
-        return {p: self.ids_with_prefix(p, last_part=last_part) for p in prefixes}
+    def shared_prefixes(self, hexes, at_least: int) -> dict[str, int]:
+        found = {}
+        for tid, mine in hexes.items():
+            near = sorted((t.rpartition("_")[2], t) for t in
+                          self.ids_with_prefix(mine[:at_least], last_part=True) if t != tid)
+            below = [h for h, _t in near if h < mine][-1:]
+            above = [h for h, _t in near if h >= mine][:1]
+            found[tid] = max((common_length(mine, h.lower()) for h in below + above),
+                             default=0)
+        return found
 
 
 def every_way(found: dict, shown_for: list[str]) -> list[dict[str, str]]:
@@ -128,3 +138,28 @@ def test_json_and_ids_keep_full_ids(cli, project, monkeypatch) -> None:
     assert json.loads(cli("tasks", "done", "abcd1", "--json").out)["id"] == A
     assert json.loads(cli("tasks", "claim", "abcd2", "--json").out)["id"] == B
     assert {t["id"] for t in json.loads(cli("tasks", "ready", "--json").out)} == {C}
+
+
+def test_a_short_id_reads_its_neighbours_not_every_id_sharing_its_prefix(log, monkeypatch
+                                                                          ) -> None:
+    # 3,000 ids sharing their first 10 hex characters (an import's, or a clock's): the
+    # store finds the ids just below and above one in its index, where it read all
+    # 3,000 (60 of `done`'s 70 ms at 25k). Counted in SQLite's steps, not in time.
+    from aidp import store
+    from aidp.core.model import new_task
+    from aidp.store import loader
+
+    monkeypatch.setattr(loader, "MIN_BYTES", 0)
+    base = new_task("A task")
+    made = [f"task_1795000000_abcdef0123{n:06x}" for n in range(3000)]
+    log.append([{**base, "id": tid} for tid in made])
+    fold = store.load(log)
+    assert isinstance(fold, store.StoreFold)
+    steps = []
+    fold.db.set_progress_handler(lambda: steps.append(1), 100)
+    assert tasks.short_ids(fold, [made[1234], "task_9_abcdef01230004d2ff"]) == {
+        made[1234]: "abcdef01230004d2", "task_9_abcdef01230004d2ff": "abcdef01230004d2f"}
+    fold.db.set_progress_handler(None, 0)
+    assert len(steps) < 30, len(steps)  # ~3 with the neighbours; 3,000 ids read: ~600
+    plain = {tid: {"id": tid} for tid in made}
+    assert by_definition(plain, made[1234]) == "abcdef01230004d2"

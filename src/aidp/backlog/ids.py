@@ -67,9 +67,9 @@ def short_ids(fold: Questions, ids: Sequence[str]) -> dict[str, str]:
     shown = {tid: tid for tid, hex_part in wanted.items()
              if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part}
     todo = {tid: hex_part.lower() for tid, hex_part in wanted.items() if tid not in shown}
-    # The ids sharing an id's first MIN_ID_PREFIX characters tell how much more it needs:
-    # the fold answers for all the prefixes at once (the store: one index search each,
-    # ~0.3-0.6 ms at 100k-1M events; a plain fold: one pass over its ids). For more
+    # How many characters an id shares at most with another tells how many it needs:
+    # the fold answers for all of them at once (the store: two index searches each, its
+    # neighbours in sorted order; a plain fold: one pass over its ids). For more
     # prefixes than that, one sorted pass over every id costs less (~1 s at 1M).
     prefixes = {mine[:MIN_ID_PREFIX] for mine in todo.values()}
     if len(prefixes) > _PREFIXES_AT_MOST:
@@ -79,23 +79,11 @@ def short_ids(fold: Questions, ids: Sequence[str]) -> dict[str, str]:
             own = 1 if tid in tasks else 0  # a new id not in the fold yet counts none
             shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid], own)
         return shown
-    neighbours = fold.ids_with_prefixes(prefixes, last_part=True) if prefixes else {}
+    shared = fold.shared_prefixes(todo, MIN_ID_PREFIX) if todo else {}
     for tid, mine in todo.items():
-        shared = max((_common_length(mine, other.rpartition("_")[2].lower())
-                      for other in neighbours.get(mine[:MIN_ID_PREFIX], ()) if other != tid),
-                     default=0)
-        length = max(MIN_ID_PREFIX, shared + 1)
+        length = max(MIN_ID_PREFIX, shared[tid] + 1)
         shown[tid] = wanted[tid][:length] if length <= len(mine) else tid
     return shown
-
-
-def _common_length(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a, b):  # noqa: B905 - the shorter one ends the common part
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,

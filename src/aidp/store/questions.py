@@ -20,7 +20,7 @@ import orjson
 from aidp.core.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
 from aidp.tasklist.fold import Fold, FoldKey
 from aidp.tasklist.line import LogFile, changed
-from aidp.tasklist.questions import KINDS, Query, about_only
+from aidp.tasklist.questions import KINDS, Query, about_only, common_length
 
 
 class Handle:
@@ -200,6 +200,10 @@ SELECT p.parent, p.task, 1, (SELECT min(f.seq) FROM typed f WHERE f.task = p.tas
 SELECT id, priority, created, status, other FROM waits JOIN task t ON t.id = waits.task
 WHERE status IN {_OPEN} ORDER BY {_RANK}, created, status != 'pending', seq, kind, k1, k2"""
 # The typed records about some tasks (?1: their ids, JSON), and about those linking to them.
+# shared_prefixes: the hex part just below and just above one, among those starting
+# with its first characters (the task_hex index), the task itself left out.
+_BELOW = "SELECT hex FROM task WHERE hex >= ? AND hex < ? AND id != ? ORDER BY hex DESC LIMIT 1"
+_ABOVE = "SELECT hex FROM task WHERE hex >= ? AND hex < ? AND id != ? ORDER BY hex LIMIT 1"
 _ABOUT = "task IN (SELECT value FROM json_each(?1))"
 # ?2 (JSON): the kinds of record left out (typed_records' `skip`)
 _KEPT = "coalesce(kind, '') NOT IN (SELECT value FROM json_each(?2))"
@@ -311,9 +315,16 @@ class StoreFold(Fold):
                                              f"{column} < ? ORDER BY id",
                                              (prefix, prefix + "\U0010ffff"))]
 
-    def ids_with_prefixes(self, prefixes: Collection[str], *, last_part: bool
-                          ) -> dict[str, list[str]]:  # one index search each
-        return {p: self.ids_with_prefix(p, last_part=last_part) for p in set(prefixes)}
+    def shared_prefixes(self, hexes: Mapping[str, str], at_least: int) -> dict[str, int]:
+        # Two index searches each: the neighbours just below and just above.
+        found: dict[str, int] = {}
+        for tid, mine in hexes.items():
+            first = mine[:at_least]
+            near = [row[0] for sql, params in (
+                (_BELOW, (first, mine, tid)), (_ABOVE, (mine, first + "\U0010ffff", tid)))
+                for row in self._rows(sql, params)]
+            found[tid] = max((common_length(mine, other.lower()) for other in near), default=0)
+        return found
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         return self.rows.batches("", order=_ORDER["created"], size=batch)  # none kept

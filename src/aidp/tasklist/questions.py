@@ -14,7 +14,7 @@ nothing printed.
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -63,6 +63,16 @@ class Query(Protocol):
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
+
+
+def common_length(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share."""
+    n = 0
+    for x, y in zip(a, b):  # noqa: B905 - the shorter one ends the common part
+        if x != y:
+            break
+        n += 1
+    return n
 
 
 def _count(keys: Iterable[Any]) -> dict[Any, int]:
@@ -168,19 +178,29 @@ class Questions:
             return sorted(t for t in self.tasks if t.rpartition("_")[2].startswith(prefix))
         return sorted(t for t in self.tasks if t.startswith(prefix))
 
-    def ids_with_prefixes(self, prefixes: Collection[str], *, last_part: bool
-                          ) -> dict[str, list[str]]:
-        """ids_with_prefix of each of `prefixes`; here in one pass over the ids (short_ids
-        asks for up to thousands of prefixes at once)."""
-        wanted = set(prefixes)
-        lengths = sorted({len(p) for p in wanted})
-        found: dict[str, list[str]] = {p: [] for p in wanted}
-        for tid in self.tasks:
-            key = tid.rpartition("_")[2] if last_part else tid
-            for n in lengths:
-                if n <= len(key) and key[:n] in wanted:
-                    found[key[:n]].append(tid)
-        return {p: sorted(ids) for p, ids in found.items()}
+    def shared_prefixes(self, hexes: Mapping[str, str], at_least: int) -> dict[str, int]:
+        """For each id of `hexes` (id → its hex part, lowercased), the most leading
+        characters its hex part shares with another task's (lowercased), among the
+        tasks whose hex part starts with its first `at_least` characters (0: none
+        does). The most is with a neighbour in sorted order, just below or just above
+        it, so only those two are compared (backlog.ids.short_ids: 25k ids sharing a
+        long prefix made every short id compare with all of them). Here one pass over
+        the ids, then a sort of those sharing a first part."""
+        firsts = {mine[:at_least] for mine in hexes.values()}
+        near = sorted((key, tid) for tid in self.tasks
+                      if (key := tid.rpartition("_")[2])[:at_least] in firsts)
+        keys = [key for key, _tid in near]
+        found: dict[str, int] = {}
+        for tid, mine in hexes.items():
+            first = mine[:at_least]
+            at = bisect_left(keys, mine)
+            below = next((near[n][0] for n in range(at - 1, max(at - 3, -1), -1)
+                          if near[n][1] != tid), None)
+            above = next((near[n][0] for n in range(at, min(at + 2, len(near)))
+                          if near[n][1] != tid), None)
+            found[tid] = max((common_length(mine, other.lower()) for other in (below, above)
+                              if other is not None and other.startswith(first)), default=0)
+        return found
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         """Every task in `tasks list`'s default order (newest created first; equal
