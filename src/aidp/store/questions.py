@@ -139,6 +139,7 @@ def _in(statuses: Collection[str] | None, *tests: str) -> tuple[str, list[Any]]:
 _RANK = "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END"  # priority_rank
 # tasks.sort_key as SQL: newest first; equal stamps, later in the fold first; and as
 # keys sorted ascending (StoreFold.listed).
+_NEAR = "SELECT hex FROM task WHERE hex >= ? AND hex < ? AND id != ? ORDER BY hex {} LIMIT 1"
 _ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DESC",
           "priority": f"{_RANK}, created DESC, seq DESC"}
 _KEYS = {"created": "-created, -seq", "updated": "-updated, -seq",
@@ -200,10 +201,6 @@ SELECT p.parent, p.task, 1, (SELECT min(f.seq) FROM typed f WHERE f.task = p.tas
 SELECT id, priority, created, status, other FROM waits JOIN task t ON t.id = waits.task
 WHERE status IN {_OPEN} ORDER BY {_RANK}, created, status != 'pending', seq, kind, k1, k2"""
 # The typed records about some tasks (?1: their ids, JSON), and about those linking to them.
-# shared_prefixes: the hex part just below and just above one, among those starting
-# with its first characters (the task_hex index), the task itself left out.
-_BELOW = "SELECT hex FROM task WHERE hex >= ? AND hex < ? AND id != ? ORDER BY hex DESC LIMIT 1"
-_ABOVE = "SELECT hex FROM task WHERE hex >= ? AND hex < ? AND id != ? ORDER BY hex LIMIT 1"
 _ABOUT = "task IN (SELECT value FROM json_each(?1))"
 # ?2 (JSON): the kinds of record left out (typed_records' `skip`)
 _KEPT = "coalesce(kind, '') NOT IN (SELECT value FROM json_each(?2))"
@@ -316,14 +313,11 @@ class StoreFold(Fold):
                                              (prefix, prefix + "\U0010ffff"))]
 
     def shared_prefixes(self, hexes: Mapping[str, str], at_least: int) -> dict[str, int]:
-        # Two index searches each: the neighbours just below and just above.
-        found: dict[str, int] = {}
+        found: dict[str, int] = {}  # the hex parts just below and above: task_hex, twice
         for tid, mine in hexes.items():
-            first = mine[:at_least]
-            near = [row[0] for sql, params in (
-                (_BELOW, (first, mine, tid)), (_ABOVE, (mine, first + "\U0010ffff", tid)))
-                for row in self._rows(sql, params)]
-            found[tid] = max((common_length(mine, other.lower()) for other in near), default=0)
+            near = [*self._rows(_NEAR.format("DESC"), (mine[:at_least], mine, tid)),
+                    *self._rows(_NEAR.format(""), (mine, mine[:at_least] + "\U0010ffff", tid))]
+            found[tid] = max((common_length(mine, h.lower()) for (h,) in near), default=0)
         return found
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
