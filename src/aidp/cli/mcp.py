@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 def mcp(ctx: typer.Context) -> int:
@@ -17,11 +22,20 @@ def mcp(ctx: typer.Context) -> int:
     $ aidp --session fix-login mcp
     """
     from aidp.cli.common import env
+    from aidp.toolserver import front
     from aidp.toolserver.tools import default_place
     from aidp.trust.person import mark
 
     mark("aidp mcp")  # serving an agent: never grants trust (aidp.trust.person)
+    e = env(ctx)
+    # A mistyped --dir or AIDP_DIR stops here (exit 2), not at every tool call.
+    place = default_place(root=e.root, session=e.session)
+    with front.client_wire() as wire:
+        # The client's first messages are answered while the SDK loads (front).
+        return front.serve_after(wire, _load_server, place)
 
+
+def _load_server() -> Callable[..., int]:
     try:
         from aidp.toolserver.serve import serve
     except ImportError as exc:  # an install without the SDK (an old virtualenv)
@@ -29,8 +43,4 @@ def mcp(ctx: typer.Context) -> int:
 
         raise AidpError(f"Cannot start the MCP server: the MCP SDK is missing ({exc}); "
                         "install aidp again, or pip install 'mcp>=2.3,<3'") from None
-
-    e = env(ctx)
-    # A mistyped --dir or AIDP_DIR stops here (exit 2), not at every tool call.
-    place = default_place(root=e.root, session=e.session)
-    return serve(place)
+    return serve

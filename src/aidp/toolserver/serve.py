@@ -15,17 +15,20 @@ What the stock transport does not do, done here (docs/mcp.md, "The wire"):
 - tool arguments are checked by aidp.toolserver.tools (one line per refusal), not by
   the SDK's validation, whose errors are multi-line;
 - the SDK's own log (tracebacks of a failed handler) is kept off stderr: no traceback
-  ever reaches the client or the agent's log.
+  ever reaches the client or the agent's log;
+- the client's first `initialize` and `tools/list` may have been answered while the
+  SDK loaded (aidp.toolserver.front): the server reads them again with the rest, and
+  its own answers to them are not sent twice.
 """
 
 from __future__ import annotations
 
-import fcntl
 import io
 import json
 import logging
 import os
 import sys
+from collections import Counter
 from collections.abc import AsyncIterable, AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -35,14 +38,9 @@ from pydantic import ValidationError
 from pydantic_core import from_json
 
 from aidp import __version__
+from aidp.toolserver.front import INSTRUCTIONS, NAME
 from aidp.toolserver.sdk import Server, SessionMessage, stdio_server, types
 from aidp.toolserver.tools import TOOLS, Place, call
-
-INSTRUCTIONS = (
-    "aidp keeps this project's backlog (tasks_*) and your TODO list for this session "
-    "(todo_write, todo_read). Keep your plan with todo_write when you have no plan tool "
-    "of your own."
-)
 
 
 def tool_list() -> list[types.Tool]:
@@ -69,7 +67,7 @@ def build(place: Place) -> Server[Any]:
             is_error=outcome.is_error,
         )
 
-    server: Server[Any] = Server("aidp", version=__version__, instructions=INSTRUCTIONS,
+    server: Server[Any] = Server(NAME, version=__version__, instructions=INSTRUCTIONS,
                                  on_list_tools=list_tools, on_call_tool=call_tool)
     server.middleware.clear()  # OpenTelemetry spans: nothing here exports them
     return server
@@ -125,32 +123,47 @@ def refusal(exc: Exception) -> types.JSONRPCError:
         message="Invalid request: expected a JSON-RPC 2.0 request or notification object"))
 
 
+class _Replayed(io.RawIOBase):
+    """The bytes already read from the client (`head`), then the rest from `wire`."""
+
+    def __init__(self, head: bytes, wire: int) -> None:
+        super().__init__()
+        self._head = memoryview(head)
+        self._wire = wire
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self._head:
+            size = min(len(buffer), len(self._head))
+            buffer[:size] = self._head[:size]
+            self._head = self._head[size:]
+            return size
+        data = os.read(self._wire, len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
 @asynccontextmanager
-async def _client_lines() -> AsyncIterator[AsyncIterable[str]]:
-    """The client's lines, from the descriptor stdin was; while serving, fd 0 reads the
-    null device, so nothing a tool starts can take the client's bytes (the SDK's
-    transport does the same for both descriptors; it still has stdout)."""
-    wire = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    # closefd=False: the reading thread may still block on it after serving ends.
-    text = io.TextIOWrapper(os.fdopen(wire, "rb", closefd=False), encoding="utf-8",
+async def _client_lines(wire: int, head: bytes) -> AsyncIterator[AsyncIterable[str]]:
+    """The client's lines: those read before the server started (`head`), then the
+    rest from `wire`, the descriptor stdin was (fd 0 reads the null device while
+    serving: aidp.toolserver.front.client_wire)."""
+    text = io.TextIOWrapper(io.BufferedReader(_Replayed(head, wire)), encoding="utf-8",
                             errors="replace")
-    try:
-        yield anyio.wrap_file(text)
-    finally:
-        os.dup2(wire, 0)
+    yield anyio.wrap_file(text)
 
 
 # How long, after stdin closed, the requests already read may take to be answered.
 DRAIN_SECONDS = 30
 
 
-async def _serve(place: Place) -> None:
+async def _serve(place: Place, wire: int, head: bytes, early: Counter[str | int]) -> None:
     server = build(place)
     nothing = anyio.wrap_file(io.StringIO())  # stdin is read by _client_lines
-    async with _client_lines() as wire_in, stdio_server(stdin=nothing) as (_, wire_out):
+    async with _client_lines(wire, head) as wire_in, \
+            stdio_server(stdin=nothing) as (_, wire_out):
         # Relays on both sides of the server. Inbound, a line that holds no message the
         # server may take is answered here and goes no further. Both keep count of the requests
         # not yet answered: when stdin closes, those are answered before the server
@@ -159,6 +172,7 @@ async def _serve(place: Place) -> None:
         server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
         waiting: set[Any] = set()
         answered = anyio.Event()
+        answered_early = Counter(early)
 
         async def inbound() -> None:
             nonlocal answered
@@ -180,10 +194,16 @@ async def _serve(place: Place) -> None:
             # Ends after the server (and so inbound) did: then stdout is closed.
             async with from_server, wire_out:
                 async for item in from_server:
-                    await wire_out.send(item)
-                    if isinstance(item.message, (types.JSONRPCResponse, types.JSONRPCError)):
-                        waiting.discard(item.message.id)
-                        answered.set()
+                    message = item.message
+                    if not isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                        await wire_out.send(item)
+                        continue
+                    if message.id is not None and answered_early[message.id] > 0:
+                        answered_early[message.id] -= 1  # already answered: not again
+                    else:
+                        await wire_out.send(item)
+                    waiting.discard(message.id)
+                    answered.set()
 
         async with anyio.create_task_group() as group:
             group.start_soon(inbound)
@@ -193,13 +213,16 @@ async def _serve(place: Place) -> None:
                                  server.create_initialization_options())
 
 
-def serve(place: Place) -> int:
-    """Serve until stdin closes; 0 then, and on Ctrl-C. Reads go through the reader the
-    command line installed (aidp.store), as for any command."""
+def serve(place: Place, *, wire: int, head: bytes = b"",
+          answered: Counter[str | int] | None = None) -> int:
+    """Serve the client on descriptor `wire` until it closes; 0 then, and on Ctrl-C.
+    `head`: what was read from it already; `answered`: the ids answered already
+    (aidp.toolserver.front). Reads go through the reader the command line installed
+    (aidp.store), as for any command."""
     logging.getLogger("mcp").disabled = True
     logging.getLogger("mcp").propagate = False
     try:
-        anyio.run(_serve, place)
+        anyio.run(_serve, place, wire, head, answered or Counter())
     except KeyboardInterrupt:
         pass
     except Exception as exc:  # anyio reports what ended the tasks as an exception group
