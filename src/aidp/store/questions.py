@@ -139,7 +139,6 @@ def _in(statuses: Collection[str] | None, *tests: str) -> tuple[str, list[Any]]:
 _RANK = "CASE priority WHEN 'high' THEN 0 WHEN 'low' THEN 2 ELSE 1 END"  # priority_rank
 # tasks.sort_key as SQL: newest first; equal stamps, later in the fold first; and as
 # keys sorted ascending (StoreFold.listed).
-_NEAR = "SELECT hex FROM task WHERE hex >= ? AND hex < ? AND id != ? ORDER BY hex {} LIMIT 1"
 _ORDER = {"created": "created DESC, seq DESC", "updated": "updated DESC, seq DESC",
           "priority": f"{_RANK}, created DESC, seq DESC"}
 _KEYS = {"created": "-created, -seq", "updated": "-updated, -seq",
@@ -207,6 +206,11 @@ _KEPT = "coalesce(kind, '') NOT IN (SELECT value FROM json_each(?2))"
 _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT value FROM "
            "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
            "json_each(?1)))")
+
+# shared_prefixes: the hex parts just below and above one (task_hex), itself left out.
+_NEAR = ("SELECT * FROM (SELECT hex FROM task WHERE hex >= ?1 AND hex < ?2 AND id != ?4 ORDER BY "
+         "hex DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT hex FROM task WHERE hex >= ?2 AND "
+         "hex < ?3 AND id != ?4 ORDER BY hex LIMIT 1)")
 
 
 class StoreFold(Fold):
@@ -307,18 +311,14 @@ class StoreFold(Fold):
         return sum(self._tally("status", "tally", statuses).values()), [at[b] for b in bounds]
 
     def ids_with_prefix(self, prefix: str, *, last_part: bool) -> list[str]:
-        column = "hex" if last_part else "id"
-        return [row[0] for row in self._rows(f"SELECT id FROM task WHERE {column} >= ? AND "
-                                             f"{column} < ? ORDER BY id",
-                                             (prefix, prefix + "\U0010ffff"))]
+        key = "hex" if last_part else "id"  # (its index: task_hex, task_id)
+        sql = f"SELECT id FROM task WHERE {key} >= ? AND {key} < ? ORDER BY id"
+        return [row[0] for row in self._rows(sql, (prefix, prefix + "\U0010ffff"))]
 
     def shared_prefixes(self, hexes: Mapping[str, str], at_least: int) -> dict[str, int]:
-        found: dict[str, int] = {}  # the hex parts just below and above: task_hex, twice
-        for tid, mine in hexes.items():
-            near = [*self._rows(_NEAR.format("DESC"), (mine[:at_least], mine, tid)),
-                    *self._rows(_NEAR.format(""), (mine, mine[:at_least] + "\U0010ffff", tid))]
-            found[tid] = max((common_length(mine, h.lower()) for (h,) in near), default=0)
-        return found
+        return {tid: max((common_length(mine, h.lower()) for (h,) in self._rows(_NEAR, (
+            mine[:at_least], mine, mine[:at_least] + "\U0010ffff", tid))), default=0)
+            for tid, mine in hexes.items()}  # the hex parts just below and above it
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         return self.rows.batches("", order=_ORDER["created"], size=batch)  # none kept
