@@ -1,12 +1,16 @@
-"""The store's database file, `.aidp/cache/store.db`: opening it safely, its schema, and
+"""The store's database file, `.aidp/cache/store.db`: opening it safely, its schema,
 whether it may be trusted at all (docs/store.md, "The read path": its own device
-and inode, this format; no links, no fifos; waits bounded by BUSY_SECONDS)."""
+and inode, this format; no links, no fifos; waits bounded by BUSY_SECONDS), and a
+fold's connection to it (`Handle`)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sqlite3
+import weakref
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aidp.tasklist import files
@@ -178,3 +182,40 @@ def finish_create(conn: sqlite3.Connection) -> None:
     conn.executescript(TALLIES)
     write_meta(conn, {"format": FORMAT})  # last: a file cut short before is Unusable
     conn.execute("PRAGMA journal_mode=DELETE")
+
+
+class Handle:
+    """The fold's connection, closed when the last of its mappings is gone (a
+    connection sits in a reference cycle of its own: left to the collector, it would
+    hold its read transaction, and every writer would wait for it), or at the latest
+    when the process exits (a fold kept to the end, or frozen: TaskLog.freeze; the
+    worktrees overlay's write transaction left open at exit would leave a hot journal,
+    which the next reader rolls back into the file, changing its stat data: the store
+    would be taken for changed and rebuilt); then `release` (the loader's
+    aidp.tasklist.lock.Lease: no descriptor of the file is closed before the connection, which
+    would drop its locks)."""
+
+    def __init__(self, conn: sqlite3.Connection,
+                 release: Callable[[], None] | None = None) -> None:
+        self.conn, self.release = conn, release
+        _LIVE.add(self)
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            return  # still open: its descriptor stays too
+        release, self.release = self.release, None
+        if release is not None:
+            release()  # once
+
+    __del__ = close
+
+
+_LIVE: weakref.WeakSet[Handle] = weakref.WeakSet()  # every Handle not yet collected
+
+
+@atexit.register
+def _close_all() -> None:
+    for handle in list(_LIVE):
+        handle.close()

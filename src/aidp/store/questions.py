@@ -6,9 +6,7 @@ there is an error that says so, never another record)."""
 
 from __future__ import annotations
 
-import atexit
 import sqlite3
-import weakref
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
@@ -18,46 +16,10 @@ from typing import Any
 import orjson
 
 from aidp.core.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
+from aidp.store.db import Handle
 from aidp.tasklist.fold import Fold, FoldKey
 from aidp.tasklist.line import LogFile, changed
 from aidp.tasklist.questions import KINDS, Query, about_only, common_length
-
-
-class Handle:
-    """The fold's connection, closed when the last of its mappings is gone (a
-    connection sits in a reference cycle of its own: left to the collector, it would
-    hold its read transaction, and every writer would wait for it), or at the latest
-    when the process exits (a fold kept to the end, or frozen: TaskLog.freeze; the
-    worktrees overlay's write transaction left open at exit would leave a hot journal,
-    which the next reader rolls back into the file, changing its stat data: the store
-    would be taken for changed and rebuilt); then `release` (the loader's
-    aidp.tasklist.lock.Lease: no descriptor of the file is closed before the connection, which
-    would drop its locks)."""
-
-    def __init__(self, conn: sqlite3.Connection,
-                 release: Callable[[], None] | None = None) -> None:
-        self.conn, self.release = conn, release
-        _LIVE.add(self)
-
-    def close(self) -> None:
-        try:
-            self.conn.close()
-        except sqlite3.Error:
-            return  # still open: its descriptor stays too
-        release, self.release = self.release, None
-        if release is not None:
-            release()  # once
-
-    __del__ = close
-
-
-_LIVE: weakref.WeakSet[Handle] = weakref.WeakSet()  # every Handle not yet collected
-
-
-@atexit.register
-def _close_all() -> None:
-    for handle in list(_LIVE):
-        handle.close()
 
 
 class StoreTasks(Mapping[str, Record]):
