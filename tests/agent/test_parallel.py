@@ -180,8 +180,8 @@ def test_agents_work_at_once_each_in_a_worktree_of_its_own(cli, agent, repo: Pat
     # alone (so each branch merges with a plain `git merge`).
     assert git(repo, "status", "--porcelain", "--untracked-files=all").splitlines() == []
     assert git(repo, "show", "--name-only", "--format=%s", "HEAD").splitlines() == [
-        "aidp: 3 done, 3 TODO changes", "", TASKLIST]
-    assert "✓ Committed the tasklist on main: aidp: 3 done, 3 TODO changes" in result.stdout
+        "aidp: 3 done, 3 claims, 3 TODO changes", "", TASKLIST]
+    assert "✓ Committed the tasklist on main: aidp: 3 done, 3 claims, 3 TODO changes" in result.stdout
 
 
 def test_the_next_ready_task_gets_a_free_slot_and_merge_brings_the_work_home(
