@@ -27,6 +27,7 @@ from __future__ import annotations
 from aidp import todos
 from aidp.agent import prompt as prompts
 from aidp.agent.loop import Loop, Message
+from aidp.app.claiming import claim_task, release_tasks
 from aidp.backlog import queue
 from aidp.core.errors import ExitCode, InvalidInput, TaskNotFound
 from aidp.core.model import Record, transition
@@ -58,9 +59,6 @@ class Drain:
         # that task's only (under --parallel every agent claims as the one actor).
         self.keeping: set[str] = set()
         loop.keeper = queue.Keeper(self.log, lambda: self.actor, tasks=self.keeping)
-        from aidp.app.leases import default_lease
-
-        self.lease = default_lease(loop.root)
 
     def emit(self, kind: str, text: str) -> None:
         self.loop.emit(Message(kind, text))
@@ -70,8 +68,8 @@ class Drain:
     def run(self) -> int:
         while self.max_tasks is None or len(self.tried) < self.max_tasks:
             try:
-                claimed = queue.claim(self.log, None, self.actor, exclude=self.tried,
-                                      default_lease=self.lease)
+                claimed = claim_task(self.loop.project, None, actor=self.actor,
+                                     exclude=self.tried)
             except queue.NothingReady as exc:
                 self.emit("info", f"📋 {str(exc).split(';')[0]}: the backlog run stops")
                 break
@@ -227,6 +225,6 @@ class Drain:
         task = fold.tasks.get(tid)
         if task is None or task.get("status") != "in_progress" or not self._mine(fold, task):
             return
-        queue.release(self.log, [tid])
+        release_tasks(self.loop.project, [tid])
         self.emit("info", f"↩ Released task {self._short(tid)} ({why}): it is ready for "
                           "the next run")

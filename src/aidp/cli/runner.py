@@ -253,7 +253,7 @@ def _parallel(e: Env, spec: AgentSpec, *, actor: str, width: int, limits: Limits
     try:
         for line in pending_summary(e.read()):
             view.info(line)
-        run = Parallel(log=log, checkout=checkout, agent=spec, actor=actor, width=width,
+        run = Parallel(project=e.project, checkout=checkout, agent=spec, actor=actor, width=width,
                        view=view, limits=limits, max_tasks=max_tasks,
                        guidance=guidance.strip() if guidance else None, merge=merge)
         code = run.run()

@@ -49,6 +49,8 @@ from aidp.agent.parallel.view import PlainView
 from aidp.agent.parallel.worker import READY, job_for
 from aidp.agent.parallel.worktree import Checkout, branch_of, held_interrupts, hex_of
 from aidp.agent.presets import AgentSpec
+from aidp.app.claiming import claim_task, release_tasks
+from aidp.app.project import Project
 from aidp.backlog import queue
 from aidp.core.errors import AidpError, ExitCode, InvalidInput
 from aidp.core.model import now_micros
@@ -103,7 +105,7 @@ class Outcome:
 
 @dataclass
 class Parallel:
-    log: TaskLog
+    project: Project
     checkout: Checkout
     agent: AgentSpec
     actor: str
@@ -122,6 +124,10 @@ class Parallel:
     _lines: queues.Queue[tuple[str, str, bytes | None]] = field(
         default_factory=queues.Queue)
     _nothing: str | None = None
+
+    @property
+    def log(self) -> TaskLog:
+        return self.project.log
 
     # --- the run ----------------------------------------------------------------------
 
@@ -209,9 +215,8 @@ class Parallel:
         """Claim the next ready task and start an agent on it; False when none was
         started (nothing ready, or the agent could not start)."""
         try:
-            claimed = queue.claim(self.log, None, self.actor,
-                                  exclude=[*self.tried, *self._waiting_on_running()],
-                                  default_lease=self._lease())
+            claimed = claim_task(self.project, None, actor=self.actor,
+                                 exclude=[*self.tried, *self._waiting_on_running()])
         except queue.NothingReady as exc:
             self._nothing = str(exc).split(";")[0]
             return False
@@ -228,7 +233,7 @@ class Parallel:
         except (AidpError, OSError) as exc:
             self.view.warning(f"[{key}] Cannot start an agent on task "
                               f"{queue.short(tid, self.log.read())}: {exc}")
-            queue.release(self.log, [tid])
+            release_tasks(self.project, [tid])
             self._failed(ExitCode.FAILURE)
             self.outcomes.append(Outcome(tid, self._status(tid), ExitCode.FAILURE))
             return False
@@ -239,13 +244,6 @@ class Parallel:
                        f"claimed as {self.actor}")
         self.view.state(key, description, "working")
         return True
-
-    def _lease(self) -> int:
-        """The lease each claim gets (the project's configured one): each agent's worker
-        renews its own task's while the agent lives (aidp.agent.backlog.Drain)."""
-        from aidp.app.leases import default_lease
-
-        return default_lease(self.log.root)
 
     def _waiting_on_running(self) -> list[str]:
         """Tasks that wait on a task an agent of this run still works on (its
@@ -394,7 +392,7 @@ class Parallel:
         if not self._held(tid):
             return
         try:
-            queue.release(self.log, [tid])
+            release_tasks(self.project, [tid])
         except AidpError as exc:
             self.view.warning(f"Cannot release task {tid}: {exc}")
             return
