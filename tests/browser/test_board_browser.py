@@ -225,6 +225,16 @@ def test_drag_and_keyboard_moves_write_through_the_cli_path(chromium, cli, proje
     c = cli("tasks", "add", "Dropped for good", "-q").out.strip()
     with running() as board:
         page = open_board(chromium, board.url).page
+        # The arrows move between cards, Enter opens one, Escape closes it.
+        card(page, "Dragged").focus()
+        page.keyboard.press("ArrowDown")
+        assert page.evaluate("document.activeElement.querySelector('.title').textContent") \
+            == "Moved by keys"
+        page.keyboard.press("Enter")
+        page.wait_for_selector("#detail h2", timeout=WAIT)
+        assert page.inner_text("#detail h2") == "Moved by keys"
+        page.keyboard.press("Escape")
+        assert page.locator("#detail").is_hidden()
         card(page, "Dragged").drag_to(page.locator("[data-column='in_progress']"))
         wait_column(page, "Dragged", "in_progress")
         wait_status(cli, a, "in_progress")

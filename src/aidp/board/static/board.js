@@ -280,11 +280,9 @@ function drawColumn(project, status, cards) {
   const key = `${repo}\u0000${status}`;
   const limit = state.limits.get(key) || PAGE;
   const filtered = Object.values(state.filters).some(Boolean);
-  let label = `${cards.length}`;
+  let label = cards.length.toLocaleString();
   if (!filtered && (status === "done" || status === "abandoned") && total > cards.length) {
     label = `${cards.length} recent of ${total.toLocaleString()}`;
-  } else if (filtered) {
-    label = `${cards.length}`;
   }
   const head = h("div", {class: "column-head"},
     h("span", {text: TITLES[status]}), h("span", {class: "count", text: label}));
@@ -396,7 +394,8 @@ function drawLane(project) {
       h("span", {class: "quiet", text: waiting ? ` · ${waiting} task${waiting === 1 ? " waits" : "s wait"} on it` : ""})));
   }
   if (!list.childElementCount) {
-    lane.append(h("p", {class: "quiet", text: "Nothing waits on a person (a paused plan, or a task tagged decision, would)."}));
+    lane.classList.add("calm");
+    lane.firstChild.append(h("span", {class: "quiet", text: " · nothing now (a paused plan, or a task tagged decision, would be here)"}));
   } else {
     lane.append(list);
   }
