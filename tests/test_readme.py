@@ -12,8 +12,9 @@ import sys
 from pathlib import Path
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-# Need an agent CLI, a git remote or a browser: their --help must work instead.
-OUTSIDE = ("run", "setup", "sync", "report", "agents")
+# Need an agent CLI, a git remote or a browser (or serve until stopped): their --help
+# must work instead.
+OUTSIDE = ("run", "setup", "sync", "report", "agents", "board")
 
 
 def _quick_start() -> list[list[str]]:
