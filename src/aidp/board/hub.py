@@ -76,6 +76,8 @@ class Board:
             snap = cards.snapshot(view, repo=self.repo, name=self.name)
         except (AidpError, OSError) as exc:
             snap = _failed(self.snap, self.repo, self.name, str(exc))
+        except Exception as exc:  # a board outlives any one read: it says why, goes on
+            snap = _failed(self.snap, self.repo, self.name, f"{type(exc).__name__}: {exc}")
         before, self.snap, self.key = self.snap, snap, key
         if before is None:
             return cards.full(snap)
