@@ -25,6 +25,7 @@ class Running:
         parts = urlsplit(url)
         self.base = parts.path  # /t/TOKEN/
         self.token = parts.path.split("/")[2]
+        self.started: dict[str, object] = {}  # the start-up line as printed (--json)
 
     def request(self, method: str, path: str, body: object = None, *,
                 headers: dict[str, str] | None = None, raw: bytes | None = None
@@ -121,7 +122,9 @@ def running(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
         line = proc.stdout.readline()
         assert line, proc.stderr.read()
         found = json.loads(line)
-        yield Running(proc, found["url"], found["port"])
+        board = Running(proc, found["url"], found["port"])
+        board.started = found
+        yield board
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)

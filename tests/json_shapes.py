@@ -212,6 +212,8 @@ PRIME = Obj({
     "claimed": PRIME_TASK.extend(optional={"task_type": str, "body": str,
                                            "body_left_out": int}),
 })
+BOARD = Obj({"url": str, "port": int})  # aidp board --json: its one start-up line
+
 AGENTS = [Obj({
     "name": str, "command": str, "program": str, "path": Either(str, None),
     "installed": bool, "version": Either(str, None),

@@ -164,10 +164,27 @@ def _json_commands(group, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     return found
 
 
+def test_the_board_start_up_line_matches_its_documented_shape(cli, project) -> None:
+    """`aidp board --json` serves until stopped: its contract is the one line it prints
+    first (the server's own tests, tests/test_board.py, use that line to reach it)."""
+    from tests.board_helpers import running
+
+    assert cli("init").code == 0
+    with running(cwd=project) as board:
+        line = board.started
+    assert not S.problems(line, S.BOARD)  # url and port only, typed
+    assert line["url"].startswith(f"http://127.0.0.1:{line['port']}/")
+
+
+# Commands whose --json is checked by a test of its own above, not by running to the end
+SERVING = {("board",)}
+
+
 def test_every_json_command_is_under_contract() -> None:
     from aidp.cli import startup
 
     everything = _json_commands(startup.command())
     covered = {tuple(a for a in args if not a.startswith(("-", "{")))[:2]
                if args[0] in ("tasks", "todo") else args[:1] for args, _ in CONTRACT}
+    covered |= SERVING
     assert everything - covered == set(), "add these --json commands to CONTRACT"
