@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from aidp.backlog import queue, tasks
 from aidp.core.errors import AidpError
 from aidp.tasklist.log import TaskLog
+from tests.test_interchange import RUBY_KEYS
 
 WORD = st.text(alphabet="abcxyz()`#*_[]<>|\\—@:~!.-", min_size=1, max_size=6)
 NAMES = st.sampled_from(["ann", "Bob Smith <bob@example.com>", "c_d (ops)", "e#f"])
@@ -127,6 +128,9 @@ def round_trip(cli, where: Path, fmt: str, specs: list[dict]) -> None:
     assert comparable(after, fmt) == comparable(before, fmt)
     tasklist = second / ".aidp" / "tasklist.jsonl"
     data = tasklist.read_bytes()
+    for line in data.decode().splitlines():  # the Ruby original reads every task line
+        record = json.loads(line)
+        assert "type" in record or set(record) <= RUBY_KEYS, record
     again = cli("--dir", str(second), "tasks", "import", str(path), "--from", fmt)
     assert again.code == 0 and f"({len(before)} already imported)" in again.out, again
     assert tasklist.read_bytes() == data  # a no-op

@@ -27,6 +27,7 @@ from aidp.core.model import (
     PRIORITIES,
     STATUSES,
     TASK_ID_RE,
+    TASK_KEY_ORDER,
     Record,
     canonical,
     format_ts,
@@ -90,17 +91,19 @@ class Incoming(Plain):
     that makes a second import of the same item file nothing; `extra` keeps what has no
     place in a task (shown in a note and kept whole in the import_source record);
     `details` the task's body, type and close reason (aidp.backlog.details: kind ->
-    value, checked: `held`), filed as records of their own.
+    value, checked: `held`), filed as records of their own. A task record holds the
+    Ruby original's keys only: any other key of `task` goes to `extra` (prepare).
     """
 
     _fields = ("key", "task", "extra", "native", "line", "same_as", "blocked_by", "parent",
-               "details", "assignee", "notes")
+               "details", "assignee", "notes", "claim")
 
     def __init__(self, key: str, task: Record, extra: dict[str, Any] | None = None, *,
                  native: bool = False, line: int = 0, same_as: str | None = None,
                  blocked_by: Sequence[str] = (), parent: str | None = None,
                  details: dict[str, str] | None = None, assignee: str | None = None,
-                 notes: Sequence[tuple[str | None, str]] = ()) -> None:
+                 notes: Sequence[tuple[str | None, str, str | None]] = (),
+                 claim: Record | None = None) -> None:
         self.key = key
         self.task = task
         self.extra = extra or {}
@@ -111,7 +114,8 @@ class Incoming(Plain):
         self.parent = parent  # source key of its epic (or its id)
         self.details = details or {}
         self.assignee = assignee  # who holds it: a claim, unless it is pending
-        self.notes = list(notes)  # (author or None, text), oldest first
+        self.notes = list(notes)  # (author or None, text, created_at or None), oldest first
+        self.claim = claim or {}  # the claim's claimed_at, lease, lease_until, when known
 
 
 def module(fmt: str) -> Any:
@@ -184,10 +188,19 @@ def prepare(items: Sequence[Incoming], source: str, *,
     stamp = format_ts(now_micros() if now is None else now)
     planned: list[_Planned] = []
     for n, item in enumerate(items, start=1):
+        # Never a key of no task record in one: the Ruby original would drop the task.
+        # Whatever the format put there goes to the note with the rest of the item.
+        stray = {k: v for k, v in item.task.items()
+                 if k not in TASK_KEY_ORDER and k != "type"}  # a type: refused below
+        if stray:
+            item.task = {k: v for k, v in item.task.items() if k not in stray}
+            item.extra = {**stray, **item.extra}
         if item.native:
             task = item.task
             sid = None
             extra: list[Record] = details.imported(task, item.details)
+            if item.extra:  # an aidp listing's keys of no record: its note says them
+                extra.append(_import_note(task["id"], source, item, stamp))
         else:
             sid = source_id(source, item.key)
             tid = task_id_for(source, item.key, item.task["created_at"])
@@ -197,11 +210,7 @@ def prepare(items: Sequence[Incoming], source: str, *,
                                      "source": source, "key": item.key}
             if item.extra:
                 source_record["fields"] = item.extra
-                extra.append({
-                    "type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{tid.rpartition('_')[2]}",
-                    "task": tid, "text": note_text(source, item.key, item.extra),
-                    "author": IMPORT_AUTHOR, "created_at": stamp, "updated_at": stamp,
-                })
+                extra.append(_import_note(tid, source, item, stamp))
             source_record["imported_at"] = stamp
             source_record["updated_at"] = stamp
             extra.append(source_record)
@@ -213,6 +222,14 @@ def prepare(items: Sequence[Incoming], source: str, *,
                                                "1–9999)")
         planned.append(_Planned(item, task, sid, extra))
     return planned
+
+
+def _import_note(tid: str, source: str, item: Incoming, stamp: str) -> Record:
+    """The note on the task saying where it came from and what it held that aidp has
+    no place for (one per task: its id is the task's)."""
+    return {"type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{tid.rpartition('_')[2]}",
+            "task": tid, "text": note_text(source, item.key, item.extra),
+            "author": IMPORT_AUTHOR, "created_at": stamp, "updated_at": stamp}
 
 
 def assignee_of(value: object, status: str, extra: dict[str, Any], key: str
@@ -230,18 +247,21 @@ def assignee_of(value: object, status: str, extra: dict[str, Any], key: str
 
 
 def _queue_records(item: Incoming, task: Record, stamp: str) -> list[Record]:
-    """The item's claim (made when it started, else when it was filed: never after it
-    closed) and its notes, keyed by the task so that a second import adds none."""
+    """The item's claim (made when the item says, else when it started, else when it
+    was filed: never after it closed; with its lease when the item says) and its notes
+    (stamped when the item says, else now), keyed by the task so that a second import
+    adds none."""
     from aidp.backlog import queue
 
     tid = task["id"]
     records: list[Record] = []
     if item.assignee and task.get("status") != "pending":
-        claimed = task.get("started_at") or task["created_at"]
+        claimed = item.claim.get("claimed_at") or task.get("started_at") or task["created_at"]
         records.append({"type": queue.CLAIM, "id": queue.claim_id(tid, item.assignee),
                         "task": tid, "assignee": item.assignee, "claimed_at": claimed,
+                        **{k: v for k, v in item.claim.items() if k != "claimed_at"},
                         "updated_at": stamp})
-    for n, (author, text) in enumerate(item.notes, start=1):
+    for n, (author, text, at) in enumerate(item.notes, start=1):
         body = CONTROL_RE.sub(" ", text).strip()[:MAX_NOTE]
         if not body:
             continue
@@ -250,7 +270,7 @@ def _queue_records(item: Incoming, task: Record, stamp: str) -> list[Record]:
                         "text": body}
         if author:
             note["author"] = CONTROL_RE.sub(" ", author).strip()[:200]
-        note["created_at"] = stamp
+        note["created_at"] = at or stamp
         note["updated_at"] = stamp
         records.append(note)
     return records
@@ -290,8 +310,37 @@ def settle(fold: Fold, planned: Sequence[_Planned], source: str, *,
         records.append(task)
         records.extend(plan.extra_records)
         new_items.append((item, tid))
-    records.extend(links(fold, source_id(source, ""), new_items, stamp))
+    linked = links(fold, source_id(source, ""), new_items, stamp)
+    records.extend(linked)
+    records.extend(_left_out(new_items, linked, source, stamp))
     return ImportResult(source, filed, skipped, records)
+
+
+def _left_out(new_items: Sequence[tuple[Incoming, str]], linked: Sequence[Record],
+              source: str, stamp: str) -> list[Record]:
+    """A note on each task in aidp's own shape (whose links name task ids) naming the
+    links that were not made — to a task neither the file nor the backlog holds, or on
+    a cycle — so nothing it showed is lost (a foreign item's raw links are in its
+    import note already)."""
+    made = {(r["task"], r["type"], r.get("blocked_by", r.get("parent"))) for r in linked}
+    out: list[Record] = []
+    for item, tid in new_items:
+        if not item.native:
+            continue
+        left: dict[str, Any] = {}
+        waits = [b for b in dict.fromkeys(item.blocked_by) if (tid, "dep", b) not in made]
+        if waits:
+            left["blocked_by"] = waits
+        if item.parent and (tid, "parent", item.parent) not in made:
+            left["parent"] = item.parent
+        if left:
+            said = orjson.dumps(left, option=orjson.OPT_SORT_KEYS).decode()
+            digest = hashlib.sha256(f"{tid}\0links\0{said}".encode()).hexdigest()[:8]
+            out.append({"type": NOTE_TYPE, "id": f"{NOTE_TYPE}:{tid}:{digest}", "task": tid,
+                        "text": f"Imported from {source} ({item.key}): links left out (no "
+                                f"such task here, or on a cycle): {said}"[:MAX_NOTE],
+                        "author": IMPORT_AUTHOR, "created_at": stamp, "updated_at": stamp})
+    return out
 
 
 def plan_import(fold: Fold, items: Sequence[Incoming], source: str, *,

@@ -22,7 +22,7 @@ import orjson
 
 from aidp.core.model import TASK_ID_RE, TASK_KEY_ORDER, Record
 from aidp.interchange import BadFile, Incoming, build_task, choice, description, tags, timestamp
-from aidp.interchange.native import check_native
+from aidp.interchange.native import in_filing_order, settle_shown, shown_item
 
 EXTRA = "extra"
 COLUMNS = (*TASK_KEY_ORDER, EXTRA)
@@ -151,7 +151,8 @@ def parse(text: str, name: str) -> list[Incoming]:
             if seen[item.key] > 1:  # the same row twice: the second is another task
                 item.key = f"{item.key}-{seen[item.key]}"
             items.append(item)
-    return items
+    settle_shown(items)
+    return in_filing_order(items)
 
 
 def _refuse_controls(rows: list[list[str]], rows_at: list[int], name: str) -> None:
@@ -214,7 +215,9 @@ def _native(cells: dict[str, str], where: str, line: int) -> Incoming:
     unknown = {k: v for k, v in cells.items() if k not in _KNOWN and k != EXTRA and v != ""}
     if unknown:
         record.update(unknown)
-    return Incoming(record["id"], check_native(record, where), native=True, line=line)
+    # The extra keys, like a listing's keys beside a record, never go into the task
+    # record: each into its own record, or the import's note (native.shown_item).
+    return shown_item(record, where, line)
 
 
 def _foreign(cells: dict[str, str], title: str, where: str, line: int) -> Incoming:

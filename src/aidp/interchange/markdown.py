@@ -120,7 +120,7 @@ def parse(text: str, name: str) -> list[Incoming]:
             if note is None:
                 raise BadFile(where, _SHAPE)
             author = _plain(note["author"]) if note["author"] is not None else None
-            current.notes.append((author, _plain(note["text"])))
+            current.notes.append((author, _plain(note["text"]), None))
             continue
         if not line.strip():
             if current is not None:
