@@ -172,3 +172,51 @@ def test_the_state_is_replaced_never_rewritten_in_place(project: Path) -> None:
     os.utime(left, (HOUR_AGO - 3600, HOUR_AGO - 3600))
     hook_state.sweep(project)
     assert not left.exists() and path.exists() and path.with_name(path.name + ".lock").exists()
+
+
+def test_a_hook_asks_git_what_it_tracks_once_per_index(tmp_path: Path) -> None:
+    # Each hook is a process of its own: git's answer (which state files a clone
+    # brought) is kept beside the index, and asked again only once the index changed;
+    # a state file committed after that is still never read as aidp's own.
+    import shutil
+
+    project = tmp_path / "repo"
+    project.mkdir()
+    real_git = shutil.which("git")
+    assert real_git is not None
+    wrapper = tmp_path / "bin"
+    wrapper.mkdir()
+    log = tmp_path / "git.log"
+    (wrapper / "git").write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {real_git} "$@"\n')
+    (wrapper / "git").chmod(0o755)
+    env = {**os.environ, "PATH": f"{wrapper}{os.pathsep}{os.environ.get('PATH', '')}",
+           "AIDP_SESSION": "work", "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig")}
+    env.pop("AIDP_DIR", None)
+    (tmp_path / "gitconfig").write_text("[user]\n\tname = T\n\temail = t@example.invalid\n")
+    subprocess.run(["git", "init", "-q", str(project)], check=True, env=env)
+    subprocess.run([sys.executable, "-m", "aidp", "init"], cwd=project, env=env, check=True,
+                   capture_output=True)
+    subprocess.run(["git", "add", "-A"], cwd=project, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "init"], cwd=project, env=env, check=True)
+    event = json.dumps({"session_id": "x", "hook_event_name": "Stop",
+                        "last_assistant_message": "Done."})
+
+    def hook() -> str:
+        log.write_text("")
+        ran = subprocess.run([sys.executable, "-m", "aidp", "hook", "claude", "Stop"],
+                             cwd=project, env=env, input=event, capture_output=True,
+                             text=True, timeout=60)
+        assert ran.returncode == 0, ran.stderr
+        return ran.stderr
+
+    hook()  # writes the state file: nothing asked yet
+    hook()  # the state file exists: git asked
+    assert "ls-files" in log.read_text()
+    hook()
+    assert "ls-files" not in log.read_text()  # the answer kept for this index
+    [own] = (project / ".aidp" / "hooks").glob("claude-work-*.json")
+    subprocess.run(["git", "add", "-f", str(own)], cwd=project, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "planted"], cwd=project, env=env, check=True)
+    assert "tracked by git" in hook()
+    assert "ls-files" in log.read_text()

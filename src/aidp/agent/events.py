@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from aidp.toolserver.tools import TOOLS as AIDP_TOOLS
 from aidp.views.render import counted
 
 if TYPE_CHECKING:
@@ -81,14 +81,19 @@ def one_line(value: object, width: int = NOTE_WIDTH) -> str:
 # aidp's own tools (`aidp mcp`) as each CLI names them in its output: Claude Code
 # `mcp__aidp__T`, Codex `aidp.T` (server.tool; `mcp__aidp.T` to its model), Gemini CLI
 # `mcp_aidp_T` (older: `aidp__T` or plain `T`), opencode `aidp_T`, Copilot CLI `aidp-T`.
-_AIDP_TOOL = re.compile(
-    r"(?:mcp__aidp__|mcp__aidp\.|aidp\.|mcp_aidp_|aidp__|aidp_|aidp-)?"
-    rf"({'|'.join(map(re.escape, AIDP_TOOLS))})")
+# Compiled at the first use: the names load aidp.toolserver.tools, which a hook that
+# reads no tool call (a session start, a stop) never needs.
+@cache
+def _aidp_tool() -> re.Pattern[str]:
+    from aidp.toolserver.tools import TOOLS
+
+    return re.compile(r"(?:mcp__aidp__|mcp__aidp\.|aidp\.|mcp_aidp_|aidp__|aidp_|aidp-)?"
+                      rf"({'|'.join(map(re.escape, TOOLS))})")
 
 
 def aidp_tool(name: object) -> str | None:
     """aidp's own tool (`todo_write`, `tasks_file`, …) behind a CLI's name for it."""
-    found = _AIDP_TOOL.fullmatch(name) if isinstance(name, str) else None
+    found = _aidp_tool().fullmatch(name) if isinstance(name, str) else None
     return found.group(1) if found else None
 
 

@@ -11,6 +11,7 @@ a bare pid."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -77,9 +78,11 @@ class State:
         return self
 
     def save(self) -> None:
-        """Replace the state atomically: a temporary file in the same folder, synced,
-        then renamed over it, never through a link. A failure (a full disk) leaves the
-        previous state as it was, says so in `problem`, and removes the temporary file."""
+        """Replace the state atomically: a temporary file in the same folder, then
+        renamed over it, never through a link. A failure (a full disk) leaves the
+        previous state as it was, says so in `problem`, and removes the temporary file.
+        Not synced: the state is a cache (a file a crash left empty reads as a fresh
+        start), and two syncs took ~2-20 ms of every hook on a busy disk."""
         if self._folder is None:
             return
         data = dict(self.data, updated=int(time.time()))
@@ -91,7 +94,6 @@ class State:
                 view = memoryview(body)
                 while view:
                     view = view[os.write(fd, view):]
-                os.fsync(fd)
             finally:
                 os.close(fd)
             self._folder.replace(temp, self.path.name)
@@ -101,7 +103,6 @@ class State:
             self.problem = (f"aidp: hook state {self.path} not saved ({reason}); the "
                             "previous state is kept")
             return
-        self._folder.sync()
 
     def __exit__(self, *exc: object) -> None:
         self._close()
@@ -213,6 +214,10 @@ def tracked_state(root: Path) -> frozenset[str] | None:
     known = _TRACKED.get(str(root))
     if known is not None and known[0] == index and index is not None:
         return known[1]
+    kept = found[1] / TRACKED_NAME
+    if index is not None and (names := _kept_answer(kept, root, index)) is not None:
+        _TRACKED[str(root)] = (index, names)
+        return names
     done = run(root, "-c", "core.fsmonitor=false", "ls-files", "-z", "--",
                f"{DATA_DIR}/{STATE_DIR}", check=False)
     if done is None or done.returncode != 0:
@@ -220,8 +225,40 @@ def tracked_state(root: Path) -> frozenset[str] | None:
     prefix = f"{DATA_DIR}/{STATE_DIR}/"
     names = frozenset(path.removeprefix(prefix) for path in done.stdout.split("\0")
                       if path.startswith(prefix))
+    if index is not None:
+        _keep_answer(kept, root, index, names)
     _TRACKED[str(root)] = (index, names)
     return names
+
+
+# Git's answer, kept for the next hook process (each hook is a process of its own, and
+# `git ls-files` one more): in the worktree's git directory, beside the index it was read
+# with, where no clone can plant a file; asked again once the index changed (git
+# replaces it whole, so its stat data changes too).
+TRACKED_NAME = "aidp-hooks-tracked.json"
+
+
+def _kept_answer(path: Path, root: Path, index: StatKey) -> frozenset[str] | None:
+    try:
+        kept = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    if not isinstance(kept, dict) or kept.get("root") != str(root) \
+            or kept.get("index") != list(index) or not isinstance(kept.get("names"), list):
+        return None
+    names = kept["names"]
+    return frozenset(names) if all(isinstance(n, str) for n in names) else None
+
+
+def _keep_answer(path: Path, root: Path, index: StatKey, names: frozenset[str]) -> None:
+    temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        temp.write_bytes(orjson.dumps({"root": str(root), "index": list(index),
+                                       "names": sorted(names)}))
+        os.replace(temp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            temp.unlink()
 
 
 # --- which session an agent's hooks use (for `aidp mcp`) --------------------------------
