@@ -94,6 +94,6 @@ class Project:
         `session()`, but the person's own list is always `<branch>@<identity>` (filing a
         task appends one line; it never folds the log to look for an older list under
         the bare branch name)."""
-        from aidp.todos import resolve_session
+        from aidp.tasklist.person import unread_session  # not the todos package
 
-        return resolve_session(self.named_session, self.root, read=None)
+        return unread_session(self.named_session, self.root)[0]

@@ -91,6 +91,31 @@ def _config_files(root: Path) -> list[Path]:
     return files
 
 
+def own_session(branch: str, who: str) -> str:
+    """Person `who`'s own list on `branch`."""
+    return f"{branch}@{who}"
+
+
+def unread_session(explicit: str | None, root: Path) -> tuple[str, str | None, str | None]:
+    """(session, branch, person): the session named without reading the tasklist —
+    `explicit`, else AIDP_SESSION (empty counts as unset), else the person's own list on
+    the git branch (`<branch>@<git identity>`), else the branch when git knows no
+    identity, else default — and, when it is the person's own list, the branch and the
+    person (a read may find theirs under the bare branch name: todos.resolve_session)."""
+    from aidp.tasklist.paths import DEFAULT_SESSION, git_branch
+
+    named = explicit or os.environ.get("AIDP_SESSION")
+    if named:
+        return named, None, None
+    branch = git_branch(root)
+    if branch is None:
+        return DEFAULT_SESSION, None, None
+    who = identity(root)
+    if who is None:
+        return branch, None, None
+    return own_session(branch, who), branch, who
+
+
 def identity(root: Path) -> str | None:
     """The person working here, as git names commit authors: their e-mail address
     (GIT_AUTHOR_EMAIL, else author.email, else user.email, else EMAIL), else their

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from aidp.tasklist.log import Fold
-from aidp.tasklist.paths import DEFAULT_SESSION, git_branch
-from aidp.tasklist.person import identity
-from aidp.todos.state import own_session, personal_session
+from aidp.tasklist.person import unread_session
+from aidp.todos.state import personal_session
 
 
 def resolve_session(explicit: str | None, root: Path, *,
@@ -19,18 +17,8 @@ def resolve_session(explicit: str | None, root: Path, *,
     when git knows no identity, else default. `read` gives the folded tasklist when it
     is needed (a person's existing list under the bare branch name); None: nothing is
     read, and the person's own list is `<branch>@<git identity>` (what filing a task
-    records: docs/todo.md, "Sessions")."""
-    if explicit:
-        return explicit
-    from_env = os.environ.get("AIDP_SESSION")
-    if from_env:
-        return from_env
-    branch = git_branch(root)
-    if branch is None:
-        return DEFAULT_SESSION
-    who = identity(root)
-    if who is None:
-        return branch
-    if read is None:
-        return own_session(branch, who)
+    records: docs/todo.md, "Sessions"; tasklist.person.unread_session)."""
+    session, branch, who = unread_session(explicit, root)
+    if read is None or branch is None or who is None:
+        return session
     return personal_session(read(), branch, who)

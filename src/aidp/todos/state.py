@@ -11,6 +11,7 @@ from typing import Any, cast
 from aidp.core.errors import InvalidInput
 from aidp.core.model import UNKNOWN_TS, Record, ts_of
 from aidp.tasklist.log import Fold, FoldKey, parse_line
+from aidp.tasklist.person import own_session
 from aidp.todos.items import (
     OWN_STATUS,
     TodoItem,
@@ -183,11 +184,6 @@ def current(fold: Fold, session: str) -> TodoList:
 def exists(fold: Fold, session: str) -> bool:
     """Whether anything was ever recorded for the session's list."""
     return session in _index(fold).heads
-
-
-def own_session(branch: str, who: str) -> str:
-    """Person `who`'s own list on `branch`."""
-    return f"{branch}@{who}"
 
 
 def personal_session(fold: Fold, branch: str, who: str) -> str:
