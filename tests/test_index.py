@@ -18,6 +18,7 @@ from aidp.backlog import queue, tasks
 from aidp.core import model
 from aidp.core.model import OPEN_STATUSES, STATUSES, format_ts
 from aidp.store import fill, loader
+from aidp.store import questions as store_questions
 from aidp.tasklist import fold, line, maintenance
 from aidp.tasklist.log import Fold, TaskLog, read_stamp, stat_key, write_stamp
 from aidp.tasklist.stamp import NO_KEY
@@ -176,6 +177,10 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
                 t for t in full.tasks if t.startswith(tid[:6]))
         mine = {tid: tid.rpartition("_")[2].lower(), "task_1_" + part + "0": part + "0"}
         assert got.shared_prefixes(mine, 4) == full.shared_prefixes(mine, 4)
+        if isinstance(got, store.StoreFold):  # and every id in the index's order
+            with pytest.MonkeyPatch.context() as patched:
+                patched.setattr(store_questions, "SHARED_BULK", 0)
+                assert got.shared_prefixes(mine, 4) == full.shared_prefixes(mine, 4)
     some = [*list(full.tasks)[::-2], *list(full.tasks)[:1]]  # any order, repeats
     assert got.tasks_of(some) == full.tasks_of(some) == [full.tasks[tid] for tid in some]
     for answer in (got, full):

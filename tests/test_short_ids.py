@@ -10,11 +10,10 @@ from unittest.mock import patch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from aidp.backlog import ids as ids_module
 from aidp.backlog import tasks
 from aidp.core.errors import AidpError
 from aidp.tasklist.fold import Fold
-from aidp.tasklist.questions import common_length
+from aidp.tasklist.questions import common_length, shared_in_sorted
 
 
 class OneSearchEach(Fold):
@@ -35,12 +34,14 @@ class OneSearchEach(Fold):
 
 
 def every_way(found: dict, shown_for: list[str]) -> list[dict[str, str]]:
-    """short_ids as the plain fold answers, as an index answers, and by the sorted pass
-    it takes for more prefixes than a search is worth."""
+    """short_ids as the plain fold answers, as an index answers (its neighbours), and
+    from every id in sorted order (what the store does for many ids)."""
     answers = [tasks.short_ids(Fold(tasks=dict(found)), shown_for),
                tasks.short_ids(OneSearchEach(tasks=dict(found)), shown_for)]
-    with patch.object(ids_module, "_PREFIXES_AT_MOST", 0):
-        answers.append(tasks.short_ids(Fold(tasks=dict(found)), shown_for))
+    with patch.object(OneSearchEach, "shared_prefixes", lambda self, hexes, at_least:
+                      shared_in_sorted(sorted((t.rpartition("_")[2], t) for t in self.tasks),
+                                       hexes, at_least)):
+        answers.append(tasks.short_ids(OneSearchEach(tasks=dict(found)), shown_for))
     return answers
 
 

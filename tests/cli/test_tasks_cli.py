@@ -555,9 +555,9 @@ def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
                                                                       monkeypatch) -> None:
     from aidp import store
     from aidp.app.project import StoreReader
-    from aidp.backlog import ids as ids_module
     from aidp.backlog import tasks as core
     from aidp.store import loader
+    from aidp.store import questions as store_questions
     from aidp.tasklist.fold import Fold
     from aidp.tasklist.log import TaskLog
 
@@ -568,8 +568,8 @@ def test_short_ids_agree_between_the_store_search_and_the_sorted_pass(project,
     assert isinstance(fold, store.StoreFold)
     few = core.short_ids(fold, ids[:10])  # the store's search
     plain = core.short_ids(Fold(tasks=dict(fold.tasks.items())), ids[:10])
-    monkeypatch.setattr(ids_module, "_PREFIXES_AT_MOST", 0)
-    many = core.short_ids(fold, ids)  # one sorted pass
+    monkeypatch.setattr(store_questions, "SHARED_BULK", 0)
+    many = core.short_ids(fold, ids)  # every id in the index's order
     assert few == plain == {tid: many[tid] for tid in ids[:10]}
     for tid, shown in many.items():
         assert len(shown) >= 4 and core.resolve_id(fold, shown) == tid

@@ -53,10 +53,6 @@ def resolve_all(fold: Questions, refs: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(resolve_id(fold, ref) for ref in refs))
 
 
-# Up to this many prefixes, the fold's search for them costs less than a sorted pass.
-_PREFIXES_AT_MOST = 2000
-
-
 def short_ids(fold: Questions, ids: Sequence[str]) -> dict[str, str]:
     """For each of `ids`, the shortest leading part of its hex part (at least
     MIN_ID_PREFIX characters) that `resolve_id` reads as that task and no other among
@@ -68,34 +64,13 @@ def short_ids(fold: Questions, ids: Sequence[str]) -> dict[str, str]:
              if not tid.startswith("task_") or len(hex_part) < MIN_ID_PREFIX or "_" in hex_part}
     todo = {tid: hex_part.lower() for tid, hex_part in wanted.items() if tid not in shown}
     # How many characters an id shares at most with another tells how many it needs:
-    # the fold answers for all of them at once (the store: two index searches each, its
-    # neighbours in sorted order; a plain fold: one pass over its ids). For more
-    # prefixes than that, one sorted pass over every id costs less (~1 s at 1M).
-    prefixes = {mine[:MIN_ID_PREFIX] for mine in todo.values()}
-    if len(prefixes) > _PREFIXES_AT_MOST:
-        tasks = fold.tasks
-        hexes = sorted(t.rpartition("_")[2].lower() for t in tasks)
-        for tid, mine in todo.items():
-            own = 1 if tid in tasks else 0  # a new id not in the fold yet counts none
-            shown[tid] = _shortest_in_sorted(hexes, mine, tid, wanted[tid], own)
-        return shown
+    # the fold answers for all of them at once (the store: its neighbours in sorted
+    # order, found in its index; a plain fold: one pass over its ids).
     shared = fold.shared_prefixes(todo, MIN_ID_PREFIX) if todo else {}
     for tid, mine in todo.items():
         length = max(MIN_ID_PREFIX, shared[tid] + 1)
         shown[tid] = wanted[tid][:length] if length <= len(mine) else tid
     return shown
-
-
-def _shortest_in_sorted(hexes: list[str], mine: str, tid: str, hex_part: str,
-                        own: int) -> str:
-    from bisect import bisect_left, bisect_right
-
-    for length in range(MIN_ID_PREFIX, len(mine) + 1):
-        prefix = mine[:length]
-        # Every hex part that starts with the prefix sorts between these two bounds.
-        if bisect_right(hexes, prefix + "\U0010ffff") - bisect_left(hexes, prefix) == own:
-            return hex_part[:length]
-    return tid
 
 
 def ids_then_reason(words: Sequence[str]) -> tuple[list[str], str | None]:

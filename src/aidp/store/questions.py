@@ -19,7 +19,13 @@ from aidp.core.model import DAY, OPEN_STATUSES, UNKNOWN_TS, Record, week_start
 from aidp.store.db import Handle
 from aidp.tasklist.fold import Fold, FoldKey
 from aidp.tasklist.line import LogFile, changed
-from aidp.tasklist.questions import KINDS, Query, about_only, common_length
+from aidp.tasklist.questions import (
+    KINDS,
+    Query,
+    about_only,
+    common_length,
+    shared_in_sorted,
+)
 
 
 class StoreTasks(Mapping[str, Record]):
@@ -169,7 +175,9 @@ _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT valu
            "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
            "json_each(?1)))")
 
-# shared_prefixes: the hex parts just below and above one (task_hex), itself left out.
+# shared_prefixes: the hex parts just below and above one (task_hex), itself left out;
+# for more ids than SHARED_BULK, every id in the index's order costs less.
+SHARED_BULK = 2000
 _NEAR = ("SELECT * FROM (SELECT hex FROM task WHERE hex >= ?1 AND hex < ?2 AND id != ?4 ORDER BY "
          "hex DESC LIMIT 1) UNION ALL SELECT * FROM (SELECT hex FROM task WHERE hex >= ?2 AND "
          "hex < ?3 AND id != ?4 ORDER BY hex LIMIT 1)")
@@ -278,6 +286,10 @@ class StoreFold(Fold):
         return [row[0] for row in self._rows(sql, (prefix, prefix + "\U0010ffff"))]
 
     def shared_prefixes(self, hexes: Mapping[str, str], at_least: int) -> dict[str, int]:
+        if len(hexes) > SHARED_BULK:  # every id in the task_hex index's order, once
+            near = self._rows("SELECT hex, id FROM task ORDER BY hex")
+            near.sort()  # equal hex parts by id (in order already: no sort in SQLite)
+            return shared_in_sorted(near, hexes, at_least)
         return {tid: max((common_length(mine, h.lower()) for (h,) in self._rows(_NEAR, (
             mine[:at_least], mine, mine[:at_least] + "\U0010ffff", tid))), default=0)
             for tid, mine in hexes.items()}  # the hex parts just below and above it

@@ -75,6 +75,28 @@ def common_length(a: str, b: str) -> int:
     return n
 
 
+def shared_in_sorted(near: Sequence[tuple[str, str]], hexes: Mapping[str, str],
+                     at_least: int) -> dict[str, int]:
+    """Questions.shared_prefixes, given (hex part, id) of the tasks in sorted order
+    (at least those sharing a first part with one of `hexes`)."""
+    keys = [key for key, _tid in near]
+    ids = [tid for _key, tid in near]
+    found: dict[str, int] = {}
+    last = len(near) - 1
+    for tid, mine in hexes.items():  # (a plain loop: 40k ids for a table at 100k)
+        first = mine[:at_least]
+        at = bisect_left(keys, mine)
+        below = at - 1 if at < 1 or ids[at - 1] != tid else at - 2
+        above = at if at > last or ids[at] != tid else at + 1
+        most = 0
+        if below >= 0 and keys[below].startswith(first):
+            most = common_length(mine, keys[below].lower())
+        if above <= last and keys[above].startswith(first):
+            most = max(most, common_length(mine, keys[above].lower()))
+        found[tid] = most
+    return found
+
+
 def _count(keys: Iterable[Any]) -> dict[Any, int]:
     counts: dict[Any, int] = {}
     for key in keys:
@@ -187,20 +209,9 @@ class Questions:
         long prefix made every short id compare with all of them). Here one pass over
         the ids, then a sort of those sharing a first part."""
         firsts = {mine[:at_least] for mine in hexes.values()}
-        near = sorted((key, tid) for tid in self.tasks
-                      if (key := tid.rpartition("_")[2])[:at_least] in firsts)
-        keys = [key for key, _tid in near]
-        found: dict[str, int] = {}
-        for tid, mine in hexes.items():
-            first = mine[:at_least]
-            at = bisect_left(keys, mine)
-            below = next((near[n][0] for n in range(at - 1, max(at - 3, -1), -1)
-                          if near[n][1] != tid), None)
-            above = next((near[n][0] for n in range(at, min(at + 2, len(near)))
-                          if near[n][1] != tid), None)
-            found[tid] = max((common_length(mine, other.lower()) for other in (below, above)
-                              if other is not None and other.startswith(first)), default=0)
-        return found
+        return shared_in_sorted(sorted(
+            (key, tid) for tid in self.tasks
+            if (key := tid.rpartition("_")[2])[:at_least] in firsts), hexes, at_least)
 
     def newest_first(self, batch: int = 2000) -> Iterator[list[Record]]:
         """Every task in `tasks list`'s default order (newest created first; equal
