@@ -140,6 +140,53 @@ def test_undo_restores_an_edit(cli) -> None:
     assert (shown["description"], shown["priority"]) == ("Old text", "low")
 
 
+def test_undo_takes_back_a_body_change_as_history_lists_it(cli, project) -> None:
+    """The last change history lists is a body record: undo writes the body it had
+    before (before: undo went back to the task's previous record, a priority change
+    made before the body's, and left the body as it was)."""
+    tid = add(cli, "Bodied", "--body", "first")
+    assert cli("tasks", "edit", tid, "-p", "high").code == 0
+    assert cli("tasks", "edit", tid, "--body", "second\nmore").code == 0
+    result = cli("tasks", "undo", tid)
+    assert result.code == 0, result
+    assert result.out == (f"✓ Undone: [{short(tid)}] Bodied\n"
+                          "  body: 'second' (2 lines) → 'first' (1 line)\n")
+    shown = task(cli, tid)
+    assert (shown["body"], shown["priority"]) == ("first", "high")
+    assert "body: 'first' (1 line)" in cli("tasks", "history", tid).out.splitlines()[-1]
+    again = json.loads(cli("tasks", "undo", tid, "--json").out)  # back where it began
+    assert (again["body"], again["priority"]) == ("second\nmore", "high")
+    # the priority, changed before the body, is never what an undo takes back now
+    assert cli("tasks", "undo", tid).code == 0
+    assert (task(cli, tid)["body"], task(cli, tid)["priority"]) == ("first", "high")
+
+
+def test_undo_takes_back_a_type_and_an_edit_made_in_one_write(cli, project) -> None:
+    """`tasks edit --type bug -p high` is one change: one undo takes both back, and a
+    second undo gives both again."""
+    tid = add(cli, "Typed", "-p", "low")
+    assert cli("tasks", "edit", tid, "--type", "bug", "-p", "high").code == 0
+    result = cli("tasks", "undo", tid)
+    assert result.code == 0, result
+    assert result.out == (f"✓ Undone: [{short(tid)}] Typed\n  priority: high → low\n"
+                          "  type: bug → task\n")
+    shown = task(cli, tid)
+    assert (shown.get("task_type"), shown["priority"]) == (None, "low")
+    again = json.loads(cli("tasks", "undo", tid, "--json").out)
+    assert (again["task_type"], again["priority"]) == ("bug", "high")
+    # a type set alone, then undone: the task's own type again
+    assert cli("tasks", "edit", tid, "--type", "chore").code == 0
+    assert json.loads(cli("tasks", "undo", tid, "--json").out)["task_type"] == "bug"
+
+
+def test_a_body_filed_with_the_task_is_not_a_change_to_undo(cli, project) -> None:
+    tid = add(cli, "Filed whole", "--body", "text", "--type", "feature")
+    before = tasklist(project)
+    result = cli("tasks", "undo", tid)
+    assert result.code == 1 and "Nothing to undo" in result.err, result
+    assert tasklist(project) == before
+
+
 def test_undo_of_a_claim_releases_it(cli) -> None:
     tid = add(cli, "Take me")
     assert cli("tasks", "claim", tid, "--as", "alice").code == 0

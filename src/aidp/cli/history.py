@@ -95,11 +95,14 @@ def undo(
     if as_json:
         from aidp.app.shown import shown_now
 
-        json_out(shown_now(e.project, [done.task])[0])
+        json_out(shown_now(e.project, [done.task], bodies=True)[0])
         return
+    from aidp.backlog.details import preview
+
     paint = painter()
     label = render.task_label(done.task, done.short_ids)
     lines = [f"{paint('✓', 'green')} Undone: {label}"]
-    lines += [f"  {inert(key)}: {_shown(now)} → {_shown(then)}"
+    lines += [f"  {inert(key)}: {inert(preview(now))} → {inert(preview(then))}" if key == "body"
+              else f"  {inert(key)}: {_shown(now)} → {_shown(then)}"
               for key, (now, then) in done.changes.items()]
     e.write("\n".join(lines))

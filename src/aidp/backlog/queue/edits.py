@@ -32,6 +32,7 @@ from aidp.core.model import (
     canonical,
     clean_text,
     new_task,
+    parse_ts,
     validate_description,
     validate_priority,
     validate_tag,
@@ -266,6 +267,12 @@ def edit(
             updated["updated_at"] = next_stamp(task)
             task = canonical(updated)
             records.insert(0, task)
+        # One change, one stamp: each record's own is past its previous one, and so is
+        # the latest of them, which `tasks undo` reads as the change to take back.
+        if records:
+            stamp = max((r["updated_at"] for r in records), key=lambda at: parse_ts(at) or 0)
+            for record in records:
+                record["updated_at"] = stamp
         result[:] = [Change(task, changed=bool(records))]
         return records
 
