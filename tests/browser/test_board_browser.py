@@ -321,10 +321,49 @@ def test_the_guard_seen_from_a_browser(chromium, cli, project) -> None:
                  return out;
                }""", api)
         assert outcome  # whatever the browser made of it, nothing was written:
-        # With the token in a cookie of its own site only, the board's page still works.
+        # In the same browser, from the URL alone, the board's page still works.
         good = open_board(chromium, board.url, context=context)
         assert good.page.locator(".card").count() == 1
     assert log.read_bytes() == before
+
+
+def test_another_server_on_this_machine_never_gets_the_token(chromium, cli, project) -> None:
+    """A browser sends a cookie of 127.0.0.1 to every port there (cookies know no port):
+    a board that kept its token in one gave it to whatever else listens on 127.0.0.1 —
+    another user's server, a cloned repository's dev server — once the page was open.
+    The token travels in the URL only."""
+    import http.server
+    import threading
+
+    cli("tasks", "add", "Private", "-q")
+    heard: list[str] = []
+
+    class Other(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            heard.append(f"{self.path} {dict(self.headers)}")
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.end_headers()
+            self.wfile.write(b"<img src='/pixel.png'><script src='/more.js'></script>")
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    other = http.server.HTTPServer(("127.0.0.1", 0), Other)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        with running() as board:
+            context = chromium.new_context()
+            shown = open_board(chromium, board.url, context=context)
+            assert shown.page.locator(".card").count() == 1
+            page = context.new_page()  # the person follows a link to the other server
+            page.goto(f"http://127.0.0.1:{other.server_address[1]}/")
+            page.wait_for_load_state("networkidle")
+            assert len(heard) >= 2, heard
+            assert not [h for h in heard if board.token in h], heard
+            assert context.cookies() == []
+    finally:
+        other.shutdown()
 
 
 def test_markup_in_a_task_is_shown_as_text(chromium, cli, project) -> None:

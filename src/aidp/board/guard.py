@@ -1,6 +1,7 @@
 """Who may talk to the board (docs/security.md, "The board"): every request carries the
-board's secret token (in the path, `/t/TOKEN/…`, in the query, `?token=TOKEN`, or in
-the cookie the page set after its first load); its `Host` is the server's own address
+board's secret token in its URL (in the path, `/t/TOKEN/…`, or in the query,
+`?token=TOKEN`) — never in a cookie, which a browser would also send to every other
+server on 127.0.0.1, whatever its port; its `Host` is the server's own address
 (a DNS-rebinding page names its own host); an `Origin` or `Sec-Fetch-Site` of another
 site is refused (CSRF); a write is a POST of JSON. Pure checks of a request's parts,
 answered with the one line a refusal says (None: allowed).
@@ -12,7 +13,6 @@ import hmac
 import ipaddress
 from urllib.parse import parse_qs
 
-COOKIE = "aidp-board"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost")
 WRITE_METHODS = ("POST",)
 READ_METHODS = ("GET", "HEAD")
@@ -31,9 +31,6 @@ class Guard:
         self.names = names
         # --host 0.0.0.0 or ::: the machine's every address, so any IP literal it has.
         self.any_address = host is not None and _unspecified(host)
-
-    def cookie_name(self) -> str:
-        return f"{COOKIE}-{self.port}"
 
     def host_allowed(self, host: str | None) -> bool:
         """`Host` names this server: one of its names, with its port."""
@@ -79,8 +76,6 @@ class Guard:
         given = path_token
         if given is None:
             given = next(iter(parse_qs(query).get("token") or ()), None)
-        if given is None:
-            given = _cookie(headers.get("cookie"), self.cookie_name())
         if not self.token_ok(given):
             return 403, ("Refused: no valid token; open the URL aidp board printed (it "
                          "carries the token)")
@@ -89,14 +84,6 @@ class Guard:
             if kind != "application/json":
                 return 415, "Refused: a write is a POST of application/json"
         return None
-
-
-def _cookie(header: str | None, name: str) -> str | None:
-    for part in (header or "").split(";"):
-        key, sep, value = part.strip().partition("=")
-        if sep and key == name:
-            return value
-    return None
 
 
 def _bracketed(host: str) -> str:

@@ -88,13 +88,11 @@ def build(hub: Hub, guard: Guard) -> ASGIApp:
 
     async def index(request: Request) -> Response:
         if not request.scope.get("board.token_in_path"):
-            # The token came in the query or a cookie: the page's relative URLs need
-            # it in the path.
+            # The token came in the query: the page's relative URLs need it in the
+            # path (and no cookie carries it: a browser sends a cookie of 127.0.0.1 to
+            # every port there, another user's server included).
             return RedirectResponse(f"/t/{guard.token}/", status_code=303)
-        response = Response(page, media_type="text/html; charset=utf-8")
-        response.set_cookie(guard.cookie_name(), guard.token, httponly=True,
-                            samesite="strict", path="/")
-        return response
+        return Response(page, media_type="text/html; charset=utf-8")
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
