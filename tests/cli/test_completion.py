@@ -130,6 +130,15 @@ def test_tags_positions_and_sessions(cli, bash_complete, backlog) -> None:
     assert "other" in bash_complete("aidp todo load ")
 
 
+def test_a_damaged_tasklist_completes_quietly(cli, bash_complete, project) -> None:
+    """A read a completion makes warns of nothing: a warning would land in the prompt."""
+    cli("--session", "other", "todo", "add", "Elsewhere")
+    with (project / ".aidp" / "tasklist.jsonl").open("ab") as tasklist:
+        tasklist.write(b"{not json\n")
+    assert "other" in bash_complete("aidp todo load ")  # (and err == "")
+    assert bash_complete("aidp --session other todo tick ") == ["1"]
+
+
 def test_no_project_and_a_bad_dir_complete_quietly(bash_complete, cli, tmp_path) -> None:
     assert bash_complete(f"aidp --dir {tmp_path / 'nowhere'} tasks done ") == []
     assert bash_complete("aidp tasks done ") == []  # nothing filed yet

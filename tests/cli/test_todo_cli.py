@@ -409,7 +409,8 @@ def test_load_by_name_and_by_number(cli, project: Path) -> None:
     assert ok(cli, "--session", "dst", "todo", "load", "1") == (
         "Session dst already has this list active; nothing changed\n")
     assert tasklist(project).read_bytes() == before
-    ok(cli, "--session", "src", "todo", "load", "src")
+    assert ok(cli, "--session", "src", "todo", "load", "src") == (
+        "✓ Restored 1 item of session src\n")  # its own list, cleared before
     assert [i["content"] for i in shown(cli, "--session", "src")["items"]] == ["one"]
 
 

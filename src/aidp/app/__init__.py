@@ -17,7 +17,8 @@ case parses no command line and prints nothing; the surface parses, calls, rende
                   store's bytes, or one query), and what that shape shows beside it
     queue_view.py ready and blocked, only the shown tasks decoded
     claiming.py   claim and release
-    plans.py      a session's plan (TODO list): read, replace, change
+    plans.py      a session's plan (TODO list): read, replace, change; every session's
+                  list and the earlier ones, load one into a session
     prime.py      `aidp prime`: the session-start context
     init.py       `aidp init`: set a project up for aidp and for git
 """

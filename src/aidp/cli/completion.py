@@ -169,10 +169,14 @@ def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
 
 
 def _env(ctx: Context) -> Env:
+    """The command's Env as the words typed so far give it; its reads tell nothing (no
+    warning of damaged lines lands in the shell's prompt)."""
     from aidp.cli.common import Env
 
     top = ctx.find_root().params
-    return Env(directory=top.get("directory"), session=top.get("session"))
+    e = Env(directory=top.get("directory"), session=top.get("session"))
+    e.quiet_reads = True
+    return e
 
 
 # Which tasks an id may name, by command: the ones the command would change.
@@ -253,18 +257,18 @@ def _tags(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
 
 
 def _sessions(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
-    from aidp import todos
+    from aidp.app.plans import sessions
 
-    return [todo.session for todo in todos.all_lists(_env(ctx).log.read())]
+    return sessions(_env(ctx).project)
 
 
 def _positions(ctx: Context, param: Parameter, incomplete: str) -> Iterator[tuple[str, str]]:
-    from aidp import todos
+    from aidp.app.plans import read_plan
 
     e = _env(ctx)
     group = ctx.parent.params if ctx.parent else {}
     session = ctx.params.get("session") or group.get("session")
-    todo = todos.current(e.log.read(), e.session_name(session))
+    todo = read_plan(e.project, e.session_name(session))
     for number, item in enumerate(todo.visible, start=1):
         yield str(number), _hint(item.get("content", ""))
         for sub_number, sub in enumerate(item.get("subtasks") or [], start=1):

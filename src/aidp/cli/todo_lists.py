@@ -3,11 +3,11 @@ copying one into the current session."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
-from aidp.cli.common import JSON_HELP, Env, session_option
+from aidp.cli.common import JSON_HELP, session_option
 from aidp.cli.common import env as env_of
 from aidp.cli.output import json_out, painter, todo_out
 from aidp.core.errors import InvalidInput
@@ -16,12 +16,6 @@ from aidp.views import render
 
 if TYPE_CHECKING:
     from aidp import todos as core
-
-
-def _would_replace(core: Any, mine: core.TodoList, chosen: core.TodoList) -> bool:
-    """Loading would throw away an active list's items (that are not the same items)."""
-    return bool(mine.visible) and (
-        [core.item_out(i) for i in mine.items] != [core.item_out(i) for i in chosen.items])
 
 
 def _confirm_replace(mine: core.TodoList, chosen: core.TodoList) -> None:
@@ -70,13 +64,12 @@ def list_(
     $ aidp todo list
     $ aidp todo list --all --json
     """
-    from aidp import todos as core
+    from aidp.app.plans import plan_lists
     from aidp.core.model import now_micros
 
     e = env_of(ctx)
     name = e.session_name(session)
-    fold = e.read()
-    found = core.summaries(fold, name, _past(e, fold) if everything else ())
+    found = plan_lists(e.project, name, everything=everything)
     if as_json:
         json_out([s.to_json() for s in found])
     else:
@@ -104,31 +97,20 @@ def load(
     $ aidp todo load --replace 2
     $ aidp todo load --replace main@alice@example.com
     """
-    from aidp import todos as core
+    from aidp.app.plans import load_plan
 
     e = env_of(ctx)
     name = e.session_name(session)
-    fold = e.read()
-    chosen = core.pick_source(fold, source, name, lambda: _past(e, fold))
-    mine = core.current(fold, name)
-    if not replace and _would_replace(core, mine, chosen):
-        _confirm_replace(mine, chosen)
-
-    def load_it(todo: core.TodoList) -> core.TodoList:
-        if not replace and not core.same(todo, mine) and _would_replace(core, todo, chosen):
-            raise InvalidInput(f"The TODO list of session {inert(name)} changed while "
-                               "aidp asked; nothing loaded: run the command again")
-        return core.load(todo, chosen)
-
-    done = core.edit(e.log, name, load_it)
+    loaded = load_plan(e.project, name, source, replace=replace, confirm=_confirm_replace)
+    done, chosen = loaded.edit, loaded.source
     count = len(done.after.items)
     what = f"{count} item{'s' if count != 1 else ''}"
-    if not done.written:
+    if loaded.kind == "unchanged":
         message = f"Session {inert(name)} already has this list active; nothing changed"
-    elif chosen.epoch is not None and chosen.epoch != core.current(fold, chosen.session).epoch:
+    elif loaded.kind == "earlier":
         message = (f"{painter()('✓', 'green')} Loaded {what} from earlier list "
-                   f"{inert(chosen.epoch)} of session {inert(chosen.session)}")
-    elif chosen.session == name:
+                   f"{inert(chosen.epoch or '')} of session {inert(chosen.session)}")
+    elif loaded.kind == "restored":
         message = f"{painter()('✓', 'green')} Restored {what} of session {inert(name)}"
     else:
         message = (
@@ -136,18 +118,3 @@ def load(
             f"into session {inert(name)}"
         )
     todo_out(done.after, message, as_json=as_json, pager=e.pager)
-
-
-def _past(e: Env, fold: Any) -> list[core.TodoList]:
-    """The lists no session shows any more (todos.past_lists: a scan of the tasklist of
-    this worktree and of every other live one, as the fold reads them: docs/guide.md,
-    "Worktrees by hand")."""
-    from aidp import todos as core
-    from aidp.tasklist import worktrees
-
-    data = [e.log.read_lines()]
-    repo = e.log.shared()
-    if repo is not None:
-        data += [worktrees.read_tasklist(path) or b"" for path, own in repo.tasklists()
-                 if not own]
-    return core.past_lists(fold, b"\n".join(data))
