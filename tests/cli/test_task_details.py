@@ -68,6 +68,27 @@ def test_a_body_and_a_type_are_filed_shown_and_kept_out_of_the_task_record(
         "Body\n## Steps\n\n1. run it with an empty HOME\n2.\tsee it crash")
 
 
+def test_the_ready_and_blocked_tables_show_the_type_as_list_does(cli, project) -> None:
+    """`bug: …` on a ready task's line, and on a blocked task's (before: only `list`
+    showed it); a `task` has no prefix, and neither has what a task waits on."""
+    first = ok(cli("tasks", "add", "Flaky login", "--type", "bug", "-q")).strip()
+    ok(cli("tasks", "add", "Plain one", "-q"))
+    ok(cli("tasks", "add", "Dark mode", "--type", "feature", "--blocked-by", first, "-q"))
+    ok(cli("tasks", "claim", first, "--as", "ann"))
+    # its lease run out (its record again, ending in the past, winning by its later
+    # line): ready offers the task after the fresh ones, stale
+    (claim,) = of_type(project, "claim")
+    with (project / TASKLIST).open("a") as tasklist:
+        tasklist.write(json.dumps({**claim, "lease_until": "2000-01-01T00:00:00.000000Z"})
+                       + "\n")
+    ready = ok(cli("tasks", "ready"))
+    assert "] Plain one (" in ready and "] bug: Flaky login (" in ready, ready
+    assert "stale: @ann" in ready.splitlines()[-1], ready
+    blocked = ok(cli("tasks", "blocked"))
+    assert "] feature: Dark mode (" in blocked, blocked
+    assert "waits on: [" in blocked and "] Flaky login (in_progress)" in blocked, blocked
+
+
 def test_a_plain_task_has_no_records_of_its_own(cli, project) -> None:
     tid = ok(cli("tasks", "add", "Plain", "--type", "task", "--body", "  \n", "-q")).strip()
     assert [r for r in lines(project) if "type" in r] == []

@@ -45,8 +45,9 @@ def _check_limit(limit: int | None) -> None:
 
 
 class Ready(Plain):
-    """The ready tasks found: `tasks` (records) or `shown` (with their queue keys);
-    with a summary, how many are ready in all (`total`), why none is (`why_none`:
+    """The ready tasks found: `tasks` (records; with a summary, with what they show
+    beside them: their type, claim) or `shown` (with their queue keys); with a
+    summary, how many are ready in all (`total`), why none is (`why_none`:
     when no task is ready at all), the short id of each found (`short_ids`), and the
     claim of each found task in progress, whose holder's lease ran out (`stale`: a
     claim takes it over)."""
@@ -83,12 +84,13 @@ def ready_tasks(project: Project, *, priorities: Collection[str] = (),
     if not found:
         return Ready(found, total=total, why_none=None if total else
                      queue.why_nothing_ready(fold))
-    taken = [t for t in found if t.get("status") == "in_progress"]
-    qs = queue.state(fold, about=[t["id"] for t in taken], own=True) if taken else None
-    stale = {t["id"]: holder for t in taken
-             if qs is not None and (holder := qs.holder(t)) is not None}
-    return Ready(found, total=total, short_ids=short_ids(fold, [t["id"] for t in found]),
-                 stale=stale)
+    # The found tasks' own records (one query): their types, and the holders of those
+    # in progress (a stale claim: ready offers it after the fresh ones).
+    qs = queue.state(fold, about=[t["id"] for t in found], own=True)
+    stale = {t["id"]: holder for t in found
+             if t.get("status") == "in_progress" and (holder := qs.holder(t)) is not None}
+    return Ready(queue.shown_with(qs, found), total=total,
+                 short_ids=short_ids(fold, [t["id"] for t in found]), stale=stale)
 
 
 class Blocked(Plain):

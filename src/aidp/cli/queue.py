@@ -46,6 +46,9 @@ def _line(task: Record, now: int, paint: render.Painter, ids: dict[str, str], *,
     tid = paint(f"[{inert(ids.get(full, full) if isinstance(full, str) else full)}]",
                 "dim")
     text = f"{marker} {tid} {inert(task.get('description', ''))}"
+    if task.get("task_type"):  # as list shows it (only when not `task`: details.shown)
+        kind = paint(f"{inert(task['task_type'])}:", "cyan")
+        text = f"{marker} {tid} {kind} {inert(task.get('description', ''))}"
     text += " " + paint(f"({age(ts_of(task, 'created_at'), now)})", "dim")
     tags = task.get("tags") or []
     if tags:
@@ -155,7 +158,7 @@ def blocked(
         f"{len(found.tasks)} of {found.total}"
     lines = [paint(f"BLOCKED ({count})", "bold")]
     ids = found.short_ids or {}
-    for task in found.tasks:
+    for task in found.shown:  # with what it shows beside its record: its type
         lines.append(f"  {_line(task, now, paint, ids, status=task.get('status') != 'pending')}")
         for other in found.waiting_on[task["id"]]:
             blocker = found.related.get(other) or {"id": other}
