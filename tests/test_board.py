@@ -11,6 +11,8 @@ import signal
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 from tests.board_helpers import board_command, running
 
@@ -68,6 +70,19 @@ def test_a_foreign_host_or_origin_is_refused(cli, project) -> None:
             assert status == 403 and b"another site" in body, origin
         status, _, _ = board.request("POST", "api/add", {"repo": str(project), "description": "x"},
                                      headers={"Sec-Fetch-Site": "cross-site"})
+        assert status == 403
+        # Another site's page fetching or embedding the board (it has the token): refused;
+        # the board opened in a window of its own (from the file the browser is opened
+        # on, a link followed): the page.
+        for mode, dest, wanted in (("no-cors", "image", 403), ("cors", "empty", 403),
+                                   ("navigate", "iframe", 403), ("navigate", "document", 200)):
+            status, _, _ = board.request("GET", "", headers={
+                "Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest})
+            assert status == wanted, (mode, dest)
+        status, _, _ = board.request("POST", "api/add", {"repo": str(project), "description": "x"},
+                                     headers={"Sec-Fetch-Site": "cross-site",
+                                              "Sec-Fetch-Mode": "navigate",
+                                              "Sec-Fetch-Dest": "document"})
         assert status == 403
         # A form post (no preflight) is no JSON: refused.
         status, _, _ = board.request("POST", "api/add", raw=b"description=x",
@@ -320,3 +335,45 @@ def test_a_new_page_gets_the_cards_its_columns_show_first_then_the_rest(project)
     # The column's first 200: the high ones, then the oldest of the rest.
     assert {f"Task {n}" for n in range(0, 250, 50)} <= set(shown)
     assert "Task 1" in shown and "Task 249" in later
+
+
+def test_the_browser_is_opened_without_the_token_on_its_command_line(cli, project,
+                                                                     tmp_path) -> None:
+    """Every user of the machine can read a process's arguments (`ps`): the browser is
+    started on a file only this user can read, which sends it on to the URL; the file
+    goes when the board stops."""
+    from urllib.parse import unquote, urlsplit
+
+    cli("tasks", "add", "x", "-q")
+    record = tmp_path / "browser.json"
+    browser = tmp_path / "browser"
+    browser.write_text(
+        f"#!{sys.executable}\nimport json, os, sys\nfrom urllib.parse import unquote, urlsplit\n"
+        "path = unquote(urlsplit(sys.argv[-1]).path) if sys.argv[-1].startswith('file:') else ''\n"
+        "seen = {'argv': sys.argv, 'mode': None, 'folder': None, 'text': ''}\n"
+        "if path:\n"
+        "    seen.update(mode=os.stat(path).st_mode & 0o777, text=open(path).read(),\n"
+        "                folder=os.stat(os.path.dirname(path)).st_mode & 0o777)\n"
+        f"json.dump(seen, open({str(record)!r}, 'w'))\n")
+    browser.chmod(0o755)
+    command = [arg for arg in board_command() if arg != "--no-open"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "BROWSER": str(browser)})
+    try:
+        url = json.loads(proc.stdout.readline())["url"]
+        token = url.split("/")[4]
+        for _ in range(600):
+            if record.exists() and record.stat().st_size:
+                break
+            time.sleep(0.05)
+        seen = json.loads(record.read_text())
+        assert token not in " ".join(seen["argv"]), seen["argv"]
+        assert seen["argv"][-1].startswith("file:///")
+        assert (seen["mode"], seen["folder"]) == (0o600, 0o700)
+        assert f'content="0;url={url}"' in seen["text"]
+        opened = Path(unquote(urlsplit(seen["argv"][-1]).path))
+        assert opened.is_file()
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, proc.stderr.read()
+    assert not opened.exists() and not opened.parent.exists()

@@ -366,6 +366,25 @@ def test_another_server_on_this_machine_never_gets_the_token(chromium, cli, proj
         other.shutdown()
 
 
+def test_the_file_the_browser_is_opened_on_leads_to_the_board(chromium, cli, project) -> None:
+    """`aidp board` opens the browser on a private file (never the token on a command
+    line): from that file:// page, a navigation the board must let in with its token."""
+    from aidp.board.opening import page_file, remove
+
+    cli("tasks", "add", "Opened from a file", "-q")
+    with running() as board:
+        opened = page_file(board.url)
+        try:
+            page = chromium.new_context().new_page()
+            page.goto(opened.as_uri())
+            page.wait_for_selector("body[data-ready='1']", timeout=WAIT)
+            assert page.url == board.url
+            assert page.locator(".card .title").inner_text() == "Opened from a file"
+        finally:
+            remove(opened)
+        assert not opened.exists()
+
+
 def test_markup_in_a_task_is_shown_as_text(chromium, cli, project) -> None:
     evil = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
     tid = cli("tasks", "add", evil, "-t", "<b>x</b>", "-q",

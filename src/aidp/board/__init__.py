@@ -11,6 +11,7 @@ renders JSON for its own page.
     api.py      one task's detail and the edits, each a use case of aidp.app
     server.py   the web application (Starlette): page, assets, events, API; its headers
     serve.py    the socket, the start-up line, uvicorn in a thread, signals, exit 0
+    opening.py  the private file the browser is opened on (never the token in its argv)
     static/     the page, its script and its style (no build step, no network)
 
 Starlette and uvicorn come with the MCP SDK aidp already depends on; server.py and

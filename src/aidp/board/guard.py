@@ -69,7 +69,7 @@ class Guard:
                          f"(127.0.0.1:{self.port}); open the URL aidp board printed")
         if not self.origin_allowed(headers.get("origin")):
             return 403, "Refused: a request from another site (Origin)"
-        if headers.get("sec-fetch-site") == "cross-site":
+        if headers.get("sec-fetch-site") == "cross-site" and not _opened(method, headers):
             return 403, "Refused: a request from another site (Sec-Fetch-Site)"
         if method not in READ_METHODS + WRITE_METHODS:
             return 405, f"Refused: method {method} (GET reads, POST writes)"
@@ -84,6 +84,14 @@ class Guard:
             if kind != "application/json":
                 return 415, "Refused: a write is a POST of application/json"
         return None
+
+
+def _opened(method: str, headers: dict[str, str]) -> bool:
+    """A page opened in a window of its own (a link followed, the file `aidp board`
+    opens the browser on): a read that still needs the token, never a write, and
+    nothing another site can read (every GET only reads)."""
+    return (method in READ_METHODS and headers.get("sec-fetch-mode") == "navigate"
+            and headers.get("sec-fetch-dest") == "document")
 
 
 def _bracketed(host: str) -> str:

@@ -69,12 +69,22 @@ def board(
         if not no_open:
             import webbrowser
 
-            if not webbrowser.open(found.url):
+            from aidp.board.opening import page_file
+
+            # Never the URL on the browser's command line, which every user can read.
+            opened.append(page_file(found.url))
+            if not webbrowser.open(opened[-1].as_uri()):
                 sys.stderr.write("No web browser found; open the URL above yourself\n")
 
+    from aidp.board.opening import remove
     from aidp.board.serve import serve
 
-    return serve(projects, host=host, port=port, on_start=started)
+    opened: list[Path] = []
+    try:
+        return serve(projects, host=host, port=port, on_start=started)
+    finally:
+        for made in opened:
+            remove(made)
 
 
 def _project_root(path: Path, given: str | None = "PATH") -> Path:
