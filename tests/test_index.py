@@ -782,6 +782,26 @@ def many_tasks(n: int, status: str = "pending") -> bytes:
                   for k in range(n)], False)
 
 
+def test_a_build_writes_the_task_rows_in_their_order(log: TaskLog) -> None:
+    """The rows of a build go in in the table's order (seq, the rowid), page after page,
+    whatever order the winning lines come in: here every task's winning line comes in
+    the reverse order of the tasks. In file order the table's pages were split as they
+    filled and left about half full (backlog ae41: 40% at 1M events), and a build wrote
+    each page several times."""
+    log.ensure_dir()
+    n = 1500
+    filed = [task_line(f"task_1700000000_{k:08x}", "pending", k, "ab") for k in range(n)]
+    closed = [task_line(f"task_1700000000_{k:08x}", "done", 2 * n - k, "ab")
+              for k in reversed(range(n))]
+    log.path.write_bytes(chunk(filed + closed, False))
+    got = store.load(log)
+    assert isinstance(got, store.StoreFold)
+    assert_same(log, got)
+    unused, size = got.db.execute("SELECT sum(unused), sum(pgsize) FROM dbstat "
+                                  "WHERE name = 'task' AND pagetype = 'leaf'").fetchone()
+    assert unused < 0.15 * size
+
+
 def test_appends_refresh_the_store_from_where_it_ended(log: TaskLog, project: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """After appends the store takes the new lines only: the log is read from where

@@ -8,10 +8,6 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from array import array
-from bisect import bisect_left
-from collections.abc import Iterator
-from itertools import islice
 from operator import itemgetter
 from typing import Any
 
@@ -22,7 +18,7 @@ from aidp.core.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, pars
 from aidp.tasklist import fold
 from aidp.tasklist.fields import merge_all
 from aidp.tasklist.fold import FoldKey
-from aidp.tasklist.line import blocks, changed, lines_at, read_span, reread
+from aidp.tasklist.line import blocks, changed, read_span, reread
 
 FLUSH_ROWS = 2_000  # rows per write; 4x that many winners kept for settle
 SEQ_MASK = (1 << 40) - 1
@@ -47,13 +43,14 @@ def _text(value: object) -> str | None:
 
 def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Record,
              partial: int) -> tuple[Any, ...]:
-    finished = finished_at(record)
+    updated = key[0] if off >= 0 else ts_of(record)  # a line's updated_at is its key's
+    finished = finished_at(record, updated)
     status = _text(record.get("status"))
     return (seq, rid, rid.rpartition("_")[2], key[0], key[1], off, size, partial,
             status, _text(record.get("priority")),
             parse_ts_once(record.get("created_at")),  # each task's own: no cache
-            key[0] if off >= 0 else ts_of(record),  # a line's updated_at is its key's
-            UNKNOWN_TS if finished is None else finished, _text(record.get("session")),
+            updated, UNKNOWN_TS if finished is None else finished,
+            _text(record.get("session")),
             # an open task's record as `tasks list --json` prints it (aidp.store.questions: listed)
             bytes(model.json_elements([record])) if status in OPEN_STATUSES else None)
 
@@ -106,14 +103,25 @@ class Filler:
     def _block(self, data: bytes, off: int) -> None:
         parts = data.split(b"\n")
         parts.pop()  # after the last newline: nothing
-        take, line = self._take, self.lines
+        take, line, tasks, empty = self._take, self.lines, self.task_keys, self.empty
         for raw, (kind, rid, record) in zip(parts, fold.read_lines(parts), strict=True):
             line += 1
+            size = len(raw)
             if record is None:
                 self.damaged += kind == fold.DAMAGED
+            elif kind == fold.TASK and not self.fielded and (empty or rid in tasks):
+                # _take's usual case, inline (a call less per line): fold.packed of the
+                # line's key against the known winner's, which wins on a greater one
+                won = (parse_ts_once(record.get("updated_at")) - UNKNOWN_TS) << 80 | line << 40
+                known = tasks.get(rid)
+                if known is None:
+                    tasks[rid] = (won | line << 2) << SPAN | off << 40 | size
+                elif won > known >> SPAN:
+                    tasks[rid] = (won | (known >> SPAN & SEQ_MASK) >> 2 << 2) << SPAN \
+                        | off << 40 | size
             else:
-                take(kind == fold.TASK, rid, record, line, off, len(raw))
-            off += len(raw) + 1
+                take(kind == fold.TASK, rid, record, line, off, size)
+            off += size + 1
         self.lines = line
 
     def _take(self, is_task: bool, rid: str, record: Record, line: int, off: int,
@@ -172,28 +180,32 @@ class Filler:
         return None if row is None else entry((row[0], row[1]), *row[2:])
 
     def write(self) -> None:
-        """The second pass: a row for each winner this fill found, its line read again
-        (in file order); then the merged tasks, folded from their lines in one pass."""
-        offsets = array("q", sorted([(value & SPAN_MASK) >> 40
-                                     for keys in (self.task_keys, self.typed_keys)
-                                     for value in keys.values() if value is not None
-                                     and value >> _LINE_SHIFT & SEQ_MASK >= self.first
-                                     and value & SPAN_MASK]))  # no span: a merge
-        lines = self._lines_at(offsets)
-        for _batch in range(0, len(offsets), FLUSH_ROWS):
-            self._rows([(off, raw, reread(raw)) for off, raw in islice(lines, FLUSH_ROWS)])
+        """The second pass: a row for each winner this fill found, its line read again,
+        in the order of the rows (seq: a table written in its key's order is written
+        once, page after page; in file order, pages were split and read back, and the
+        table was left ~40% full); then the merged tasks, folded from their lines in
+        one pass."""
+        first, line = self.first, self.line
+        spans = sorted([(value >> SPAN & SEQ_MASK) << SPAN | value & SPAN_MASK
+                        for keys in (self.task_keys, self.typed_keys)
+                        for value in keys.values() if value is not None
+                        and value >> _LINE_SHIFT & SEQ_MASK >= first
+                        and value & SPAN_MASK])  # no span: a merge
+        for at in range(0, len(spans), FLUSH_ROWS):
+            rows = []
+            for ordered in spans[at:at + FLUSH_ROWS]:
+                span = ordered & SPAN_MASK
+                raw = line(span + 1)  # and its newline: a line moved since says so
+                if raw[-1:] != b"\n":
+                    raise changed()
+                rows.append((span >> 40, raw[:-1], reread(raw[:-1])))
+            self._rows(rows)
+        del spans
         if self.merged:
             found = merge_all(self.merged, (data for _at, data in blocks(self.fd, 0, self.end)))
             self._rows([(-1, b"", record) for record in found.values()])
             self.conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
                                   [(rid, orjson.dumps(r).decode()) for rid, r in found.items()])
-
-    def _lines_at(self, offsets: array[int]) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) at each of `offsets` (ascending): the log's, then memory's."""
-        cut = bisect_left(offsets, MEMORY)
-        yield from lines_at(self.fd, offsets[:cut], self.end)
-        for off in offsets[cut:]:
-            yield off, self.text[off - MEMORY:self.text.index(b"\n", off - MEMORY)]
 
     def _rows(self, winners: list[tuple[int, bytes, Record | None]]) -> None:
         """The rows of winners (offset, line, record; a merged task's at offset -1, with

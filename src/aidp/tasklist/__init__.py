@@ -10,7 +10,7 @@
     attributes.py   the tasklist's git attributes: scanned without git on a read, asked of
                     `git check-attr` only when a line could apply
     line.py         what a line is: its record or damage (`admit`, the one check); reading
-                    the log again where a cache says lines are (`blocks`, `lines_at`,
+                    the log again where a cache says lines are (`blocks`, `read_span`,
                     `LogFile`)
     fold.py         the fold rule (which record wins, the field-level merge) and the plain
                     `Fold`

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import os
-from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -319,19 +318,6 @@ def crc_of(fd: int, end: int) -> int:
     for _at, data in blocks(fd, 0, end):
         crc = zlib.crc32(data, crc)
     return crc
-
-
-def lines_at(fd: int, offsets: array[int], end: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, line) at each of `offsets` (ascending, each a line's start before `end`),
-    read a chunk at a time (blocks): the store's winning lines, read again."""
-    data, base = b"", 0
-    for off in offsets:
-        at = off - base
-        stop = data.find(b"\n", at) if at < len(data) else -1
-        if stop < 0:
-            (base, data), at = next(blocks(fd, off, end)), 0
-            stop = data.find(b"\n")
-        yield off, data[at:stop]
 
 
 class LogFile:
