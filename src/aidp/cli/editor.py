@@ -45,7 +45,8 @@ def edit_in_editor(e: Env, ref: str) -> tuple[Changed | None, str]:
     task, held, tid = detail.task, detail.shown, detail.task["id"]
     short = detail.short_ids.get(tid) or tid
     before = draft.values(task, held)
-    fd, name = tempfile.mkstemp(prefix=f"aidp-task-{short}-", suffix=".md")
+    # In the temporary folder, whatever the id: a cloned tasklist's id may hold `/..`.
+    fd, name = tempfile.mkstemp(prefix=f"aidp-task-{_file_part(short)}-", suffix=".md")
     path = Path(name)
     keep = False
     try:
@@ -75,6 +76,11 @@ def edit_in_editor(e: Env, ref: str) -> tuple[Changed | None, str]:
     finally:
         if not keep:
             path.unlink(missing_ok=True)
+
+
+def _file_part(short: str) -> str:
+    """`short` as part of a file name: its letters, digits and `_` (at most 32)."""
+    return "".join(c for c in short if c.isascii() and (c.isalnum() or c == "_"))[:32]
 
 
 def _run(command: str, path: Path) -> None:
