@@ -54,3 +54,45 @@ def test_a_planted_id_never_moves_the_editors_file_out_of_the_temporary_folder(
         edited = Path(record.read_text())
         assert edited.parent == tmp and ".." not in edited.name, edited
         assert list(target.iterdir()) == []
+
+
+def test_body_file_reads_no_file_a_clone_links_to_and_an_agent_no_file_of_yours(
+        hostile) -> None:
+    """`--body-file notes.md`, where the clone made `notes.md` (or a folder above it) a
+    link to a file of the user's: the file's text went into the git-tracked tasklist,
+    which `aidp sync` pushes. And an agent allowed `aidp tasks add` read any file of the
+    user's that way, past its own CLI's rules."""
+    secret = hostile.home / "secret"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE KEY\n")
+    hostile.link("notes.md", secret / "id_rsa")
+    hostile.link("docs", secret)
+    hostile.write("spec/task.md", "# The spec\n")
+    hostile.write(".aidp/tasklist.jsonl", "")
+    hostile.write(".gitattributes", ".aidp/tasklist.jsonl merge=union\n")
+    clone = hostile.clone()
+    tasklist = clone / ".aidp" / "tasklist.jsonl"
+    os.mkfifo(clone / "pipe.md")  # nobody writes it: a read would wait forever
+    for named in ("notes.md", "docs/id_rsa", "./docs/../notes.md", "pipe.md",
+                  str(clone / "notes.md")):
+        ran = hostile.aidp("tasks", "add", "Filed", "--body-file", named)
+        assert ran.code == 2 and ran.err.count("\n") == 1, (named, ran)
+        assert "symbolic link" in ran.err and "Traceback" not in ran.err
+    assert tasklist.read_bytes() == b""
+    # The project's own file, as itself: filed; then edits are held to the same rule.
+    tid = hostile.aidp("tasks", "add", "Filed", "--body-file", "spec/task.md", "-q").out.strip()
+    assert json.loads(hostile.aidp("tasks", "show", tid, "--json").out)["body"] == "# The spec"
+    before = tasklist.read_bytes()
+    assert hostile.aidp("tasks", "edit", tid, "--body-file", "docs/id_rsa").code == 2
+    # A file of the user's outside the project: theirs to name, never an agent's.
+    agent = {"AIDP_AGENT_PROCESS": "aidp run"}
+    for command in (("tasks", "add", "Leak"), ("tasks", "edit", tid)):
+        ran = hostile.aidp(*command, "--body-file", str(secret / "id_rsa"), env=agent)
+        assert ran.code == 2 and "outside the project" in ran.err, ran
+    assert tasklist.read_bytes() == before
+    assert b"PRIVATE" not in tasklist.read_bytes()
+    ran = hostile.aidp("tasks", "add", "Piped", "--body-file", "-", stdin="From stdin\n",
+                       env=agent)
+    assert ran.code == 0, ran
+    ran = hostile.aidp("tasks", "add", "Mine", "--body-file", str(secret / "id_rsa"))
+    assert ran.code == 0, ran  # a person names their own file

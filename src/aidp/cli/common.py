@@ -271,9 +271,11 @@ BODY_FILE_HELP = "Read the body from file F ('-': standard input)."
 TYPE_HELP = "task, bug, feature, chore or epic."
 
 
-def read_body(text: str | None, path: str | None) -> str | None:
+def read_body(text: str | None, path: str | None, root: Path | None = None) -> str | None:
     """The body given as --body TEXT or --body-file F|- (None: neither), as text; the
-    checks of its content are the domain's (aidp.backlog.details.clean_body)."""
+    checks of its content are the domain's (aidp.backlog.details.clean_body). A file
+    inside the project `root` is read as itself, never through a link (a clone plants
+    `notes.md -> ~/.ssh/id_rsa`); under an agent, only such a file or stdin."""
     if text is not None and path is not None:
         raise InvalidInput("Conflicting --body and --body-file: give one of them")
     if path is None:
@@ -287,8 +289,7 @@ def read_body(text: str | None, path: str | None) -> str | None:
             data = stream.read(limit) if stream is not None else \
                 sys.stdin.read(limit).encode("utf-8", "surrogateescape")
         else:
-            with open(path, "rb") as handle:
-                data = handle.read(limit)
+            data = _body_file(path, root, limit)
     except OSError as exc:
         raise InvalidInput(f"Invalid --body-file {path!r}: cannot read it "
                            f"({exc.strerror or exc}); nothing was written") from None
@@ -300,3 +301,35 @@ def read_body(text: str | None, path: str | None) -> str | None:
     except UnicodeDecodeError as exc:
         raise InvalidInput(f"Invalid --body-file {path!r}: byte {exc.start} is not UTF-8 "
                            "text; nothing was written") from None
+
+
+def _body_file(path: str, root: Path | None, limit: int) -> bytes:
+    """The first `limit` bytes of the file `path` named to --body-file (see read_body)."""
+    from aidp.core.errors import StorageError
+    from aidp.tasklist import files
+    from aidp.trust.person import agent_role
+
+    inside: Path | None = None
+    if root is not None:
+        full, base = os.path.abspath(path), os.path.abspath(root)
+        if os.path.commonpath([full, base]) == base and full != base:
+            inside = Path(os.path.relpath(full, base))
+    if inside is None:
+        if agent_role():
+            raise InvalidInput(
+                f"Refused --body-file {path!r}: it is outside the project, and this process "
+                "runs under an agent, which aidp lets read no file of yours; give the text "
+                "with --body, or on stdin with --body-file -; nothing was written")
+        with open(path, "rb") as handle:  # a person's own file: as they named it
+            return handle.read(limit)
+    try:
+        data = files.read_file(Path(os.path.abspath(root or ".")), inside)
+    except StorageError:
+        raise InvalidInput(
+            f"Invalid --body-file {path!r}: it is a symbolic link, or behind one, or no "
+            "regular file; a file of the project is read only as itself (a cloned "
+            "repository may have planted a link to a file of yours): give the file "
+            "itself, or its text on stdin with --body-file -; nothing was written") from None
+    if data is None:
+        raise FileNotFoundError(2, "No such file or directory", path)
+    return data[:limit]

@@ -269,7 +269,7 @@ def edit(
     """
     e = env(ctx)
     project = e.project
-    text = read_body(body, body_file)
+    text = read_body(body, body_file, e.root)
     if (description is None and priority is None and not add_tag and not remove_tag
             and parent is None and not no_parent and text is None and task_type is None):
         from aidp.cli import editor

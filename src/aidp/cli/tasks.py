@@ -75,7 +75,7 @@ def add(
     from aidp.app.filing import file_task, filed_shown
 
     e = env(ctx)
-    text = read_body(body, body_file)
+    text = read_body(body, body_file, e.root)
     linked = bool(blocked_by) or parent is not None
     filed = file_task(e.project, " ".join(description), priority=priority, tags=tag,
                       discovered_during=discovered_during, blocked_by=split_ids(blocked_by),
