@@ -90,6 +90,23 @@ def test_the_first_read_folds_plainly_and_leaves_a_builder(log: TaskLog, project
     assert counted(builds) == ["missing"]  # read, not built again
 
 
+def test_the_builder_runs_below_the_command_from_its_start(log: TaskLog, project: Path,
+                                                           builds: Path) -> None:
+    """The builder is at build.NICE as soon as the read that started it goes on: its
+    interpreter and imports (~0.1 s of CPU) no longer compete with that read at the
+    read's own priority."""
+    filled(log, 600)
+    store.load(log, builder=build.start)
+    pid = build._STARTED[-1].pid  # the builder this read started
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        pytest.skip("the builder ended before it could be looked at")
+    assert int(fields[16]) >= build.NICE  # field 19 of /proc/PID/stat: its nice value
+    wait_for_builder(project)
+    assert counted(builds) == ["missing"]
+
+
 def test_a_read_during_a_build_neither_builds_nor_waits(
         log: TaskLog, project: Path, builds: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another process builds (it has the turn): a read of a small log folds plainly at
