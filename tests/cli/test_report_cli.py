@@ -9,7 +9,8 @@ import re
 import stat
 import sys
 
-from aidp.backlog import insights
+from aidp.app.project import Project
+from aidp.app.report import report_data
 from aidp.core.model import new_task, now_micros
 from aidp.tasklist.log import TaskLog
 from aidp.views import page
@@ -44,7 +45,7 @@ def test_writes_one_self_contained_page(cli, project) -> None:
 def test_markup_in_tasks_cannot_leave_its_place(project) -> None:
     evil = "</script><script>alert(1)</script><b>&"
     TaskLog(project).append([new_task(evil, tags=["<i>"])])
-    data = insights.report_data(TaskLog(project).read(), now=now_micros())
+    data = report_data(Project(project), now=now_micros())
     html = page.build(data)
     assert html.count("<script") == 3  # two data blocks and the page's own script
     assert "\\u003c/script\\u003e" in html and "&lt;b&gt;&amp;" in html
@@ -57,7 +58,7 @@ def test_report_data_has_the_queue_and_every_todo_list(cli, project) -> None:
     cli("--session", "one", "todo", "add", "Step")
     cli("--session", "two", "todo", "add", "Other step")
     cli("--session", "two", "todo", "clear")
-    data = insights.report_data(TaskLog(project).read(), now=now_micros(),
+    data = report_data(Project(project), now=now_micros(),
                                 current_session="one")
     assert data["queue"] == {"ready": [a], "blocked": [{"id": b, "waiting_on": [a]}]}
     assert data["extras"][b] == {"blocked_by": [a]}
@@ -65,6 +66,21 @@ def test_report_data_has_the_queue_and_every_todo_list(cli, project) -> None:
         ("one", True, True), ("two", False, False)]
     assert data["todos"][1]["items"][0]["content"] == "Other step"  # what it held
     assert len(data["burndown"]) == 84 and data["burndown"][-1]["open"] == 2
+
+
+def test_report_data_joins_each_task_as_every_surface_shows_it(cli, project) -> None:
+    """The keys a task shows beside its record (queue.shown) reach the page's data: a
+    closed bug's type and close reason too, not only the queue's links and claims."""
+    bug = cli("tasks", "add", "A bug", "--type", "bug", "-q").out.strip()
+    cli("tasks", "done", bug, "--reason", "fixed in the parser")
+    cli("tasks", "note", bug, "Seen on Tuesday")
+    data = report_data(Project(project), now=now_micros())
+    (full,) = [t["id"] for t in data["tasks"]]
+    shown = json.loads(cli("tasks", "show", bug, "--json").out)
+    assert data["extras"][full] == {"task_type": "bug", "close_reason": "fixed in the parser"}
+    assert {k: v for k, v in shown.items() if k in data["extras"][full]} == \
+        data["extras"][full]
+    assert "notes" in shown  # the page shows no notes: left out of its data
 
 
 def test_html_is_required_and_must_name_a_file(cli, project) -> None:
@@ -105,6 +121,6 @@ def test_a_task_without_priority_is_medium_on_the_page_too(project) -> None:
     """model.priority_key: a missing or null priority is medium in every view."""
     task = new_task("No priority stored")
     TaskLog(project).append([{**task, "priority": None}])
-    html = page.build(insights.report_data(TaskLog(project).read(), now=now_micros()))
+    html = page.build(report_data(Project(project), now=now_micros()))
     assert '<span class="pri pri-medium">medium</span> No priority stored' in html
     assert "p: t.priority == null ? 'medium'" in html  # the table's rows read it alike

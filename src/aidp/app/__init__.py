@@ -19,6 +19,8 @@ case parses no command line and prints nothing; the surface parses, calls, rende
     claiming.py   claim and release
     plans.py      a session's plan (TODO list): read, replace, change; every session's
                   list and the earlier ones, load one into a session
+    report.py     `aidp report`: the stats, every task with the keys it shows, the queue
+                  and every TODO list, as the page shows them
     prime.py      `aidp prime`: the session-start context
     init.py       `aidp init`: set a project up for aidp and for git
 """

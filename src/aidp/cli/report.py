@@ -23,15 +23,13 @@ def report(
     $ aidp report --html report.html
     $ aidp report --html report.html --open
     """
-    from aidp.backlog import insights
+    from aidp.app.report import report_data
     from aidp.core.model import now_micros
     from aidp.core.terminal import inert
     from aidp.views import page
 
     e = env(ctx)
-    fold = e.read()
-    data = insights.report_data(fold, now=now_micros(), project=e.root.name,
-                                current_session=e.session_name())
+    data = report_data(e.project, now=now_micros(), current_session=e.session_name())
     text = page.build(data)
     write_named(html, text.encode("utf-8"), option="--html")
     tasks = len(data["tasks"])

@@ -1,4 +1,4 @@
-"""`aidp report --html`: one self-contained page from `insights.report_data`.
+"""`aidp report --html`: one self-contained page from `aidp.app.report.report_data`.
 
 Everything is inline: the CSS, the SVG charts (drawn here, so they show without
 scripts), and a small script that fills and filters the backlog table from the tasks

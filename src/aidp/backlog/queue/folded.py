@@ -238,6 +238,14 @@ def shown_with(qs: QueueState, tasks: Sequence[Record]) -> list[Record]:
     return [with_extras(qs, t) if t.get("id") in linked else t for t in tasks]
 
 
+def shown_apart(qs: QueueState, tasks: Sequence[Record]) -> dict[str, Record]:
+    """`shown_with` kept apart: task id -> the keys it shows beside its record, for each
+    of `tasks` that shows any (a page that holds the records as stored and these keys
+    beside them: `aidp report`)."""
+    linked = linked_ids(qs)
+    return {t["id"]: more for t in tasks if t.get("id") in linked and (more := extras(qs, t))}
+
+
 def linked_ids(qs: QueueState) -> set[str]:
     """The tasks `with_extras` may add keys to (the others are shown as they are)."""
     return (qs.blockers.keys() | qs.parent.keys() | qs.claims.keys() | qs.notes.keys()
