@@ -136,3 +136,28 @@ def test_a_lost_report_of_a_write_outside_the_tasklist_still_exits_0(project: Pa
     # Nothing to change: the lost report is the whole result, exit 1.
     proc = _run('"$@" setup claude > /dev/full', project)
     assert proc.returncode == 1 and "the change itself was saved" not in proc.stderr, proc
+
+
+
+def test_what_a_command_saved_is_asked_of_its_own_env(project: Path) -> None:
+    """aidp.cli.main asks the command's Env whether it saved a change (no process-wide
+    counter): a read after a write in the same process saved nothing, and a command run
+    from another (`aidp run -i`'s /commands) counts as that one's."""
+    import contextlib
+    import io
+
+    from aidp.cli import run
+    from aidp.cli.common import Env
+
+    def ran(*args: str, inside: Env | None = None) -> Env:
+        e = Env(dispatch=run)
+        with contextlib.redirect_stdout(io.StringIO()):
+            code = run(args, env=e) if inside is None else inside.run_command(args)
+        assert code == 0
+        return e if inside is None else inside
+
+    assert ran("tasks", "add", "Written", "-q").saved()
+    assert not ran("tasks", "list").saved()
+    assert not ran("todo", "show").saved()
+    assert ran("todo", "add", "A step", inside=Env(dispatch=run)).saved()
+    assert not ran("todo", "show", inside=Env(dispatch=run)).saved()

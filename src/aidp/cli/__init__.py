@@ -63,9 +63,12 @@ def _as_utf8(arg: str) -> str:
         return arg
 
 
-def run(argv: Sequence[str] | None = None, *, one_shot: bool = False) -> int:
-    """Run the CLI and return its exit code; every expected error ends here. `one_shot`:
-    the process ends after this command (main: what its reads fold may be frozen)."""
+def run(argv: Sequence[str] | None = None, *, one_shot: bool = False,
+        env: Env | None = None) -> int:
+    """Run the CLI and return its exit code; every expected error ends here. `env`: the
+    Env the command runs in, kept by the caller to ask what it saved (main, `run -i`'s
+    /commands: Env.run_command); else one made here, `one_shot` when the process ends
+    after this command (what its reads fold may then be frozen)."""
     args = [_as_utf8(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     # Bytes that are not UTF-8 reach Python as lone surrogates, which cannot be stored
     # in the UTF-8 tasklist: refuse them here, for every command at once.
@@ -81,9 +84,10 @@ def run(argv: Sequence[str] | None = None, *, one_shot: bool = False) -> int:
 
         return completion.complete(startup.command())
     command = startup.command(args)
+    e = Env(dispatch=run, one_shot=one_shot) if env is None else env
+    e.command_line = list(args)
     try:
-        result = command.main(args=args, prog_name="aidp", standalone_mode=False,
-                              obj=Env(dispatch=run, command_line=args, one_shot=one_shot))
+        result = command.main(args=args, prog_name="aidp", standalone_mode=False, obj=e)
     except typer.TyperException as exc:  # Typer's (and its click's) usage errors
         if type(exc).__name__ == "NoArgsIsHelpError":  # as Typer itself tells it (rich_utils)
             # `aidp` or `aidp tasks` alone: the help was printed; no command is bad usage.
@@ -124,11 +128,8 @@ def _broken_pipe() -> int:
 def main() -> None:
     """The `aidp` program: run(), then the process ends (unlike run() in a test)."""
     out, _err = guard_streams()
-    from aidp.cli import common
-    from aidp.tasklist.log import TaskLog
-
-    before = TaskLog.changes
-    code = run(one_shot=startup.one_shot(sys.argv[1:]))
+    e = Env(dispatch=run, one_shot=startup.one_shot(sys.argv[1:]))
+    code = run(env=e)
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
@@ -137,7 +138,7 @@ def main() -> None:
     if failed is not None and failed.errno not in (errno.EPIPE, errno.EBADF):
         # Not a reader that went away: the output is lost (a full disk, an I/O error).
         reason = failed.strerror or str(failed)
-        saved = TaskLog.changes > before or common.wrote_outside()
+        saved = e.saved()
         error(f"Cannot write the output: {reason}"
               + ("; the change itself was saved" if saved else ""))
         if code == ExitCode.OK and not saved:

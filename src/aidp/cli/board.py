@@ -45,7 +45,7 @@ def board(
         raise InvalidInput(f"Invalid --port {port}: use 0 (a free port) to 65535")
     e = env(ctx)
     roots = [_project_root(Path(p)) for p in paths] if paths else [_project_root(e.root, None)]
-    projects = [Project(root, session=e.session, reader=StoreReader(background=False))
+    projects = [e.opened(Project(root, session=e.session, reader=StoreReader(background=False)))
                 for root in dict.fromkeys(roots)]
     if host is not None:
         sys.stderr.write(

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import typer
 
@@ -17,18 +17,11 @@ from aidp.core.errors import InvalidInput
 from aidp.tasklist.log import Fold, TaskLog, parse_lock_timeout
 from aidp.tasklist.paths import DATA_DIR, find_root
 
-# Whether the command changed something outside the tasklist (a file it wrote, git
-# config): a report lost to a full disk or a closed stdout then still exits 0, as a
-# saved tasklist change does (aidp.cli.main). Set through wrote().
-_OUTSIDE = {"wrote": False}
 
+class Dispatch(Protocol):
+    """aidp.cli.run: a command line run through the CLI's error boundary, in `env`."""
 
-def wrote() -> None:
-    _OUTSIDE["wrote"] = True
-
-
-def wrote_outside() -> bool:
-    return _OUTSIDE["wrote"]
+    def __call__(self, argv: Sequence[str] | None = None, *, env: Env | None = None) -> int: ...
 
 
 # What to do about a missing .aidp/ folder (Env.missing).
@@ -44,12 +37,14 @@ class Env:
     for `aidp run -i`'s /commands (cli/ is below it). `one_shot`: the process ends after
     this command (aidp.cli.main; aidp.cli.startup.one_shot), so what its reads fold may
     be frozen (TaskLog.freeze). `pager`: long output on a terminal may go through the
-    pager (not with --no-pager: aidp.views.render.write_text)."""
+    pager (not with --no-pager: aidp.views.render.write_text). `saved()`: whether the
+    command saved a change (aidp.cli.main: a report lost to a full disk or a closed
+    stdout then still exits 0)."""
 
     # A plain class, not a dataclass: see aidp.core.plain.Plain.
     def __init__(self, directory: str | None = None, session: str | None = None,
                  lock_timeout: str | None = None,
-                 dispatch: Callable[[Sequence[str]], int] | None = None, *,
+                 dispatch: Dispatch | None = None, *,
                  command_line: Sequence[str] = (), one_shot: bool = False) -> None:
         self.directory = directory
         self._session = session
@@ -61,6 +56,9 @@ class Env:
         self.warned = False
         self._said_missing = False
         self.quiet_reads = False  # see _heard
+        self.wrote_outside = False  # see wrote
+        self._commands: list[Env] = []  # the commands run_command ran in this one
+        self._opened: list[Project] = []  # see opened
 
     def __repr__(self) -> str:
         return f"Env(directory={self.directory!r}, session={self.session!r})"
@@ -115,10 +113,31 @@ class Env:
 
     def run_command(self, args: Sequence[str]) -> int:
         """Run an aidp command line in this process, through the CLI's one error boundary
-        (aidp.cli.run): `aidp run -i`'s /commands. Its exit code."""
+        (aidp.cli.run), in an Env of its own (what it saved counts as this command's):
+        `aidp run -i`'s /commands. Its exit code."""
         if self._dispatch is None:  # a group's app invoked on its own, without aidp.cli
             raise RuntimeError("no aidp command line to run commands through")
-        return self._dispatch(args)
+        inner = Env(dispatch=self._dispatch)
+        self._commands.append(inner)
+        return self._dispatch(args, env=inner)
+
+    def wrote(self) -> None:
+        """The command changed something outside the tasklist (a file it wrote, git
+        config, what the user trusts): saved, as a tasklist change is."""
+        self.wrote_outside = True
+
+    def opened(self, project: Project) -> Project:
+        """A project the command opened itself (the MCP server's, the board's): what it
+        writes counts as the command's (saved)."""
+        self._opened.append(project)
+        return project
+
+    def saved(self) -> bool:
+        """Whether the command saved a change: a write to a tasklist of its projects, a
+        file outside them (wrote), or either in a command it ran (run_command)."""
+        projects = [*([self.project] if "project" in self.__dict__ else []), *self._opened]
+        return (any(p.log.changes for p in projects) or self.wrote_outside
+                or any(c.saved() for c in self._commands))
 
     def session_name(self, override: str | None = None) -> str:
         return self.project.session(override)

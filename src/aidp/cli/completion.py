@@ -373,16 +373,14 @@ def _add_line(rc: Path, line: str) -> list[Path]:
     return [rc]
 
 
-def show_or_install(args: list[str], *, install_it: bool) -> None:
+def show_or_install(e: Env, *, install_it: bool) -> None:
     option = "--install-completion" if install_it else "--show-completion"
-    shell = shell_named(args, option)
+    shell = shell_named(e.command_line, option)
     if not install_it:
         sys.stdout.write(script(shell) + "\n")
         return
     path, changed = install(shell)
-    from aidp.cli.common import wrote
-
-    wrote()
+    e.wrote()
     from aidp.core.terminal import inert
 
     also = "".join(f"; {inert(str(rc))} loads it" for rc in changed)

@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from aidp.app import init as init_project
-from aidp.cli.common import JSON_HELP, env, info, wrote
+from aidp.cli.common import JSON_HELP, env, info
 from aidp.cli.output import json_out
 from aidp.core.terminal import inert
 
@@ -25,7 +25,7 @@ def init(
     """
     e = env(ctx)
     done = init_project.init(e.log, e.root)
-    wrote()  # the project is set up now, whatever of it was there before
+    e.wrote()  # the project is set up now, whatever of it was there before
     setup = init_project.setup_git(e.log, e.root)
     if as_json:  # the object alone on stdout; the notes below go to stderr as ever
         json_out(_as_json(done, setup, e.root))

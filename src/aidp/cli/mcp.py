@@ -30,6 +30,7 @@ def mcp(ctx: typer.Context) -> int:
     e = env(ctx)
     # A mistyped --dir or AIDP_DIR stops here (exit 2), not at every tool call.
     place = default_place(root=e.root, session=e.session)
+    e.opened(place.project)
     with front.client_wire() as wire:
         # The client's first messages are answered while the SDK loads (front).
         return front.serve_after(wire, _load_server, place)

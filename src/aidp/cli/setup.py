@@ -62,9 +62,7 @@ def setup(
     server = result.server
     if (result.changed or result.instructions_changed or result.tools_changed
             or (server and server.changed)):
-        from aidp.cli.common import wrote
-
-        wrote()
+        env(ctx).wrote()
     where = inert(_shown(result.path, root))
     events = ", ".join(result.events)
     if check:

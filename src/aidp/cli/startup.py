@@ -276,7 +276,7 @@ def _install_completion(ctx: typer.Context, value: bool) -> None:
     if value:
         from aidp.cli import completion
 
-        completion.show_or_install(env(ctx).command_line, install_it=True)
+        completion.show_or_install(env(ctx), install_it=True)
         raise typer.Exit(0)
 
 
@@ -284,7 +284,7 @@ def _show_completion(ctx: typer.Context, value: bool) -> None:
     if value:
         from aidp.cli import completion
 
-        completion.show_or_install(env(ctx).command_line, install_it=False)
+        completion.show_or_install(env(ctx), install_it=False)
         raise typer.Exit(0)
 
 

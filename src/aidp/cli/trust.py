@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aidp.cli.common import env, wrote
+from aidp.cli.common import env
 from aidp.core.errors import AidpError, InvalidInput
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def trust(
     if revoke:
         forgotten = core.revoke(root)
         if forgotten:
-            wrote()
+            env(ctx).wrote()
         if not forgotten:
             env(ctx).write(f"Nothing to revoke: no config file of {out(str(root))} is trusted")
             return
@@ -109,7 +109,7 @@ def trust(
     if not _confirmed():
         raise Declined("Not trusted: you did not answer 'y'; nothing was recorded")
     found.record()
-    wrote()
+    env(ctx).wrote()
     env(ctx).write("\n".join(
         [f"Trusted {item.shown} (sha256 {item.sha256[:12]}): aidp may now start what it "
          "names" for item in found.items]

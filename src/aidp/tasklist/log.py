@@ -78,10 +78,6 @@ class Reader(Protocol):
 class TaskLog:
     """One project's `.aidp/tasklist.jsonl`."""
 
-    # How many writes to a tasklist this process completed: the CLI keeps exit code 0
-    # for a change that was saved even when its report could not be printed.
-    changes = 0
-
     def __init__(
         self,
         root: Path,
@@ -122,6 +118,10 @@ class TaskLog:
         self._attributes = attributes.Watch(root)
         self._told: str | None = None
         self._repo: list[worktrees.Shared | None] = []  # found on first use
+        # How many writes to the tasklist this log completed (appends, and the rewrites
+        # of repair and compact): the CLI keeps exit 0 for a change that was saved even
+        # when its report could not be printed (aidp.cli.main, Env.saved).
+        self.changes = 0
 
     def shared(self) -> worktrees.Shared | None:
         """The git repository whose worktrees share this tasklist's queue (docs/guide.md,
@@ -400,7 +400,7 @@ class TaskLog:
                 if after is not None and after.st_size == size + len(data):
                     write_stamp(self.dir, vouched[0], stat_key(after), vouched[2],
                                 over=vouched)
-            TaskLog.changes += 1
+            self.changes += 1
         finally:
             os.close(fd)
 

@@ -299,7 +299,7 @@ def _replace_locked(log: TaskLog, write: Callable[[Any], object]) -> None:
                     pass  # no old file to copy the mode from: the default stays
                 os.fsync(handle.fileno())
             folder.replace(temp, LOG_NAME)  # a link there is replaced, never followed
-            TaskLog.changes += 1
+            log.changes += 1
         except BaseException as exc:
             folder.unlink(temp)
             if isinstance(exc, OSError):
