@@ -71,6 +71,9 @@ def test_statuses_priorities_and_formats(bash_complete) -> None:
     assert bash_complete("aidp tasks list --status ") == [
         "pending", "in_progress", "done", "abandoned", "open", "all"]
     assert bash_complete("aidp tasks list -s in") == ["in_progress"]
+    # Whatever the case typed (Typer's public `autocompletion=` matches case-sensitively:
+    # one reason cli/completion.py gives its completions itself).
+    assert bash_complete("aidp tasks list -s IN") == ["in_progress"]
     assert bash_complete("aidp tasks list a") == ["abandoned", "all"]  # the STATUS argument
     assert bash_complete("aidp tasks add x -p ") == ["high", "medium", "low"]
     assert bash_complete("aidp tasks list -f j") == ["json", "jsonl"]
@@ -93,6 +96,7 @@ def test_task_ids_are_the_short_ids_of_the_tasks_the_command_acts_on(bash_comple
     hex_part = backlog["docs"].rpartition("_")[2]
     assert short(backlog["docs"]) in bash_complete(f"aidp tasks start {hex_part[:2]}")
     assert bash_complete(f"aidp tasks start {hex_part[:6]}") == [hex_part]
+    assert bash_complete(f"aidp tasks start {hex_part[:6].upper()}") == [hex_part]
     assert bash_complete("aidp tasks block x --on ") != []
 
 

@@ -9,10 +9,31 @@ and subcommands are Click's; this module adds the values: statuses, priorities, 
 agents, hook events, tags, TODO positions and task ids (the short ids human output
 shows, with the description as the shell's hint).
 
-Typer offers no public entry for two things used here: the registration of its shell
-classes with click (`typer._completion_classes.completion_init`) and its scripts
-(`typer._completion_shared.get_completion_script`); both are Typer's own completion,
-which `aidp --show-completion` prints. The shell is shellingham's answer, as Typer's.
+Three private names of Typer and its click are used here, on purpose; each was checked
+against the public API of the pinned Typer (0.28) and of click (8.5):
+
+- Typer's shell classes, registered with its click by
+  `typer._completion_classes.completion_init`, and its scripts, which `aidp
+  --show-completion` prints (`typer._completion_shared.get_completion_script`): Typer
+  exports neither (`typer.completion` imports them without re-exporting them, and
+  mypy's strict mode refuses the names there). Its one public route,
+  `Typer(add_completion=True)`, adds its own options to every command line's parse,
+  at every start-up, and installs the script its own way.
+- click's public `click.shell_completion` cannot answer for these commands: Typer
+  vendors click as `typer._click`, so aidp's commands are not click's classes, and click
+  is no dependency of aidp.
+- The values are given through the attribute click keeps a parameter's completion in
+  (`_custom_shell_complete`, in `add_values`), in completion mode only. Typer's public
+  way, `autocompletion=` on each typer.Option and Argument, is given when the command
+  is built: a signature inspection per parameter at every start-up (66 parameters take
+  values; about 65 µs each at a load of 22, `tasks list` has 7 and `--help` builds them
+  all) and this module's values loaded by every command; and its wrapper matches what
+  was typed case-sensitively (aidp offers `in_progress` for `IN`:
+  tests/cli/test_completion.py). Typer's `shell_complete=` sets the same attribute and is
+  deprecated there.
+
+Look again when Typer exports its completion classes and scripts. The shell is
+shellingham's answer, as Typer's.
 """
 
 from __future__ import annotations
