@@ -9,7 +9,11 @@
     ``m._x`` on a module it imported): a name another module needs is public;
 (c) no import from a lower layer to a higher one (LAYERS below, as docs/architecture.md
     "Layers" draws them), type-checking imports included as in (a);
-(d) no file in src/ over MAX_LINES lines.
+(d) no file in src/ over MAX_LINES lines;
+(e) no surface (cli/, agent/, toolserver/, board/) writes through the domain itself: a
+    claim, a release, a lease renewed, a task filed, moved, edited, noted or linked, a
+    TODO list changed, an undo, an import go through the use cases (app/), which every
+    surface shares (DOMAIN_WRITES: the domain's writers, by module).
 
 What counts as an import, for (a) and (c):
 - ``import aidp.p.m`` and ``from aidp.p.m import x`` import ``aidp.p`` too: Python runs
@@ -64,6 +68,18 @@ KNOWN_PRIVATE: set[tuple[str, str, str]] = set()
 KNOWN_UPWARD: set[tuple[str, str]] = set()
 # Files over MAX_LINES: path under src/.
 KNOWN_LONG: set[str] = {
+}
+# Surfaces calling a domain writer: (importer, module, name).
+KNOWN_DOMAIN_WRITES: set[tuple[str, str, str]] = set()
+
+# The domain's writers (a module and the modules inside it): what only app/ calls.
+DOMAIN_WRITES: dict[str, set[str]] = {
+    "aidp.backlog.queue": {"claim", "release", "release_left", "renew", "file", "edit",
+                           "note", "block", "unblock"},
+    "aidp.backlog.tasks": {"add", "set_status"},
+    "aidp.backlog.history": {"undo"},
+    "aidp.todos": {"edit", "change"},
+    "aidp.interchange": {"import_items"},
 }
 
 
@@ -276,6 +292,20 @@ def long_files(g: Graph) -> set[str]:
     }
 
 
+def domain_writes(g: Graph) -> set[tuple[str, str, str]]:
+    """(surface module, domain module, writer) for each domain writer a surface names:
+    imported by name, or read off a module it imported."""
+    use_cases = layer_of("aidp.app")
+    named = [(imp.importer, imp.target, imp.name) for imp in g.imports if imp.name]
+    return {
+        (importer, source, name)
+        for importer, source, name in [*named, *g.attributes]
+        if layer_of(importer) < use_cases
+        for module, writers in DOMAIN_WRITES.items()
+        if (source == module or source.startswith(module + ".")) and name in writers
+    }
+
+
 def _compare(kind: str, found: set[object], known: set[object]) -> None:
     new = sorted(found - known, key=repr)
     fixed = sorted(known - found, key=repr)
@@ -339,6 +369,33 @@ def test_no_private_import() -> None:
 
 def test_no_upward_import() -> None:
     _compare("upward import", set(upward_imports(graph())), set(KNOWN_UPWARD))
+
+
+def test_surfaces_write_through_the_use_cases() -> None:
+    _compare("domain write from a surface", set(domain_writes(graph())),
+             set(KNOWN_DOMAIN_WRITES))
+
+
+def test_the_domain_writes_check_sees_names_and_attributes(tmp_path: Path) -> None:
+    package = "from aidp.backlog.queue.claims import claim, state\n"
+    g = _graph_of(
+        {
+            "aidp/__init__.py": "",
+            "aidp/backlog/__init__.py": "",
+            "aidp/backlog/queue/__init__.py": package,
+            "aidp/backlog/queue/claims.py": "def claim(): ...\ndef state(): ...\n",
+            "aidp/app/__init__.py": "",
+            "aidp/app/claiming.py": "from aidp.backlog import queue\nqueue.claim()\n",
+            "aidp/cli/__init__.py": "",
+            "aidp/cli/claims.py": "from aidp.backlog import queue\nqueue.claim()\n"
+                                  "queue.state()\n",
+            "aidp/agent/__init__.py": "",
+            "aidp/agent/run.py": "from aidp.backlog.queue.claims import claim\n",
+        },
+        tmp_path,
+    )
+    assert domain_writes(g) == {("aidp.cli.claims", "aidp.backlog.queue", "claim"),
+                                ("aidp.agent.run", "aidp.backlog.queue.claims", "claim")}
 
 
 def test_every_dynamic_import_names_its_modules() -> None:

@@ -27,10 +27,13 @@ from __future__ import annotations
 from aidp import todos
 from aidp.agent import prompt as prompts
 from aidp.agent.loop import Loop, Message
+from aidp.app.changing import transition
 from aidp.app.claiming import claim_task, release_tasks
+from aidp.app.leases import lease_keeper
 from aidp.backlog import queue
+from aidp.backlog.queue.seen import ChangedSince
 from aidp.core.errors import ExitCode, InvalidInput, TaskNotFound
-from aidp.core.model import Record, transition
+from aidp.core.model import Record
 from aidp.tasklist.log import Fold
 from aidp.views.render import counted, todo_text
 
@@ -58,7 +61,7 @@ class Drain:
         # While the agent works on a task, its lease is renewed (docs/guide.md, "Leases"):
         # that task's only (under --parallel every agent claims as the one actor).
         self.keeping: set[str] = set()
-        loop.keeper = queue.Keeper(self.log, lambda: self.actor, tasks=self.keeping)
+        loop.keeper = lease_keeper(loop.project, lambda: self.actor, tasks=self.keeping)
 
     def emit(self, kind: str, text: str) -> None:
         self.loop.emit(Message(kind, text))
@@ -205,12 +208,12 @@ class Drain:
         return queue.short(tid, self.log.read())
 
     def _take_back_done(self, tid: str) -> bool:
-        """The completion gate: done with open TODO items is not done."""
-        def change(fold: Fold) -> list[Record]:
-            task = fold.tasks[tid]
-            return [transition(task, "in_progress")] if task.get("status") == "done" else []
-
-        self.log.update(change)
+        """The completion gate: done with open TODO items is not done (in progress
+        again, unless it moved on from done meanwhile)."""
+        try:
+            transition(self.loop.project, [tid], "in_progress", expect={"status": "done"})
+        except ChangedSince:
+            pass
         self.emit("warning", f"Task {self._short(tid)} was marked done with TODO items still "
                              "open: it stays in progress until they are finished")
         return True

@@ -16,11 +16,16 @@ case parses no command line and prints nothing; the surface parses, calls, rende
     listing.py    list: the read plan for the shape the caller shows (streamed, the
                   store's bytes, or one query), and what that shape shows beside it
     queue_view.py ready and blocked, only the shown tasks decoded
-    claiming.py   claim and release
+    claiming.py   claim and release (what `aidp run`'s agent left claimed too), who acts
+    leases.py     the lease a claim gets; a working holder's leases kept
     plans.py      a session's plan (TODO list): read, replace, change; every session's
                   list and the earlier ones, load one into a session
-    report.py     `aidp report`: the stats, every task with the keys it shows, the queue
-                  and every TODO list, as the page shows them
-    prime.py      `aidp prime`: the session-start context
+    report.py     `tasks stats`; `aidp report`: the stats, every task with the keys it
+                  shows, the queue and every TODO list, as the page shows them
+    timeline.py   a task's recorded states and queue records (`tasks history`), as one
+                  timeline (the board's)
+    overview.py   the whole backlog as the board shows it
+    exchange.py   export to and import from other tools' formats
+    prime.py      `aidp prime` and a session-start hook: the session-start context
     init.py       `aidp init`: set a project up for aidp and for git
 """

@@ -79,3 +79,13 @@ def release_tasks(project: Project, refs: Sequence[str], *,
 def actor(project: Project, given: str | None) -> str:
     """Who acts: `given` (checked), else the project's actor."""
     return queue.validate_actor(given) if given is not None else queue.default_actor(project.root)
+
+
+def release_left(project: Project, session: str, since: int) -> Changed:
+    """Put back the tasks in progress held by a claim made in `session` at or after
+    `since` (µs): `aidp run`'s agent exited without closing them, and nobody renews
+    their leases any more (docs/guide.md, "Leases"). Their short ids: as the state is
+    after it."""
+    released = queue.release_left(project.log, session, since)
+    named = [c.task["id"] for c in released]
+    return Changed(released, short_ids(project.read(), named) if released else {})

@@ -1,13 +1,16 @@
-"""The lease a claim gets when none is asked for (docs/guide.md, "Leases"): `lease` in
-`.aidp/config.local.toml` or `.aidp/config.toml` (a duration such as "45m"; inert: it
-needs no `aidp trust`), else aidp's default. Every surface that claims asks here: `tasks
-claim`, `run --backlog` (and `--parallel`), the MCP server's `tasks_claim`."""
+"""Leases (docs/guide.md, "Leases"). The lease a claim gets when none is asked for:
+`lease` in `.aidp/config.local.toml` or `.aidp/config.toml` (a duration such as "45m";
+inert: it needs no `aidp trust`), else aidp's default; every surface that claims asks
+here: `tasks claim`, `run --backlog` (and `--parallel`), the MCP server's `tasks_claim`.
+And a working holder's leases kept: by `aidp run`, `aidp mcp` and the hooks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from pathlib import Path
 
-from aidp.backlog.queue import DEFAULT_LEASE, parse_lease
+from aidp.app.project import Project
+from aidp.backlog.queue import DEFAULT_LEASE, Keeper, Renewal, parse_lease
 from aidp.tasklist.paths import DATA_DIR
 
 
@@ -26,3 +29,23 @@ def default_lease(root: Path) -> int:
     source = config.source("lease") or f"{DATA_DIR}/config.toml"
     return parse_lease(value if isinstance(value, str) else repr(value),
                        what=f"lease in {source}")
+
+
+def lease_keeper(project: Project, actor: Callable[[], str] | None = None, *,
+                 tasks: Collection[str] | None = None) -> Keeper:
+    """What keeps a working holder's leases while it works (`aidp run` while its agent
+    lives, `aidp mcp` while its client calls): its `tick()` renews those of `actor`'s
+    claims that are due (on `tasks` only, when given; default actor: the project's,
+    asked once) and gives a line for each task the actor lost, once."""
+    from aidp.backlog.queue import actor_lookup
+
+    who = actor if actor is not None else actor_lookup(project.root)
+    return Keeper(project.log, who, tasks=tasks)
+
+
+def renew_leases(project: Project) -> Renewal:
+    """Renew now the leases of the project's actor that are due (each at most once per
+    half lease), with a line for each task it held and lost: a hook, at each event."""
+    from aidp.backlog.queue import default_actor, renew
+
+    return renew(project.log, lambda: default_actor(project.root))

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aidp import todos
+from aidp.app.project import Project
 from aidp.core.model import Record, priority_key
 from aidp.tasklist.log import Fold
 from aidp.views.render import todo_text
@@ -64,6 +65,17 @@ class Prime:
             **({"claimed": _claimed_json(self.claimed)} if self.claimed else {}),
             "text": self.text(),
         }
+
+
+def prime_for(project: Project, session: str, *, session_flag: bool = False,
+              hooked: bool = False, task: str | None = None) -> Prime:
+    """The prime for `session` as the project is now (`build`), the task it works on
+    held by the project's actor (AIDP_ACTOR, else git's user.email: looked up only
+    when a shown task is claimed)."""
+    from aidp.backlog.queue import default_actor
+
+    return build(project.read(), session, session_flag=session_flag, hooked=hooked,
+                 task=task, actor=lambda: default_actor(project.root))
 
 
 def build(fold: Fold, session: str, *, session_flag: bool = False, hooked: bool = False,

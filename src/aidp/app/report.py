@@ -1,7 +1,8 @@
-"""The backlog as `aidp report` pages it (docs/guide.md, "aidp report"): the stats and the
-burndown (aidp.backlog.insights), every task as stored with the keys it shows beside
-its record (the one join: aidp.backlog.queue.shown, kept apart), the work queue and
-every session's TODO list. Plain values; aidp.views.page builds the page."""
+"""What the backlog looks like: the stats `tasks stats` draws, and the backlog as `aidp
+report` pages it (docs/guide.md, "aidp report"): the stats and the burndown
+(aidp.backlog.insights), every task as stored with the keys it shows beside its record
+(the one join: aidp.backlog.queue.shown, kept apart), the work queue and every session's
+TODO list. Plain values; aidp.views.charts and aidp.views.page draw them."""
 
 from __future__ import annotations
 
@@ -51,3 +52,10 @@ def report_data(project: Project, *, now: int, current_session: str | None = Non
         "queue": {"ready": ready, "blocked": blocked},
         "todos": lists,
     }
+
+
+def stats(project: Project, *, now: int,
+          filters: insights.Filters | None = None) -> dict[str, Any]:
+    """What `tasks stats` shows (insights.from_fold): counts by status and priority,
+    filed and finished per week, ages, tags, of the tasks `filters` keeps."""
+    return insights.from_fold(project.read(), now=now, filters=filters)

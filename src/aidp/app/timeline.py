@@ -4,8 +4,14 @@ board's detail panel; `aidp tasks history` prints the same, with lines)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from aidp.app.project import Project
 from aidp.core.plain import Plain
+
+if TYPE_CHECKING:
+    from aidp.backlog.history import HistoryEntry
 
 
 class Moment(Plain):
@@ -28,16 +34,38 @@ def _value(value: object) -> str:
     return str(value)
 
 
-def timeline(project: Project, ref: str) -> list[Moment]:
-    """Everything recorded about the task `ref` names, oldest first."""
+class History(Plain):
+    """What is recorded about a task: its states (`entries`, aidp.backlog.history's:
+    each record, what changed, where it is), and its queue records (`events`: (fold
+    key, what it says, (the other worktree's tasklist or None, line)): links, claims,
+    notes, body, type, close reason), each oldest first."""
+
+    _fields = ("entries", "events")
+
+    def __init__(self, entries: list[HistoryEntry],
+                 events: list[tuple[tuple[int, int], str, tuple[Path | None, int]]]) -> None:
+        self.entries = entries
+        self.events = events
+
+
+def task_history(project: Project, ref: str, *, events: bool = True) -> History:
+    """Every recorded state of the task `ref` names (`aidp tasks history`), and with
+    `events` its queue records too, of every worktree."""
     from aidp.backlog import history, queue
-    from aidp.core.model import format_ts
 
     fold = project.read()
     entries = history.history(project.log, ref)
-    if not entries:
-        return []
-    events = queue.events(project.log, entries[0].record["id"], fold)
+    if not entries or not events:
+        return History(entries, [])
+    return History(entries, queue.events(project.log, entries[0].record["id"], fold))
+
+
+def timeline(project: Project, ref: str) -> list[Moment]:
+    """Everything recorded about the task `ref` names, oldest first."""
+    from aidp.core.model import format_ts
+
+    recorded = task_history(project, ref)
+    entries, events = recorded.entries, recorded.events
     found: list[tuple[tuple[int, int], Moment]] = []
     for number, entry in enumerate(entries):
         at = str(entry.record.get("updated_at", "?"))

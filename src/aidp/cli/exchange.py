@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import typer
 
-from aidp.backlog import tasks as core
 from aidp.cli.common import JSON_HELP, env
 from aidp.cli.output import json_out, painter
 from aidp.core.errors import InvalidInput
@@ -33,28 +32,20 @@ def export(
     $ aidp tasks export -f taskwarrior > tasks.json
     """
     from aidp import interchange
+    from aidp.app.exchange import export_tasks
 
     fmt = interchange.check_format(fmt, interchange.EXPORT_FORMATS, "--format")
-    fold = env(ctx).read()
-    statuses = list(fold.status_counts())  # None: a task without a (text) status
-    everything = list(fold.tasks.values()) if None in statuses else fold.select(
-        [s for s in statuses if s is not None])
-    if fmt in interchange.WITH_QUEUE:  # blockers, epic, assignee, notes go along
-        from aidp.backlog import queue
-
-        qs = queue.state(fold, bodies=True)  # and each task's body
-        everything = queue.shown_with(qs, everything)
-    data = interchange.dump(fmt, everything, raw=raw)
+    exported = export_tasks(env(ctx).project, fmt, raw=raw)
     if output is None:
-        render.write_bytes(data)
+        render.write_bytes(exported.data)
         return
     from aidp.cli.common import info
     from aidp.cli.user_files import write_named
 
-    write_named(output, data, option="--output")
+    write_named(output, exported.data, option="--output")
 
-    noun = "task" if len(everything) == 1 else "tasks"
-    info(f"Exported {len(everything)} {noun} to {inert(output)} ({fmt})")
+    noun = "task" if exported.count == 1 else "tasks"
+    info(f"Exported {exported.count} {noun} to {inert(output)} ({fmt})")
 
 
 def import_(
@@ -78,6 +69,7 @@ def import_(
     import sys
 
     from aidp import interchange
+    from aidp.app.exchange import import_tasks
 
     source = interchange.check_format(source, interchange.IMPORT_FORMATS, "--from")
     if file == "-":
@@ -92,11 +84,8 @@ def import_(
         name = file
     items = interchange.parse(source, data, name)
     e = env(ctx)
-    if dry_run:
-        result = interchange.plan_import(e.read(), items, source)
-    else:
-        e.read()  # the damage warning, once
-        result = interchange.import_items(e.log, items, source)
+    imported = import_tasks(e.project, items, source, dry_run=dry_run)
+    result = imported.result
     if as_json:
         json_out({
             "source": source, "dry_run": dry_run, "filed": result.filed,
@@ -109,7 +98,7 @@ def import_(
                                  if result.skipped else "")]
     paint = painter()
     shown = result.filed[:20]
-    short = {} if dry_run else core.short_ids(e.log.read(), [t["id"] for t in shown])
+    short = imported.short_ids
     for task in shown:
         marker = render.priority_marker(task.get("priority"), paint)
         tid = short.get(task["id"]) or render.hex_part(task["id"])

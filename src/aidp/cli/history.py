@@ -1,7 +1,8 @@
 """`aidp tasks history` and `aidp tasks undo`: a task's recorded states, and going
 back to the one before the current.
 
-Thin: the work is in aidp.backlog.history (imported when a command runs)."""
+Thin: the use cases are aidp.app.timeline.task_history and aidp.app.changing.undo_task
+(imported when a command runs)."""
 
 from __future__ import annotations
 
@@ -27,19 +28,18 @@ def history(
     Examples:
     $ aidp tasks history 3f2a
     """
-    e = env(ctx)
-    e.read()  # the damage warning, once
-    from aidp.backlog.history import history
+    from aidp.app.timeline import task_history
 
-    entries = history(e.log, task_id)
+    e = env(ctx)
+    recorded = task_history(e.project, task_id, events=not as_json)
+    entries = recorded.entries
     if as_json:
         json_out([entry.record for entry in entries])
         return
-    from aidp.backlog import queue
     paint = painter()
     blocks = []
     # The queue's records about the task (waits, epic, claims, notes), between the states.
-    events = queue.events(e.log, entries[0].record["id"], e.read()) if entries else []
+    events = recorded.events
     def queue_events_until(key: tuple[int, int] | None) -> None:
         while events and (key is None or events[0][0] < key):
             _key, what, (source, line) = events.pop(0)

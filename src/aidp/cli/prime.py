@@ -20,13 +20,11 @@ def prime(
     """
     import os
 
-    from aidp.app import prime as core
-    from aidp.backlog.queue import default_actor
+    from aidp.app.prime import prime_for
     from aidp.cli.output import json_out
 
     e = env(ctx)
-    result = core.build(e.read(), e.session_name(), task=os.environ.get("AIDP_TASK"),
-                        actor=lambda: default_actor(e.root))
+    result = prime_for(e.project, e.session_name(), task=os.environ.get("AIDP_TASK"))
     if as_json:
         json_out(result.to_json())
     else:

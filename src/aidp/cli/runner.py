@@ -19,8 +19,6 @@ from aidp.core.errors import ExitCode, InvalidInput
 from aidp.core.model import now_micros
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from aidp.agent.continuation import Limits
     from aidp.agent.loop import Loop, Message
     from aidp.agent.presets import AgentSpec
@@ -102,6 +100,7 @@ def run(
     """
     from aidp.agent import presets
     from aidp.agent.continuation import Limits
+    from aidp.app import claiming
 
     e = env(ctx)
     if session:
@@ -112,7 +111,8 @@ def run(
                       max_tasks=max_tasks, claim_as=claim_as, parallel=parallel, merge=merge)
     root = e.root
     name = e.session_name()
-    who = _actor(root, claim_as) if backlog else None
+    # Who `run --backlog` claims as: --as, else AIDP_ACTOR, else git's user.email.
+    who = claiming.actor(e.project, claim_as) if backlog else None
     spec = presets.choose(agent, root)
     if parallel is not None and who is not None:
         code = _parallel(e, spec, actor=who, width=parallel, limits=limits,
@@ -160,13 +160,6 @@ def _refuse_conflicts(*, backlog: bool, interactive: bool, as_json: bool,
         check_parallel(parallel)
 
 
-def _actor(root: Path, claim_as: str | None) -> str:
-    """Who `run --backlog` claims as: --as, else AIDP_ACTOR, else git's user.email."""
-    from aidp.backlog import queue
-
-    return queue.validate_actor(claim_as) if claim_as is not None else queue.default_actor(root)
-
-
 def _drive(e: Env, spec: AgentSpec, *, session: str, actor: str | None, limits: Limits,
            prompt: str | None, interactive: bool, max_tasks: int | None,
            as_json: bool) -> int:
@@ -180,9 +173,9 @@ def _drive(e: Env, spec: AgentSpec, *, session: str, actor: str | None, limits: 
     loop = Loop(project=e.project, session=session, agent=spec, emit=output, limits=limits)
     started = now_micros()
     if actor is None:  # the agent's own claims (as you: AIDP_ACTOR, else git's user.email)
-        from aidp.backlog import queue
+        from aidp.app.leases import lease_keeper
 
-        loop.keeper = queue.Keeper(e.log, queue.actor_lookup(e.root))
+        loop.keeper = lease_keeper(e.project)
     for line in pending_summary(e.read()):
         output.line(line)
     restore = _term_as_interrupt()
@@ -216,17 +209,16 @@ def _release_left(e: Env, loop: Loop, *, since: int) -> None:
     """The tasks the agent claimed in this run and left in progress, released: it has
     exited, and nobody else renews its lease (docs/guide.md, "Leases")."""
     from aidp.agent.loop import Message
-    from aidp.backlog import queue
-    from aidp.backlog.tasks import short_ids
+    from aidp.app.claiming import release_left
     from aidp.core.errors import AidpError
 
     try:
-        released = queue.release_left(e.log, loop.session, since)
+        released = release_left(e.project, loop.session, since)
     except AidpError as exc:
         loop.emit(Message("warning", f"Could not release the agent's claims: {exc}"))
         return
-    ids = short_ids(e.read(), [c.task["id"] for c in released]) if released else {}
-    for change in released:
+    ids = released.short_ids
+    for change in released.changes:
         loop.emit(Message("info", f"↩ Released task {ids[change.task['id']]} "
                                   f"({change.task.get('description', '')}): the agent "
                                   "claimed it and exited without closing it"))

@@ -220,12 +220,13 @@ def stats(
     $ aidp tasks stats --since 30d
     $ aidp tasks stats -t config --json
     """
+    from aidp.app.report import stats
     from aidp.backlog import insights
 
     now = now_micros()
     filters = insights.Filters(since=_since(since, now), session=session,
                                tags=[t.strip() for t in tag])
-    found = insights.from_fold(env(ctx).read(), now=now, filters=filters)
+    found = stats(env(ctx).project, now=now, filters=filters)
     if as_json:
         output.json_out(found)
         return

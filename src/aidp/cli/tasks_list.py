@@ -96,9 +96,9 @@ def list_(
         raise InvalidInput(f"No tasklist to check: {missing}; --exit-code fails rather "
                            f"than pass in the wrong folder ({ELSEWHERE})")
     if mine:
-        from aidp.backlog.queue import default_actor
+        from aidp.app.claiming import actor
 
-        query.assignee = default_actor(e.root)
+        query.assignee = actor(e.project, None)
     named = _named_filters(query, since=since, older_than=older_than, mine=mine)
     shape = "tree" if tree else fmt
     # The tasks found are held to the end: cyclic collections would walk them again and

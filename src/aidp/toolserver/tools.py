@@ -254,9 +254,9 @@ def _keep_leases(place: Place) -> list[str]:
     if not place.opened:
         return []  # no call has opened the tasklist: nothing of ours to renew
     if not place.keeper:
-        from aidp.backlog import queue
+        from aidp.app.leases import lease_keeper
 
-        place.keeper.append(queue.Keeper(place.project.log, place.who()))
+        place.keeper.append(lease_keeper(place.project, place.who()))
     try:
         lost: list[str] = place.keeper[0].tick()
     except AidpError:

@@ -172,11 +172,11 @@ def _keep_leases(ctx: Context, kind: str, state: State, answer: Answer) -> None:
     start) the leases of the tasks it holds are renewed, each at most once per half lease
     (docs/guide.md, "Leases"); a task it lost is told once as context at the next session
     start or prompt (the hooks whose context every agent reads), on stderr till then."""
-    from aidp.backlog import queue
+    from aidp.app.leases import renew_leases
     from aidp.core.errors import AidpError
 
     try:
-        done = queue.renew(ctx.log, lambda: queue.default_actor(ctx.root))
+        done = renew_leases(ctx.project)
     except AidpError as exc:
         answer.notes.append(f"aidp: could not renew the lease: {' '.join(str(exc).split())}")
         return
@@ -202,11 +202,8 @@ def _start(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
 
     sweep(ctx.root)
     state.data["blocks"] = 0  # a new or resumed session: nobody has been pushed yet
-    from aidp.backlog.queue import default_actor
-
-    text = prime.build(ctx.log.read(), ctx.session, session_flag=ctx.session_flag,
-                       hooked=True, task=os.environ.get("AIDP_TASK"),
-                       actor=lambda: default_actor(ctx.root)).text()
+    text = prime.prime_for(ctx.project, ctx.session, session_flag=ctx.session_flag,
+                           hooked=True, task=os.environ.get("AIDP_TASK")).text()
     if ctx.session_flag:
         ctx.adapter.export_session(ctx.session)
     return Answer({"hookSpecificOutput": {"hookEventName": "SessionStart",
