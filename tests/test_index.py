@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from aidp import store
-from aidp.backlog import queue, tasks
+from aidp.backlog import details, queue, tasks
 from aidp.core import model
 from aidp.core.model import OPEN_STATUSES, STATUSES, format_ts
 from aidp.store import fill, loader
@@ -144,6 +144,10 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
     stale = queue.stale_ready(full, now=now)
     assert queue.stale_ready(got, now=now) == stale
     assert queue.ready_count(got, now) == queue.ready_count(full, now) == len(ready) + len(stale)
+    # each task's type: a column of its last task_type row, as queue.state reads it
+    types = {tid: details.value_of(held.get(details.TYPE), details.TYPE, details.DEFAULT_TYPE)
+             for tid, held in links.details.items() if details.TYPE in held}
+    assert got.task_types() == full.task_types() == types
     for query in QUERIES:  # tasks list: every filter, sort and limit, as one query
         expected_found = tasks.find(full.tasks.values(), query, links)
         for answer in (got, full):  # with the whole queue state, or folding what it needs
@@ -151,7 +155,7 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
             assert tasks.find_in(answer, query) == expected_found
         for answer in (got.find(query), full.find(query)):  # None: narrowed answers
             assert answer is None or tasks.Found(*answer) == expected_found
-        if not query.needs_links():
+        if query.grep is None and query.assignee is None:  # --type too: one query
             assert got.find(query) is not None or not isinstance(got, store.StoreFold)
         # list --json's bytes: the store's open tasks as kept, the plain fold's encoded
         assert full.find_encoded(query) is None
@@ -159,8 +163,8 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
         if encoded is not None:
             assert encoded == [(t["id"], bytes(model.json_elements([t])))
                                for t in expected_found.tasks]
-        elif (isinstance(got, store.StoreFold) and not query.needs_links()
-              and query.statuses is not None):
+        elif (isinstance(got, store.StoreFold) and query.grep is None
+              and query.assignee is None and query.statuses is not None):
             assert not set(query.statuses) <= set(OPEN_STATUSES)
         for narrow in (got.narrowed(query), full.narrowed(query)):
             assert tasks.find(narrow, query, links) == expected_found
@@ -212,7 +216,8 @@ QUERIES = [
     tasks.Query(statuses=statuses, types=types, limit=limit, sort=sort)
     for statuses, types, limit, sort in [
         (None, ("bug",), None, "created"), (OPEN_STATUSES, ("task", "feature"), 2, "priority"),
-        (STATUSES, ("task",), None, "updated"), (None, ("epic", "odd"), 1, "created")]]
+        (STATUSES, ("task",), None, "updated"), (None, ("epic", "odd"), 1, "created"),
+        (OPEN_STATUSES, ("bug", "task"), None, "created"), (("pending",), ("bug",), 2, "updated")]]
 
 
 # --- random logs -------------------------------------------------------------------------
@@ -278,12 +283,15 @@ lines = st.one_of(
         "claimed_at": format_ts(n), "created_at": format_ts(n), "updated_at": format_ts(n)}),
         st.sampled_from(["dep", "parent", "claim", "note"]), st.sampled_from(IDS),
         st.sampled_from(IDS), st.integers(0, 3)),
-    # A task's body, type, close reason (aidp.backlog.details): records of their own.
-    st.builds(lambda kind, t, value, n: orjson.dumps({
-        "type": kind, "id": f"{kind}:{t}", "task": t, kind: value,
+    # A task's body, type, close reason (aidp.backlog.details): records of their own
+    # (and a hand-written second one about the same task, or one whose value is no
+    # text: the last in the fold's order gives its type, `task` for none).
+    st.builds(lambda kind, t, value, n, other: orjson.dumps({
+        "type": kind, "id": f"{kind}:{t}{':2' if other else ''}", "task": t, kind: value,
         "completed_at": format_ts((n + 1) * 4 * 86_400_000_000), "updated_at": format_ts(n)}),
         st.sampled_from(["body", "task_type", "close_reason"]), st.sampled_from(IDS),
-        st.sampled_from(["bug", "epic", "task", "", "odd", "why\n# x"]), st.integers(0, 3)),
+        st.sampled_from(["bug", "epic", "task", "", "odd", "why\n# x", 3, None]),
+        st.integers(0, 3), st.booleans()),
     st.builds(lambda t, p, n: orjson.dumps({  # a parent link alone, as aidp writes it
         "type": "parent", "id": f"parent:{t}", "task": t, "parent": p,
         "updated_at": format_ts(n)}),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 NAME = "store.db"
 # Bumped when the schema or a column's meaning changes (older files are rebuilt).
-FORMAT = 13
+FORMAT = 14
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -36,7 +36,8 @@ CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority 
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
   line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, body BLOB NOT NULL,
-  task TEXT, blocked_by TEXT, parent TEXT, kind TEXT, removed INTEGER NOT NULL);
+  task TEXT, blocked_by TEXT, parent TEXT, kind TEXT, removed INTEGER NOT NULL,
+  task_type TEXT);
 CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 """
 # Created after a cold build's rows are in (faster than keeping them up to date); what
@@ -58,6 +59,7 @@ CREATE UNIQUE INDEX typed_id ON typed(id);
 CREATE INDEX typed_task ON typed(task);
 CREATE INDEX typed_links ON typed(blocked_by, task);
 CREATE INDEX typed_parent ON typed(parent, task);
+CREATE INDEX typed_type ON typed(task, seq, task_type) WHERE kind = 'task_type';
 CREATE TRIGGER task_tags AFTER DELETE ON task BEGIN DELETE FROM tag WHERE seq = OLD.seq; END;
 """
 # The tallies (`stats`): counted once after the cold build, then kept by triggers. The

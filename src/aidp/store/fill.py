@@ -19,6 +19,7 @@ from aidp.tasklist import fold
 from aidp.tasklist.fields import merge_all
 from aidp.tasklist.fold import FoldKey
 from aidp.tasklist.line import blocks, changed, read_span, reread
+from aidp.tasklist.questions import TASK_TYPE
 
 FLUSH_ROWS = 2_000  # rows per write; 4x that many winners kept for settle
 SEQ_MASK = (1 << 40) - 1
@@ -29,7 +30,10 @@ _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 MEMORY = 1 << 39  # lines fed by Filler.add are "at" MEMORY + where they are in its `text`
 
 _TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+# A task's type record's value is a column of its row (`list --type` is one query:
+# store.questions).
+TYPE = TASK_TYPE
 
 
 def entry(key: FoldKey, seq: int, flags: int, off: int, size: int) -> int:
@@ -225,7 +229,8 @@ class Filler:
                 typed.append((field >> 2, rid, key[0], key[1], off, len(raw), raw,
                               _text(record.get("task")), _text(record.get("blocked_by")),
                               _text(record.get("parent")), _text(record.get("type")),
-                              record.get("removed") is True))
+                              record.get("removed") is True,
+                              _text(record.get(TYPE)) if record.get("type") == TYPE else None))
         tasks.sort(key=itemgetter(0))
         rows = [task_row(*winner) for winner in tasks]
         self.conn.executemany(_TASK_SQL, rows)

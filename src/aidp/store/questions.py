@@ -124,12 +124,32 @@ def _priority_in(priorities: Collection[str]) -> str:
     return f"({' OR '.join(ors) or '0'})"
 
 
+# The tasks whose type (details.value_of of their last `task_type` row in the fold's
+# order: its text, `task` when that is none or empty) is one of ?, a JSON list — or,
+# with NOT IN, of the others: a task with no such row is a `task` (the typed_type index).
+_TYPED_AS = """SELECT y.task FROM typed y WHERE y.kind = 'task_type' AND y.task IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM typed z WHERE z.kind = 'task_type' AND z.task = y.task
+    AND z.seq > y.seq)
+  AND coalesce(nullif(y.task_type, ''), 'task') {op} (SELECT value FROM json_each(?))"""
+
+
+def _type_test(types: Collection[str]) -> tuple[str, str]:
+    """(parameter, test) keeping the rows of tasks whose type is one of `types`."""
+    wanted = orjson.dumps(sorted(set(types))).decode()
+    if "task" in types:  # every task but those typed otherwise
+        return wanted, f"id NOT IN ({_TYPED_AS.format(op='NOT IN')})"
+    return wanted, f"id IN ({_TYPED_AS.format(op='IN')})"
+
+
 def _narrowing(q: Query, statuses: Collection[str] | None) -> tuple[str, list[Any]]:
     """A WHERE clause keeping the rows of `statuses` (None: any) that match the filters of
-    `q` that are columns, exactly as tasks.find reads them, and its parameters."""
+    `q` that are columns (the type: of its typed row), exactly as tasks.find reads them,
+    and its parameters."""
     tests = [_priority_in(q.priorities)] if q.priorities else []
     more = [(value, test) for value, test in ((q.created_from, "created >= ?"),
             (q.created_before, "created < ?"), (q.session, "session = ?")) if value is not None]
+    if q.types:
+        more.append(_type_test(q.types))
     if q.tags:  # tag rows carry status and priority: the index narrows by all three,
         # and the tasks are then looked up by seq (their rowid), not by status again
         tagged, params = _in(statuses, *tests, f"tag IN ({', '.join('?' * len(q.tags))})")
@@ -360,6 +380,10 @@ class StoreFold(Fold):
                 found.append((tid, priority, created, status, [other]))
         return found
 
+    def task_types(self) -> dict[str, str]:  # each task's last task_type row's, by seq
+        return dict(self._rows("SELECT task, coalesce(nullif(task_type, ''), 'task') FROM typed "
+                               "WHERE kind = 'task_type' AND task IS NOT NULL ORDER BY seq"))
+
     def narrowed(self, q: Query) -> Iterable[Record]:
         where, params = _narrowing(q, q.statuses)
         if q.assignee is not None:  # the tasks an active claim by that name is about
@@ -369,9 +393,6 @@ class StoreFold(Fold):
                     and not c.get("released_at") and type(c.get("task")) is str]
             where += f" {'AND' if where else 'WHERE'} id IN (SELECT value FROM json_each(?))"
             params.append(orjson.dumps(held).decode())
-        if q.types and "task" not in q.types:  # only tasks with a type of their own
-            where += f" {'AND' if where else 'WHERE'} id IN (SELECT task FROM typed WHERE " \
-                     "kind = 'task_type')"
         return self.rows.where(where, params)
 
     def listed(self, q: Query, columns: str) -> Iterator[list[Any]]:
@@ -406,7 +427,7 @@ class StoreFold(Fold):
         return iter(next_batch, [])
 
     def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
-        if q.grep is not None or q.assignee is not None or q.types:
+        if q.grep is not None or q.assignee is not None:
             return None
         found: list[Record] = []
         counts: dict[str, int] = {}
@@ -423,7 +444,7 @@ class StoreFold(Fold):
 
     def find_encoded(self, q: Query) -> list[tuple[str, bytes]] | None:
         # An open task's body is the bytes `tasks list --json` prints for it (fill.task_row).
-        if (q.grep is not None or q.assignee is not None or q.types or q.statuses is None
+        if (q.grep is not None or q.assignee is not None or q.statuses is None
                 or not set(q.statuses) <= set(OPEN_STATUSES)):
             return None
         return [(row[0], row[1]) for batch in self.listed(q, "id, body") for row in batch]

@@ -32,6 +32,9 @@ from aidp.core.model import (
 FoldKey = tuple[int, int]  # (updated_at µs, line): the fold's order (aidp.tasklist.fold.FoldKey)
 
 KINDS = ("created", "finished")  # week_counts' series
+# A task's type record and the type of a task without one (docs/file-format.md, "Body,
+# type and close reason"; aidp.backlog.details).
+TASK_TYPE, TASK_TYPE_DEFAULT = "task_type", "task"
 
 
 class Query(Protocol):
@@ -327,9 +330,25 @@ class Questions:
     def narrowed(self, q: Query) -> Iterable[Record]:
         """The tasks that may match `q`, in the fold's order: at least those its filters
         that are columns (status, priority, tags, session, created) keep, and with
-        `assignee` those an active claim by that name (casefolded) is about — what
-        tasks.find then filters (here: those of its statuses)."""
-        return self.tasks.values() if q.statuses is None else self.select(q.statuses)
+        `assignee` those an active claim by that name (casefolded) is about; exactly
+        those of its `types` — what tasks.find then filters (here: those of its
+        statuses and types)."""
+        found = self.tasks.values() if q.statuses is None else self.select(q.statuses)
+        if not q.types:
+            return found
+        types, wanted = self.task_types(), set(q.types)
+        return [t for t in found if types.get(t["id"], TASK_TYPE_DEFAULT) in wanted]
+
+    def task_types(self) -> dict[str, str]:
+        """task -> its type, for the tasks with a `task_type` record: the value of the
+        last of them in the fold's order (aidp.backlog.details.value_of: the text, or
+        `task` when it is empty or no text). The store keeps it in the typed row."""
+        found: dict[str, str] = {}
+        for record in self.typed.values():
+            if record.get("type") == TASK_TYPE and type(task := record.get("task")) is str:
+                value = record.get(TASK_TYPE)
+                found[task] = value if isinstance(value, str) and value else TASK_TYPE_DEFAULT
+        return found
 
     def find(self, q: Query) -> tuple[list[Record], dict[str, int]] | None:
         """tasks.find of the tasks with `q` — the tasks found (sorted, at most q.limit)
