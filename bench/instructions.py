@@ -8,7 +8,7 @@
 Every command runs as users run it (bench/userland.py): the console script in a `git
 clone` of a repository holding bench/peers.py's generated backlog, no AIDP_DIR; back to
 back in this order, a write then reads: `tasks add`, `tasks show ID`, `tasks done ID` (a
-task reopened just before, untimed), `tasks ready`, `hook claude SessionStart`, and the
+task reopened just before, untimed), `tasks ready`, `hook claude SessionStart` and `Stop`, and the
 floor (bench/floor.py, the bare Typer app). Each is run once under valgrind's
 cachegrind (`--cache-sim=no`): the instructions the process executed (its own, not
 those of a child it starts: aidp starts none for these). The count moves by well under
@@ -88,12 +88,14 @@ def project(size: int) -> tuple[Path, dict[str, str]]:
     return clone, env
 
 
-def commands(script: str, short: str, event: bytes) -> list[tuple[str, list[str], bytes | None]]:
+def commands(script: str, short: str, event: bytes, stop: bytes
+             ) -> list[tuple[str, list[str], bytes | None]]:
     return [("tasks add", [script, "tasks", "add", "Benchmark task"], None),
             ("tasks show ID", [script, "tasks", "show", short], None),
             ("tasks done ID", [script, "tasks", "done", short], None),
             ("tasks ready", [script, "tasks", "ready"], None),
             ("hook claude SessionStart", [script, "hook", "claude", "SessionStart"], event),
+            ("hook claude Stop", [script, "hook", "claude", "Stop"], stop),
             ("floor", [str(userland.FLOOR), "cmd3", "--json"], None)]
 
 
@@ -124,11 +126,14 @@ def main() -> None:
         event = json.dumps({"session_id": "bench-instructions", "transcript_path":
                             str(clone.parent / "transcript.jsonl"), "cwd": str(clone),
                             "hook_event_name": "SessionStart", "source": "startup"}).encode()
+        stop = json.dumps({"session_id": "bench-instructions", "hook_event_name": "Stop",
+                           "stop_hook_active": False,
+                           "last_assistant_message": "Done."}).encode()
         for tree in trees:
             env = dict(base_env, **({"PYTHONPATH": str(Path(tree).resolve())} if tree else {}))
             counted: dict[str, int] = {}
             times: dict[str, list[tuple[float, float]]] = {}
-            for name, argv, stdin in commands(script, short, event):
+            for name, argv, stdin in commands(script, short, event, stop):
                 if name == "tasks done ID":  # the same work each time: reopen it first
                     userland.run([script, "tasks", "reopen", short], env, clone)
                 userland.run([python, *argv], env, clone, stdin=stdin)  # bytecode, caches
@@ -136,7 +141,7 @@ def main() -> None:
                     userland.run([script, "tasks", "reopen", short], env, clone)
                 counted[name] = instructions([python, *argv], env, clone, stdin)
             floor_argv = [python, str(userland.FLOOR), "cmd3", "--json"]
-            for name, argv, stdin in commands(script, short, event)[:-1]:
+            for name, argv, stdin in commands(script, short, event, stop)[:-1]:
                 pairs = []
                 for n in range(args.cpu):
                     if name == "tasks done ID":
