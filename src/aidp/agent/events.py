@@ -11,12 +11,12 @@ Events only ever become values here (text, notes, plans); nothing in them is run
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from aidp.core.plain import Plain
 from aidp.views.render import counted
 
 if TYPE_CHECKING:
@@ -30,43 +30,52 @@ _SUMMARY_KEYS = (
 )
 
 
-@dataclass
-class Text:
+class Text(Plain):
     """A line of the agent's own words: shown, and searched for signals."""
 
-    text: str
+    __slots__ = _fields = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
-@dataclass
-class Tool:
+class Tool(Plain):
     """A tool call the agent made: a one-line note; it counts as progress."""
 
-    name: str
-    summary: str = ""
+    __slots__ = _fields = ("name", "summary")
+
+    def __init__(self, name: str, summary: str = "") -> None:
+        self.name = name
+        self.summary = summary
 
     @property
     def note(self) -> str:
         return f"{self.name}: {self.summary}" if self.summary else self.name
 
 
-@dataclass
-class Plan:
+class Plan(Plain):
     """The agent reported its own plan: [{"content", "status"}] with item statuses.
 
     `skipped` says why entries were left out (each bad entry is skipped alone);
     `knows_in_progress` is False for a plan that only says done or not done (Codex's
     todo_list), so an item the TODO list has in progress stays so."""
 
-    entries: list[dict[str, Any]]
-    skipped: list[str] = field(default_factory=list)
-    knows_in_progress: bool = True
+    __slots__ = _fields = ("entries", "skipped", "knows_in_progress")
+
+    def __init__(self, entries: list[dict[str, Any]], skipped: list[str] | None = None,
+                 knows_in_progress: bool = True) -> None:
+        self.entries = entries
+        self.skipped = [] if skipped is None else skipped
+        self.knows_in_progress = knows_in_progress
 
 
-@dataclass
-class Notice:
+class Notice(Plain):
     """Something the agent's CLI reported about itself (an error, how it stopped)."""
 
-    text: str
+    __slots__ = _fields = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
 Item = Text | Tool | Plan | Notice
@@ -227,25 +236,31 @@ def _tool_key(name: str) -> str:
     return name.lower().replace("_", "")
 
 
-@dataclass
-class OutputReader:
+class OutputReader(Plain):
     """Turns stdout lines into items; one reader per agent invocation.
 
     `dialects` are asked in turn for each JSON event (the first that knows it answers);
     `own` (the adapter of the program run, if known) reads its plain text lines;
     `plan_tools` name the tools whose call is a plan, whichever agent makes it."""
 
-    dialects: Sequence[Dialect] = ()
-    own: Dialect | None = None
-    plan_tools: Collection[str] = ()
-    structured: bool = False  # a known JSON event was seen
-    saw_text: bool = False
-    partial: str = ""  # Gemini's assistant deltas, until a line is complete
-    noted: set[str] = field(default_factory=set)  # Codex items already announced
-    scratch: dict[str, Any] = field(default_factory=dict)  # per-agent reader state
-    # Why the invocation failed although the agent may exit 0 (aider after an API
-    # error); a reader sets it, and clears it when the agent recovered.
-    failure: str | None = None
+    __slots__ = _fields = ("dialects", "own", "plan_tools", "structured", "saw_text",
+                           "partial", "noted", "scratch", "failure")
+
+    def __init__(self, dialects: Sequence[Dialect] = (), own: Dialect | None = None,
+                 plan_tools: Collection[str] = (), structured: bool = False,
+                 saw_text: bool = False, partial: str = "", noted: set[str] | None = None,
+                 scratch: dict[str, Any] | None = None, failure: str | None = None) -> None:
+        self.dialects = dialects
+        self.own = own
+        self.plan_tools = plan_tools
+        self.structured = structured  # a known JSON event was seen
+        self.saw_text = saw_text
+        self.partial = partial  # Gemini's assistant deltas, until a line is complete
+        self.noted = set() if noted is None else noted  # Codex items already announced
+        self.scratch = {} if scratch is None else scratch  # per-agent reader state
+        # Why the invocation failed although the agent may exit 0 (aider after an API
+        # error); a reader sets it, and clears it when the agent recovered.
+        self.failure = failure
 
     def feed(self, line: str) -> list[Item]:
         event = _json_object(line)

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from aidp.core.plain import Plain
 
 if TYPE_CHECKING:
     from aidp.agent.events import Item, OutputReader
@@ -44,15 +45,18 @@ AGENT_COMMANDS = ("aidp prime", "aidp todo",
                   *(f"aidp tasks {command}" for command in AGENT_TASKS_COMMANDS))
 
 
-@dataclass(frozen=True)
-class McpServer:
+class McpServer(Plain):
     """The `aidp mcp` server of one run, as an agent's MCP configuration names it."""
 
-    command: str
-    args: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]
-    tools: tuple[str, ...]
-    name: str = "aidp"
+    __slots__ = _fields = ("command", "args", "env", "tools", "name")
+
+    def __init__(self, command: str, args: tuple[str, ...], env: tuple[tuple[str, str], ...],
+                 tools: tuple[str, ...], name: str = "aidp") -> None:
+        self.command = command
+        self.args = args
+        self.env = env
+        self.tools = tools
+        self.name = name
 
     def stdio(self) -> dict[str, Any]:
         """{"command", "args", "env"}: the shape every CLI's JSON config shares."""
@@ -63,8 +67,7 @@ class McpServer:
 Given = tuple[list[str], dict[str, str]]
 
 
-@dataclass(frozen=True)
-class Hooks:
+class Hooks(Plain):
     """The agent's hooks that run `aidp hook NAME EVENT`.
 
     `events`: its event name → what aidp does (start, prompt, plan, stop).
@@ -72,21 +75,24 @@ class Hooks:
     its `stop_hook_active: false` reliably says a stop does not follow one of aidp's
     refusals. `final_reply`: the payload key holding the turn's last reply."""
 
-    events: Mapping[str, str]
-    block_decision: str = "block"
-    trusts_stop_hook_active: bool = False
-    final_reply: str = "last_assistant_message"
+    __slots__ = _fields = ("events", "block_decision", "trusts_stop_hook_active",
+                           "final_reply")
 
-    def __post_init__(self) -> None:
-        if sorted(self.events.values()) != sorted(HOOK_KINDS):
+    def __init__(self, events: Mapping[str, str], block_decision: str = "block",
+                 trusts_stop_hook_active: bool = False,
+                 final_reply: str = "last_assistant_message") -> None:
+        if sorted(events.values()) != sorted(HOOK_KINDS):
             raise ValueError(f"hook events must map once to each of {HOOK_KINDS}")
+        self.events = events
+        self.block_decision = block_decision
+        self.trusts_stop_hook_active = trusts_stop_hook_active
+        self.final_reply = final_reply
 
     def kind(self, event: str) -> str:
         return self.events[event]
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(Plain):
     """The project files `aidp setup NAME` writes (paths relative to the project root).
 
     `hook_names`: event → the handler's `name` (Gemini names hooks, so that
@@ -97,13 +103,20 @@ class Setup:
     `permissions.allow` in `settings` where the agent asks for a tool otherwise (Claude
     Code). `note`: said once after the hooks were added."""
 
-    settings: str
-    instructions: str
-    mcp_settings: str
-    hook_names: Mapping[str, str] = field(default_factory=dict)
-    mcp_entry: Mapping[str, object] = field(default_factory=dict)
-    mcp_allow: str | None = None
-    note: str | None = None
+    __slots__ = _fields = ("settings", "instructions", "mcp_settings", "hook_names",
+                           "mcp_entry", "mcp_allow", "note")
+
+    def __init__(self, settings: str, instructions: str, mcp_settings: str,
+                 hook_names: Mapping[str, str] | None = None,
+                 mcp_entry: Mapping[str, object] | None = None, mcp_allow: str | None = None,
+                 note: str | None = None) -> None:
+        self.settings = settings
+        self.instructions = instructions
+        self.mcp_settings = mcp_settings
+        self.hook_names: Mapping[str, str] = {} if hook_names is None else hook_names
+        self.mcp_entry: Mapping[str, object] = {} if mcp_entry is None else mcp_entry
+        self.mcp_allow = mcp_allow
+        self.note = note
 
 
 class Adapter(ABC):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
@@ -39,14 +38,14 @@ _KINDS = ("assistant", "user", "system", "result", "stream_event")
 _CREATED = re.compile(r"Task #(\w+) created")
 
 
-@dataclass
 class _State:
     """Claude Code's task list in one invocation (aidp.agent.agents.claude_tasks, shared with
     `aidp hook claude`), and the TaskCreate calls whose answer has not come yet."""
 
-    tasks: ClaudeTasks = field(default_factory=ClaudeTasks)
-    creating: dict[str, str] = field(default_factory=dict)  # tool_use id → assumed id
-    writing: dict[str, list[events.Item]] = field(default_factory=dict)  # TodoWrite's plan
+    def __init__(self) -> None:
+        self.tasks = ClaudeTasks()
+        self.creating: dict[str, str] = {}  # tool_use id → assumed id
+        self.writing: dict[str, list[events.Item]] = {}  # TodoWrite's plan
 
     def plan(self) -> list[events.Item]:
         # No tasks left (the only creation failed, or all were deleted) is no plan: a

@@ -25,7 +25,6 @@ apart from that state and the log: `handle` returns an `Answer`, the CLI prints 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from aidp.agent.hook.state import State, ancestors, process_key, state_path, swe
 from aidp.app.plans import update_plan, write_plan
 from aidp.app.project import Project
 from aidp.core.errors import InvalidInput
+from aidp.core.plain import Plain
 from aidp.core.terminal import inert
 from aidp.tasklist.log import TaskLog
 from aidp.views.render import todo_text
@@ -76,13 +76,16 @@ def resolve(agent: str, event: str) -> tuple[str, str]:
     )
 
 
-@dataclass
-class Answer:
+class Answer(Plain):
     """What the hook prints: JSON for the agent on stdout (None: nothing), and notes for
     people on stderr. The exit code is always 0: a hook never breaks the agent."""
 
-    output: dict[str, Any] | None = None
-    notes: list[str] = field(default_factory=list)
+    __slots__ = _fields = ("output", "notes")
+
+    def __init__(self, output: dict[str, Any] | None = None,
+                 notes: list[str] | None = None) -> None:
+        self.output = output
+        self.notes = [] if notes is None else notes
 
 
 # --- the session ------------------------------------------------------------------------
@@ -107,14 +110,21 @@ def session_for(payload: dict[str, Any], *, explicit: str | None, root: Path
 # --- the handler ------------------------------------------------------------------------
 
 
-@dataclass
-class Context:
-    agent: str
-    event: str
-    project: Project
-    session: str
-    session_flag: bool  # the session must be named in the commands the agent is shown
-    max_continuations: int = 3
+class Context(Plain):
+    """One hook call: the agent, its event, the project and the session it works on
+    (`session_flag`: the session must be named in the commands the agent is shown)."""
+
+    __slots__ = _fields = ("agent", "event", "project", "session", "session_flag",
+                           "max_continuations")
+
+    def __init__(self, agent: str, event: str, project: Project, session: str,
+                 session_flag: bool, max_continuations: int = 3) -> None:
+        self.agent = agent
+        self.event = event
+        self.project = project
+        self.session = session
+        self.session_flag = session_flag
+        self.max_continuations = max_continuations
 
     @property
     def log(self) -> TaskLog:
