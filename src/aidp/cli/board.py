@@ -40,6 +40,9 @@ def board(
     from aidp.app.project import Project, StoreReader
     from aidp.cli.common import env
     from aidp.core.errors import InvalidInput
+    from aidp.trust.person import refuse_for_agent
+
+    refuse_for_agent("'aidp board', which serves the backlogs and starts a web browser,")
 
     if not 0 <= port <= 65535:
         raise InvalidInput(f"Invalid --port {port}: use 0 (a free port) to 65535")

@@ -36,6 +36,11 @@ def editor_command() -> str | None:
 def edit_in_editor(e: Env, ref: str) -> tuple[Changed | None, str]:
     """Open the task in the editor and apply what was changed there: (the change, or
     None when nothing was written, and the line to say)."""
+    from aidp.trust.person import refuse_for_agent
+
+    refuse_for_agent("'aidp tasks edit' without a field option, which starts $VISUAL or "
+                     "$EDITOR,", "Give the change as options (--body TEXT, --body-file -, "
+                     "--description, --type, …)")
     command = editor_command()
     if command is None:
         raise InvalidInput("No editor to open: $VISUAL and $EDITOR are unset and there is "

@@ -101,7 +101,10 @@ def run(
     from aidp.agent import presets
     from aidp.agent.continuation import Limits
     from aidp.app import claiming
+    from aidp.trust.person import refuse_for_agent
 
+    # Before anything is read: `--agent 'sh -c …'` would start anything at all.
+    refuse_for_agent("'aidp run', which starts the agent command it is given,")
     e = env(ctx)
     if session:
         e.session = session

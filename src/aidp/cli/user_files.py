@@ -19,7 +19,12 @@ def write_named(name: str, data: bytes, *, option: str) -> None:
     A regular file named directly, or none yet, is replaced whole: the data goes into a
     new file beside it, which then takes its name (the old file's mode kept). Anything
     else — a link (followed, as `>` does), a fifo, /dev/stdout, a terminal — is written
-    to as it is. A folder is bad input (exit 2), naming `option`."""
+    to as it is. A folder is bad input (exit 2), naming `option`. Refused to a process
+    under an agent, which aidp lets write no file of its naming (`-o ~/.bashrc`)."""
+    from aidp.trust.person import refuse_for_agent
+
+    refuse_for_agent(f"writing the file {option} names ({inert(name)!r})",
+                     "Run it yourself, in a terminal")
     try:
         here: os.stat_result | None = os.lstat(name)
     except OSError:

@@ -84,6 +84,18 @@ def refuse_agent() -> None:
             "'aidp trust' yourself, in a terminal")
 
 
+def refuse_for_agent(action: str, instead: str = "Run it yourself, in a terminal") -> None:
+    """NotAPerson when a process under an agent asks aidp to start a program or to
+    write a file of its choosing (`action`: what that would be). Where an agent CLI
+    approves commands by program name alone (Copilot's `shell(aidp)`), `aidp run
+    --agent 'sh -c …'` or `tasks export -o ~/.bashrc` would run anything; the agent
+    commands need neither (docs/security.md)."""
+    role = agent_role()
+    if role:
+        raise NotAPerson(f"Refused: {action} is a person's to ask, and this process runs "
+                         f"under an agent ({_shown(role)}); nothing was done. {instead}")
+
+
 def refuse_without_terminal(stdin_is_terminal: bool) -> None:
     """NotAPerson when there is no terminal to confirm on."""
     if not stdin_is_terminal:
