@@ -254,13 +254,20 @@ class Fold(Plain, Questions):
             return
         parts = data.split(b"\n")
         tail = parts.pop()  # after the last newline: b"" or a torn last line
-        take = self._take
+        take, line, tasks, keys = self._take, self.lines, self.tasks, self.task_keys
         for kind, rid, record in read_lines(parts):
-            self.lines += 1
+            line += 1
             if record is None:
                 self.damaged += kind == DAMAGED
+            elif kind == TASK and not self.fielded:  # _take's usual case, inline
+                key = (parse_ts_once(record.get("updated_at")), line)  # key_of
+                old = keys.get(rid)
+                if old is None or key > old:  # beats
+                    keys[rid] = key
+                    tasks[rid] = record
             else:
-                take(kind, rid, record, self.lines)
+                take(kind, rid, record, line)
+        self.lines = line
         if tail:
             self.add_line(tail)
             self.ends_with_newline = False
