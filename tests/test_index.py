@@ -283,6 +283,10 @@ lines = st.one_of(
         "claimed_at": format_ts(n), "created_at": format_ts(n), "updated_at": format_ts(n)}),
         st.sampled_from(["dep", "parent", "claim", "note"]), st.sampled_from(IDS),
         st.sampled_from(IDS), st.integers(0, 3)),
+    # One behind an editor's byte order mark (read back in bulk: then each on its own).
+    st.builds(lambda t, n: b"\xef\xbb\xbf" + orjson.dumps({
+        "type": "dep", "id": f"dep:{t}:bom", "task": t, "blocked_by": IDS[0],
+        "updated_at": format_ts(n)}), st.sampled_from(IDS), st.integers(0, 3)),
     # A task's body, type, close reason (aidp.backlog.details): records of their own
     # (and a hand-written second one about the same task, or one whose value is no
     # text: the last in the fold's order gives its type, `task` for none).

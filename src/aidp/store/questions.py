@@ -332,12 +332,12 @@ class StoreFold(Fold):
         if wanted is not None and not many:
             return self._typed(f"WHERE ({_ABOUT}{'' if own else _LINKED}) AND {_KEPT}{only}",
                                (orjson.dumps(wanted).decode(), *params))
+        if wanted is not None and own:  # (a listing's) kept by their task, then decoded
+            return self._typed(f"WHERE {_KEPT}{only}", (None, *params), tasks=set(wanted))
         if skip or kinds is not None:  # (every task's links but their bodies, a TODO list)
             found = self._typed(f"WHERE {_KEPT}{only}", (None, *params))
         else:
-            if self._everything is None:
-                self._everything = self._typed()
-            found = self._everything
+            found = self._everything = self._everything or self._typed()
         return about_only(found, about, own=own)
 
     def typed_record(self, rid: str) -> Record | None:

@@ -349,9 +349,8 @@ class LogFile:
     def decode_all(cls, rows: list[tuple[str, bytes]]) -> list[Record]:
         """decode of each (id, line), in one orjson call (a line that is not JSON any
         more: each again, and the changed one says so)."""
-        try:
-            found = orjson.loads(b"[" + b",".join(raw.removeprefix(BOM) for _rid, raw in rows)
-                                 + b"]")
+        try:  # (a line behind a byte order mark is not JSON in an array: each, then)
+            found = orjson.loads(b"[" + b",".join([raw for _rid, raw in rows]) + b"]")
         except orjson.JSONDecodeError:
             return [cls.decode(rid, raw) for rid, raw in rows]
         for value, (rid, _raw) in zip(found, rows, strict=True):
