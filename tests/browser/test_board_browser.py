@@ -385,6 +385,52 @@ def test_the_file_the_browser_is_opened_on_leads_to_the_board(chromium, cli, pro
         assert not opened.exists()
 
 
+def _hide(page) -> None:
+    """The page as a browser has it when its tab goes to the background (headless
+    chromium shows every page: the state the page reads, and the event it hears)."""
+    page.evaluate("""() => {
+        Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => 'hidden'});
+        Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});
+        document.dispatchEvent(new Event('visibilitychange'));
+    }""")
+
+
+def _show(page) -> None:
+    page.evaluate("""() => {
+        delete document.visibilityState; delete document.hidden;
+        document.dispatchEvent(new Event('visibilitychange'));
+    }""")
+
+
+def test_many_tabs_of_the_board_in_one_browser(chromium, cli, project) -> None:
+    """A browser keeps six connections to one host and port, and each page's stream
+    holds one: the seventh tab of the board never loaded, and an edit from any tab
+    waited forever. A tab in the background lets its stream go (after 5 s), and takes
+    it again, with the whole board, when it is shown."""
+    tid = cli("tasks", "add", "Watched", "-q").out.strip()
+    with running() as board:
+        context = chromium.new_context()
+        tabs = []
+        for _ in range(6):
+            tabs.append(open_board(chromium, board.url, context=context))
+            _hide(tabs[-1].page)  # the next tab opened in front of it
+        for _ in range(2):
+            tabs.append(open_board(chromium, board.url, context=context))
+            tabs[-1].page.wait_for_selector("#live[data-state='live']", timeout=WAIT)
+        assert tabs[0].page.inner_text("#live") == "paused (hidden)"
+        # An edit from the tab in front goes through, and the others see it once shown.
+        front = tabs[-1].page
+        front.click(".card")
+        front.wait_for_selector("#detail [data-move='done']", timeout=WAIT)
+        front.click("#detail [data-move='done']")
+        wait_status(cli, tid, "done")
+        back = tabs[0].page
+        _show(back)
+        back.wait_for_selector("#live[data-state='live']", timeout=WAIT)
+        wait_column(back, "Watched", "done")
+        assert all(tab.errors == [] for tab in tabs)
+
+
 def test_markup_in_a_task_is_shown_as_text(chromium, cli, project) -> None:
     evil = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
     tid = cli("tasks", "add", evil, "-t", "<b>x</b>", "-q",

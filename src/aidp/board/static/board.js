@@ -107,8 +107,32 @@ async function post(action, payload) {
   return data;
 }
 
+// A browser keeps at most six connections to one host and port, and each page's stream
+// holds one: a seventh page of the board would never load, and an edit from any of them
+// would wait forever. So a hidden page (a tab in the background) lets its stream go
+// after a while, and takes it again, with the whole board, when it is shown.
+const HIDDEN_GRACE = 5000; // ms
+let source = null;
+let hiddenTimer = 0;
+
+function disconnect() {
+  if (!source) return;
+  source.close();
+  source = null;
+  const live = $("live");
+  live.dataset.state = "paused";
+  live.textContent = "paused (hidden)";
+}
+
+function onVisibility() {
+  clearTimeout(hiddenTimer);
+  if (document.visibilityState === "hidden") hiddenTimer = setTimeout(disconnect, HIDDEN_GRACE);
+  else connect();
+}
+
 function connect() {
-  const source = new EventSource("events");
+  if (source) return;
+  source = new EventSource("events");
   const live = $("live");
   source.addEventListener("open", () => { live.dataset.state = "live"; live.textContent = "live"; });
   source.addEventListener("error", () => {
@@ -723,7 +747,11 @@ function start() {
       el.textContent = ` · ${leaseText({lease_until: el.dataset.lease, stale: card && card.dataset.stale === "true"})}`;
     }
   }, 30000);
+  document.addEventListener("visibilitychange", onVisibility);
+  window.addEventListener("pagehide", disconnect);
+  window.addEventListener("pageshow", (e) => { if (e.persisted) onVisibility(); });
   connect();
+  onVisibility();
 }
 
 start();
