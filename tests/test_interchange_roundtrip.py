@@ -84,9 +84,10 @@ def listed(cli, root: Path) -> list[dict]:
 
 
 # What each format carries beyond status, priority, tags, abandon reason, assignee,
-# blockers and epic (Taskwarrior has no field for a type or a close reason)
+# blockers and epic (Taskwarrior: the body, type and close reason as aidp's UDAs)
 CARRIES = {"markdown": ("task_type", "close_reason", "body", "id", "notes"),
-           "beads": ("task_type", "close_reason"), "taskwarrior": ()}
+           "beads": ("task_type", "close_reason"),
+           "taskwarrior": ("task_type", "close_reason", "body")}
 
 
 def comparable(found: list[dict], fmt: str) -> dict[str, dict]:

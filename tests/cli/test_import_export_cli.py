@@ -61,6 +61,10 @@ def test_taskwarrior_export_is_mapped_and_a_second_import_files_nothing(cli, pro
     assert '"depends":["12cfd3af' in notes[found["Write docs"]["id"]]
     sources = typed(project, "import_source")
     assert len(sources) == 6 and all(s["source"] == "taskwarrior" for s in sources)
+    # a Taskwarrior user's own annotations stay in the note, never a body; no UDA of
+    # aidp's: no type, no close reason either
+    assert typed(project, "body") == typed(project, "task_type") == []
+    assert typed(project, "close_reason") == []
     before = (project / TASKLIST).read_bytes()
     again = cli("tasks", "import", sample, "--from", "taskwarrior")
     assert again.code == 0
@@ -93,13 +97,49 @@ def test_our_taskwarrior_export_imported_back_here_files_nothing(cli, project) -
     assert result.out == "Imported 0 tasks from taskwarrior (1 already imported)\n"
 
 
+def test_taskwarrior_carries_the_body_type_and_close_reason_as_udas(cli, project) -> None:
+    """aidp_body, aidp_type, aidp_close_reason: written by the export, read back by the
+    import (before: a Taskwarrior round trip lost all three); a value aidp cannot keep
+    (a type it has no word for, a close reason of a task not done) stays in the note,
+    and the annotations stay notes."""
+    tid = cli("tasks", "add", "Crash", "--type", "bug", "--body", "## Steps\n1.\tgo",
+              "-q").out.strip()
+    cli("tasks", "note", tid, "seen twice")
+    assert cli("tasks", "done", tid, "--reason", "Fixed in 2.1").code == 0
+    (item,) = json.loads(cli("tasks", "export", "-f", "taskwarrior").out)
+    assert (item["aidp_body"], item["aidp_type"], item["aidp_close_reason"]) == (
+        "## Steps\n1.\tgo", "bug", "Fixed in 2.1")
+    odd = {**item, "uuid": "0c9b5d7e-0000-4000-8000-000000000001", "aidp_id": "task_1_00000000",
+           "status": "pending", "aidp_type": "saga", "description": "Odd one"}
+    del odd["end"]
+    fresh = project / "fresh"
+    fresh.mkdir()
+    (fresh / "tw.json").write_text(json.dumps([item, odd]))
+    result = cli("--dir", str(fresh), "tasks", "import", str(fresh / "tw.json"), "--from",
+                 "taskwarrior")
+    assert result.code == 0, result
+    found = {t["description"]: t for t in json.loads(
+        cli("--dir", str(fresh), "tasks", "list", "--all", "--json", "--with-body").out)}
+    crash = found["Crash"]
+    assert (crash["task_type"], crash["close_reason"], crash["body"]) == (
+        "bug", "Fixed in 2.1", "## Steps\n1.\tgo")
+    assert "seen twice" in crash["notes"][0]["text"]  # the annotation: in the note
+    assert "aidp_body" not in crash["notes"][0]["text"]
+    other = found["Odd one"]
+    assert "task_type" not in other and "close_reason" not in other
+    assert other["body"] == "## Steps\n1.\tgo"
+    assert '"aidp_close_reason":"Fixed in 2.1"' in other["notes"][0]["text"]
+    assert '"aidp_type":"saga"' in other["notes"][0]["text"]
+
+
 @pytest.mark.skipif(shutil.which("task") is None,
                     reason="Taskwarrior is not installed (apt-get install taskwarrior)")
 def test_real_taskwarrior_takes_our_export_and_gives_it_back(cli, project, tmp_path) -> None:
-    a = cli("tasks", "add", "Alpha", "-p", "high", "-t", "x", "-q").out.strip()
+    a = cli("tasks", "add", "Alpha", "-p", "high", "-t", "x", "--type", "feature", "--body",
+            "## Why\n- \"quoted\" \\ and\ttab", "-q").out.strip()
     b = cli("tasks", "add", "Beta", "-q").out.strip()
     cli("tasks", "add", "Gamma", "-p", "low")
-    cli("tasks", "done", a)
+    cli("tasks", "done", a, "--reason", "Shipped")
     cli("tasks", "abandon", b, "Not needed")
     (project / "out.json").write_bytes(
         cli("tasks", "export", "-f", "taskwarrior").out.encode())
@@ -122,6 +162,10 @@ def test_real_taskwarrior_takes_our_export_and_gives_it_back(cli, project, tmp_p
         "Alpha": ("done", "high", ["x"]), "Beta": ("abandoned", "medium", []),
         "Gamma": ("pending", "low", []),
     }
+    alpha = json.loads(cli("--dir", str(fresh), "tasks", "show", filed["Alpha"]["id"],
+                           "--json").out)  # Taskwarrior kept aidp's UDAs
+    assert (alpha["task_type"], alpha["close_reason"], alpha["body"]) == (
+        "feature", "Shipped", '## Why\n- "quoted" \\ and\ttab')
 
 
 # --- Beads and GitHub ---------------------------------------------------------------

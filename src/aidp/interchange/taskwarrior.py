@@ -5,13 +5,16 @@ status: pending → pending, or in_progress when it has `start`; waiting and rec
 → pending; completed → done (`end` is completed_at); deleted → abandoned (the reason an
 aidp export wrote as an `Abandoned: WHY` annotation, or none). Priority H/M/L →
 high/medium/low, none → medium. `entry` is created_at, `modified` updated_at; aidp's
-own UDAs `aidp_assignee` (the claim of a task that is not pending) and `aidp_parent`
-(the epic) come back as what they were. Everything else (project, due, annotations,
-depends, urgency, UDAs…) is kept in the import note. Export writes uuids derived from
-the aidp ids, so exporting twice gives the same Taskwarrior tasks, and the work queue
-where Taskwarrior has a place for it: blockers as `depends`, notes as annotations; the
-assignee and the epic (which it has no field for) as the UDAs `aidp_assignee` and
-`aidp_parent` (the epic's uuid), which `task import` keeps."""
+own UDAs `aidp_assignee` (the claim of a task that is not pending), `aidp_parent` (the
+epic), `aidp_body`, `aidp_type` and `aidp_close_reason` (a done task's) come back as what
+they were (one aidp cannot keep as it is stays in the note, as Beads' do). Everything
+else (project, due, annotations, depends, urgency, other UDAs…) is kept in the import
+note: a Taskwarrior user's own annotations stay notes, never a body. Export writes uuids
+derived from the aidp ids, so exporting twice gives the same Taskwarrior tasks, and the
+work queue where Taskwarrior has a place for it: blockers as `depends`, notes as
+annotations; what it has no field for as UDAs, which `task import` keeps (orphan UDAs):
+the assignee and the epic as `aidp_assignee` and `aidp_parent` (the epic's uuid), the
+body, type and close reason as `aidp_body`, `aidp_type` and `aidp_close_reason`."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from aidp.backlog.details import foreign
 from aidp.core.model import Record, parse_ts
 from aidp.interchange import (
     BadFile,
@@ -42,6 +46,8 @@ TO_STATUS = {"pending": "pending", "in_progress": "pending", "done": "completed"
 _MAPPED = {"description", "status", "priority", "entry", "modified", "end", "start",
            "tags", "uuid", "id", "urgency"}  # id and urgency are derived, not data
 ABANDONED = "Abandoned: "  # the annotation an aidp export writes with the reason
+# A task's body, type and close reason (aidp.backlog.details) as aidp's own UDAs.
+UDAS = {"body": "aidp_body", "task_type": "aidp_type", "close_reason": "aidp_close_reason"}
 NAMESPACE = uuid.UUID("5c3f1e0a-6a8d-4f44-9d51-6f0a1d7e2b90")  # aidp's, for uuid5
 
 
@@ -94,6 +100,9 @@ def dump(tasks: Sequence[Record]) -> bytes:
             item["aidp_assignee"] = task["assignee"]
         if isinstance(task.get("parent"), str):
             item["aidp_parent"] = _uuid(task["parent"])
+        for kind, uda in UDAS.items():  # what a task holds beyond its record
+            if isinstance(task.get(kind), str) and task[kind]:
+                item[uda] = task[kind]
         item["aidp_id"] = task.get("id")  # orphan UDAs: Taskwarrior keeps them
         out.append({k: v for k, v in item.items() if v is not None})
     return b"[\n" + b",\n".join(orjson.dumps(i) for i in out) + b"\n]\n"
@@ -183,11 +192,15 @@ def parse(text: str, name: str) -> list[Incoming]:
         else:
             parent = None
         assignee = assignee_of(obj.get("aidp_assignee"), status, extra, "aidp_assignee")
+        given = {kind: obj.get(uda) for kind, uda in UDAS.items()
+                 if kind != "close_reason" or status == "done"}  # (a reason: of a close)
+        held = foreign(given, extra, UDAS)
         items.append(Incoming(key.strip(), build_task(fields), extra, line=number,
                               same_as=same if isinstance(same, str) else None,
                               blocked_by=[d.strip() for d in depends
                                           if isinstance(d, str) and d.strip()],
-                              parent=parent.strip() if parent else None, assignee=assignee))
+                              parent=parent.strip() if parent else None, assignee=assignee,
+                              details=held))
     return items
 
 
