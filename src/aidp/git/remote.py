@@ -84,15 +84,16 @@ def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str
     return text
 
 
-def _told(report: SyncReport, log: TaskLog, repo: Repo, ours: str, theirs: str) -> None:
-    """What the pull from `ours` (HEAD before it) with `theirs` (the upstream) did to what
-    this person holds and set: the same-field conflicts of a merge, which claim won on a
-    task they held, and after a fast-forward the values of theirs it replaced."""
+def _told(report: SyncReport, log: TaskLog, repo: Repo, ours: str, theirs: str,
+          merged: bytes, *, fast_forward: bool) -> None:
+    """What the pull from `ours` (HEAD before it) with `theirs` (the upstream), which left
+    the tasklist `merged`, did to what this person holds and set: the same-field
+    conflicts of a merge, which claim won on a task they held, and after a fast-forward
+    the values of theirs it replaced."""
     from aidp.backlog.queue import default_actor
     from aidp.git.outcomes import claim_outcomes, replaced_values
     from aidp.tasklist.person import identity
 
-    merged = log.read_bytes()
     report.overwritten = merge_conflicts(repo, ours, theirs, merged)
     before = file_at(repo, ours)
     if before == merged:
@@ -108,8 +109,7 @@ def _told(report: SyncReport, log: TaskLog, repo: Repo, ours: str, theirs: str) 
         return done.stdout.strip() if done is not None and done.returncode == 0 else ""
 
     report.claims = claim_outcomes(before, merged, default_actor(log.root), author)
-    head = run(repo.top, "rev-parse", "HEAD", check=False)
-    if head is not None and head.stdout.strip() == theirs:  # a fast-forward
+    if fast_forward:
         report.replaced = replaced_values(before, merged, identity(log.root), author)
 
 
@@ -143,9 +143,14 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
                            "run aidp sync again")
         report.pulled = True
         theirs = run(repo.top, "rev-parse", "@{u}", check=False)
-        if ours is not None and theirs is not None and ours.returncode == theirs.returncode == 0:
-            _told(report, log, repo, ours.stdout.strip(), theirs.stdout.strip())
-        if push:
-            run(repo.top, "push", "-q")
-            report.pushed = True
+        head = run(repo.top, "rev-parse", "HEAD", check=False)
+        merged = log.read_bytes()
+    # Out of the lock: git rewrites the tasklist no more (what follows reads commits and
+    # pushes them), and every agent's write waits for the lock while sync holds it.
+    if ours is not None and theirs is not None and ours.returncode == theirs.returncode == 0:
+        _told(report, log, repo, ours.stdout.strip(), theirs.stdout.strip(), merged,
+              fast_forward=head is not None and head.stdout.strip() == theirs.stdout.strip())
+    if push:
+        run(repo.top, "push", "-q")
+        report.pushed = True
     return report

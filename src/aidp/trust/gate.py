@@ -26,16 +26,18 @@ import shlex
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aidp import git
 from aidp.core.errors import ConfigError, InvalidInput
+from aidp.tasklist.git_runner import ignores
 from aidp.tasklist.paths import DATA_DIR
 from aidp.trust.granted import (
     read_store,
     update_store,
 )
-from aidp.trust.scope import Scope, TooWide, scope, shown_folder
+
+if TYPE_CHECKING:
+    from aidp.trust.scope import Scope
 
 CONFIG_NAME = "config.toml"
 LOCAL_NAME = "config.local.toml"
@@ -165,6 +167,8 @@ class Config:
         return self._verdicts[layer.path]
 
     def _check(self, layer: Layer) -> str | None:
+        from aidp.trust import scope as scope_module
+
         entry = self._trust_store().get(_key_of(layer.path))
         if entry is None:
             return "this file is not trusted"
@@ -173,11 +177,11 @@ class Config:
         recorded = entry["files"] if isinstance(entry.get("files"), dict) else {}
         try:
             now = covered(self.root, layer, entry)
-        except TooWide as exc:
+        except scope_module.TooWide as exc:
             return f"what it runs is no longer covered by trust ({exc})"
         if now.folders and not isinstance(entry.get("folders"), list):
             return ("trust now covers the folder of the script it runs "
-                    f"({', '.join(shown_folder(f) for f in now.folders)}), which was not "
+                    f"({', '.join(map(scope_module.shown_folder, now.folders))}), which was not "
                     "checked when you trusted it")
         changed = sorted(name for name in recorded.keys() | now.files.keys()
                          if recorded.get(name) != now.files.get(name))
@@ -240,7 +244,7 @@ def load(root: Path, *, presets: Collection[str]) -> Config:
         if read is None:
             continue
         raw, data = read
-        own = path == local and git.ignores(root, path)
+        own = path == local and ignores(root, path)
         layers.append(Layer(path=path, shown=f"{DATA_DIR}/{path.name}", sha256=digest(raw),
                             data=data, own=own, presets=frozenset(presets)))
     return Config(root=root, layers=layers)
@@ -304,6 +308,8 @@ def covered(root: Path, layer: Layer, known: dict[str, Any] | None = None) -> Sc
     they name and, for a script, its folder. Trusting a command that runs a file of the
     repository means trusting that file and what it loads: a pull that changes any of
     it needs `aidp trust` again, like a change to the config. Raises TooWide."""
+    from aidp.trust.scope import scope  # (only a file to trust: not for every claim)
+
     return scope(root, (value for _, value in _gated(layer)), known)
 
 
