@@ -28,7 +28,11 @@ spec = st.fixed_dictionaries({
                      unique=True),
     "status": st.sampled_from(["pending", "in_progress", "done", "abandoned"]),
     "assignee": st.one_of(st.none(), NAMES),
-    "reason": st.one_of(st.none(), st.lists(WORD, min_size=1, max_size=4)),
+    "reason": st.one_of(st.none(), st.lists(WORD, min_size=1, max_size=4),
+                        # what a format may use to mark an abandoned task, as a done task's
+                        # close reason (backlog 5361)
+                        st.sampled_from([["abandoned"], ["abandoned:", "old", "plan"],
+                                         ["done:", "x"], ["done:", "abandoned:", "y"]])),
     "blocker": st.one_of(st.none(), st.integers(0, 6)),
     "parent": st.one_of(st.none(), st.integers(0, 6)),
     "note": st.one_of(st.none(), st.lists(WORD, min_size=1, max_size=4)),
@@ -166,6 +170,26 @@ def test_an_abandoned_task_comes_back_abandoned_with_its_reason_and_assignee(
     assert (task["t0 dead end"]["status"], task["t0 dead end"]["abandoned_reason"]) == (
         "abandoned", "superseded by x")
     assert task["t0 dead end"]["assignee"] == task["t1 live"]["assignee"] == "ann"
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "beads", "taskwarrior"])
+def test_a_done_task_whose_reason_reads_like_an_abandon_stays_done(
+        cli, tmp_path: Path, fmt: str) -> None:
+    """Beads has no abandoned status: an export closes an abandoned task with the reason
+    `abandoned: WHY`; a done task closed with such a reason must not come back abandoned."""
+    done = {**ABANDONED, "status": "done", "assignee": None}
+    round_trip(cli, tmp_path, fmt, [
+        {**done, "words": ["a"], "reason": ["abandoned:", "the", "old", "plan"]},
+        {**done, "words": ["b"], "reason": ["abandoned"]},
+        {**done, "words": ["c"], "reason": ["done:", "abandoned"]},
+        {**ABANDONED, "words": ["d"]}])
+    task = {t["description"]: t for t in listed(cli, tmp_path / "second")}
+    assert [(task[f"t{n} {w}"]["status"], task[f"t{n} {w}"].get("close_reason"))
+            for n, w in enumerate("abc")] == [
+        ("done", "abandoned: the old plan"), ("done", "abandoned"),
+        ("done", "done: abandoned")]
+    assert (task["t3 d"]["status"], task["t3 d"]["abandoned_reason"]) == (
+        "abandoned", "superseded by x")
 
 
 def test_markdown_that_is_not_an_aidp_export_is_refused_whole(cli, tmp_path: Path) -> None:

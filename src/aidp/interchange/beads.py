@@ -1,8 +1,10 @@
 """Beads' issues JSONL (`.beads/issues.jsonl`): one issue per line.
 
 status: open, blocked, deferred, pinned, hooked → pending; in_progress → in_progress;
-closed → done, or abandoned when its close_reason is the one an aidp export writes for
-an abandoned task (`abandoned: WHY`); tombstone → abandoned. priority 0–1 → high, 2 →
+closed → done, or, in an export of aidp's (its `external_ref` an aidp id), abandoned when
+its close_reason is the one the export writes for an abandoned task (`abandoned: WHY`;
+a done task's own reason that reads so, or starts `done: `, goes out behind `done: `,
+taken off again on import); tombstone → abandoned. priority 0–1 → high, 2 →
 medium, 3–4 → low. `title` is the description, `labels` the tags; created_at/
 updated_at/closed_at keep their meaning; `blocks` and `parent-child` dependencies
 become the work queue's links, the assignee of an issue that is not open its claim;
@@ -45,6 +47,7 @@ TO_PRIORITY = {"high": 1, "medium": 2, "low": 3}
 TO_STATUS = {"pending": "open", "in_progress": "in_progress", "done": "closed",
              "abandoned": "closed"}
 ABANDONED = "abandoned"  # how an export of aidp's closes an abandoned task: its reason
+DONE = "done: "  # before a done task's own reason that would read as ABANDONED (or DONE)
 _MAPPED = {"id", "title", "status", "priority", "labels", "created_at", "updated_at",
            "closed_at"}
 
@@ -77,7 +80,7 @@ def dump(tasks: Sequence[Record]) -> bytes:
             issue["close_reason"] = ABANDONED + (
                 f": {task['abandoned_reason']}" if task.get("abandoned_reason") else "")
         elif status == "done":
-            issue["close_reason"] = task.get("close_reason")
+            issue["close_reason"] = _escaped(task.get("close_reason"))
         if task.get("tags"):
             issue["labels"] = list(task["tags"])
         issue.update(_queue(task, issue["id"]))
@@ -136,9 +139,14 @@ def parse(text: str, name: str) -> list[Incoming]:
         if obj.get("status") not in ("open", "in_progress", "closed"):
             extra["status"] = obj.get("status")
         reason = "Deleted in Beads" if status == "abandoned" else None
-        if status == "done" and isinstance(obj.get("close_reason"), str):
-            said = _abandoned(obj["close_reason"])  # closed by an export of aidp's
-            if said is not None:
+        ref = obj.get("external_ref")
+        same = ref if isinstance(ref, str) and TASK_ID_RE.fullmatch(ref) else None
+        closing = obj.get("close_reason")
+        if status == "done" and same is not None and isinstance(closing, str):
+            said = _abandoned(closing)  # closed by an export of aidp's
+            if closing.startswith(DONE):
+                closing = closing[len(DONE):]  # a done task's reason, escaped
+            elif said is not None:
                 status, reason = "abandoned", said or None
                 extra.pop("close_reason", None)
         priority = obj.get("priority", 2)
@@ -160,12 +168,10 @@ def parse(text: str, name: str) -> list[Incoming]:
             "abandoned_reason": reason,
             "tags": tags(labels, extra, "labels"),
         }
-        ref = obj.get("external_ref")
-        same = ref if isinstance(ref, str) and TASK_ID_RE.fullmatch(ref) else None
         blockers, parent = _links(obj.get("dependencies"), key.strip())
         given = {"body": obj.get("description"), "task_type": obj.get("issue_type")}
         if status == "done":  # (a deleted issue's reason stays in the note)
-            given["close_reason"] = obj.get("close_reason")
+            given["close_reason"] = closing
         kept = foreign(given, extra, {"body": "description", "task_type": "issue_type",
                                    "close_reason": "close_reason"})
         assignee = assignee_of(obj.get("assignee"), status, extra, "assignee")
@@ -173,6 +179,15 @@ def parse(text: str, name: str) -> list[Incoming]:
                               same_as=same, blocked_by=blockers, parent=parent,
                               details=kept, assignee=assignee))
     return items
+
+
+def _escaped(close_reason: object) -> object:
+    """A done task's close reason as an export writes it: behind DONE when it would
+    otherwise read as an abandoned task's (or as escaped itself)."""
+    if isinstance(close_reason, str) and (
+            close_reason.startswith(DONE) or _abandoned(close_reason) is not None):
+        return DONE + close_reason
+    return close_reason
 
 
 def _abandoned(close_reason: str) -> str | None:
