@@ -387,6 +387,18 @@ def test_changes_and_history_tell_body_type_and_reason(cli, project) -> None:
         assert said in history, said
 
 
+def test_a_one_line_body_is_one_line_in_the_diff(cli, project) -> None:
+    from tests.test_sync import git
+
+    git(project, "init", "-q", "-b", "main")
+    ok(cli("init"))
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "init")
+    tid = ok(cli("tasks", "add", "Task", "--body", "just this", "-q")).strip()
+    diff = git(project, "diff").stdout
+    assert f"task {tid[-8:]} body set (1 line)" in diff, diff
+
+
 def test_a_body_is_rendered_as_markdown_on_a_terminal_and_inert_either_way() -> None:
     from aidp.core.terminal import terminal_text
     from aidp.views.render import body_text

@@ -90,15 +90,19 @@ def _body_summary(record: dict[str, Any], bodies: dict[str, str],
     changed = [line for line in difflib.unified_diff(before, after, n=0, lineterm="")
                if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     added = sum(line.startswith("+") for line in changed)
-    what = (f"body removed (was {len(before)} lines)" if not after else
-            f"body set ({len(after)} lines)" if not before else
-            f"body changed ({len(after)} lines, was {len(before)}: +{added} -"
+    what = (f"body removed (was {_lines(len(before))})" if not after else
+            f"body set ({_lines(len(after))})" if not before else
+            f"body changed ({_lines(len(after))}, was {len(before)}: +{added} -"
             f"{len(changed) - added})")
     shown = {"type", "task", details.BODY, *(["id"] if record.get("id") == details.record_id(
         details.BODY, task) else [])}
     return (f"task {inert(_hex(task))} {what}", shown,
             [f"    {line[0]} {_line(line[1:].encode('utf-8', 'surrogatepass'), inert)}"
              for line in changed])
+
+
+def _lines(n: int) -> str:
+    return f"{n} line" if n == 1 else f"{n} lines"
 
 
 def _summary(record: dict[str, Any], sessions: dict[str, str],
