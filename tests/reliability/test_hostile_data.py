@@ -414,19 +414,23 @@ def test_the_links_of_an_import_are_settled_in_one_pass(project, cli, monkeypatc
 
 
 def test_a_deeply_nested_hook_state_starts_afresh(hostile) -> None:
-    """`.aidp/hooks/` is git-ignored, but a commit can force a file in: a state nested
-    past what aidp writes back is damaged local state, started afresh."""
+    """A hook state nested past what aidp writes back (another tool's, a damaged disk)
+    is damaged local state, started afresh. It is planted in the clone, untracked as
+    `.aidp/hooks/` is git-ignored: a committed one is never read at all (issue 35 item
+    2, tests/agent/test_hook_state.py)."""
     import zlib
 
     digest = zlib.crc32(b"s")
-    hostile.write(f".aidp/hooks/claude-s-{digest:08x}.json",
-                  b'{"blocks": 0, "x": ' + b"[" * 300 + b"]" * 300 + b"}")
     hostile.write(".aidp/tasklist.jsonl", line(HONEST))
     hostile.clone()
+    state = hostile.victim / f".aidp/hooks/claude-s-{digest:08x}.json"
+    state.parent.mkdir(parents=True, exist_ok=True)
+    state.write_bytes(b'{"blocks": 0, "x": ' + b"[" * 300 + b"]" * 300 + b"}")
     assert hostile.aidp("todo", "add", "--session", "s", "my own step").code == 0
     stop = hostile.aidp("hook", "claude", "Stop", stdin=STOP)  # counts a reminder: saves
     assert stop.code == 0 and "Traceback" not in stop.err, stop
     assert "my own step" in stop.out and "reminder 1 of" in stop.out, stop
+    assert b"[[" not in state.read_bytes()  # read, found damaged, written afresh
 
 
 def test_an_import_refuses_a_stamp_out_of_reach(hostile) -> None:
