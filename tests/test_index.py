@@ -160,9 +160,10 @@ def assert_same(log: TaskLog, got: Fold | None = None, full: Fold | None = None)
         # list --json's bytes: the store's open tasks as kept, the plain fold's encoded
         assert full.find_encoded(query) is None
         encoded = got.find_encoded(query)
-        if encoded is not None:
-            assert encoded == [(t["id"], bytes(model.json_elements([t])))
-                               for t in expected_found.tasks]
+        if encoded is not None:  # a pending task's as shown (its links joined: store.shown)
+            assert encoded == [(t["id"], bytes(model.json_elements(
+                queue.shown(full, [t]) if t.get("status") == "pending" else [t])),
+                t.get("status") == "pending") for t in expected_found.tasks]
         elif (isinstance(got, store.StoreFold) and query.grep is None
               and query.assignee is None and query.statuses is not None):
             assert not set(query.statuses) <= set(OPEN_STATUSES)
@@ -1063,3 +1064,64 @@ def test_list_json_walks_the_covering_index_in_order(log: TaskLog) -> None:
         assert searches == ["SEARCH task USING COVERING INDEX task_created (status=?)"] * len(
             statuses), plans
         assert not any("TEMP B-TREE" in p for p in plans), plans
+
+
+def test_list_json_of_pending_tasks_reads_no_typed_record(log: TaskLog) -> None:
+    """`list --status pending --json` joins the stored elements: each pending task's
+    links (blockers, parent, notes, type) are in its row (aidp.store.shown), so the
+    listing asks nothing of the typed records and decodes no task (backlog 0776: at 1M
+    events, 12.5k linked tasks decoded, joined and encoded again) — byte for byte the
+    plain fold's, before and after a write that changes some of those links. With an
+    in-progress task (a lease goes by the clock), only that one's records are read."""
+    from aidp.app import listing
+
+    log.ensure_dir()
+    ids = [f"task_1700000000_{k:08x}" for k in range(40)]
+    links = [
+        *({"type": "dep", "id": f"dep:{t}:{ids[0]}", "task": t, "blocked_by": ids[0],
+           "updated_at": format_ts(5)} for t in ids[1:30:3]),
+        *({"type": "parent", "id": f"parent:{t}", "task": t, "parent": ids[1],
+           "updated_at": format_ts(5)} for t in ids[2:30:5]),
+        *({"type": "note", "id": f"note:{t}:1", "task": t, "text": "why",
+           "created_at": format_ts(6), "updated_at": format_ts(6)} for t in ids[3:30:4]),
+        {"type": "task_type", "id": f"task_type:{ids[4]}", "task": ids[4],
+         "task_type": "bug", "updated_at": format_ts(5)}]
+    log.path.write_bytes(many_tasks(40) + b"".join(orjson.dumps(r) + b"\n" for r in links))
+    pending = tasks.Query(statuses=("pending",))
+    for step in range(3):
+        got = store.load(log)
+        assert isinstance(got, store.StoreFold)
+        asked: list[str] = []
+        got.db.set_trace_callback(asked.append)
+        found = listing.answer(got, pending, shape="json")
+        got.db.set_trace_callback(None)
+        assert found.batches is not None
+        printed = b",\n".join(bytes(element) for batch in found.batches for element in batch)
+        full = log.full_fold()
+        expected = queue.shown(full, tasks.find_in(full, pending).tasks)
+        assert printed == bytes(model.json_elements(expected))
+        assert sum("blocked_by" in t or "notes" in t for t in expected) >= 10
+        assert not [sql for sql in asked if "typed" in sql], asked
+        if step == 0:  # a blocker removed, a note added, a task started and claimed
+            log.append([{**links[0], "removed": True, "updated_at": format_ts(9)},
+                        {"type": "note", "id": f"note:{ids[5]}:2", "task": ids[5],
+                         "text": "later", "created_at": format_ts(9),
+                         "updated_at": format_ts(9)}])
+        elif step == 1:
+            started = {**full.tasks[ids[7]], "status": "in_progress",
+                       "updated_at": format_ts(1 << 45)}
+            log.append([started, {"type": "claim", "id": f"claim:{ids[7]}:ann",
+                                  "task": ids[7], "assignee": "ann",
+                                  "claimed_at": format_ts(10), "updated_at": format_ts(10)}])
+    both = tasks.Query(statuses=OPEN_STATUSES)
+    asked.clear()
+    got.db.set_trace_callback(asked.append)
+    found = listing.answer(got, both, shape="json")
+    got.db.set_trace_callback(None)
+    assert found.batches is not None
+    printed = b",\n".join(bytes(element) for batch in found.batches for element in batch)
+    expected = queue.shown(full, tasks.find_in(full, both).tasks)
+    assert printed == bytes(model.json_elements(expected))
+    assert [t.get("assignee") for t in expected if t["id"] == ids[7]] == ["ann"]
+    typed = [sql for sql in asked if "typed" in sql]
+    assert len(typed) == 1 and ids[7] in typed[0] and ids[8] not in typed[0], typed

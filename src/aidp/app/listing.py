@@ -3,7 +3,8 @@ caller shows them in (the read plan), with what that shape shows beside them.
 
 The plan: every task in the list's order (`--all` as json, jsonl or ids) is streamed a
 batch at a time from the store, in bounded memory; the store's open tasks as json are
-its stored bytes, decoded only where a task has links; anything else is one query
+its stored bytes (a pending task's with its links), decoded only where an in-progress
+task has links; anything else is one query
 (`tasks.find_in`) and the found tasks' own queue records (their links, claims, notes).
 """
 
@@ -157,13 +158,18 @@ def _linked(qs: queue.QueueState, batches: Iterable[list[Record]]) -> Iterator[l
         yield queue.shown_with(qs, batch)
 
 
-def _encoded(fold: Fold, found: list[tuple[str, bytes]]) -> list[bytes]:
-    """The tasks found, (id, element) as the store keeps them, as json prints them: those
-    with links decoded, shown and encoded again, the rest as they are."""
-    qs = queue.state(fold, about=[tid for tid, _element in found], own=True)
+def _encoded(fold: Fold, found: list[tuple[str, bytes, bool]]) -> list[bytes]:
+    """The tasks found, (id, element, whether it is as shown) as the store keeps them, as
+    json prints them: a pending task's as they are (its links in them: aidp.store.shown),
+    another's with links (in progress: a lease's marks go by the clock) decoded, shown
+    and encoded again."""
+    rest = [tid for tid, _element, done in found if not done]
+    if not rest:
+        return [element for _tid, element, _done in found]
+    qs = queue.state(fold, about=rest, own=True)
     linked = queue.linked_ids(qs)
     return [bytes(json_elements([queue.with_extras(qs, orjson.loads(element))]))
-            if tid in linked else element for tid, element in found]
+            if not done and tid in linked else element for tid, element, done in found]
 
 
 def _holders(qs: queue.QueueState) -> list[str]:

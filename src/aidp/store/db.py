@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 NAME = "store.db"
 # Bumped when the schema or a column's meaning changes (older files are rebuilt).
-FORMAT = 14
+FORMAT = 15
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -31,7 +31,7 @@ CREATE TABLE meta(k TEXT PRIMARY KEY, v) WITHOUT ROWID;
 CREATE TABLE task(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, hex TEXT NOT NULL,
   ts INTEGER NOT NULL, line INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL,
   partial INTEGER NOT NULL, status TEXT, priority TEXT, created INTEGER NOT NULL,
-  updated INTEGER NOT NULL, finished INTEGER NOT NULL, session TEXT, body BLOB);
+  updated INTEGER NOT NULL, finished INTEGER NOT NULL, session TEXT, body BLOB, shown BLOB);
 CREATE TABLE tag(seq INTEGER NOT NULL, tag TEXT NOT NULL, status TEXT, priority TEXT,
   PRIMARY KEY(seq, tag)) WITHOUT ROWID;
 CREATE TABLE typed(seq INTEGER PRIMARY KEY, id TEXT NOT NULL, ts INTEGER NOT NULL,
@@ -46,7 +46,7 @@ CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
-CREATE INDEX task_created ON task(status, created, seq, id, off, len, body);
+CREATE INDEX task_created ON task(status, created, seq, id, off, len, body, shown);
 CREATE INDEX task_age ON task(status, created);
 CREATE INDEX task_finished ON task(status, finished);
 CREATE INDEX task_filed ON task(created);

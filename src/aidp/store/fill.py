@@ -15,6 +15,7 @@ import orjson
 
 from aidp.core import model
 from aidp.core.model import OPEN_STATUSES, UNKNOWN_TS, Record, finished_at, parse_ts_once, ts_of
+from aidp.store import shown
 from aidp.tasklist import fold
 from aidp.tasklist.fields import merge_all
 from aidp.tasklist.fold import FoldKey
@@ -29,7 +30,7 @@ SPAN_MASK = (1 << SPAN) - 1
 _LINE_SHIFT = SPAN + 40  # where the winning line's number starts in an entry
 MEMORY = 1 << 39  # lines fed by Filler.add are "at" MEMORY + where they are in its `text`
 
-_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_TASK_SQL = "INSERT OR REPLACE INTO task VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _TYPED_SQL = "INSERT OR REPLACE INTO typed VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 # A task's type record's value is a column of its row (`list --type` is one query:
 # store.questions).
@@ -56,7 +57,8 @@ def task_row(seq: int, rid: str, key: FoldKey, off: int, size: int, record: Reco
             updated, UNKNOWN_TS if finished is None else finished,
             _text(record.get("session")),
             # an open task's record as `tasks list --json` prints it (aidp.store.questions: listed)
-            bytes(model.json_elements([record])) if status in OPEN_STATUSES else None)
+            bytes(model.json_elements([record])) if status in OPEN_STATUSES else None,
+            None)  # shown: set by store.shown once the fill's typed rows are in
 
 
 class Filler:
@@ -78,6 +80,7 @@ class Filler:
         self.older: dict[str, Record] = {}  # (the generation before)
         self.merged: set[str] = set()  # tasks whose record is a merge of their lines
         self.text = b""  # the lines fed from memory (`add`)
+        self.touched: set[str] = set()  # tasks whose row or own typed records were written
 
     def feed(self, fd: int, start: int, end: int, crc: int) -> int:
         """Fold the whole lines start:end (end is a line's end) into the tables, and
@@ -210,6 +213,7 @@ class Filler:
             self._rows([(-1, b"", record) for record in found.values()])
             self.conn.executemany("INSERT OR REPLACE INTO merged VALUES (?, ?)",
                                   [(rid, orjson.dumps(r).decode()) for rid, r in found.items()])
+        shown.refresh(self.conn, None if self.empty else self.touched)
 
     def _rows(self, winners: list[tuple[int, bytes, Record | None]]) -> None:
         """The rows of winners (offset, line, record; a merged task's at offset -1, with
@@ -231,6 +235,12 @@ class Filler:
                               _text(record.get("parent")), _text(record.get("type")),
                               record.get("removed") is True,
                               _text(record.get(TYPE)) if record.get("type") == TYPE else None))
+        self.touched.update(winner[1] for winner in tasks)
+        self.touched.update(row[7] for row in typed if row[7] is not None)
+        if typed and not self.empty:  # a replaced record's task, if it named another
+            self.touched.update(task for (task,) in self.conn.execute(
+                "SELECT task FROM typed WHERE task IS NOT NULL AND id IN (SELECT value FROM "
+                "json_each(?))", (orjson.dumps([row[1] for row in typed]).decode(),)))
         tasks.sort(key=itemgetter(0))
         rows = [task_row(*winner) for winner in tasks]
         self.conn.executemany(_TASK_SQL, rows)

@@ -442,9 +442,9 @@ class StoreFold(Fold):
                 f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
         return found, counts
 
-    def find_encoded(self, q: Query) -> list[tuple[str, bytes]] | None:
-        # An open task's body is the bytes `tasks list --json` prints for it (fill.task_row).
+    def find_encoded(self, q: Query) -> list[tuple[str, bytes, bool]] | None:
         if (q.grep is not None or q.assignee is not None or q.statuses is None
                 or not set(q.statuses) <= set(OPEN_STATUSES)):
             return None
-        return [(row[0], row[1]) for batch in self.listed(q, "id, body") for row in batch]
+        return [(row[0], row[2] or row[1], row[3] == "pending") for batch in self.listed(
+            q, "id, body, shown, status") for row in batch]  # as `list` prints: store.shown
