@@ -776,3 +776,63 @@ def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
         assert "filed in the other worktree" in [t["description"] for t in shown]
         assert not journal.exists()
     assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]
+
+
+def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command reads, keeps that fold (its short ids, lost claims) and writes: the
+    read under the lock must not wait for the earlier fold's write transaction on the
+    store (the overlay's) and then fold every worktree's file plainly, under the
+    repository's lock — what made a fleet's writes hold it ~0.2-0.4 s each once any
+    worktree wrote between a command's two reads. The earlier fold still answers as it
+    was; the store is left as it was found (no journal, no rebuild)."""
+    from aidp.app import changing
+    from aidp.app.project import Project, StoreReader
+    from aidp.store import StoreFold, loader
+
+    monkeypatch.setattr(loader, "STRICT", True)
+    main = tmp_path / "repo"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    git(main, "config", "commit.gpgsign", "false")
+    run(main, "init")
+    with open(main / TASKLIST, "ab") as handle:  # above the store's MIN_BYTES
+        handle.write(b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(400)))
+    git(main, "add", "-A")
+    git(main, "commit", "-qm", "backlog")
+    other = tmp_path / "w0"
+    git(main, "worktree", "add", "-q", "-b", "w0", str(other))
+    run(other, "tasks", "add", "filed there first")
+    builds = tmp_path / "builds"
+    monkeypatch.setenv("AIDP_STORE_BUILDS", str(builds))
+    plain = []
+    fold_plainly = worktrees.fold
+    monkeypatch.setattr(worktrees, "fold", lambda *a, **k: plain.append(1) or fold_plainly(
+        *a, **k))
+
+    project = Project(main, reader=StoreReader(background=False), freeze=True)
+    for step in range(3):
+        before = project.read()
+        assert isinstance(before, StoreFold)  # the store, the other worktree's on top
+        count = len(before.tasks)
+        run(other, "tasks", "add", f"filed there meanwhile {step}")  # between the reads
+        seen: list[object] = []
+
+        def change(fold: object) -> list[dict[str, object]]:
+            seen.append(fold)
+            return []
+
+        project.log.update(change)  # type: ignore[arg-type]
+        now = seen[-1]
+        assert isinstance(now, StoreFold), type(now)  # the store answered under the lock
+        described = [t["description"] for t in now.tasks.values()]
+        assert f"filed there meanwhile {step}" in described
+        assert len(before.tasks) == count  # the earlier read still answers as it was
+        assert f"filed there meanwhile {step}" not in [
+            t["description"] for t in before.tasks.values()]
+        noted = changing.note_task(project, "task_1_c7", f"note {step}")  # the real use
+        assert noted.note["task"] == "task_1_c7"  # case: read, keep it, write
+        del before, now, seen
+    assert plain == []  # never a plain fold of every worktree's file
+    assert not (main / ".aidp" / "cache" / "store.db-journal").exists()
+    assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]

@@ -211,6 +211,21 @@ class Handle:
         if release is not None:
             release()  # once
 
+    def to_memory(self) -> None:
+        """Keep what the connection sees (its write transaction's changes too: the
+        worktrees overlay's) in memory, and let the file go: its transaction rolled
+        back, so the file's write lock is free for another connection of this process
+        (aidp.store.overlay.load_shared), then `release`. A page copy of the file, no
+        fold; the connection answers as before, from memory."""
+        if not self.conn.in_transaction:
+            return  # (closed, or in memory already: holds no lock)
+        image = self.conn.serialize()
+        self.conn.execute("ROLLBACK")
+        self.conn.deserialize(image)
+        release, self.release = self.release, None
+        if release is not None:
+            release()
+
     __del__ = close
 
 

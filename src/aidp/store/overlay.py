@@ -13,6 +13,7 @@ import contextlib
 import os
 import stat
 import time
+import weakref
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +22,7 @@ import orjson
 from aidp.core.errors import StorageError
 from aidp.store.fill import MEMORY, SPAN_MASK, resumed
 from aidp.store.loader import PLAIN_MAX, RACY_NS, Builder, attempt
+from aidp.store.questions import StoreFold
 from aidp.tasklist import worktrees
 from aidp.tasklist.files import read_regular, write_file
 from aidp.tasklist.fold import read_line
@@ -31,11 +33,13 @@ if TYPE_CHECKING:
     import sqlite3
     from pathlib import Path
 
-    from aidp.store.questions import StoreFold
     from aidp.tasklist.fold import Fold
     from aidp.tasklist.log import TaskLog
 
 MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
+# This process's live fold holding each store's write transaction (by its log's folder): the
+# next read of that store here takes it over in memory first (load_shared).
+_HOLDING: weakref.WeakValueDictionary[str, StoreFold] = weakref.WeakValueDictionary()
 
 
 class Plan:
@@ -330,7 +334,14 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
         return None
     if builder is not None and sum(_size(path) for path, _ in tasklists) >= PLAIN_MAX:
         builder = None  # while it builds, reads fold every tasklist plainly: too much held
+    if (holding := _HOLDING.pop(str(log.dir), None)) is not None:
+        # A fold this process still holds (a command's read before its write) keeps the
+        # store's write lock: it would make this read wait for it (db.BUSY_SECONDS),
+        # then fold every file plainly — under the repository's lock, for a write.
+        holding.rows.handle.to_memory()
     found = attempt(log, whole_lines=whole_lines, overlay=apply, builder=builder)
+    if isinstance(found, StoreFold):
+        _HOLDING[str(log.dir)] = found
     if wrong and cache is not None:  # the next read compares the files in full
         with contextlib.suppress(OSError, StorageError):
             write_file(cache, MEMO_NAME, b"{}")
