@@ -810,20 +810,20 @@ def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
     monkeypatch.setattr(worktrees, "fold", lambda *a, **k: plain.append(1) or fold_plainly(
         *a, **k))
 
+    seen: list[object] = []
+
+    def change(fold: object) -> list[dict[str, object]]:
+        seen.append(fold)  # the fold the write reads under the lock
+        return []
+
     project = Project(main, reader=StoreReader(background=False), freeze=True)
     for step in range(3):
         before = project.read()
         assert isinstance(before, StoreFold)  # the store, the other worktree's on top
         count = len(before.tasks)
         run(other, "tasks", "add", f"filed there meanwhile {step}")  # between the reads
-        seen: list[object] = []
-
-        def change(fold: object) -> list[dict[str, object]]:
-            seen.append(fold)
-            return []
-
         project.log.update(change)  # type: ignore[arg-type]
-        now = seen[-1]
+        now = seen.pop()
         assert isinstance(now, StoreFold), type(now)  # the store answered under the lock
         described = [t["description"] for t in now.tasks.values()]
         assert f"filed there meanwhile {step}" in described
@@ -832,7 +832,7 @@ def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
             t["description"] for t in before.tasks.values()]
         noted = changing.note_task(project, "task_1_c7", f"note {step}")  # the real use
         assert noted.note["task"] == "task_1_c7"  # case: read, keep it, write
-        del before, now, seen
+        del before, now
     assert plain == []  # never a plain fold of every worktree's file
     assert not (main / ".aidp" / "cache" / "store.db-journal").exists()
     assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]
