@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aidp.app.project import Project
-from aidp.backlog.queue import DEFAULT_LEASE, Keeper, Renewal, parse_lease
 from aidp.tasklist.paths import DATA_DIR
+
+if TYPE_CHECKING:
+    from aidp.backlog.queue import Keeper
 
 
 def default_lease(root: Path) -> int:
     """The configured lease (µs), else DEFAULT_LEASE. A config value that is no duration
     is an InvalidInput naming the file (exit 2, nothing written). Reads no file when the
     project has no config."""
+    from aidp.backlog.queue import DEFAULT_LEASE, parse_lease
     from aidp.trust import gate
 
     if not any(path.exists() for path in gate.config_files(root)):
@@ -37,15 +41,19 @@ def lease_keeper(project: Project, actor: Callable[[], str] | None = None, *,
     lives, `aidp mcp` while its client calls): its `tick()` renews those of `actor`'s
     claims that are due (on `tasks` only, when given; default actor: the project's,
     asked once) and gives a line for each task the actor lost, once."""
-    from aidp.backlog.queue import actor_lookup
+    from aidp.backlog.queue import Keeper, actor_lookup
 
     who = actor if actor is not None else actor_lookup(project.root)
     return Keeper(project.log, who, tasks=tasks)
 
 
-def renew_leases(project: Project) -> Renewal:
+def renew_leases(project: Project) -> list[str]:
     """Renew now the leases of the project's actor that are due (each at most once per
-    half lease), with a line for each task it held and lost: a hook, at each event."""
+    half lease); a line for each task it held and lost: a hook, at each event. Without
+    an in-progress claim in the project, the work queue is not even loaded (a hook's
+    start-up: docs/architecture.md, "Start-up")."""
+    if not project.log.read().claims(("in_progress",)):
+        return []
     from aidp.backlog.queue import default_actor, renew
 
-    return renew(project.log, lambda: default_actor(project.root))
+    return renew(project.log, lambda: default_actor(project.root)).lost

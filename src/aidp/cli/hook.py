@@ -13,26 +13,27 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from aidp.agent.agents import HOOKED
+from aidp.agent import agents
 from aidp.cli.common import either, env
 
 if TYPE_CHECKING:
     from aidp.agent.hook.handler import Answer
 
 
-_AGENTS = either([adapter.name for adapter in HOOKED]) + "."
+_AGENTS = either(list(agents.HOOKED_NAMES)) + "."
 
 
 def _events() -> str:
     """Each hooked agent's events, as the EVENT help names them ("codex as claude" when
-    one agent's are another's): from the adapters, like the AGENT help."""
+    one agent's are another's): from the registry's table, like the AGENT help (no
+    adapter is loaded for it)."""
     said: dict[tuple[str, ...], str] = {}
     parts = []
-    for adapter in HOOKED:
-        events = tuple(adapter.hooks.events) if adapter.hooks is not None else ()
-        parts.append(f"{adapter.name} as {said[events]}" if events in said
-                     else f"{adapter.name} {', '.join(events)}")
-        said.setdefault(events, adapter.name)
+    for name, table in agents.HOOK_EVENTS.items():
+        events = tuple(table)
+        parts.append(f"{name} as {said[events]}" if events in said
+                     else f"{name} {', '.join(events)}")
+        said.setdefault(events, name)
     return "; ".join(parts) + "."
 
 

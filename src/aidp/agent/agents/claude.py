@@ -26,6 +26,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
+from aidp.agent.agents import HOOK_EVENTS
 from aidp.agent.agents.base import AGENT_COMMANDS, Adapter, Given, Hooks, McpServer, Setup
 from aidp.agent.agents.claude_tasks import ClaudeTasks
 
@@ -234,9 +235,7 @@ class Claude(Adapter):
     quiet_env: ClassVar[Mapping[str, str]] = {
         "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "DISABLE_ERROR_REPORTING": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
-    hooks = Hooks(events={"SessionStart": "start", "UserPromptSubmit": "prompt",
-                          "PostToolUse": "plan", "Stop": "stop"},
-                  trusts_stop_hook_active=True)
+    hooks = Hooks(events=HOOK_EVENTS["claude"], trusts_stop_hook_active=True)
     # A project server's tools are refused headless until allowed ("Claude requested
     # permissions to use mcp__aidp__todo_write, but you haven't granted it yet", 2.1.332).
     setup = Setup(settings=".claude/settings.json", instructions="CLAUDE.md",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from aidp.agent import events
+from aidp.agent.agents import HOOK_EVENTS
 from aidp.agent.agents.base import Adapter, Given, Hooks, McpServer, Setup
 
 if TYPE_CHECKING:
@@ -117,8 +118,7 @@ class Codex(Adapter):
               "-c allow_login_shell=false -")
     plan_tools = ("update_plan",)
     # `codex --version` is never asked: without a configuration of yours it calls its vendor.
-    hooks = Hooks(events={"SessionStart": "start", "UserPromptSubmit": "prompt",
-                          "PostToolUse": "plan", "Stop": "stop"})
+    hooks = Hooks(events=HOOK_EVENTS["codex"])
     setup = Setup(
         settings=".codex/hooks.json", instructions="AGENTS.md",
         mcp_settings=".codex/config.toml",

@@ -29,6 +29,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from aidp.agent import events
+from aidp.agent.agents import HOOK_EVENTS
 from aidp.agent.agents.base import AGENT_COMMANDS, Adapter, Given, Hooks, McpServer, Setup
 
 if TYPE_CHECKING:
@@ -102,9 +103,8 @@ class Gemini(Adapter):
     env: ClassVar[Mapping[str, str]] = {"GEMINI_CLI_TRUST_WORKSPACE": "true"}
     plan_tools = (_PLAN_TOOL,)
     version_from_cli = True
-    hooks = Hooks(events={"SessionStart": "start", "BeforeAgent": "prompt",
-                          "AfterTool": "plan", "AfterAgent": "stop"},
-                  block_decision="deny", final_reply="prompt_response")
+    hooks = Hooks(events=HOOK_EVENTS["gemini"], block_decision="deny",
+                  final_reply="prompt_response")
     setup = Setup(
         settings=".gemini/settings.json", instructions="GEMINI.md",
         mcp_settings=".gemini/settings.json",

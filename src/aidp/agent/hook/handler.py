@@ -33,7 +33,6 @@ from aidp import todos
 from aidp.agent import agents
 from aidp.agent.agents.base import Adapter, Hooks
 from aidp.agent.hook.state import State, ancestors, process_key, state_path, sweep
-from aidp.app.plans import update_plan, write_plan
 from aidp.app.project import Project
 from aidp.core.errors import InvalidInput
 from aidp.core.plain import Plain
@@ -64,7 +63,7 @@ def resolve(agent: str, event: str) -> tuple[str, str]:
     """(agent, its canonical event name); case and `-`/`_` in the event do not matter."""
     found = hooked(agent)
     if found is None:
-        names = ", ".join(a.name for a in agents.HOOKED)
+        names = ", ".join(agents.HOOKED_NAMES)
         raise UnknownHook(f"Unknown agent {agent!r}: use one of {names}")
     adapter, spec = found
     wanted = event.replace("-", "").replace("_", "").lower()
@@ -136,14 +135,17 @@ class Context(Plain):
 
     @property
     def adapter(self) -> Adapter:
-        return agents.BY_NAME[self.agent]
+        return self._hooked()[0]
 
     @property
     def hooks(self) -> Hooks:
+        return self._hooked()[1]
+
+    def _hooked(self) -> tuple[Adapter, Hooks]:
         found = hooked(self.agent)
         if found is None:
             raise UnknownHook(f"Unknown agent {self.agent!r}: aidp has no hooks for it")
-        return found[1]
+        return found
 
 
 def handle(ctx: Context, payload: dict[str, Any]) -> Answer:
@@ -186,13 +188,13 @@ def _keep_leases(ctx: Context, kind: str, state: State, answer: Answer) -> None:
     from aidp.core.errors import AidpError
 
     try:
-        done = renew_leases(ctx.project)
+        lost = renew_leases(ctx.project)
     except AidpError as exc:
         answer.notes.append(f"aidp: could not renew the lease: {' '.join(str(exc).split())}")
         return
     told = [t for t in state.data.get("told", []) if isinstance(t, str)] \
         if isinstance(state.data.get("told"), list) else []
-    fresh = [line for line in done.lost if line not in told]
+    fresh = [line for line in lost if line not in told]
     if not fresh:
         return
     answer.notes += [f"aidp: {line}" for line in fresh]
@@ -235,6 +237,7 @@ def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     state.data["blocks"] = 0
     state.data.pop("last_continuation", None)
     from aidp.agent.continuation import on_user_prompt
+    from aidp.app.plans import update_plan
 
     update_plan(ctx.project, ctx.session, on_user_prompt)
     return Answer()
@@ -245,6 +248,7 @@ def _prompt(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
 
 def _plan(ctx: Context, payload: dict[str, Any], state: State) -> Answer:
     from aidp.agent.events import read_plan
+    from aidp.app.plans import write_plan
 
     tool = payload.get("tool_name")
     tool_input = payload.get("tool_input")
@@ -347,6 +351,7 @@ def _apply_signals(ctx: Context, payload: dict[str, Any], state: State) -> list[
     from aidp.agent import signals
     from aidp.app.changing import transition
     from aidp.app.filing import file_task
+    from aidp.app.plans import update_plan
     from aidp.backlog.filing import same_text
     from aidp.core.errors import AmbiguousId, TaskNotFound
 
