@@ -5,25 +5,26 @@ to resume, and how a done/not-done plan keeps items in progress. Pure."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
 from aidp import todos
 from aidp.core.errors import InvalidInput
+from aidp.core.plain import Plain
 from aidp.todos import TodoItem, TodoList, derived_status, has_open_items
 
 
-@dataclass(frozen=True)
-class Limits:
+class Limits(Plain):
     """How far one turn of `aidp run` may go: at most `max_continuations` re-prompts of
     a lazy agent, and `timeout` seconds in all (None: no limit). Checked here, once, when
     made (the CLI makes them from --max-continuations/--timeout before anything else is
-    looked at), so a Loop never holds values it cannot use."""
+    looked at), so a Loop never holds values it cannot use. (Written out, not a
+    dataclass: aidp.core.plain; a hook's prompt and stop load this module.)"""
 
-    max_continuations: int = 3
-    timeout: float | None = None
+    __slots__ = _fields = ("max_continuations", "timeout")
 
-    def __post_init__(self) -> None:
+    def __init__(self, max_continuations: int = 3, timeout: float | None = None) -> None:
+        self.max_continuations = max_continuations
+        self.timeout = timeout
         if self.max_continuations < 0:
             raise InvalidInput(
                 f"Invalid --max-continuations {self.max_continuations}: use a whole number ≥ 0"
@@ -35,10 +36,10 @@ class Limits:
 def on_user_prompt(todo: TodoList) -> TodoList:
     """A new user prompt: the pause is lifted; a list whose items are all completed is
     cleared; an empty list stays as it is; otherwise the list is kept."""
-    lifted = replace(todo, paused=False, pause_reason=None)
+    lifted = todo.replace(paused=False, pause_reason=None)
     items = todo.visible
     if items and all(derived_status(i) == "completed" for i in items):
-        return replace(lifted, active=False)
+        return lifted.replace(active=False)
     return lifted
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from aidp import todos
 from aidp.app.project import Project
 from aidp.core.model import Record, priority_key
+from aidp.core.plain import Plain
 from aidp.tasklist.log import Fold
 from aidp.views.render import todo_text
 
@@ -29,20 +29,35 @@ DESCRIPTION_WIDTH = 120
 BODY_BUDGET = 2400  # characters of the claimed task's body, at most (less when room is short)
 
 
-@dataclass
-class Prime:
-    session: str
-    todo: todos.TodoList
-    in_progress: list[Record] = field(default_factory=list)
-    in_progress_count: int = 0
-    ready: list[Record] = field(default_factory=list)
-    ready_count: int = 0
-    stale_count: int = 0  # of ready_count, the stale claims (in progress, lease run out)
-    pending_count: int = 0
-    session_flag: bool = False  # commands name the session (it is not the default one)
-    hooked: bool = False  # shown through an agent's hook: say what the hooks do
-    other_open: list[todos.Summary] = field(default_factory=list)  # other sessions' lists
-    claimed: Record | None = None  # the task this session works on, with its body
+class Prime(Plain):
+    """What `prime` shows. `stale_count`: of ready_count, the stale claims (in progress,
+    lease run out); `session_flag`: commands name the session (it is not the default
+    one); `hooked`: shown through an agent's hook (say what the hooks do); `other_open`:
+    other sessions' lists; `claimed`: the task this session works on, with its body.
+    (Written out, not a dataclass: aidp.core.plain; it is built at every session start.)"""
+
+    __slots__ = _fields = ("session", "todo", "in_progress", "in_progress_count", "ready",
+                           "ready_count", "stale_count", "pending_count", "session_flag",
+                           "hooked", "other_open", "claimed")
+
+    def __init__(self, session: str, todo: todos.TodoList,
+                 in_progress: list[Record] | None = None, in_progress_count: int = 0,
+                 ready: list[Record] | None = None, ready_count: int = 0,
+                 stale_count: int = 0, pending_count: int = 0, session_flag: bool = False,
+                 hooked: bool = False, other_open: list[todos.Summary] | None = None,
+                 claimed: Record | None = None) -> None:
+        self.session = session
+        self.todo = todo
+        self.in_progress: list[Record] = [] if in_progress is None else in_progress
+        self.in_progress_count = in_progress_count
+        self.ready: list[Record] = [] if ready is None else ready
+        self.ready_count = ready_count
+        self.stale_count = stale_count
+        self.pending_count = pending_count
+        self.session_flag = session_flag
+        self.hooked = hooked
+        self.other_open: list[todos.Summary] = [] if other_open is None else other_open
+        self.claimed = claimed
 
     def text(self) -> str:
         return render_text(self)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from aidp.core.errors import InvalidInput
@@ -63,7 +62,7 @@ def add(
         raise PlanTooLarge(
             f"Cannot add: a TODO list holds at most {MAX_ITEMS} items (subtasks counted), "
             f"and this one has {size(items) - 1:,}; nothing was written")
-    return replace(todo, items=items, active=True), target
+    return todo.replace(items=items, active=True), target
 
 
 def delete(todo: TodoList, position: str) -> tuple[TodoList, Target, TodoItem | Subtask]:
@@ -85,7 +84,7 @@ def delete(todo: TodoList, position: str) -> tuple[TodoList, Target, TodoItem | 
             fallback = derived_status({**parent, "subtasks": [sub]})
             own = parent.pop(OWN_STATUS, None)
             parent["status"] = own if own in ITEM_STATUSES else fallback
-    return replace(todo, items=items, active=bool(items)), target, gone
+    return todo.replace(items=items, active=bool(items)), target, gone
 
 
 def _checklist_refusal(verb: str, target: Target, item: TodoItem) -> InvalidInput:
@@ -122,7 +121,7 @@ def tick(todo: TodoList, position: str, *, completed: bool = True
         sub["status"] = "completed" if completed else "pending"
         item["subtasks"] = subs
         item["status"] = derived_status(item)
-    return replace(todo, items=items), target
+    return todo.replace(items=items), target
 
 
 def untick(todo: TodoList, position: str) -> tuple[TodoList, Target]:
@@ -143,7 +142,7 @@ def start(todo: TodoList, position: str) -> tuple[TodoList, Target]:
     if item.get("subtasks"):
         raise _checklist_refusal("start", target, item)
     item["status"] = "in_progress"
-    return replace(todo, items=items), target
+    return todo.replace(items=items), target
 
 
 def clear(todo: TodoList) -> TodoList | None:
@@ -151,19 +150,19 @@ def clear(todo: TodoList) -> TodoList | None:
     A pause goes with the list it paused. None when there is nothing active or paused."""
     if not todo.active and not todo.paused:
         return None
-    return replace(todo, active=False, paused=False, pause_reason=None)
+    return todo.replace(active=False, paused=False, pause_reason=None)
 
 
 def pause(todo: TodoList, reason: str) -> TodoList:
     """The agent is blocked: no continuation until the next user prompt."""
-    return replace(todo, paused=True, pause_reason=validate_reason(reason))
+    return todo.replace(paused=True, pause_reason=validate_reason(reason))
 
 
 def resume(todo: TodoList) -> TodoList | None:
     """Lift a pause (what the next user prompt does); None when there is none."""
     if not todo.paused:
         return None
-    return replace(todo, paused=False, pause_reason=None)
+    return todo.replace(paused=False, pause_reason=None)
 
 
 def load(todo: TodoList, source: TodoList) -> TodoList:
@@ -171,7 +170,7 @@ def load(todo: TodoList, source: TodoList) -> TodoList:
     a plan is a fresh start, like a user prompt: a pause is lifted."""
     items = copy_list(source).items
     check_size(size(items), what=f"The saved list of {source.session!r}")
-    return replace(todo, items=items, active=bool(items), paused=False, pause_reason=None,
+    return todo.replace(items=items, active=bool(items), paused=False, pause_reason=None,
                    epoch=new_generation())
 
 
@@ -220,5 +219,5 @@ def set_plan(todo: TodoList, entries: list[dict[str, Any]]) -> TodoList:
         items.append({"id": item_id, "content": text, "status": status, "priority": priority,
                       "subtasks": []})
     if not items:
-        return replace(todo, active=False)
-    return replace(todo, items=items, active=True)
+        return todo.replace(active=False)
+    return todo.replace(items=items, active=True)

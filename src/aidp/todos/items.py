@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
 from typing import Any, Final, NotRequired, TypedDict, cast
 
 from aidp.core.errors import AidpError, InvalidInput
 from aidp.core.model import MAX_DESCRIPTION, PRIORITIES, clean_text
+from aidp.core.plain import Plain
 
 # The bound on a plan, wherever one comes in (an agent's plan tool through its hooks or
 # `aidp run`, MCP todo_write, `aidp todo add|load`): a TODO list holds at most MAX_ITEMS
@@ -67,22 +67,45 @@ class TodoListNotFound(AidpError):
     """`todo load` named a session (or number) that has no saved list."""
 
 
-@dataclass
-class TodoList:
-    """One session's list, folded from the newest todo_list record."""
+class TodoList(Plain):
+    """One session's list, folded from the newest todo_list record.
 
-    session: str
-    items: list[TodoItem] = field(default_factory=list)
-    active: bool = False
-    paused: bool = False
-    pause_reason: str | None = None
-    updated_at: str | None = None
-    # Whose list it is (a git identity), recorded with the list's state.
-    owner: str | None = field(default=None, compare=False)
-    # Storage details: which generation of the session's items this is, and each item's
-    # place among its siblings (see "storage" below). Not part of the list's content.
-    epoch: str | None = field(default=None, compare=False, repr=False)
-    ranks: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    Written out, not a dataclass (aidp.core.plain: no code generated at every start-up
+    of a hook): equal when session, items, active, paused, pause_reason and updated_at
+    are; `replace` is dataclasses.replace's."""
+
+    # Whose list it is (`owner`, a git identity), recorded with the list's state. Storage
+    # details, not part of the list's content: which generation of the session's items
+    # this is (`epoch`), and each item's place among its siblings (`ranks`).
+    __slots__ = ("active", "epoch", "items", "owner", "pause_reason", "paused", "ranks",
+                 "session", "updated_at")
+    _fields = ("session", "items", "active", "paused", "pause_reason", "updated_at")
+
+    def __init__(self, session: str, items: list[TodoItem] | None = None,
+                 active: bool = False, paused: bool = False, pause_reason: str | None = None,
+                 updated_at: str | None = None, owner: str | None = None,
+                 epoch: str | None = None, ranks: dict[str, str] | None = None) -> None:
+        self.session = session
+        self.items: list[TodoItem] = [] if items is None else items
+        self.active = active
+        self.paused = paused
+        self.pause_reason = pause_reason
+        self.updated_at = updated_at
+        self.owner = owner
+        self.epoch = epoch
+        self.ranks: dict[str, str] = {} if ranks is None else ranks
+
+    def __repr__(self) -> str:
+        return f"{super().__repr__()[:-1]}, owner={self.owner!r})"
+
+    def replace(self, **changes: Any) -> TodoList:
+        """A new list with `changes` (names of its fields) and the rest of this one's."""
+        new = TodoList.__new__(TodoList)
+        for name in self.__slots__:
+            setattr(new, name, changes.pop(name) if name in changes else getattr(self, name))
+        if changes:
+            raise TypeError(f"TodoList has no field {', '.join(changes)}")
+        return new
 
     @property
     def visible(self) -> list[TodoItem]:
@@ -205,7 +228,7 @@ def copy_list(todo: TodoList) -> TodoList:
     """A copy of `todo` a change may edit in place (items, subtasks and ranks copied)."""
     items: list[TodoItem] = [{**i, "subtasks": [s.copy() for s in i.get("subtasks") or []]}
                              for i in todo.items]
-    return replace(todo, items=items, ranks=dict(todo.ranks))
+    return todo.replace(items=items, ranks=dict(todo.ranks))
 
 
 def show_json(todo: TodoList) -> dict[str, Any]:

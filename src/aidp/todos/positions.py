@@ -5,27 +5,30 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from aidp.core.errors import InvalidPosition
+from aidp.core.plain import Plain
 from aidp.todos.items import TodoItem, TodoList
 
 LAST: Literal["last"] = "last"
 Index = int | Literal["last"]
 
 POSITION_FORMS = "N, last, N.M or N.last (1-based, e.g. 2, last, 1.3, 1.last)"
-# ASCII digits only: int() would also take '٣' or '1_0'.
-_POSITION_RE = re.compile(
-    r"(?:(?P<item>[1-9][0-9]*)|(?P<last>last))"
-    r"(?:\.(?:(?P<sub>[1-9][0-9]*)|(?P<sublast>last)))?"
-)
+# ASCII digits only: int() would also take '٣' or '1_0'. Compiled at its first use
+# (re's cache), not at every import: a hook's plan never names a position.
+_POSITION = (r"(?:(?P<item>[1-9][0-9]*)|(?P<last>last))"
+             r"(?:\.(?:(?P<sub>[1-9][0-9]*)|(?P<sublast>last)))?")
 
-@dataclass(frozen=True)
-class Position:
-    item: Index
-    subtask: Index | None = None
-    text: str = ""
+class Position(Plain):
+    """A position as given (written out, not a dataclass: aidp.core.plain)."""
+
+    __slots__ = _fields = ("item", "subtask", "text")
+
+    def __init__(self, item: Index, subtask: Index | None = None, text: str = "") -> None:
+        self.item = item
+        self.subtask = subtask
+        self.text = text
 
     def __str__(self) -> str:
         return self.text or (f"{self.item}" + (f".{self.subtask}" if self.subtask else ""))
@@ -33,7 +36,7 @@ class Position:
 
 def parse_position(text: str) -> Position:
     """`N`, `last`, `N.M` or `N.last`; anything else is an InvalidPosition."""
-    match = _POSITION_RE.fullmatch(text) if isinstance(text, str) else None
+    match = re.fullmatch(_POSITION, text) if isinstance(text, str) else None
     if match is None or (match["last"] and (match["sub"] or match["sublast"])):
         raise InvalidPosition(f"Invalid position {text!r}: use {POSITION_FORMS}")
     item: Index = LAST if match["last"] else int(match["item"])
@@ -45,12 +48,14 @@ def parse_position(text: str) -> Position:
     return Position(item, sub, text)
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Plain):
     """A resolved position: 0-based indices into the visible items."""
 
-    item: int
-    subtask: int | None = None
+    __slots__ = _fields = ("item", "subtask")
+
+    def __init__(self, item: int, subtask: int | None = None) -> None:
+        self.item = item
+        self.subtask = subtask
 
     def label(self) -> str:
         return f"{self.item + 1}" + (f".{self.subtask + 1}" if self.subtask is not None else "")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, cast
 
 from aidp.core.errors import InvalidInput
 from aidp.core.model import UNKNOWN_TS, Record, ts_of
+from aidp.core.plain import Plain
 from aidp.tasklist.log import Fold, FoldKey, parse_line
 from aidp.tasklist.person import own_session
 from aidp.todos.items import (
@@ -238,20 +238,25 @@ def past_lists(fold: Fold, data: bytes) -> list[TodoList]:
 def _stamp(todo: TodoList) -> int:
     return ts_of({"updated_at": todo.updated_at}) if todo.updated_at else UNKNOWN_TS
 
-@dataclass
-class Summary:
-    """One line of `todo list`."""
+class Summary(Plain):
+    """One line of `todo list`; `list`: an earlier list's id (`todo list --all`)."""
 
-    session: str
-    current: bool
-    updated_at: str | None
-    active: bool
-    paused: bool
-    items: int
-    counts: dict[str, int]
-    first: str | None
-    owner: str | None = None
-    list: str | None = None  # an earlier list's id (`todo list --all`)
+    __slots__ = _fields = ("session", "current", "updated_at", "active", "paused", "items",
+                           "counts", "first", "owner", "list")
+
+    def __init__(self, session: str, current: bool, updated_at: str | None, active: bool,
+                 paused: bool, items: int, counts: dict[str, int], first: str | None,
+                 owner: str | None = None, list: str | None = None) -> None:
+        self.session = session
+        self.current = current
+        self.updated_at = updated_at
+        self.active = active
+        self.paused = paused
+        self.items = items
+        self.counts = counts
+        self.first = first
+        self.owner = owner
+        self.list = list
 
     def to_json(self) -> dict[str, Any]:
         earlier = {"list": self.list} if self.list is not None else {}

@@ -4,10 +4,10 @@ records that changed."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from aidp.core.model import Record, format_ts, now_micros, step_past
+from aidp.core.plain import Plain
 from aidp.tasklist.log import Fold, TaskLog
 from aidp.todos.items import TodoList, copy_list, same
 from aidp.todos.records import (
@@ -112,11 +112,15 @@ def _node_records(after: TodoList, gen: str, old_nodes: dict[str, Record], stamp
     return written
 
 
-@dataclass
-class Edit:
-    before: TodoList
-    after: TodoList
-    written: bool
+class Edit(Plain):
+    """What an edit did: the list before and after, and whether anything was written."""
+
+    __slots__ = _fields = ("before", "after", "written")
+
+    def __init__(self, before: TodoList, after: TodoList, written: bool) -> None:
+        self.before = before
+        self.after = after
+        self.written = written
 
 
 def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) -> Edit:
@@ -135,9 +139,9 @@ def edit(log: TaskLog, session: str, fn: Callable[[TodoList], TodoList | None]) 
             return []
         stamp = format_ts(step_past(state.newest, now_micros()))
         if after.owner is None:
-            after = replace(after, owner=before.owner or _owner_for(log, session))
-        records, gen = _changes(state, replace(after, session=session), stamp, writer)
-        after = replace(after, session=session, updated_at=stamp, epoch=gen)
+            after = after.replace(owner=before.owner or _owner_for(log, session))
+        records, gen = _changes(state, after.replace(session=session), stamp, writer)
+        after = after.replace(session=session, updated_at=stamp, epoch=gen)
         outcome[:] = [Edit(before, after, written=True)]
         return records
 

@@ -134,7 +134,7 @@ def _own(root: Path, name: str) -> bool:
 
 
 # What state_path names: the only files sweep() removes.
-_STATE_NAME = re.compile(r"[a-z0-9]+-[A-Za-z0-9_.-]{0,60}-[0-9a-f]{8}\.json")
+_STATE_NAME = r"[a-z0-9]+-[A-Za-z0-9_.-]{0,60}-[0-9a-f]{8}\.json"  # matched by sweep()
 
 
 def state_path(root: Path, agent: str, session: str) -> Path:
@@ -164,12 +164,15 @@ def sweep(root: Path, *, now: float | None = None) -> None:
         except OSError:
             return
         for name in names:
-            state = _STATE_NAME.fullmatch(name.removesuffix(LOCK_SUFFIX))
-            temp = _TEMP_NAME.fullmatch(name)
-            if not state and not temp:
-                continue
+            # Its age first: only a file older than a TTL can go, and the names' patterns
+            # are compiled (once, re's cache) only when one is that old.
             info = folder.lstat(name)
-            if info is None or not stat.S_ISREG(info.st_mode):
+            if info is None or not stat.S_ISREG(info.st_mode) or (
+                    info.st_mtime >= now - min(TEMP_TTL, STATE_TTL)):
+                continue
+            state = re.fullmatch(_STATE_NAME, name.removesuffix(LOCK_SUFFIX))
+            temp = re.fullmatch(_TEMP_NAME, name)
+            if not state and not temp:
                 continue
             if name.endswith(LOCK_SUFFIX):  # a lock goes with its state (its mtime stays)
                 stale = folder.lstat(name.removesuffix(LOCK_SUFFIX)) is None and (
@@ -185,8 +188,8 @@ def sweep(root: Path, *, now: float | None = None) -> None:
 
 
 # The temporary files State.save writes (`.NAME.PID.RANDOM.tmp`).
-_TEMP_NAME = re.compile(r"\.[a-z0-9]+-[A-Za-z0-9_.-]{0,60}-[0-9a-f]{8}\.json\.[0-9]+\.[0-9a-f]{8}"
-                        r"\.tmp")
+_TEMP_NAME = (r"\.[a-z0-9]+-[A-Za-z0-9_.-]{0,60}-[0-9a-f]{8}\.json\.[0-9]+\.[0-9a-f]{8}"
+              r"\.tmp")
 
 
 # --- what git tracks there --------------------------------------------------------------
