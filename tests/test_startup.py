@@ -260,3 +260,64 @@ def test_a_one_shot_command_hands_the_freeze_to_its_log() -> None:
     assert not startup.one_shot(["board", "--port", "0"])
     assert Env(directory=".", one_shot=True).log.freeze is True
     assert Env(directory=".").log.freeze is False
+
+
+# What `aidp hook AGENT EVENT` loads (issue 40's agent tax, bench/hooks.py): the named
+# agent's adapter and no other (the registry loads an adapter when asked for it), not
+# the work queue while nothing is claimed, not what another event needs (a session
+# start's prime text, a plan's writer), and no dataclass (each is ~3 M instructions of
+# generated code at every start-up; aidp.core.plain). importtime does not list a module
+# loaded by importlib.import_module, so the hook's process reports sys.modules itself.
+_HOOK_PROBE = """
+import dataclasses, io, json, sys
+payload, out = sys.argv[1].encode(), sys.argv[2]
+sys.argv = ["aidp", "hook", *sys.argv[3:]]
+sys.stdin = io.TextIOWrapper(io.BytesIO(payload))
+from aidp.cli import main
+try:
+    main()
+except SystemExit as exc:
+    code = exc.code
+made = sorted(f"{name}.{value.__name__}" for name, module in list(sys.modules.items())
+              if name.startswith("aidp") for value in vars(module).values()
+              if isinstance(value, type) and value.__module__ == name
+              and dataclasses.is_dataclass(value))
+with open(out, "w") as handle:
+    json.dump({"code": code, "modules": sorted(sys.modules), "dataclasses": made}, handle)
+"""
+_ADAPTERS = {f"aidp.agent.agents.{name}" for name in
+             ("claude", "codex", "gemini", "aider", "cursor", "copilot", "opencode")}
+
+
+def hook_loads(tmp_path, agent: str, event: str, payload: dict) -> tuple[set[str], list[str]]:
+    import json
+
+    out = tmp_path / "loaded.json"
+    proc = subprocess.run([sys.executable, "-c", _HOOK_PROBE, json.dumps(payload), str(out),
+                           agent, event], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(out.read_text())
+    assert found["code"] == 0 and "aidp.agent.hook.handler" in found["modules"], proc.stderr
+    return set(found["modules"]), found["dataclasses"]
+
+
+@pytest.mark.parametrize(("agent", "event", "reply"), [("claude", "Stop", "last_assistant_message"),
+                                                       ("gemini", "AfterAgent", "prompt_response")])
+def test_a_stop_hook_loads_its_own_adapter_and_no_dataclass(cli, tmp_path, agent: str,
+                                                           event: str, reply: str) -> None:
+    assert cli("tasks", "add", "A task nobody claimed").code == 0
+    names, made = hook_loads(tmp_path, agent, event, {
+        "session_id": "s1", "hook_event_name": event, "stop_hook_active": False, reply: "Done."})
+    assert names & _ADAPTERS == {f"aidp.agent.agents.{agent}"}
+    assert not names & {"aidp.backlog.queue", "aidp.app.prime", "aidp.app.plans",
+                        "aidp.agent.continuation", "aidp.agent.signals"}
+    assert made == []
+
+
+def test_a_session_start_hook_loads_its_own_adapter_and_no_dataclass(cli, tmp_path) -> None:
+    assert cli("tasks", "add", "A task to show").code == 0
+    names, made = hook_loads(tmp_path, "codex", "SessionStart", {
+        "session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+    assert names & _ADAPTERS == {"aidp.agent.agents.codex"}
+    assert "aidp.app.prime" in names and "aidp.app.plans" not in names
+    assert made == []
