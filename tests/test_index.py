@@ -1125,3 +1125,31 @@ def test_list_json_of_pending_tasks_reads_no_typed_record(log: TaskLog) -> None:
     assert [t.get("assignee") for t in expected if t["id"] == ids[7]] == ["ann"]
     typed = [sql for sql in asked if "typed" in sql]
     assert len(typed) == 1 and ids[7] in typed[0] and ids[8] not in typed[0], typed
+
+
+def test_a_typed_record_that_moves_to_another_task_leaves_the_first_as_it_was(
+        log: TaskLog) -> None:
+    """A typed record's later line may name another task than its earlier one (written
+    by hand, or a tool): the store's kept element of the task it named before loses its
+    link as well as the one it names now gains it (aidp.store.shown), after a refresh of
+    the store as after a build."""
+    from aidp.app import listing
+
+    log.ensure_dir()
+    first, second, blocker = QIDS[0], QIDS[1], QIDS[2]
+    log.path.write_bytes(many_tasks(3) + orjson.dumps(
+        {"type": "dep", "id": "dep:moved", "task": first, "blocked_by": blocker,
+         "updated_at": format_ts(5)}) + b"\n")
+    pending = tasks.Query(statuses=("pending",))
+    for step in range(2):
+        got = store.load(log)
+        assert isinstance(got, store.StoreFold)
+        found = listing.answer(got, pending, shape="json")
+        assert found.batches is not None
+        shown = orjson.loads(b"[" + b",".join(bytes(e) for b in found.batches for e in b) + b"]")
+        full = log.full_fold()
+        assert shown == queue.shown(full, tasks.find_in(full, pending).tasks)
+        holder = first if step == 0 else second
+        assert [t["id"] for t in shown if "blocked_by" in t] == [holder]
+        log.append([{"type": "dep", "id": "dep:moved", "task": second, "blocked_by": blocker,
+                     "updated_at": format_ts(6)}])
