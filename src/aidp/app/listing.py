@@ -158,18 +158,18 @@ def _linked(qs: queue.QueueState, batches: Iterable[list[Record]]) -> Iterator[l
         yield queue.shown_with(qs, batch)
 
 
-def _encoded(fold: Fold, found: list[tuple[str, bytes, bool]]) -> list[bytes]:
-    """The tasks found, (id, element, whether it is as shown) as the store keeps them, as
-    json prints them: a pending task's as they are (its links in them: aidp.store.shown),
-    another's with links (in progress: a lease's marks go by the clock) decoded, shown
-    and encoded again."""
-    rest = [tid for tid, _element, done in found if not done]
+def _encoded(fold: Fold, found: list[tuple[bytes, str | None]]) -> list[bytes]:
+    """The tasks found, (element, None or the id of a task whose element is not as shown)
+    as the store keeps them, as json prints them: a pending task's as they are (its links
+    in them: aidp.store.shown), another's with links (in progress: a lease's marks go by
+    the clock) decoded, shown and encoded again."""
+    rest = [tid for _element, tid in found if tid is not None]
     if not rest:
-        return [element for _tid, element, _done in found]
+        return [element for element, _tid in found]
     qs = queue.state(fold, about=rest, own=True)
     linked = queue.linked_ids(qs)
     return [bytes(json_elements([queue.with_extras(qs, orjson.loads(element))]))
-            if not done and tid in linked else element for tid, element, done in found]
+            if tid in linked else element for element, tid in found]
 
 
 def _holders(qs: queue.QueueState) -> list[str]:

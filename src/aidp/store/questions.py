@@ -195,6 +195,8 @@ _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT valu
            "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
            "json_each(?1)))")
 
+_ENCODED = ("CASE WHEN shown IS NULL THEN body ELSE shown END, "  # find_encoded: as shown,
+            "CASE status WHEN 'pending' THEN NULL ELSE id END")  # else the record, and its id
 # shared_prefixes: the hex parts just below and above one (task_hex), itself left out;
 # for more ids than SHARED_BULK, every id in the index's order costs less.
 SHARED_BULK = 2000
@@ -442,9 +444,8 @@ class StoreFold(Fold):
                 f"SELECT status, count(*) FROM task {where} GROUP BY status", params)}
         return found, counts
 
-    def find_encoded(self, q: Query) -> list[tuple[str, bytes, bool]] | None:
+    def find_encoded(self, q: Query) -> list[tuple[bytes, str | None]] | None:
         if (q.grep is not None or q.assignee is not None or q.statuses is None
                 or not set(q.statuses) <= set(OPEN_STATUSES)):
             return None
-        return [(row[0], row[2] or row[1], row[3] == "pending") for batch in self.listed(
-            q, "id, body, shown, status") for row in batch]  # as `list` prints: store.shown
+        return [(row[0], row[1]) for batch in self.listed(q, _ENCODED) for row in batch]

@@ -357,10 +357,10 @@ class Questions:
         when --grep or --assignee is set)."""
         return None
 
-    def find_encoded(self, q: Query) -> list[tuple[str, bytes, bool]] | None:
-        """(id, the task as an element of `tasks list --json`'s array: model.json_elements,
-        whether that element is as shown already: with its queue keys) of each task
-        `find` returns, when the fold keeps its tasks so (the store: its open tasks, with
-        neither --grep nor --assignee, a pending one's with its links); None: `find`
-        answers."""
+    def find_encoded(self, q: Query) -> list[tuple[bytes, str | None]] | None:
+        """(the task as an element of `tasks list --json`'s array: model.json_elements,
+        None where that element is as shown already, with its queue keys, else its id)
+        of each task `find` returns, when the fold keeps its tasks so (the store: its
+        open tasks, with neither --grep nor --assignee, a pending one's with its links);
+        None: `find` answers."""
         return None
