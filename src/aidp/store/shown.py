@@ -10,7 +10,8 @@ unless `task`, its blockers (dependency records not removed, oldest fold key fir
 its parent (the last parent record in the fold's order), its notes (oldest first).
 Set again by every fill for each pending task whose row or one of whose typed records
 it wrote; NULL where the task shows nothing beside its record (`body` is then what it
-prints).
+prints). A change of this rule (or of the queue's) changes the store's format
+(db.FORMAT): stores built before are rebuilt, never read with the old elements.
 """
 
 from __future__ import annotations
