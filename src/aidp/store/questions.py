@@ -194,9 +194,8 @@ _KEPT = "coalesce(kind, '') NOT IN (SELECT value FROM json_each(?2))"
 _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT value FROM "
            "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
            "json_each(?1)))")
-
-_ENCODED = ("CASE WHEN shown IS NULL THEN body ELSE shown END, "  # find_encoded: as shown,
-            "CASE status WHEN 'pending' THEN NULL ELSE id END")  # else the record, and its id
+_ENCODED = ("CASE WHEN shown IS NULL THEN body ELSE shown END, "  # find_encoded's (a comma
+            "CASE status WHEN 'pending' THEN NULL ELSE id END")  # apart: listed's sort keys)
 # shared_prefixes: the hex parts just below and above one (task_hex), itself left out;
 # for more ids than SHARED_BULK, every id in the index's order costs less.
 SHARED_BULK = 2000
