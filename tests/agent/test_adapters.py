@@ -18,19 +18,19 @@ from aidp.agent.setup import integrate
 
 
 def test_the_registry_holds_each_adapter_once_under_its_name() -> None:
-    names = [adapter.name for adapter in agents.ADAPTERS]
+    names = [adapter.name for adapter in agents.adapters()]
     assert len(set(names)) == len(names)
-    assert all(isinstance(adapter, Adapter) for adapter in agents.ADAPTERS)
-    assert {a.name for a in agents.READING} == set(names)
-    assert all(agents.get(f" {name.upper()} ") is agents.BY_NAME[name] for name in names)
+    assert all(isinstance(adapter, Adapter) for adapter in agents.adapters())
+    assert {a.name for a in agents.reading()} == set(names)
+    assert all(agents.get(f" {name.upper()} ") is agents.load(name) for name in names)
     assert agents.get("vim") is None
 
 
 def test_presets_setup_hooks_and_agents_are_the_registrys() -> None:
-    assert {a.name: a.preset for a in agents.ADAPTERS} == presets.PRESETS
-    hooked = [a.name for a in agents.ADAPTERS if a.hooks is not None]
-    assert sorted(integrate.AGENTS) == sorted(hooked) == sorted(a.name for a in agents.HOOKED)
-    for adapter in agents.HOOKED:
+    assert {a.name: a.preset for a in agents.adapters()} == presets.PRESETS
+    hooked = [a.name for a in agents.adapters() if a.hooks is not None]
+    assert sorted(integrate.AGENTS) == sorted(hooked) == sorted(a.name for a in agents.hooked())
+    for adapter in agents.hooked():
         assert adapter.hooks is not None and adapter.setup is not None
         spec = integrate.AGENTS[adapter.name]
         assert spec.settings == adapter.setup.settings
@@ -39,11 +39,11 @@ def test_presets_setup_hooks_and_agents_are_the_registrys() -> None:
             assert handler.resolve(adapter.name, event.lower()) == (adapter.name, event)
     found = inventory.survey(env={"PATH": ""}, ask=False)
     assert [(i.name, i.command, i.program) for i in found] == [
-        (a.name, a.preset, shlex.split(a.preset)[0]) for a in agents.ADAPTERS]
+        (a.name, a.preset, shlex.split(a.preset)[0]) for a in agents.adapters()]
 
 
 def test_a_plan_matcher_names_the_adapters_plan_tools() -> None:
-    for adapter in agents.HOOKED:
+    for adapter in agents.hooked():
         assert adapter.hooks is not None
         plan_event = next(e for e, kind in adapter.hooks.events.items() if kind == "plan")
         assert integrate.AGENTS[adapter.name].matchers[plan_event] == "|".join(adapter.plan_tools)
@@ -77,7 +77,7 @@ def test_every_plan_tool_is_read_as_a_plan_from_any_agent() -> None:
 
 def test_hook_plans_per_adapter() -> None:
     state: dict[str, Any] = {}
-    claude, codex, gemini = (agents.BY_NAME[n] for n in ("claude", "codex", "gemini"))
+    claude, codex, gemini = (agents.load(n) for n in ("claude", "codex", "gemini"))
     plan = [{"step": "x", "status": "pending"}]
     assert codex.hook_plan("update_plan", {"plan": plan}, None, state) == (True, plan)
     assert gemini.hook_plan("write_todos", {"todos": plan}, None, state) == (True, plan)
@@ -90,7 +90,7 @@ def test_hook_plans_per_adapter() -> None:
 
 def test_gemini_uses_the_server_its_project_registers() -> None:
     # Otherwise a home of its own for the run: tests/agent/test_gemini_home.py.
-    gemini = agents.BY_NAME["gemini"]
+    gemini = agents.load("gemini")
     server = mcp_handover.server_for({})
     assert gemini.hand_mcp(["gemini"], server, {}, registered=lambda: True) == (["gemini"], {})
 

@@ -29,7 +29,7 @@ def user_home(tmp_path: Path) -> Path:
 
 
 def hand(env: dict[str, str]) -> tuple[list[str], dict[str, str]] | None:
-    gemini = agents.BY_NAME["gemini"]
+    gemini = agents.load("gemini")
     server = mcp_handover.server_for({**env, **RUN_ENV})
     return gemini.hand_mcp(["gemini", "-p", "x"], server, env, registered=lambda: False)
 

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 
 from aidp.agent import inventory
-from aidp.agent.agents import ADAPTERS
+from aidp.agent.agents import adapters
 from aidp.agent.agents.verified import VERIFIED
 
 VERSIONS_TOML = Path(__file__).parents[1] / "agents" / "versions.toml"
@@ -91,6 +91,6 @@ def test_aider_version_from_its_virtual_environment(tmp_path: Path) -> None:
 
 def test_every_preset_is_listed_in_run_order() -> None:
     found = inventory.survey(env={"PATH": ""})
-    assert [info.name for info in found] == [a.name for a in ADAPTERS]
+    assert [info.name for info in found] == [a.name for a in adapters()]
     assert all(info.path is None and not info.verified for info in found)
     assert found[0].to_json()["installed"] is False

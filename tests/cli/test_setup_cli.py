@@ -248,14 +248,14 @@ def test_max_continuations_is_written_kept_and_checked(project: Path, cli) -> No
 
 @pytest.mark.parametrize("command", ["setup", "hook"])
 def test_help_names_every_hooked_agent_and_the_files_setup_writes(cli, command: str) -> None:
-    """The help is the adapters' own (agents.HOOKED, their Setup and Hooks): an agent
+    """The help is the adapters' own (agents.hooked(), their Setup and Hooks): an agent
     with hooks added to the registry is named with its files, not left out of a list."""
-    from aidp.agent.agents import HOOKED
+    from aidp.agent.agents import hooked
 
     result = cli(command, "--help")
     assert result.code == 0, result
     shown = " ".join(result.out.replace("│", " ").split())
-    for adapter in HOOKED:
+    for adapter in hooked():
         assert adapter.name in shown
         assert adapter.setup is not None and adapter.hooks is not None
         if command == "setup":
@@ -265,5 +265,5 @@ def test_help_names_every_hooked_agent_and_the_files_setup_writes(cli, command: 
         else:
             assert f"{adapter.name} {next(iter(adapter.hooks.events))}" in shown \
                 or f"{adapter.name} as " in shown
-    names = [adapter.name for adapter in HOOKED]  # the choices as a sentence says them
+    names = [adapter.name for adapter in hooked()]  # the choices as a sentence says them
     assert f"{', '.join(names[:-1])} or {names[-1]}." in shown

@@ -27,7 +27,7 @@ from aidp.agent.agents.verified import VERIFIED
 VERSION_TIMEOUT = 5.0
 # Every adapter's quiet variables, for any CLI asked (one CLI's variable is nothing to
 # another): no update check, no telemetry while it answers `--version`.
-_QUIET_ENV = {name: value for adapter in agents.ADAPTERS
+_QUIET_ENV = {name: value for adapter in agents.adapters()
               for name, value in adapter.quiet_env.items()}
 _VERSION = re.compile(r"\b(\d+\.\d+(?:\.\d+)?(?:[-.+][0-9A-Za-z.]+)?)\b")
 
@@ -53,7 +53,7 @@ def survey(*, env: dict[str, str] | None = None, ask: bool = True) -> list[Agent
     """Every preset, in `aidp run --agent` order. `ask=False` never starts a program."""
     environment = dict(os.environ if env is None else env)
     found = []
-    for adapter in agents.ADAPTERS:
+    for adapter in agents.adapters():
         program = adapter.program
         path = shutil.which(program, path=environment.get("PATH"))
         pin = VERIFIED.get(adapter.name)

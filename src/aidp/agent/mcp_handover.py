@@ -63,7 +63,7 @@ def hand_over(spec: AgentSpec, env: dict[str, str]) -> Handover | None:
     run (aider, cursor-agent)."""
     if spec.preset is None:
         return None
-    adapter = agents.BY_NAME[spec.preset]
+    adapter = agents.load(spec.preset)
     server = server_for(env)
     given = adapter.hand_mcp(list(spec.argv), server, env,
                              registered=lambda: registered_in_project(adapter.name, env))

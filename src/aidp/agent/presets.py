@@ -25,7 +25,7 @@ CONFIG_NAME = "config.toml"
 # The non-interactive ("headless") mode each CLI documents today, from its adapter in
 # aidp.agent.agents. Where a CLI can report its work as JSON events, that mode is used:
 # aidp reads tool calls and the agent's own plan from them.
-PRESETS: dict[str, str] = {adapter.name: adapter.preset for adapter in agents.ADAPTERS}
+PRESETS: dict[str, str] = {adapter.name: adapter.preset for adapter in agents.adapters()}
 
 SOURCES_HELP = (
     "--agent NAME|COMMAND, the AIDP_AGENT variable, or agent = \"…\" in .aidp/config.toml"
@@ -97,7 +97,7 @@ def parse(value: object, *, source: str) -> AgentSpec:
         )
     preset = text.lower()
     if preset in PRESETS:
-        adapter = agents.BY_NAME[preset]
+        adapter = agents.load(preset)
         return AgentSpec(label=preset, argv=tuple(shlex.split(adapter.preset)), source=source,
                          preset=preset, env=tuple(adapter.env.items()))
     try:

@@ -170,9 +170,9 @@ def _values_for(path: tuple[str, ...], name: str | None) -> Values | None:
 
         return _fixed(*PRESETS)
     if name == "agent" and command in ("setup", "hook"):
-        from aidp.agent.agents import HOOKED
+        from aidp.agent.agents import hooked
 
-        return _fixed(*(adapter.name for adapter in HOOKED))
+        return _fixed(*(adapter.name for adapter in hooked()))
     if name == "event" and command == "hook":
         return _hook_events
     if name in ("tag", "add_tag", "remove_tag"):
@@ -297,9 +297,9 @@ def _positions(ctx: Context, param: Parameter, incomplete: str) -> Iterator[tupl
 
 
 def _hook_events(ctx: Context, param: Parameter, incomplete: str) -> list[str]:
-    from aidp.agent.agents import HOOKED
+    from aidp.agent.agents import hooked
 
-    events = {a.name: list(a.hooks.events) for a in HOOKED if a.hooks is not None}
+    events = {a.name: list(a.hooks.events) for a in hooked() if a.hooks is not None}
     agent = ctx.params.get("agent")
     if agent in events:
         return events[agent]

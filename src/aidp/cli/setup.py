@@ -6,14 +6,14 @@ from pathlib import Path
 
 import typer
 
-from aidp.agent.agents import HOOKED
+from aidp.agent.agents import hooked
 from aidp.cli.common import either, env, info
 from aidp.core.errors import ExitCode, InvalidInput
 
 # What the help names comes from the adapters (agents/base.Setup): a new agent with
 # hooks is in it without an edit here.
-_SETUPS = [adapter.setup for adapter in HOOKED if adapter.setup is not None]
-_AGENTS = either([adapter.name for adapter in HOOKED]) + "."
+_SETUPS = [adapter.setup for adapter in hooked() if adapter.setup is not None]
+_AGENTS = either([adapter.name for adapter in hooked()]) + "."
 _INSTRUCTIONS = " / ".join(dict.fromkeys(setup.instructions for setup in _SETUPS))
 _MCP_FILES = ", ".join(setup.mcp_settings for setup in _SETUPS)
 _SETTINGS = ", ".join(setup.settings for setup in _SETUPS)
@@ -122,8 +122,8 @@ setup.__doc__ = f"""Install aidp's hooks (session start, plan mirror, stop) in t
     server; idempotent.
 
     Examples:
-    $ aidp setup {HOOKED[0].name} --mcp
-    $ aidp setup {HOOKED[-1].name} --check
+    $ aidp setup {hooked()[0].name} --mcp
+    $ aidp setup {hooked()[-1].name} --check
     """
 
 

@@ -7,12 +7,13 @@ loop, `aidp hook`, `aidp setup`, `aidp agents` and the MCP handover ask the adap
 
 An adapter's module is loaded when it is first asked for: `get(name)` loads that one
 agent's (an `aidp hook claude Stop` loads Claude's, not the six others' and their
-patterns), and the first use of `ADAPTERS`, `BY_NAME`, `READING`, `HOOKED` or
-`PLAN_TOOLS` loads them all (docs/architecture.md, "Start-up").
+patterns), `load(name)` likewise, and `adapters()`, `reading()`, `hooked()` and
+`plan_tools()` load the ones they return (docs/architecture.md, "Start-up").
 """
 
 from __future__ import annotations
 
+from functools import cache
 from importlib import import_module
 from typing import TYPE_CHECKING
 
@@ -51,15 +52,10 @@ AIDP_PLAN_TOOL = "todo_write"
 
 _loaded: dict[str, Adapter] = {}
 
-if TYPE_CHECKING:  # made by __getattr__ at their first use: every adapter loaded
-    ADAPTERS: tuple[Adapter, ...]
-    BY_NAME: dict[str, Adapter]
-    READING: tuple[Adapter, ...]
-    HOOKED: tuple[Adapter, ...]
-    PLAN_TOOLS: frozenset[str]
 
-
-def _load(name: str) -> Adapter:
+def load(name: str) -> Adapter:
+    """The adapter of a registered agent name (KeyError for another name); only its own
+    module is loaded."""
     found = _loaded.get(name)
     if found is None:
         module, cls = _CLASSES[name]
@@ -67,32 +63,32 @@ def _load(name: str) -> Adapter:
     return found
 
 
-def _plan_tools() -> frozenset[str]:
-    return frozenset({tool for n in NAMES for tool in _load(n).plan_tools} | {AIDP_PLAN_TOOL})
+def adapters() -> tuple[Adapter, ...]:
+    """Every adapter, in the registry's order (all of them loaded)."""
+    return tuple(map(load, NAMES))
 
 
-def __getattr__(name: str) -> object:
-    """The registry's tables, made (every adapter loaded) at their first use."""
-    if name not in ("ADAPTERS", "BY_NAME", "READING", "HOOKED", "PLAN_TOOLS"):
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    adapters = tuple(_load(n) for n in NAMES)
-    assert sorted(HOOKED_NAMES) == sorted(a.name for a in adapters if a.hooks is not None)
-    tables = {
-        "ADAPTERS": adapters,
-        "BY_NAME": {adapter.name: adapter for adapter in adapters},
-        "READING": tuple(_load(n) for n in _READING_ORDER),
-        "HOOKED": tuple(_load(n) for n in HOOKED_NAMES),
-        "PLAN_TOOLS": _plan_tools(),
-    }
-    globals().update(tables)  # made once: later uses find them as plain names
-    return tables[name]
+def reading() -> tuple[Adapter, ...]:
+    """Every adapter, in the order their event readers are asked."""
+    return tuple(map(load, _READING_ORDER))
+
+
+def hooked() -> tuple[Adapter, ...]:
+    """The adapters of the agents `aidp hook` and `aidp setup` serve, in their order."""
+    return tuple(map(load, HOOKED_NAMES))
+
+
+@cache
+def plan_tools() -> frozenset[str]:
+    """The plan tools of every agent, and aidp's own."""
+    return frozenset({tool for a in adapters() for tool in a.plan_tools} | {AIDP_PLAN_TOOL})
 
 
 def get(name: str) -> Adapter | None:
     """The adapter of a preset name (case and spaces around it do not matter); only its
     own module is loaded."""
     key = name.strip().lower()
-    return _load(key) if key in _CLASSES else None
+    return load(key) if key in _CLASSES else None
 
 
 def for_command(preset: str | None, program: str) -> Adapter | None:
@@ -100,9 +96,9 @@ def for_command(preset: str | None, program: str) -> Adapter | None:
     agent CLIs (`/usr/local/bin/aider …` → aider): what aidp knows about that CLI (its
     own files, its text lines) holds for a command line of your own too."""
     if preset is not None and preset in _CLASSES:
-        return _load(preset)
+        return load(preset)
     name = program.replace("\\", "/").rsplit("/", 1)[-1].lower().removesuffix(".exe")
-    for adapter in map(_load, NAMES):
+    for adapter in adapters():
         if name in (adapter.name, adapter.program):
             return adapter
     return None
@@ -113,5 +109,4 @@ def output_reader(adapter: Adapter | None = None) -> OutputReader:
     `adapter` (the program run, when it is a known CLI)."""
     from aidp.agent.events import OutputReader
 
-    return OutputReader(dialects=tuple(map(_load, _READING_ORDER)), own=adapter,
-                        plan_tools=_plan_tools())
+    return OutputReader(dialects=reading(), own=adapter, plan_tools=plan_tools())

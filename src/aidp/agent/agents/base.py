@@ -1,7 +1,7 @@
 """The interface every agent adapter implements: what aidp knows about one agent CLI.
 
 One subclass of `Adapter` per CLI, one instance of it in the registry
-(aidp.agent.agents.ADAPTERS). The run loop, `aidp hook`, `aidp setup`, `aidp agents` and
+(aidp.agent.agents.adapters()). The run loop, `aidp hook`, `aidp setup`, `aidp agents` and
 the MCP handover ask the adapter; none of them names an agent:
 
 - its preset and environment (`name`, `preset`, `env`), and the files it writes for

@@ -64,7 +64,7 @@ class AgentSettings:
 
 # The agents `aidp setup` serves, from the adapters' registry.
 AGENTS: dict[str, AgentSettings] = {
-    spec.name: spec for spec in map(AgentSettings.of, agents.HOOKED) if spec is not None}
+    spec.name: spec for spec in map(AgentSettings.of, agents.hooked()) if spec is not None}
 
 
 class SettingsError(AidpError):
