@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 NAME = "store.db"
 # Bumped when the schema or a column's meaning changes (older files are rebuilt).
-FORMAT = 15
+FORMAT = 16
 SIDECARS = ("-wal", "-shm", "-journal")  # files SQLite keeps next to the database
 BUSY_SECONDS = 0.2
 
@@ -43,6 +43,9 @@ CREATE TABLE merged(id TEXT PRIMARY KEY, record TEXT NOT NULL) WITHOUT ROWID;
 # Created after a cold build's rows are in (faster than keeping them up to date); what
 # each covers: docs/store.md, "The read path". With them the trigger that takes
 # a replaced task row's tags with it (a cold build replaces none: it has no trigger).
+# typed_kind finds the rows of a few kinds (a TODO list's) among many; SQLite has no
+# statistics, so a query that finds typed rows by task or link writes `+kind` (else it
+# may walk every row of that kind for each task instead).
 INDEXES = """
 CREATE UNIQUE INDEX IF NOT EXISTS task_id ON task(id);
 CREATE INDEX task_status ON task(status, seq, id, priority, created, off, len);
@@ -60,6 +63,7 @@ CREATE INDEX typed_task ON typed(task);
 CREATE INDEX typed_links ON typed(blocked_by, task);
 CREATE INDEX typed_parent ON typed(parent, task);
 CREATE INDEX typed_type ON typed(task, seq, task_type) WHERE kind = 'task_type';
+CREATE INDEX typed_kind ON typed(kind);
 CREATE TRIGGER task_tags AFTER DELETE ON task BEGIN DELETE FROM tag WHERE seq = OLD.seq; END;
 """
 # The tallies (`stats`): counted once after the cold build, then kept by triggers. The

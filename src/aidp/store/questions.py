@@ -127,9 +127,9 @@ def _priority_in(priorities: Collection[str]) -> str:
 # The tasks whose type (details.value_of of their last `task_type` row in the fold's
 # order: its text, `task` when that is none or empty) is one of ?, a JSON list — or,
 # with NOT IN, of the others: a task with no such row is a `task` (the typed_type index).
-_TYPED_AS = """SELECT y.task FROM typed y WHERE y.kind = 'task_type' AND y.task IS NOT NULL
-  AND NOT EXISTS (SELECT 1 FROM typed z WHERE z.kind = 'task_type' AND z.task = y.task
-    AND z.seq > y.seq)
+_TYPED_AS = """SELECT y.task FROM typed y INDEXED BY typed_type WHERE y.kind = 'task_type'
+  AND y.task IS NOT NULL AND NOT EXISTS (SELECT 1 FROM typed z INDEXED BY typed_type
+    WHERE z.kind = 'task_type' AND z.task = y.task AND z.seq > y.seq)
   AND coalesce(nullif(y.task_type, ''), 'task') {op} (SELECT value FROM json_each(?))"""
 
 
@@ -162,35 +162,35 @@ def _narrowing(q: Query, statuses: Collection[str] | None) -> tuple[str, list[An
 
 _OPEN = "('pending', 'in_progress')"
 # A `parent` row p that is its task's last one naming a parent (what makes it a child).
-_LAST_PARENT = """p.kind = 'parent' AND p.parent != '' AND p.task != p.parent
-  AND NOT EXISTS (SELECT 1 FROM typed q WHERE q.task = p.task AND q.kind = 'parent'
+_LAST_PARENT = """p.parent != '' AND p.task != p.parent
+  AND NOT EXISTS (SELECT 1 FROM typed q WHERE q.task = p.task AND +q.kind = 'parent'
     AND q.parent != '' AND q.parent != q.task AND q.seq > p.seq)"""
 # Questions.ready as a query: the pending tasks in the task_rank index's order, each
 # kept when no dependency of it (typed_task) nor child of it (typed_parent, the child's
 # last parent record) is an open task; SQLite stops walking at the limit.
 _READY = f"""SELECT id, priority, created FROM task t WHERE status = 'pending' {{where}}
 AND NOT EXISTS (SELECT 1 FROM typed d JOIN task b ON b.id = d.blocked_by
-  WHERE d.task = t.id AND d.kind = 'dep' AND NOT d.removed AND d.blocked_by != d.task
+  WHERE d.task = t.id AND +d.kind = 'dep' AND NOT d.removed AND d.blocked_by != d.task
   AND b.status IN {_OPEN})
 AND NOT EXISTS (SELECT 1 FROM typed p JOIN task c ON c.id = p.task
-  WHERE p.parent = t.id AND c.status IN {_OPEN} AND {_LAST_PARENT})
+  WHERE p.parent = t.id AND c.status IN {_OPEN} AND +p.kind = 'parent' AND {_LAST_PARENT})
 ORDER BY {_RANK}, created, seq LIMIT ?"""
-# Questions.blocked as a query: each open task with what it waits on that is open, a
-# row per link (its dependencies by fold key, then its children by their first parent
-# row), best first as queue.blocked ranks them.
+# Questions.blocked as a query: each open task's links to open ones (dependencies by fold
+# key, then children by their first parent row; typed_kind), ranked as queue.blocked does.
 _BLOCKED = f"""WITH waits(task, other, kind, k1, k2) AS (
 SELECT d.task, d.blocked_by, 0, d.ts, d.line FROM typed d JOIN task b ON b.id = d.blocked_by
   WHERE d.kind = 'dep' AND NOT d.removed AND d.blocked_by != d.task AND b.status IN {_OPEN}
 UNION ALL
 SELECT p.parent, p.task, 1, (SELECT min(f.seq) FROM typed f WHERE f.task = p.task
-  AND f.kind = 'parent' AND f.parent != '' AND f.parent != f.task), 0
-  FROM typed p JOIN task c ON c.id = p.task WHERE c.status IN {_OPEN} AND {_LAST_PARENT})
+  AND +f.kind = 'parent' AND f.parent != '' AND f.parent != f.task), 0
+  FROM typed p JOIN task c ON c.id = p.task WHERE p.kind = 'parent' AND {_LAST_PARENT}
+  AND c.status IN {_OPEN})
 SELECT id, priority, created, status, other FROM waits JOIN task t ON t.id = waits.task
 WHERE status IN {_OPEN} ORDER BY {_RANK}, created, status != 'pending', seq, kind, k1, k2"""
 # The typed records about some tasks (?1: their ids, JSON), and about those linking to them.
 _ABOUT = "task IN (SELECT value FROM json_each(?1))"
-# ?2 (JSON): the kinds of record left out (typed_records' `skip`)
-_KEPT = "coalesce(kind, '') NOT IN (SELECT value FROM json_each(?2))"
+# ?2 (JSON): `skip`'s kinds; a NULL kind (a type that is no text) is kept, never read by ?3
+_KEPT = "(kind IS NULL OR kind NOT IN (SELECT value FROM json_each(?2)))"
 _LINKED = (" OR task IN (SELECT task FROM typed WHERE blocked_by IN (SELECT value FROM "
            "json_each(?1)) UNION SELECT task FROM typed WHERE parent IN (SELECT value FROM "
            "json_each(?1)))")
@@ -326,10 +326,8 @@ class StoreFold(Fold):
         many = wanted is not None and len(wanted) > 64 and len(wanted) > self._rows(
             "SELECT count(*) FROM typed")[0][0]  # more ids than records: read them all
         params = [orjson.dumps(sorted(skip)).decode()]  # ?2: the kinds left unread
-        only = ""
-        if kinds is not None:  # ?3: the kinds read
-            only = " AND coalesce(kind, '') IN (SELECT value FROM json_each(?3))"
-            params.append(orjson.dumps(sorted(kinds)).decode())
+        only = "" if kinds is None else " AND kind IN (SELECT value FROM json_each(?3))"
+        params += [] if kinds is None else [orjson.dumps(sorted(kinds)).decode()]  # ?3
         if wanted is not None and not many:
             return self._typed(f"WHERE ({_ABOUT}{'' if own else _LINKED}) AND {_KEPT}{only}",
                                (orjson.dumps(wanted).decode(), *params))
@@ -351,9 +349,11 @@ class StoreFold(Fold):
 
     def claims(self, statuses: Collection[str]) -> list[tuple[str, str | None, int,
                                                              list[Record]]]:
+        if not self._rows("SELECT 1 FROM typed WHERE kind = 'claim' LIMIT 1"):
+            return []  # no claim at all (typed_kind): no task walked (a hook's renewal)
         where, params = _in(statuses)  # (status: the task's; typed has no such column)
         rows = self._rows("SELECT t.id, t.priority, t.created, c.id, c.body FROM task t "
-                          "JOIN typed c ON c.task = t.id AND c.kind = 'claim' "
+                          "JOIN typed c ON c.task = t.id AND +c.kind = 'claim' "
                           f"{where} ORDER BY t.seq, c.seq", params)
         records = self._log.decode_all([(row[3], row[4]) for row in rows])
         found: list[tuple[str, str | None, int, list[Record]]] = []

@@ -44,7 +44,7 @@ def refresh(conn: sqlite3.Connection, tasks: Collection[str] | None) -> None:
         return
     found: dict[str, list[tuple[tuple[int, int], Record]]] = {row[1]: [] for row in rows}
     for task, ts, line, body in conn.execute(
-            f"SELECT task, ts, line, body FROM typed WHERE kind IN {_KINDS}"
+            f"SELECT task, ts, line, body FROM typed WHERE +kind IN {_KINDS}"
             + ("" if tasks is None else _IN.format(column="task")) + " ORDER BY seq", params):
         own = found.get(task)
         record = reread(body) if own is not None else None
