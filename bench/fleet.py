@@ -30,9 +30,9 @@ servers. Beside them, in the same run, the floor: the same loop, same agents, sa
 steps, each step a bare Typer app process (bench/floor.py), tasks handed out by a
 counter; its claim latency and throughput are what the targets compare with.
 
-Git runs with no user or system configuration; everything lives under
-$TMPDIR/aidp-bench-fleet/. The machine's load (`uptime`) is printed before and after
-each fleet.
+Git runs with no user or system configuration; everything lives in a folder of this
+run's own under $TMPDIR (`aidp-bench-fleet-…`, printed). The machine's load (`uptime`)
+is printed before and after each fleet.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FLOOR = HERE / "floor.py"
-WORK = Path(tempfile.gettempdir()) / "aidp-bench-fleet"
 GIT_ENV = {"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
            "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
@@ -436,9 +435,13 @@ def main() -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(aidp_package()).parent)],
                    check=True)
+    # A folder of this run's own (two people benchmarking at once never share one),
+    # kept for a look afterwards: its path is printed.
+    work = Path(tempfile.mkdtemp(prefix="aidp-bench-fleet-"))
+    print(f"working in {work}", file=sys.stderr)
     rows = []
     for n in args.agents:
-        base = WORK / str(n)
+        base = work / str(n)
         before = uptime()
         places, clone = setup(base, args.tasks, round(n * args.clone_share) / n)
         fleet = launch(args, floor=False, n=n, places=places, clone=clone,
