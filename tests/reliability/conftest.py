@@ -86,7 +86,10 @@ class Hostile:
         git_program = shutil.which("git")
         assert git_program is not None, "the hostile-repository tests need git"
         env = {name: value for name, value in os.environ.items()
-               if not name.startswith(("AIDP_", "GIT_", "XDG_", "LC_"))}
+               if not name.startswith(("AIDP_", "GIT_", "XDG_", "LC_"))
+               and name not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
+        # (Python writes its bytecode next to what it imports, as on a user's machine:
+        # a `__pycache__/` in the project is something trust has to live with.)
         env.update({
             "HOME": str(self.home), "XDG_CONFIG_HOME": str(self.home / ".config"),
             "XDG_DATA_HOME": str(self.home / ".local/share"),

@@ -485,6 +485,7 @@ def test_code_on_the_command_line_covers_the_root_it_imports_from(hostile,
                   f"{json.dumps(code)}]\n")
     hostile.write("helper.py", "def main():\n    print('reviewed helper')\n"
                                "if __name__ == '__main__':\n    main()\n")
+    hostile.write(".gitignore", "__pycache__/\n")  # as a Python project has it
     hostile.clone()
     trusted = hostile.person("trust")
     assert trusted.code == 0 and "the project root" in trusted.out, trusted
@@ -506,6 +507,7 @@ def test_a_load_path_set_on_the_trusted_command_line_is_covered(hostile,
                   '"tools/a.py"]\n')
     hostile.write("tools/a.py", "import helper\nhelper.main()\n")
     hostile.write("lib/helper.py", "def main():\n    print('reviewed helper')\n")
+    hostile.write(".gitignore", "__pycache__/\n")  # as a Python project has it
     hostile.clone()
     trusted = hostile.person("trust")
     assert trusted.code == 0 and "from lib/ (1 file)" in trusted.out, trusted
