@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,6 +16,13 @@ from pathlib import Path
 import pytest
 
 from aidp.tasklist.log import TaskLog
+
+# The suite as a person runs it, however it was started: a shell's background job (`make
+# test &`, nohup, a non-interactive CI script) starts with SIGINT ignored, and every
+# process the tests start would inherit that, so the Ctrl-C tests' `aidp run` would never
+# hear their SIGINT. Python's own handler is put back; the processes started get the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # The real-agent suite (tests/agents/) drives the installed agent CLIs and takes
 # minutes: it runs with `make test-agents` (which sets AIDP_REAL_AGENTS=1), not in the
