@@ -68,7 +68,10 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
         return lines
 
     splits = [split(data) for data in datas]
-    present = [n for n, data in enumerate(datas) if data] or [own_at]  # no file: no lines
+    # A tasklist with no whole line (none, or one line without its newline) takes no part
+    # in the lines every tasklist starts with: its line comes after.
+    whole = [n for n, data in enumerate(datas) if b"\n" in data]
+    present = whole or [own_at]
     first = splits[present[0]]
     common = 0
     while all(len(splits[n]) > common and splits[n][common] == first[common]
@@ -80,9 +83,10 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
         before = state.damaged
         state.add_line(raw)
         fed.append(raw)
-        damaged += state.damaged != before and own_at in present
+        damaged += state.damaged != before and bool(datas[own_at])
     for n, some in enumerate(splits):
-        for raw in some[common:]:
+        tail = some[common:] if n in whole else some
+        for raw in tail:
             if raw in seen:
                 damaged += n == own_at and read_line(raw)[0] == DAMAGED
                 continue
@@ -90,7 +94,7 @@ def _fold_line_by_line(datas: list[bytes], own_at: int) -> Fold:
             state.add_line(raw)
             fed.append(raw)
             damaged += n == own_at and state.damaged != before
-        seen.update(some[common:])
+        seen.update(tail)
     state.damaged = damaged
     state.ends_with_newline = not datas[own_at] or datas[own_at].endswith(b"\n")
     if state.conflicted:
