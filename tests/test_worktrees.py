@@ -749,13 +749,9 @@ def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
     assert answered[0] > counter[0] // 4, (answered, counter)  # the store, not a fallback
 
 
-def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The overlay folds the other worktrees' lines in a write transaction it never
-    commits; a command ends with it rolled back, even when the fold lives to the end (a
-    one-shot command freezes it: TaskLog.freeze). Left open at exit, its hot journal
-    would be rolled back into the database by the next reader, changing the file's stat
-    data: the store taken for changed by another program and rebuilt by every read."""
+def _repo_above_the_stores_minimum_with_a_worktree(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose committed tasklist (400 tasks) is read through the store, and
+    a linked worktree `w0` of it: (the main worktree, the linked one)."""
     main = tmp_path / "repo"
     main.mkdir()
     git(main, "init", "-q", "-b", "main")
@@ -767,6 +763,17 @@ def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
     git(main, "commit", "-qm", "backlog")
     other = tmp_path / "w0"
     git(main, "worktree", "add", "-q", "-b", "w0", str(other))
+    return main, other
+
+
+def test_reads_through_the_worktrees_overlay_leave_the_store_as_they_found_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The overlay folds the other worktrees' lines in a write transaction it never
+    commits; a command ends with it rolled back, even when the fold lives to the end (a
+    one-shot command freezes it: TaskLog.freeze). Left open at exit, its hot journal
+    would be rolled back into the database by the next reader, changing the file's stat
+    data: the store taken for changed by another program and rebuilt by every read."""
+    main, other = _repo_above_the_stores_minimum_with_a_worktree(tmp_path)
     run(other, "tasks", "add", "filed in the other worktree")
     builds = tmp_path / "builds"
     monkeypatch.setenv("AIDP_STORE_BUILDS", str(builds))
@@ -791,17 +798,7 @@ def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
     from aidp.store import StoreFold, loader
 
     monkeypatch.setattr(loader, "STRICT", True)
-    main = tmp_path / "repo"
-    main.mkdir()
-    git(main, "init", "-q", "-b", "main")
-    git(main, "config", "commit.gpgsign", "false")
-    run(main, "init")
-    with open(main / TASKLIST, "ab") as handle:  # above the store's MIN_BYTES
-        handle.write(b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(400)))
-    git(main, "add", "-A")
-    git(main, "commit", "-qm", "backlog")
-    other = tmp_path / "w0"
-    git(main, "worktree", "add", "-q", "-b", "w0", str(other))
+    main, other = _repo_above_the_stores_minimum_with_a_worktree(tmp_path)
     run(other, "tasks", "add", "filed there first")
     builds = tmp_path / "builds"
     monkeypatch.setenv("AIDP_STORE_BUILDS", str(builds))
