@@ -373,3 +373,13 @@ def task_tags(record: Record) -> list[str]:
     if type(tags) is not list or not tags:
         return []
     return list(dict.fromkeys(t for t in tags if type(t) is str))
+
+
+def note_out(note: Record) -> Record:
+    """A note as a task shows it (list and show JSON, the store's kept elements): its
+    text, and its author and time when they are text."""
+    out: Record = {"text": note["text"]}
+    for key in ("author", "created_at"):
+        if isinstance(note.get(key), str):
+            out[key] = note[key]
+    return out

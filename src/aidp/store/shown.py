@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from aidp.core.model import Record, json_elements, ts_of
+from aidp.core.model import Record, json_elements, note_out, ts_of
 from aidp.tasklist.line import reread
 
 DEP, PARENT, NOTE, TYPE = "dep", "parent", "note", "task_type"
@@ -95,7 +95,7 @@ def shown(tid: str, body: bytes, records: list[tuple[tuple[int, int], Record]]) 
         more["parent"] = parent
     if notes:
         notes.sort(key=lambda n: (ts_of(n, "created_at"), n.get("id", "")))
-        more["notes"] = [_note(n) for n in notes]
+        more["notes"] = [note_out(n) for n in notes]
     if not more:
         return None
     return bytes(json_elements([{**orjson.loads(body), **more}]))
@@ -105,10 +105,3 @@ def _text(record: Record, key: str) -> str | None:
     value = record.get(key)
     return value if isinstance(value, str) and value else None
 
-
-def _note(note: Record) -> Record:
-    out: Record = {"text": note["text"]}
-    for key in ("author", "created_at"):
-        if isinstance(note.get(key), str):
-            out[key] = note[key]
-    return out

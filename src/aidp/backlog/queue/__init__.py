@@ -87,7 +87,6 @@ from aidp.backlog.queue.folded import (
     linked_ids,
     list_notes,
     next_stamp,
-    note_out,
     parent_id,
     short,
     shown,
@@ -107,6 +106,7 @@ from aidp.backlog.queue.leases import (
     span,
 )
 from aidp.backlog.queue.renewal import Keeper, Renewal, lost, renew
+from aidp.core.model import note_out
 
 __all__ = [
     "CLAIM",

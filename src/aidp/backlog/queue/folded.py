@@ -18,6 +18,7 @@ from aidp.core.model import (
     finished_at,
     format_ts,
     next_updated_at,
+    note_out,
     ts_of,
 )
 from aidp.core.plain import Plain
@@ -203,13 +204,6 @@ def extras(qs: QueueState, task: Record, now: int | None = None) -> Record:
         out[details.BODY] = body
     return out
 
-
-def note_out(note: Record) -> Record:
-    out: Record = {"text": note["text"]}
-    for key in ("author", "created_at"):
-        if isinstance(note.get(key), str):
-            out[key] = note[key]
-    return out
 
 
 def with_extras(qs: QueueState, task: Record, now: int | None = None) -> Record:
