@@ -833,3 +833,50 @@ def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
     assert plain == []  # never a plain fold of every worktree's file
     assert not (main / ".aidp" / "cache" / "store.db-journal").exists()
     assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]
+
+
+
+CURSOR_LEFT_OPEN = """
+import gc, json, os, subprocess, sys
+from pathlib import Path
+from aidp.app import changing
+from aidp.app.project import Project, StoreReader
+from aidp.store import StoreFold
+
+main, other, aidp = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
+project = Project(main, reader=StoreReader(background=False), freeze=True)
+before = project.read()
+assert isinstance(before, StoreFold), type(before)
+walk = iter(before.tasks)  # a loop over the tasks left early: its cursor stays open
+first = next(walk)
+subprocess.run([*aidp, "tasks", "add", "filed meanwhile"], cwd=other, check=True,
+               capture_output=True, env={**os.environ, "AIDP_DIR": str(other)})
+noted = changing.note_task(project, first, "noted")  # reads again: the store, in memory
+assert noted.note["task"] == first
+print(json.dumps({"lost": changing.lost_claims(project, before, [first]),
+                  "count": len(before.tasks)}))
+try:
+    next(walk)
+except Exception as exc:  # closed with the file's connection: fails, never crashes
+    print(type(exc).__name__)
+del walk
+gc.collect()
+"""
+
+
+def test_an_earlier_read_with_a_cursor_left_open_survives_a_second_read(
+        tmp_path: Path) -> None:
+    """A command reads through the store, keeps that fold (a loop over its tasks left
+    early), and reads again after another worktree wrote (a note: read, then write):
+    the second read moves the first one's store into memory. Deserializing the very
+    connection the open cursor belonged to crashed the process (SIGSEGV: a fleet's
+    `note` and `done` died ~1 in 12 once their reads were apart); the earlier fold
+    answers from a copy instead, and the old cursor only fails."""
+    main, other = _repo_above_the_stores_minimum_with_a_worktree(tmp_path)
+    run(other, "tasks", "add", "filed there first")
+    done = subprocess.run([sys.executable, "-c", CURSOR_LEFT_OPEN, str(main), str(other),
+                           sys.executable, "-m", "aidp"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    answer = json.loads(done.stdout.splitlines()[0])
+    assert answer == {"lost": [], "count": 401}  # 400 and the one filed before it read

@@ -220,12 +220,17 @@ class Handle:
         worktrees overlay's) in memory, and let the file go: its transaction rolled
         back, so the file's write lock is free for another connection of this process
         (aidp.store.overlay.load_shared), then `release`. A page copy of the file, no
-        fold; the connection answers as before, from memory."""
+        fold; the handle answers as before, from a connection to that copy. Never the
+        same connection deserialized: a cursor still open on it (a loop over a fold's
+        tasks left early) would crash the process once used or collected (SQLite
+        3.40, CPython 3.11: SIGSEGV); on the file's connection, closed, it only fails."""
         if not self.conn.in_transaction:
             return  # (closed, or in memory already: holds no lock)
-        image = self.conn.serialize()
-        self.conn.execute("ROLLBACK")
-        self.conn.deserialize(image)
+        copy = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        copy.deserialize(self.conn.serialize())
+        old, self.conn = self.conn, copy
+        old.execute("ROLLBACK")
+        old.close()
         release, self.release = self.release, None
         if release is not None:
             release()

@@ -32,7 +32,11 @@ class StoreTasks(Mapping[str, Record]):
     """id -> winning task record, in the fold's order (the line each id first came on)."""
 
     def __init__(self, handle: Handle, log: LogFile) -> None:
-        self.handle, self.conn, self.log = handle, handle.conn, log
+        self.handle, self.log = handle, log
+
+    @property
+    def conn(self) -> sqlite3.Connection:  # the handle's: moved to memory, another one
+        return self.handle.conn
 
     def __getitem__(self, rid: str) -> Record:
         found = self.where("WHERE id = ?", (rid,)) if type(rid) is str else None
@@ -218,10 +222,14 @@ class StoreFold(Fold):
         self.rows = StoreTasks(handle, log)  # fold.tasks, typed as what it is
         super().__init__(tasks=self.rows, **fields)  # type: ignore[arg-type]
         del self.typed, self.typed_keys, self.task_keys  # asked through the questions
-        self._handle, self.db, self._log = handle, conn, log
+        self._handle, self._log = handle, log
         # Every typed record, once read whole (the queue's state of every task, a TODO
         # list: read again within one command, never after the fold is dropped).
         self._everything: list[tuple[str, FoldKey, Record]] | None = None
+
+    @property
+    def db(self) -> sqlite3.Connection:  # the handle's: moved to memory, another one
+        return self._handle.conn
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         return self.db.execute(sql, params).fetchall()
