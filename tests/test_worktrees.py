@@ -835,6 +835,127 @@ def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
     assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]
 
 
+# --- a read carried on from the last one (worktrees.extend) ------------------------------
+
+def _later_line(tid: str, status: str, stamp: int) -> bytes:
+    """A task line stamped after every line tests.test_index writes (its stamps are 0-4)."""
+    from tests.test_index import task_line
+
+    return task_line(tid, status, 5 + stamp, "x")
+
+
+def _assert_folds_alike(got, full) -> None:
+    """What a fold answers with: the winners, their stamps (not their line numbers: see
+    worktrees.extend), the merge bookkeeping, the damage and the lines folded."""
+    assert got.tasks == full.tasks
+    assert got.typed == full.typed
+    assert {k: v[0] for k, v in got.task_keys.items()} == {
+        k: v[0] for k, v in full.task_keys.items()}
+    assert {k: v[0] for k, v in got.typed_keys.items()} == {
+        k: v[0] for k, v in full.typed_keys.items()}
+    assert (got.damaged, got.lines, got.ends_with_newline, got.fielded, got.partial,
+            got.conflicted, got.pending) == (
+        full.damaged, full.lines, full.ends_with_newline, full.fielded, full.partial,
+        full.conflicted, full.pending)
+
+
+def test_a_read_carried_on_from_the_last_one_folds_as_the_rule(tmp_path: Path) -> None:
+    """A command that read every worktree's tasklist and reads again (its write, under the
+    lock) adds only the lines the files grew by — when the answer is the rule's; else it
+    folds them all again. Random tasklists and appends (damage, merges field by field,
+    repeated lines, equal stamps, files rewritten or removed): every carried-on fold
+    answers as the plain one, and most appends of later lines are carried on."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.test_index import IDS, fielded_line, lines
+
+    counter, carried, tried = [0], [0], [0]
+    later = st.builds(_later_line, st.sampled_from(IDS),
+                      st.sampled_from(["pending", "in_progress", "done"]), st.integers(0, 1000))
+    later = st.one_of(later, st.builds(  # with a task_fields record, as aidp writes them
+        fielded_line, later, st.lists(st.sampled_from(["description", "status", "tags"]),
+                                      max_size=2, unique=True),
+        st.lists(st.sampled_from(["a", "x"]), max_size=1), st.just([]),
+        st.sampled_from(["pending", "in_progress"]), st.integers(0, 1 << 20)))
+
+    @settings(max_examples=int(os.environ.get("AIDP_INDEX_EXAMPLES", "60")), deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(shared=st.lists(lines, max_size=10),
+           extras=st.lists(st.tuples(st.integers(0, 10), st.lists(lines, max_size=3)),
+                           min_size=2, max_size=4),
+           own_at=st.integers(0, 3),
+           steps=st.lists(st.tuples(st.integers(0, 5), st.lists(st.one_of(later, lines),
+                                                                max_size=3)),
+                          min_size=1, max_size=5))
+    def check(shared: list[bytes], extras: list[tuple[int, list[bytes]]], own_at: int,
+              steps: list[tuple[int, list[bytes]]]) -> None:
+        counter[0] += 1
+        where = tmp_path / str(counter[0])
+        datas = [b"".join(p + b"\n" for p in shared[:cut] + more) for cut, more in extras]
+        own_at %= len(datas)
+        _log, lists = _tasklists(where, datas, own_at)
+        paths = [path for path, _own in lists]
+        was = worktrees.stat_keys(paths)
+        fold = worktrees.fold(lists, datas[own_at], whole_lines=False)
+        for which, more in steps:
+            target = which % len(datas)
+            added = b"".join(p + b"\n" for p in more)
+            if which == 4:  # rewritten: a checkout, a compaction (another file)
+                paths[target].unlink()
+                paths[target].write_bytes(datas[target] + added)
+            elif which == 5:  # rewritten in place, its last line changed
+                with open(paths[target], "r+b") as handle:
+                    handle.seek(max(0, len(datas[target]) - 2))
+                    handle.write(b"X\n" + added)
+            else:
+                with open(paths[target], "ab") as handle:
+                    handle.write(added)
+            datas = [path.read_bytes() for path in paths]
+            now = worktrees.stat_keys(paths)
+            full = worktrees.fold(lists, datas[own_at], whole_lines=False)
+            got = worktrees.extend(fold, lists, was, now)
+            tried[0] += which < 4 and all(b'"do x"' in line for line in more)
+            if got is not None:
+                _assert_folds_alike(got, full)
+                carried[0] += got is not fold
+            fold, was = (got if got is not None else full), now
+
+    check()
+    assert carried[0] >= tried[0] // 3 > 0, (carried, tried)  # carried on, not a fallback
+
+
+def test_a_write_after_another_worktrees_reads_only_the_lines_it_added(
+        repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A command reads every worktree's tasklist, another worktree writes, then this one
+    writes: its read under the repository's lock adds the other's new lines to the fold
+    it has instead of folding every file again (which made each write of a fleet hold the
+    lock for a fold of every file: ~5 ms of CPU per thousand lines, then a wait for a core
+    behind every other agent's process) — and sees what the other wrote."""
+    from aidp.app import changing
+    from aidp.app.project import Project
+
+    main, others = repo
+    ids = [run(main, "tasks", "add", f"task {n}", "-q").strip() for n in range(3)]
+    plain = []
+    fold_plainly = worktrees.fold
+    monkeypatch.setattr(worktrees, "fold", lambda *a, **k: plain.append(1) or fold_plainly(
+        *a, **k))
+    seen: list[object] = []
+    project = Project(main, freeze=True)
+    for step in range(3):
+        before = project.read()
+        run(others["w1"], "tasks", "claim", ids[step])  # between the reads
+        project.log.update(lambda fold: seen.append(fold) or [])  # type: ignore[arg-type,func-returns-value]
+        now = seen.pop()
+        assert now.tasks[ids[step]]["status"] == "in_progress"  # the other's claim
+        assert before.tasks[ids[step]]["status"] == "pending"  # the earlier read, as it was
+        noted = changing.note_task(project, ids[step], f"note {step}")  # the real use case
+        assert noted.note["task"] == ids[step]
+    assert len(plain) == 1  # the first read only
+    shown = json.loads(run(others["w2"], "tasks", "show", ids[2], "--json"))
+    assert shown["status"] == "in_progress" and shown["notes"][-1]["text"] == "note 2"
+
 
 CURSOR_LEFT_OPEN = """
 import gc, json, os, subprocess, sys

@@ -180,6 +180,22 @@ class Fold(Plain, Questions):
         # What readers derive from this state and keep with it (todos.state's index of
         # TODO lists), by their own key; not compared, dropped with the fold:
         self.derived: dict[str, Any] = {}
+        # Where the lines this fold holds end in each file it read (worktrees.fold: the
+        # path, how many bytes, the last of them), when it can be carried on from there,
+        # and the last of those files whose own lines are about each task (worktrees.extend);
+        # not compared:
+        self.sources: tuple[tuple[Any, int, bytes], ...] | None = None
+        self.last_file: dict[str, int] = {}
+
+    def copy(self) -> Fold:
+        """A fold of the same lines that later lines can be added to, leaving this one as
+        it is (the records themselves are shared: no reader changes one)."""
+        new = Fold(dict(self.tasks), dict(self.typed), dict(self.task_keys),
+                   dict(self.typed_keys), self.damaged, self.lines, self.ends_with_newline)
+        new.fielded, new.pending = self.fielded, dict(self.pending)
+        new.partial, new.conflicted = set(self.partial), set(self.conflicted)
+        new.last_file = dict(self.last_file)
+        return new
 
     def add_line(self, raw: bytes) -> None:
         """Fold one more line (without its newline) into the state."""
@@ -235,8 +251,10 @@ class Fold(Plain, Questions):
             else:
                 self.partial.add(rid)
 
-    def add_lines(self, lines: list[bytes]) -> list[bool]:
-        """Fold these lines (without their newlines); whether each was damage."""
+    def add_lines(self, lines: list[bytes], tasks: dict[str, int] | None = None,
+                  mark: int = 0) -> list[bool]:
+        """Fold these lines (without their newlines); whether each was damage. `tasks`:
+        each task id a record of these lines is about gets `mark` there."""
         take, flags = self._take, []
         for kind, rid, record in read_lines(lines):
             self.lines += 1
@@ -246,6 +264,8 @@ class Fold(Plain, Questions):
             else:
                 take(kind, rid, record, self.lines)
                 flags.append(False)
+                if tasks is not None and kind == TASK:
+                    tasks[rid] = mark
         return flags
 
     def feed(self, data: bytes) -> None:

@@ -237,6 +237,12 @@ class TaskLog:
         if key is not None and held is not None and held[0] == key and (
                 fold := held[1]()) is not None:
             return fold
+        if len(lists) > 1 and memo is not None and memo[0] is not None and key is not None \
+                and memo[0][1:] == key[1:]:  # the same worktrees: carried on, if it can be
+            grown = worktrees.extend(memo[1], lists, memo[0][0], key[0])
+            if grown is not None:
+                self._memo = (key, grown)
+                return grown
         encoding = self.foreign_encoding()
         if len(lists) > 1 and encoding is None and self.reader is not None:
             self._memo = self._held = None
