@@ -549,10 +549,11 @@ def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: 
 
 @pytest.fixture
 def any_size_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aidp.store import loader
+    from aidp.store import loader, overlay
     from aidp.tasklist import line
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
+    monkeypatch.setattr(overlay, "SHARED_MIN_BYTES", 0)
     monkeypatch.setattr(loader, "STRICT", True)
     monkeypatch.setattr(line, "CHUNK", 64)
 
@@ -749,16 +750,22 @@ def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
     assert answered[0] > counter[0] // 4, (answered, counter)  # the store, not a fallback
 
 
+STORE_TASKS = 3000  # ~0.6 MB a worktree: above the overlay's SHARED_MIN_BYTES with two
+
+
 def _repo_above_the_stores_minimum_with_a_worktree(tmp_path: Path) -> tuple[Path, Path]:
-    """A repository whose committed tasklist (400 tasks) is read through the store, and
-    a linked worktree `w0` of it: (the main worktree, the linked one)."""
+    """A repository whose committed tasklist (STORE_TASKS tasks) is read through the
+    store, and a linked worktree `w0` of it: (the main worktree, the linked one)."""
+    from aidp.store import overlay
+
     main = tmp_path / "repo"
     main.mkdir()
     git(main, "init", "-q", "-b", "main")
     git(main, "config", "commit.gpgsign", "false")
     run(main, "init")
-    with open(main / TASKLIST, "ab") as handle:  # above the store's MIN_BYTES
-        handle.write(b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(400)))
+    with open(main / TASKLIST, "ab") as handle:  # above the store's minimums
+        handle.write(b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(STORE_TASKS)))
+    assert 2 * (main / TASKLIST).stat().st_size > overlay.SHARED_MIN_BYTES
     git(main, "add", "-A")
     git(main, "commit", "-qm", "backlog")
     other = tmp_path / "w0"
@@ -1000,4 +1007,4 @@ def test_an_earlier_read_with_a_cursor_left_open_survives_a_second_read(
                           timeout=120)
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     answer = json.loads(done.stdout.splitlines()[0])
-    assert answer == {"lost": [], "count": 401}  # 400 and the one filed before it read
+    assert answer == {"lost": [], "count": STORE_TASKS + 1}  # and the one filed before
