@@ -423,3 +423,53 @@ def test_tags_added_in_both_clones_are_all_kept(team) -> None:
         task = json.loads(ok(aidp(who, "tasks", "show", tid, "--json")))
         assert sorted(task["tags"]) == ["api", "security"], who
         assert [n["text"] for n in task["notes"]] == ["needs a design"]
+
+
+PROBE = """#!/bin/sh
+# The remote's upload-pack, as sync's fetch runs it: first, whether a write of aidp
+# could take the tasklist's lock right now.
+"{python}" -c '
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print("free")
+except BlockingIOError:
+    print("held")
+' "{lock}" >> "{record}"
+exec git-upload-pack "$@"
+"""
+
+
+def test_sync_fetches_with_the_lock_free_and_merges_under_it(team, tmp_path: Path) -> None:
+    """Every agent's write waits while sync holds the tasklist's lock, so sync fetches
+    (the network, most of git's processes) before taking it, and holds it only to commit
+    and merge what the fetch brought — the merge `git pull` makes. A repository whose
+    config names how to pull (pull.rebase, pull.ff, branch.<name>.rebase) is pulled as
+    it says, under the lock."""
+    import sys
+
+    clones, aidp = team
+    alice, bob = clones["alice"], clones["bob"]
+    ok(aidp("alice", "tasks", "add", "From Alice", "-q"))
+    ok(aidp("alice", "sync"))
+    record = tmp_path / "probe.log"
+    probe = tmp_path / "upload-pack"
+    probe.write_text(PROBE.format(python=sys.executable, record=record,
+                                  lock=bob / ".git" / "aidp-tasklist.lock"))
+    probe.chmod(0o755)
+    git(bob, "config", "remote.origin.uploadpack", str(probe))
+    ok(aidp("bob", "tasks", "add", "From Bob", "-q"))
+    ok(aidp("bob", "sync"))
+    assert record.read_text().split() == ["free"]  # fetched before the lock
+    assert {"From Alice", "From Bob"} <= {t["description"] for t in json.loads(
+        ok(aidp("bob", "tasks", "list", "--json")))}
+    merge = log_messages(bob)[0]
+    assert merge.startswith("Merge branch 'main' of "), merge  # as `git pull` names it
+    git(bob, "config", "pull.rebase", "false")  # the repository says how: `git pull`
+    ok(aidp("alice", "tasks", "add", "Again from Alice", "-q"))
+    ok(aidp("alice", "sync"))
+    ok(aidp("bob", "tasks", "add", "Again from Bob", "-q"))
+    ok(aidp("bob", "sync"))
+    assert record.read_text().split() == ["free", "held"]
+    assert "Again from Alice" in ok(aidp("bob", "tasks", "list"))

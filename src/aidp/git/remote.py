@@ -56,14 +56,19 @@ def _refuse_unsafe(repo: Repo) -> str:
     return done.stdout.strip()
 
 
-def _pull_args(repo: Repo, branch: str) -> list[str]:
-    """`git pull` as the repository's config says; a merge when it says nothing (git
-    then refuses divergent branches outright)."""
-    for key in (f"branch.{branch}.rebase", "pull.rebase", "pull.ff"):
-        done = run(repo.top, "config", "--get", key, check=False)
-        if done is not None and done.returncode == 0:
-            return ["pull", "--autostash"]
-    return ["pull", "--autostash", "--no-rebase"]
+def _pull_args(repo: Repo, branch: str) -> list[str] | None:
+    """`git pull` as the repository's config says; None when it says nothing: a merge
+    (git would refuse divergent branches outright), of what a fetch brought."""
+    done = run(repo.top, "config", "--get-regexp",
+               rf"^(branch\.{_regex(branch)}\.rebase|pull\.rebase|pull\.ff)$", check=False)
+    if done is not None and done.returncode == 0 and done.stdout.strip():
+        return ["pull", "--autostash"]
+    return None
+
+
+def _regex(text: str) -> str:
+    """`text` matched literally in git's (POSIX extended) regular expressions."""
+    return "".join(f"\\{c}" if c in ".[]()*+?{}|^$\\" else c for c in text)
 
 
 def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str | None:
@@ -126,15 +131,29 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
         raise InvalidInput("Invalid --message: it is empty; give the commit message")
     if not log.path.exists():
         raise GitError(f"No tasklist at {log.path}: run 'aidp init' first; nothing was changed")
+    # Before the lock, what does not touch the work tree (every agent's write waits while
+    # sync holds it, and git's processes wait for a core behind them): the upstream, how
+    # to pull, and, for a merge, the fetch — the network, and most of git's processes.
+    upstream = run(repo.top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
+                   check=False)
+    if upstream is None or upstream.returncode != 0:
+        upstream = None
+    pull = _pull_args(repo, report.branch) if upstream is not None else None
+    fetched = None
+    if upstream is not None and pull is None:
+        fetched = run(repo.top, "fetch", "-q", check=False)
     with log.locked():  # no aidp write lands while git rewrites the file
         report.committed = commit_tasklist(log, repo, message)
-        upstream = run(repo.top, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
-                        check=False)
-        if upstream is None or upstream.returncode != 0:
+        if upstream is None:
             return report
         report.upstream = upstream.stdout.strip()
         ours = run(repo.top, "rev-parse", "HEAD", check=False)
-        pulled = run(repo.top, *_pull_args(repo, report.branch), check=False)
+        if fetched is None or fetched.returncode != 0:  # (as configured, or to say why)
+            pulled = run(repo.top, *(pull or ["pull", "--autostash", "--no-rebase"]),
+                         check=False)
+        else:
+            pulled = run(repo.top, "merge", "--autostash", "--no-edit", "FETCH_HEAD",
+                         check=False)  # what `git pull` merges, as it merges it
         if pulled is None or pulled.returncode != 0:
             lines = ((pulled.stderr or pulled.stdout) if pulled else "").strip().splitlines()
             why = lines[-1] if lines else "git could not be run"
