@@ -85,8 +85,13 @@ def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str
     text = message if message is not None else f"aidp: {what}"
     if tracked is None or tracked.returncode != 0:
         run(repo.top, "add", "--", repo.tasklist)
-    run(repo.top, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
+    run(repo.top, *UNDER_LOCK, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
     return text
+
+
+# Under the tasklist's lock, no `git maintenance run --auto` after a commit or a merge (a
+# process more while every agent's write waits): the fetch before the lock runs it.
+UNDER_LOCK = ("-c", "maintenance.auto=false")
 
 
 def _told(report: SyncReport, log: TaskLog, repo: Repo, ours: str, theirs: str,
@@ -139,21 +144,24 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
     if upstream is None or upstream.returncode != 0:
         upstream = None
     pull = _pull_args(repo, report.branch) if upstream is not None else None
-    fetched = None
+    fetched = theirs = None
     if upstream is not None and pull is None:
         fetched = run(repo.top, "fetch", "-q", check=False)
+        theirs = run(repo.top, "rev-parse", "@{u}", check=False)  # what the merge takes
     with log.locked():  # no aidp write lands while git rewrites the file
         report.committed = commit_tasklist(log, repo, message)
         if upstream is None:
             return report
         report.upstream = upstream.stdout.strip()
         ours = run(repo.top, "rev-parse", "HEAD", check=False)
-        if fetched is None or fetched.returncode != 0:  # (as configured, or to say why)
+        merge = fetched is not None and fetched.returncode == 0
+        if not merge:  # (pulled as configured, or to say why it cannot be)
+            theirs = None
             pulled = run(repo.top, *(pull or ["pull", "--autostash", "--no-rebase"]),
                          check=False)
-        else:
-            pulled = run(repo.top, "merge", "--autostash", "--no-edit", "FETCH_HEAD",
-                         check=False)  # what `git pull` merges, as it merges it
+        else:  # what `git pull` merges, as it merges it
+            pulled = run(repo.top, *UNDER_LOCK, "merge", "--autostash", "--no-edit",
+                         "FETCH_HEAD", check=False)
         if pulled is None or pulled.returncode != 0:
             lines = ((pulled.stderr or pulled.stdout) if pulled else "").strip().splitlines()
             why = lines[-1] if lines else "git could not be run"
@@ -161,7 +169,8 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
             raise GitError(f"git pull stopped: {why}{kept}; see 'git status', resolve, then "
                            "run aidp sync again")
         report.pulled = True
-        theirs = run(repo.top, "rev-parse", "@{u}", check=False)
+        if theirs is None:
+            theirs = run(repo.top, "rev-parse", "@{u}", check=False)
         head = run(repo.top, "rev-parse", "HEAD", check=False)
         merged = log.read_bytes()
     # Out of the lock: git rewrites the tasklist no more (what follows reads commits and
