@@ -450,7 +450,7 @@ def test_sync_fetches_with_the_lock_free_and_merges_under_it(team, tmp_path: Pat
     import sys
 
     clones, aidp = team
-    alice, bob = clones["alice"], clones["bob"]
+    bob = clones["bob"]
     ok(aidp("alice", "tasks", "add", "From Alice", "-q"))
     ok(aidp("alice", "sync"))
     record = tmp_path / "probe.log"

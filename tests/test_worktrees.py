@@ -549,11 +549,10 @@ def _store_answer(log: TaskLog, lists: list[tuple[Path, bool]], *, whole_lines: 
 
 @pytest.fixture
 def any_size_store(monkeypatch: pytest.MonkeyPatch) -> None:
-    from aidp.store import loader, overlay
+    from aidp.store import loader
     from aidp.tasklist import line
 
     monkeypatch.setattr(loader, "MIN_BYTES", 0)
-    monkeypatch.setattr(overlay, "SHARED_MIN_BYTES", 0)
     monkeypatch.setattr(loader, "STRICT", True)
     monkeypatch.setattr(line, "CHUNK", 64)
 
@@ -750,13 +749,13 @@ def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
     assert answered[0] > counter[0] // 4, (answered, counter)  # the store, not a fallback
 
 
-STORE_TASKS = 3000  # ~0.6 MB a worktree: above the overlay's SHARED_MIN_BYTES with two
+STORE_TASKS = 3000  # ~0.6 MB a worktree: above project.SHARED_MIN_BYTES with two
 
 
 def _repo_above_the_stores_minimum_with_a_worktree(tmp_path: Path) -> tuple[Path, Path]:
     """A repository whose committed tasklist (STORE_TASKS tasks) is read through the
     store, and a linked worktree `w0` of it: (the main worktree, the linked one)."""
-    from aidp.store import overlay
+    from aidp.app.project import SHARED_MIN_BYTES
 
     main = tmp_path / "repo"
     main.mkdir()
@@ -765,7 +764,7 @@ def _repo_above_the_stores_minimum_with_a_worktree(tmp_path: Path) -> tuple[Path
     run(main, "init")
     with open(main / TASKLIST, "ab") as handle:  # above the store's minimums
         handle.write(b"".join(_line(f"task_1_c{n}", n) + b"\n" for n in range(STORE_TASKS)))
-    assert 2 * (main / TASKLIST).stat().st_size > overlay.SHARED_MIN_BYTES
+    assert 2 * (main / TASKLIST).stat().st_size > SHARED_MIN_BYTES
     git(main, "add", "-A")
     git(main, "commit", "-qm", "backlog")
     other = tmp_path / "w0"

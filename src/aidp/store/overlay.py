@@ -37,12 +37,6 @@ if TYPE_CHECKING:
     from aidp.tasklist.log import TaskLog
 
 MEMO_NAME = "worktrees.json"  # in the store's cache folder: how far each other file is ours
-# Below this size (every worktree's tasklist together) the plain fold answers: it costs
-# ~1.5 ms at 300 KB and ~3-4 ms at 1 MB against the overlay's ~2.5-3 ms, takes no lock on
-# the store (the overlay's transaction holds its write lock for the whole command: the
-# other processes of this worktree wait for it, then fold plainly), and a command's second
-# read carries it on in a millisecond (worktrees.extend) where the overlay reads again.
-SHARED_MIN_BYTES = 1 << 20
 # This process's live fold holding each store's write transaction (by its log's folder): the
 # next read of that store here takes it over in memory first (load_shared).
 _HOLDING: weakref.WeakValueDictionary[str, StoreFold] = weakref.WeakValueDictionary()
@@ -290,8 +284,6 @@ def load_shared(log: TaskLog, tasklists: list[tuple[Path, bool]], *,
     """The fold of every worktree's tasklist (worktrees.fold), or None: fold plainly.
     `builder`: as loader.load's."""
     total = sum(_size(path) for path, _ in tasklists)
-    if total < SHARED_MIN_BYTES:
-        return None
     cache = cache_folder(log.dir, create=False)
     try:
         plan = make_plan(tasklists, log.path, cache, whole_lines=whole_lines)

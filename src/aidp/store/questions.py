@@ -34,9 +34,7 @@ class StoreTasks(Mapping[str, Record]):
     def __init__(self, handle: Handle, log: LogFile) -> None:
         self.handle, self.log = handle, log
 
-    @property
-    def conn(self) -> sqlite3.Connection:  # the handle's: moved to memory, another one
-        return self.handle.conn
+    conn = property(lambda self: self.handle.conn)  # (to_memory may give it another)
 
     def __getitem__(self, rid: str) -> Record:
         found = self.where("WHERE id = ?", (rid,)) if type(rid) is str else None
@@ -54,8 +52,7 @@ class StoreTasks(Mapping[str, Record]):
         decoded = orjson.loads(b"[" + b",".join(bodies) + b"]")
         if len(bodies) == len(rows):  # open tasks only (`list`'s usual question)
             return decoded  # type: ignore[no-any-return]
-        each = iter(decoded)
-        record = self.record
+        each, record = iter(decoded), self.record
         return [next(each) if row[3] is not None else record(row[0], row[1], row[2])
                 for row in rows]
 
@@ -227,17 +224,14 @@ class StoreFold(Fold):
         # list: read again within one command, never after the fold is dropped).
         self._everything: list[tuple[str, FoldKey, Record]] | None = None
 
-    @property
-    def db(self) -> sqlite3.Connection:  # the handle's: moved to memory, another one
-        return self._handle.conn
+    db = property(lambda self: self._handle.conn)  # (to_memory may give it another)
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        return self.db.execute(sql, params).fetchall()
+        return self.db.execute(sql, params).fetchall()  # type: ignore[no-any-return]
 
     def _typed(self, where: str = "", params: Sequence[Any] = (),
                tasks: Collection[str] | None = None) -> list[tuple[str, FoldKey, Record]]:
-        """(id, fold key, record) of the typed rows meeting `where` (and whose task is
-        one of `tasks`), in the fold's order."""
+        """(id, fold key, record) of the typed rows meeting `where` (about `tasks`), in order."""
         rows = self._rows(f"SELECT id, ts, line, body, task FROM typed {where} ORDER BY seq",
                           params)
         if tasks is not None:
@@ -274,8 +268,7 @@ class StoreFold(Fold):
         return self._tally("priority", "tally", statuses)
 
     def oldest(self, statuses: Collection[str]) -> str | None:
-        # One index seek per status (task_created holds seq as its rowid): an IN over
-        # several statuses would sort them all.
+        # One index seek per status (task_created): an IN over several would sort them all.
         firsts = [row for status in dict.fromkeys(statuses) for row in self._rows(
             "SELECT created, seq, id FROM task WHERE status = ? ORDER BY created, seq "
             "LIMIT 1", (status,))]
@@ -295,9 +288,8 @@ class StoreFold(Fold):
 
     def created_at_most(self, statuses: Collection[str], bounds: list[int]
                         ) -> tuple[int, list[int]]:
-        # Per status, the task_age index counted between consecutive bounds (each entry
-        # walked once, none above the last bound; task_created, which SQLite would pick,
-        # walks the open tasks' bodies: 4 -> 16 ms at 1M events); the total from the tally.
+        # Per status, task_age counted between consecutive bounds (each entry walked once;
+        # task_created, SQLite's pick, walks open bodies: 4 -> 16 ms at 1M); total: tally.
         at = dict.fromkeys(bounds, 0)
         for status in dict.fromkeys(statuses):
             running, low = 0, UNKNOWN_TS - 1  # below every stamp

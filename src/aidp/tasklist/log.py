@@ -23,7 +23,7 @@ import orjson
 
 from aidp.core.errors import StorageError
 from aidp.core.model import Record
-from aidp.tasklist import attributes, files, lock, worktrees
+from aidp.tasklist import attributes, carry, files, lock, worktrees
 from aidp.tasklist.files import storage_error
 from aidp.tasklist.fold import Fold, FoldKey
 from aidp.tasklist.line import folded_bytes, last_line_end, parse_line, torn_tail, well_typed_task
@@ -237,12 +237,9 @@ class TaskLog:
         if key is not None and held is not None and held[0] == key and (
                 fold := held[1]()) is not None:
             return fold
-        if len(lists) > 1 and memo is not None and memo[0] is not None and key is not None \
-                and memo[0][1:] == key[1:]:  # the same worktrees: carried on, if it can be
-            grown = worktrees.extend(memo[1], lists, memo[0][0], key[0])
-            if grown is not None:
-                self._memo = (key, grown)
-                return grown
+        if len(lists) > 1 and memo is not None and (grown := carry.carried(memo, key, lists)):
+            self._memo = (key, grown)  # what the files grew by, added: tasklist.carry
+            return grown
         encoding = self.foreign_encoding()
         if len(lists) > 1 and encoding is None and self.reader is not None:
             self._memo = self._held = None
@@ -285,7 +282,7 @@ class TaskLog:
 
     def scan(self) -> Iterator[tuple[int, bytes, Record | None]]:
         """Every line: (line number, raw bytes, record or None)."""
-        for number, raw in enumerate(_lines(self.read_bytes()), start=1):
+        for number, raw in enumerate(worktrees.lines_of(self.read_bytes()), start=1):
             yield number, raw, parse_line(raw)
 
     # --- locking ------------------------------------------------------------------
@@ -443,13 +440,6 @@ class TaskLog:
                 records = with_companions(fold.tasks, records)
             self._append_locked(records)
             return records
-
-
-def _lines(data: bytes) -> list[bytes]:
-    parts = data.split(b"\n")
-    if parts and parts[-1] == b"":
-        parts.pop()
-    return parts
 
 
 def dumps(value: Any) -> bytes:
