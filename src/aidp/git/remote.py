@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from aidp.tasklist.log import TaskLog
 
 from aidp.git.changes import compare, merge_conflicts, summary
-from aidp.tasklist.git_runner import GitError, Repo, file_at, has_commits, repo_of, run
+from aidp.tasklist.git_runner import GitError, Repo, file_at, repo_of, run
 
 # --- sync ----------------------------------------------------------------------------------
 
@@ -71,19 +71,33 @@ def _regex(text: str) -> str:
     return "".join(f"\\{c}" if c in ".[]()*+?{}|^$\\" else c for c in text)
 
 
-def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None) -> str | None:
+Head = tuple[str | None, bytes | None, bool]  # HEAD's commit, its tasklist, tracked
+
+
+def head_state(repo: Repo) -> Head:
+    """HEAD's commit (None: no commit yet), the tasklist as it has it, and whether the
+    index tracks the tasklist: what `commit_tasklist` compares the file with."""
+    done = run(repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
+    head = done.stdout.strip() if done is not None and done.returncode == 0 else None
+    tracked = run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist, check=False)
+    return (head, file_at(repo, head) if head else None,
+            tracked is not None and tracked.returncode == 0)
+
+
+def commit_tasklist(log: TaskLog, repo: Repo, message: str | None = None,
+                    state: Head | None = None) -> str | None:
     """Commit the tasklist alone (other changes stay as they are) with `message`, else
     one summing up what changed (`aidp: 2 filed, 1 done`); the message, or None when
     HEAD already has the file as it is. The caller holds the tasklist's lock (sync,
-    `run --parallel --merge`)."""
+    `run --parallel --merge`). `state`: `head_state` as the caller read it, HEAD unmoved
+    since (sync reads it before the lock)."""
     current = log.read_bytes()
-    committed = file_at(repo, "HEAD") if has_commits(repo) else None
-    tracked = run(repo.top, "ls-files", "--error-unmatch", "--", repo.tasklist, check=False)
-    if committed is not None and current == committed and not (tracked and tracked.returncode):
+    _head, committed, tracked = head_state(repo) if state is None else state
+    if committed is not None and current == committed and tracked:
         return None
     what = summary(compare(committed or b"", current)) or "tasklist updated"
     text = message if message is not None else f"aidp: {what}"
-    if tracked is None or tracked.returncode != 0:
+    if not tracked:
         run(repo.top, "add", "--", repo.tasklist)
     run(repo.top, *UNDER_LOCK, "commit", "-q", "--only", "-m", text, "--", repo.tasklist)
     return text
@@ -148,12 +162,18 @@ def sync(log: TaskLog, *, message: str | None = None, push: bool = True) -> Sync
     if upstream is not None and pull is None:
         fetched = run(repo.top, "fetch", "-q", check=False)
         theirs = run(repo.top, "rev-parse", "@{u}", check=False)  # what the merge takes
+    state = head_state(repo)  # (checked under the lock: HEAD unmoved)
     with log.locked():  # no aidp write lands while git rewrites the file
-        report.committed = commit_tasklist(log, repo, message)
+        ours = run(repo.top, "rev-parse", "--verify", "--quiet", "HEAD^{commit}",
+                   check=False)
+        now = ours.stdout.strip() if ours is not None and ours.returncode == 0 else None
+        report.committed = commit_tasklist(log, repo, message,
+                                           state if now == state[0] else None)
         if upstream is None:
             return report
         report.upstream = upstream.stdout.strip()
-        ours = run(repo.top, "rev-parse", "HEAD", check=False)
+        if report.committed or now is None:
+            ours = run(repo.top, "rev-parse", "HEAD", check=False)
         merge = fetched is not None and fetched.returncode == 0
         if not merge:  # (pulled as configured, or to say why it cannot be)
             theirs = None
