@@ -53,7 +53,9 @@ def claim_task(project: Project, ref: str | None, *, actor: str | None = None,
         lookup = lambda: name  # noqa: E731 - the name, checked once
     elif lookup is None:
         lookup = queue.actor_lookup(project.root)
-    configured = default_lease(project.root)  # a new claim's (a renewal keeps its own)
+    # A new claim's lease (a renewal keeps its own); with --lease, the config is not read
+    # (nor the trust gate loaded: ~6 ms of a claim's start-up).
+    configured = default_lease(project.root) if length is None else length
     before = project.read()  # the claim reuses this fold (the file is unchanged till it writes)
     if on_lost is not None:
         on_lost(lost_claims(project, before,
