@@ -841,7 +841,7 @@ def test_a_write_while_its_command_keeps_an_earlier_read_goes_through_the_store(
     assert [line.split()[1] for line in builds.read_text().splitlines()] == ["missing"]
 
 
-# --- a read carried on from the last one (worktrees.extend) ------------------------------
+# --- a read carried on from the last one (tasklist.carry) --------------------------------
 
 def _later_line(tid: str, status: str, stamp: int) -> bytes:
     """A task line stamped after every line tests.test_index writes (its stamps are 0-4)."""
@@ -852,7 +852,7 @@ def _later_line(tid: str, status: str, stamp: int) -> bytes:
 
 def _assert_folds_alike(got, full) -> None:
     """What a fold answers with: the winners, their stamps (not their line numbers: see
-    worktrees.extend), the merge bookkeeping, the damage and the lines folded."""
+    carry.extend), the merge bookkeeping, the damage and the lines folded."""
     assert got.tasks == full.tasks
     assert got.typed == full.typed
     assert {k: v[0] for k, v in got.task_keys.items()} == {
@@ -874,6 +874,7 @@ def test_a_read_carried_on_from_the_last_one_folds_as_the_rule(tmp_path: Path) -
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
+    from aidp.tasklist import carry
     from tests.test_index import IDS, fielded_line, lines
 
     counter, carried, tried = [0], [0], [0]
@@ -920,7 +921,7 @@ def test_a_read_carried_on_from_the_last_one_folds_as_the_rule(tmp_path: Path) -
             datas = [path.read_bytes() for path in paths]
             now = worktrees.stat_keys(paths)
             full = worktrees.fold(lists, datas[own_at], whole_lines=False)
-            got = worktrees.extend(fold, lists, was, now)
+            got = carry.extend(fold, lists, was, now)
             tried[0] += which < 4 and all(b'"do x"' in line for line in more)
             if got is not None:
                 _assert_folds_alike(got, full)

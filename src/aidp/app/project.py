@@ -21,7 +21,7 @@ from aidp.tasklist.log import Fold, Reader, TaskLog
 # ~3 at 1 MB), no write transaction held on the store for the whole command (the other
 # processes of the worktree wait for it, then fold plainly — under the repository's lock
 # too), and a command's second read (a write's, under the lock) carries it on in half a
-# millisecond (aidp.tasklist.worktrees.extend) where the overlay reads again.
+# millisecond (aidp.tasklist.carry.extend) where the overlay reads again.
 SHARED_MIN_BYTES = 1 << 20
 
 

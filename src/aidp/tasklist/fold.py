@@ -182,7 +182,7 @@ class Fold(Plain, Questions):
         self.derived: dict[str, Any] = {}
         # Where the lines this fold holds end in each file it read (worktrees.fold: the
         # path, how many bytes, the last of them), when it can be carried on from there,
-        # and the last of those files whose own lines are about each task (worktrees.extend);
+        # and the last of those files whose own lines are about each task (tasklist.carry);
         # not compared:
         self.sources: tuple[tuple[Any, int, bytes], ...] | None = None
         self.last_file: dict[str, int] = {}
