@@ -708,24 +708,34 @@ def test_a_worktree_without_a_tasklist_brings_no_line(tmp_path: Path,
     assert list(got.tasks)[10:] == ["task_2_mine", "task_3_theirs"]
 
 
+def _random_worktrees(steps: object, **more: object):
+    """The examples of the random-worktrees tests: lines every tasklist shares, each
+    tasklist's cut of them and own lines after, which is this worktree's, and `steps`
+    (and `more` strategies), as `check(shared, extras, own_at, steps, …)` takes them."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from tests.test_index import lines
+
+    return lambda check: settings(
+        max_examples=int(os.environ.get("AIDP_INDEX_EXAMPLES", "60")), deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture])(given(
+            shared=st.lists(lines, max_size=10),
+            extras=st.lists(st.tuples(st.integers(0, 10), st.lists(lines, max_size=3)),
+                            min_size=2, max_size=4),
+            own_at=st.integers(0, 3), steps=steps, **more)(check))
+
+
 def test_the_store_answers_after_anything_as_the_plain_fold(tmp_path: Path,
                                                             any_size_store: None) -> None:
-    from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
     from tests.test_index import lines
 
     counter, answered = [0], [0]
 
-    @settings(max_examples=int(os.environ.get("AIDP_INDEX_EXAMPLES", "60")), deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(shared=st.lists(lines, max_size=10),
-           extras=st.lists(st.tuples(st.integers(0, 10), st.lists(lines, max_size=3)),
-                           min_size=2, max_size=4),
-           own_at=st.integers(0, 3),
-           steps=st.lists(st.tuples(st.integers(0, 4), st.lists(lines, max_size=3)),
-                          max_size=3),
-           whole=st.booleans())
+    @_random_worktrees(st.lists(st.tuples(st.integers(0, 4), st.lists(lines, max_size=3)),
+                                max_size=3), whole=st.booleans())
     def check(shared: list[bytes], extras: list[tuple[int, list[bytes]]], own_at: int,
               steps: list[tuple[int, list[bytes]]], whole: bool) -> None:
         counter[0] += 1
@@ -871,7 +881,6 @@ def test_a_read_carried_on_from_the_last_one_folds_as_the_rule(tmp_path: Path) -
     folds them all again. Random tasklists and appends (damage, merges field by field,
     repeated lines, equal stamps, files rewritten or removed): every carried-on fold
     answers as the plain one, and most appends of later lines are carried on."""
-    from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
 
     from aidp.tasklist import carry
@@ -886,15 +895,9 @@ def test_a_read_carried_on_from_the_last_one_folds_as_the_rule(tmp_path: Path) -
         st.lists(st.sampled_from(["a", "x"]), max_size=1), st.just([]),
         st.sampled_from(["pending", "in_progress"]), st.integers(0, 1 << 20)))
 
-    @settings(max_examples=int(os.environ.get("AIDP_INDEX_EXAMPLES", "60")), deadline=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(shared=st.lists(lines, max_size=10),
-           extras=st.lists(st.tuples(st.integers(0, 10), st.lists(lines, max_size=3)),
-                           min_size=2, max_size=4),
-           own_at=st.integers(0, 3),
-           steps=st.lists(st.tuples(st.integers(0, 5), st.lists(st.one_of(later, lines),
-                                                                max_size=3)),
-                          min_size=1, max_size=5))
+    @_random_worktrees(st.lists(st.tuples(st.integers(0, 5), st.lists(st.one_of(later, lines),
+                                                                      max_size=3)),
+                                min_size=1, max_size=5))
     def check(shared: list[bytes], extras: list[tuple[int, list[bytes]]], own_at: int,
               steps: list[tuple[int, list[bytes]]]) -> None:
         counter[0] += 1
