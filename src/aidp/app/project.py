@@ -9,11 +9,11 @@ command that only appends (`tasks add`) never loads it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
 from aidp.tasklist.log import Fold, Reader, TaskLog
+from aidp.tasklist.worktrees import stat_keys
 
 # Below this size (every worktree's tasklist together) a read of several worktrees is
 # their plain fold, never the store's overlay (nor its import: sqlite3 and the store,
@@ -43,19 +43,13 @@ class StoreReader:
 
     def load_shared(self, log: TaskLog, tasklists: list[tuple[Path, bool]], *,
                     whole_lines: bool = False) -> Fold | None:
-        if sum(_size(path) for path, _own in tasklists) < SHARED_MIN_BYTES:
+        sizes = [key[2] for key in stat_keys([path for path, _own in tasklists]) if key]
+        if sum(sizes) < SHARED_MIN_BYTES:
             return None  # the plain fold
         from aidp.store.overlay import load_shared
 
         return load_shared(log, tasklists, whole_lines=whole_lines,
                            builder=_start_builder if self.background else None)
-
-
-def _size(path: Path) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0
 
 
 def _start_builder(log: TaskLog, held: int, why: str) -> None:

@@ -59,16 +59,13 @@ def _refuse_unsafe(repo: Repo) -> str:
 def _pull_args(repo: Repo, branch: str) -> list[str] | None:
     """`git pull` as the repository's config says; None when it says nothing: a merge
     (git would refuse divergent branches outright), of what a fetch brought."""
-    done = run(repo.top, "config", "--get-regexp",
-               rf"^(branch\.{_regex(branch)}\.rebase|pull\.rebase|pull\.ff)$", check=False)
-    if done is not None and done.returncode == 0 and done.stdout.strip():
+    done = run(repo.top, "config", "--name-only", "--get-regexp", r"^(pull|branch)\.",
+               check=False)
+    named = set(done.stdout.splitlines()) if done is not None and done.returncode == 0 \
+        else set()  # (git writes a name's section and key in lower case, a branch as it is)
+    if named & {f"branch.{branch}.rebase", "pull.rebase", "pull.ff"}:
         return ["pull", "--autostash"]
     return None
-
-
-def _regex(text: str) -> str:
-    """`text` matched literally in git's (POSIX extended) regular expressions."""
-    return "".join(f"\\{c}" if c in ".[]()*+?{}|^$\\" else c for c in text)
 
 
 Head = tuple[str | None, bytes | None, bool]  # HEAD's commit, its tasklist, tracked

@@ -5,13 +5,12 @@ folding every file again."""
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
+from aidp.tasklist.files import read_regular
 from aidp.tasklist.fold import Fold
-from aidp.tasklist.worktrees import ENDING, lines_of
+from aidp.tasklist.worktrees import ENDING, StatKeys, lines_of
 
 
 def carried(memo: tuple[Any, Fold], key: Any, tasklists: list[tuple[Path, bool]]
@@ -23,8 +22,8 @@ def carried(memo: tuple[Any, Fold], key: Any, tasklists: list[tuple[Path, bool]]
     return extend(memo[1], tasklists, memo[0][0], key[0])
 
 
-def extend(old: Fold, tasklists: list[tuple[Path, bool]], was: tuple[object, ...],
-           now: tuple[object, ...]) -> Fold | None:
+def extend(old: Fold, tasklists: list[tuple[Path, bool]], was: StatKeys, now: StatKeys
+           ) -> Fold | None:
     """The fold of every worktree's tasklist now, from `old` (their `fold` when every one
     ended in a newline) without folding again what it holds, or None: fold them again.
     What a command that reads and then writes does under the repository's lock (the
@@ -58,11 +57,11 @@ def extend(old: Fold, tasklists: list[tuple[Path, bool]], was: tuple[object, ...
     ends: list[tuple[Path, int, bytes]] = []
     for (path, length, ending), before, after in zip(sources, was, now, strict=True):
         if (before is None) != (after is None) or (
-                before is not None and before[:2] != after[:2]):  # type: ignore[index]
+                before is not None and after is not None and before[:2] != after[:2]):
             return None  # another file (a checkout, a compaction), or one gone or new
         tail = b""
         if after is not None:
-            data = _read_from(path, length - len(ending))
+            data = read_regular(path, offset=length - len(ending))
             if data is None or not data.startswith(ending):
                 return None  # rewritten where `old` read it
             tail = data[len(ending):]
@@ -88,38 +87,17 @@ def extend(old: Fold, tasklists: list[tuple[Path, bool]], was: tuple[object, ...
                     (previous := new.task_keys.get(task)) is not None
                     and stamp <= previous[0]):
                 return None  # (one its task's record already brought: folded before)
-            new._take(kind, rid, record, new.lines)
+            new.add_record(record, new.lines)
             continue
         previous = (new.task_keys if kind == TASK else new.typed_keys).get(rid)
         if stamp == UNKNOWN_TS or (previous is not None and stamp <= previous[0]) or (
                 kind == TASK and (rid in merged or last.get(rid, number) > number
                                   or (rid, record.get("updated_at")) in old.pending)):
             return None  # (a companion `old` holds: from a file after it, maybe)
-        new._take(kind, rid, record, new.lines)
+        new.add_record(record, new.lines)
         if kind == TASK:
             new.last_file[rid] = number
         if len(new.conflicted) != len(merged):
             return None
     new.sources = tuple(ends)
     return new
-
-
-def _read_from(path: Path, offset: int) -> bytes | None:
-    """A regular file's bytes from `offset` (None: missing, not regular, shorter)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size < offset:
-            return None
-        chunks, at = [], offset
-        while block := os.pread(fd, max(st.st_size - at, 1 << 16), at):
-            chunks.append(block)
-            at += len(block)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)

@@ -42,11 +42,11 @@ LINK_ERRNOS = (errno.ELOOP, errno.EMLINK)
 UNCHANGED = "the tasklist was not changed"
 
 
-def read_regular(path: Path, limit: int | None = None) -> bytes | None:
-    """The bytes of a regular file (its first `limit`), read by a path that may cross
-    links (git's own metadata, another worktree's tasklist: the user's state, read
-    only); None when it is missing, unreadable, a FIFO or a device. Opened without
-    blocking, so a FIFO never hangs a read."""
+def read_regular(path: Path, limit: int | None = None, *, offset: int = 0) -> bytes | None:
+    """The bytes of a regular file (its first `limit`; from `offset`), read by a path
+    that may cross links (git's own metadata, another worktree's tasklist: the user's
+    state, read only); None when it is missing, unreadable, a FIFO or a device. Opened
+    without blocking, so a FIFO never hangs a read."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC)
     except OSError:
@@ -54,6 +54,8 @@ def read_regular(path: Path, limit: int | None = None) -> bytes | None:
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
+        if offset:
+            os.lseek(fd, offset, os.SEEK_SET)
         if limit is not None:
             return os.read(fd, limit)
         chunks = []

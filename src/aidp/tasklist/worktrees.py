@@ -253,9 +253,12 @@ def tail_counts(tail: bytes) -> bool:
     return bool(tail) and parse_line(tail) is not None
 
 
-def stat_keys(paths: list[Path]) -> tuple[object, ...]:
+StatKeys = tuple[tuple[int, int, int, int, int] | None, ...]  # a file's: dev, ino, size, times
+
+
+def stat_keys(paths: list[Path]) -> StatKeys:
     """What a fold of these files is reused under: their stat data (None: missing)."""
-    keys: list[object] = []
+    keys: list[tuple[int, int, int, int, int] | None] = []
     for path in paths:
         try:
             st = os.stat(path)
